@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs everything tilec builds and tests with, from Debian's archive and
+# PyPI only. Idempotent: packages already present are left alone, and a
+# machine that has everything runs no package manager at all.
+#
+# Usage: deploy/install-deps.sh        (as root, or with passwordless sudo)
+set -euo pipefail
+
+# Keep sorted; say in a comment what each group is for.
+apt_packages=(
+  # build
+  ccache cmake g++ make ninja-build pkg-config
+  # RPC, wire form, error handling
+  libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  # hashing (SHA-256 of canonical programs and artifacts)
+  libssl-dev
+  # host and AMDGPU toolchain
+  clang-19 libclang-19-dev lld-19 llvm-19-dev
+  # emulator fibers
+  libboost-context-dev
+  # metrics
+  prometheus-cpp-dev
+  # tests and benchmarks
+  libbenchmark-dev libgmock-dev libgtest-dev
+)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all Debian packages present"
+fi
+
+# The CUDA toolkit is not in Debian's archive; tilec expects it at
+# /usr/local/cuda (override with CUDA_HOME) for NVRTC and ptxas.
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+for f in include/nvrtc.h lib64/libnvrtc.so bin/ptxas; do
+  if [[ ! -e "$cuda_home/$f" ]]; then
+    echo "install-deps: the CUDA toolkit is missing $cuda_home/$f; install the CUDA toolkit" \
+         "(NVRTC and ptxas) at /usr/local/cuda or set CUDA_HOME" >&2
+    exit 1
+  fi
+done
+echo "install-deps: CUDA toolkit at $cuda_home"
