@@ -104,7 +104,9 @@ struct ConstantExpr : Expr {
   ConstantKind value_kind = ConstantKind::kNone;
   bool bool_value = false;
   int64_t int_value = 0;
-  bool int_overflows = false;  // the integer literal is larger than int64 (Python allows it)
+  // The integer literal is larger than int64 (Python allows it); int_value is
+  // then 0 and str_value holds the literal as written.
+  bool int_overflows = false;
   double float_value = 0;
   std::string str_value;
   // An f-string (or an implicit concatenation that contains one). str_value
