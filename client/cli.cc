@@ -1,0 +1,121 @@
+#include "client/cli.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace tilec::cli {
+namespace {
+
+absl::Status Bad(std::string_view msg) {
+  return absl::InvalidArgumentError(absl::StrCat("tilec: ", msg, "\n", Usage()));
+}
+
+// Splits "k=v"; both sides non-empty.
+absl::StatusOr<std::pair<std::string, std::string>> SplitDefine(std::string_view flag,
+                                                                std::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    return Bad(absl::StrCat(flag, " expects name=value, got '", text, "'"));
+  }
+  return std::make_pair(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
+}
+
+}  // namespace
+
+std::string Usage() {
+  return "usage:\n"
+         "  tilec parse FILE --fn NAME [-D name=value ...] [--print] [--json]\n"
+         "  tilec run FILE --fn NAME [-D name=value ...] --interp [--seed S]\n"
+         "            [--dim name=size ...] [--in x.npy ...] [--out DIR] [--shuffle-blocks]\n";
+}
+
+absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
+  Flags f;
+  if (args.empty()) return Bad("missing command");
+  f.command = args[0];
+  if (f.command != "parse" && f.command != "run") {
+    return Bad(absl::StrCat("unknown command '", f.command, "'"));
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string_view flag) -> absl::StatusOr<std::string> {
+      if (i + 1 >= args.size()) return Bad(absl::StrCat(flag, " needs a value"));
+      return args[++i];
+    };
+    if (a == "--fn") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      f.function = *v;
+    } else if (a == "-D" || (a.size() > 2 && a.rfind("-D", 0) == 0)) {
+      std::string text;
+      if (a == "-D") {
+        auto v = value(a);
+        if (!v.ok()) return v.status();
+        text = *v;
+      } else {
+        text = a.substr(2);
+      }
+      auto kv = SplitDefine("-D", text);
+      if (!kv.ok()) return kv.status();
+      f.defines.push_back(*kv);
+    } else if (a == "--print") {
+      f.print = true;
+    } else if (a == "--json") {
+      f.json = true;
+    } else if (a == "--interp") {
+      f.interp = true;
+    } else if (a == "--shuffle-blocks") {
+      f.shuffle_blocks = true;
+    } else if (a == "--seed") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      if (!absl::SimpleAtoi(*v, &f.seed)) return Bad(absl::StrCat("--seed expects an integer, got '", *v, "'"));
+    } else if (a == "--in") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      f.inputs.push_back(*v);
+    } else if (a == "--out") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      f.out_dir = *v;
+    } else if (a == "--dim") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      auto kv = SplitDefine("--dim", *v);
+      if (!kv.ok()) return kv.status();
+      int64_t size = 0;
+      if (!absl::SimpleAtoi(kv->second, &size) || size < 0) {
+        return Bad(absl::StrCat("--dim ", kv->first, " expects a size >= 0, got '", kv->second, "'"));
+      }
+      f.dims.emplace_back(kv->first, size);
+    } else if (!a.empty() && a[0] == '-') {
+      return Bad(absl::StrCat("unknown flag '", a, "'"));
+    } else if (f.file.empty()) {
+      f.file = a;
+    } else {
+      return Bad(absl::StrCat("unexpected argument '", a, "'"));
+    }
+  }
+  if (f.file.empty()) return Bad("missing FILE");
+  if (f.function.empty()) return Bad("missing --fn NAME");
+  if (f.command == "run" && !f.interp) {
+    return Bad("run needs an executor: --interp (the reference interpreter)");
+  }
+  return f;
+}
+
+int ExitCodeFor(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk: return kOk;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kOutOfRange: return kProgramError;
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kPermissionDenied: return kIoError;
+    default: return kInternalError;
+  }
+}
+
+}  // namespace tilec::cli

@@ -1,0 +1,53 @@
+// The tilec command line: flags shared by the subcommands, and exit codes a
+// script can branch on.
+#ifndef TILEC_CLIENT_CLI_H_
+#define TILEC_CLIENT_CLI_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tilec::cli {
+
+// Exit codes. Scripts branch on these; keep them stable.
+enum ExitCode : int {
+  kOk = 0,
+  kProgramError = 1,  // the tile program is wrong: a diagnostic was printed
+  kUsageError = 2,    // bad flags or arguments
+  kMismatch = 3,      // `run --compare`: results disagree beyond tolerance
+  kIoError = 4,       // a file could not be read or written
+  kInternalError = 70,  // a compiler bug (EX_SOFTWARE)
+};
+
+struct Flags {
+  std::string command;  // parse | run
+  std::string file;
+  std::string function;
+  std::vector<std::pair<std::string, std::string>> defines;  // -D k=v, in order
+  bool print = false;
+  bool json = false;
+  // run
+  bool interp = false;
+  bool shuffle_blocks = false;
+  uint64_t seed = 0;
+  std::vector<std::string> inputs;  // --in x.npy, one per tensor parameter in order
+  std::string out_dir;
+  std::vector<std::pair<std::string, int64_t>> dims;  // --dim M=100 for dynamic dims
+};
+
+// Parses argv after the program name. Errors are INVALID_ARGUMENT with a
+// message meant for the user.
+absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args);
+
+std::string Usage();
+
+// Maps a status to the exit code a script sees.
+int ExitCodeFor(const absl::Status& status);
+
+}  // namespace tilec::cli
+
+#endif  // TILEC_CLIENT_CLI_H_
