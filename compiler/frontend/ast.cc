@@ -265,8 +265,8 @@ class Dumper {
 
   std::string Comprehension(const ComprehensionExpr& c) {
     static constexpr std::string_view kHeads[] = {"listcomp", "setcomp", "dictcomp", "genexp"};
-    std::string out = "(" + std::string(kHeads[static_cast<int>(c.comp_kind)]) + " " +
-                      Expr(c.element.get());
+    std::string out =
+        "(" + std::string(kHeads[static_cast<int>(c.comp_kind)]) + " " + Expr(c.element.get());
     if (c.comp_kind == ComprehensionKind::kDict) out += " " + Expr(c.value.get());
     for (const ComprehensionFor& g : c.generators) {
       out += std::string(g.is_async ? " (async-for " : " (for ") + Expr(g.target.get()) + " " +
@@ -333,7 +333,9 @@ class Dumper {
         Line(depth, r->value ? "return " + Expr(r->value.get()) : "return");
         return;
       }
-      case StmtKind::kDelete: Line(depth, "del " + Joined(s.as<DeleteStmt>()->targets, ", ")); return;
+      case StmtKind::kDelete:
+        Line(depth, "del " + Joined(s.as<DeleteStmt>()->targets, ", "));
+        return;
       case StmtKind::kAssign: {
         const auto* a = s.as<AssignStmt>();
         Line(depth, Joined(a->targets, " = ") + " = " + Expr(a->value.get()));
@@ -431,8 +433,8 @@ class Dumper {
       }
       case StmtKind::kGlobal:
       case StmtKind::kNonlocal: {
-        const auto& names = s.kind == StmtKind::kGlobal ? s.as<GlobalStmt>()->names
-                                                        : s.as<NonlocalStmt>()->names;
+        const auto& names =
+            s.kind == StmtKind::kGlobal ? s.as<GlobalStmt>()->names : s.as<NonlocalStmt>()->names;
         std::string text = s.kind == StmtKind::kGlobal ? "global " : "nonlocal ";
         for (size_t k = 0; k < names.size(); ++k) text += (k > 0 ? ", " : "") + names[k];
         Line(depth, text);

@@ -130,7 +130,7 @@ struct AttributeExpr : Expr {
 struct SubscriptItem {
   SourceLoc loc;
   bool is_slice = false;
-  ExprPtr index;  // when !is_slice
+  ExprPtr index;               // when !is_slice
   ExprPtr lower, upper, step;  // when is_slice; each may be null
 };
 
@@ -298,8 +298,8 @@ std::string_view ComprehensionKindName(ComprehensionKind k);  // "list comprehen
 struct ComprehensionExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::kComprehension;
   ComprehensionKind comp_kind;
-  ExprPtr element;  // the key for a dict comprehension
-  ExprPtr value;    // dict comprehension only
+  ExprPtr element;                           // the key for a dict comprehension
+  ExprPtr value;                             // dict comprehension only
   std::vector<ComprehensionFor> generators;  // at least one
   ComprehensionExpr(SourceLoc l, ComprehensionKind k) : Expr(kKind, l), comp_kind(k) {}
 };
