@@ -5,7 +5,6 @@
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
