@@ -1,0 +1,27 @@
+// tilec: the command-line interface to the tilec compiler.
+//
+//   tilec parse FILE --fn NAME -D k=v ... [--print] [--json]
+//   tilec run FILE --fn NAME -D k=v ... --interp [--seed S] [--in x.npy ...] [--out DIR]
+//
+// Exit codes are in client/cli.h.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "client/cli.h"
+#include "client/commands.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(tilec::cli::Usage().c_str(), args.empty() ? stderr : stdout);
+    return args.empty() ? tilec::cli::kUsageError : tilec::cli::kOk;
+  }
+  auto flags = tilec::cli::ParseFlags(args);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "%s", std::string(flags.status().message()).c_str());
+    return tilec::cli::kUsageError;
+  }
+  if (flags->command == "parse") return tilec::cli::ParseCommand(*flags);
+  return tilec::cli::RunCommand(*flags);
+}

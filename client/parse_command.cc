@@ -1,0 +1,96 @@
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "client/commands.h"
+#include "compiler/frontend/frontend.h"
+#include "compiler/ir/hash.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/proto_convert.h"
+#include "compiler/ir/verifier.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace tilec::cli {
+
+absl::StatusOr<ir::Program> LoadProgram(const Flags& flags) {
+  std::ifstream in(flags.file, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("tilec: cannot read ", flags.file));
+  std::stringstream text;
+  text << in.rdbuf();
+  frontend::SourceFile file{flags.file, text.str()};
+  frontend::Bindings bindings;
+  for (const auto& [k, v] : flags.defines) bindings.values.emplace_back(k, v);
+  auto program = frontend::CompileTileLang(file, flags.function, bindings);
+  if (!program.ok()) return program.status();
+  if (absl::Status st = ir::Verify(*program); !st.ok()) {
+    // The frontend produced a program the verifier rejects: that is ours.
+    return absl::InternalError(absl::StrCat("the frontend built an ill-formed program for ",
+                                            flags.function, ": ", st.message()));
+  }
+  return program;
+}
+
+int ReportError(const absl::Status& status) {
+  int code = ExitCodeFor(status);
+  std::string msg(status.message());
+  if (code == kInternalError) {
+    std::fprintf(stderr, "tilec: internal error (this is a compiler bug; please report it): %s\n",
+                 msg.c_str());
+  } else {
+    if (msg.empty() || msg.back() != '\n') msg += '\n';
+    std::fputs(msg.c_str(), stderr);
+  }
+  return code;
+}
+
+namespace {
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+int ParseCommand(const Flags& flags) {
+  auto program = LoadProgram(flags);
+  if (!program.ok()) return ReportError(program.status());
+  const std::string hash = ir::ProgramHash(*program);
+  if (flags.json) {
+    std::string wire;
+    google::protobuf::util::JsonPrintOptions options;
+    options.preserve_proto_field_names = true;
+    auto st = google::protobuf::util::MessageToJsonString(ir::ToProto(*program), &wire, options);
+    if (!st.ok()) {
+      return ReportError(absl::InternalError(absl::StrCat("wire form to JSON: ", st.ToString())));
+    }
+    std::printf("{\"function\": %s, \"hash\": %s, \"ir\": %s, \"program\": %s}\n",
+                JsonString(flags.function).c_str(), JsonString(hash).c_str(),
+                JsonString(ir::Print(*program)).c_str(), wire.c_str());
+    return kOk;
+  }
+  if (flags.print) std::printf("%s\n", ir::Print(*program).c_str());
+  std::printf("hash %s\n", hash.c_str());
+  return kOk;
+}
+
+}  // namespace tilec::cli

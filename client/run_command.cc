@@ -1,0 +1,119 @@
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "client/commands.h"
+#include "compiler/interp/interp.h"
+#include "compiler/interp/npy.h"
+
+namespace tilec::cli {
+namespace {
+
+// The name of parameter i: a tensor's buffer name or a scalar's var name.
+std::string ParamName(const ir::Param& p) { return p.tensor ? p.tensor->name : p.scalar->name; }
+
+// Binds dynamic dims from --dim flags, then from the shapes of the --in files
+// (a tensor dimension that is exactly a dynamic dim takes the file's size).
+absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> BindDims(
+    const ir::Program& program, const Flags& flags, const std::vector<interp::Tensor>& files) {
+  absl::flat_hash_map<std::string, int64_t> dims;
+  for (const auto& [name, size] : flags.dims) {
+    bool known = false;
+    for (const ir::Var& d : program.dyn_dims) known |= d->name == name;
+    if (!known) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tilec: --dim ", name, ": the program has no dynamic dim of that name"));
+    }
+    dims[name] = size;
+  }
+  size_t file = 0;
+  for (const ir::Param& p : program.params) {
+    if (file == files.size()) break;
+    if (!p.tensor) {
+      ++file;
+      continue;
+    }
+    const interp::Tensor& t = files[file++];
+    if (t.rank() != static_cast<int>(p.tensor->shape.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tilec: ", flags.inputs[file - 1], " has rank ", t.rank(), ", but parameter ",
+          p.tensor->name, " has rank ", p.tensor->shape.size()));
+    }
+    for (size_t d = 0; d < p.tensor->shape.size(); ++d) {
+      if (const auto* v = p.tensor->shape[d]->as<ir::VarNode>()) dims.try_emplace(v->name, t.shape()[d]);
+    }
+  }
+  for (const ir::Var& d : program.dyn_dims) {
+    if (!dims.contains(d->name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tilec: dynamic dim ", d->name, " has no size: give --dim ", d->name,
+          "=N, bind it with -D, or pass an --in file that has it"));
+    }
+  }
+  return dims;
+}
+
+}  // namespace
+
+int RunCommand(const Flags& flags) {
+  auto program = LoadProgram(flags);
+  if (!program.ok()) return ReportError(program.status());
+  if (flags.inputs.size() > program->params.size()) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrCat("tilec: ", flags.inputs.size(), " --in files for ", program->params.size(),
+                     " parameters")));
+  }
+  std::vector<interp::Tensor> files;
+  for (const std::string& path : flags.inputs) {
+    auto t = interp::ReadNpy(path);
+    if (!t.ok()) return ReportError(absl::Status(t.status().code(), absl::StrCat(path, ": ", t.status().message())));
+    files.push_back(*std::move(t));
+  }
+  auto dims = BindDims(*program, flags, files);
+  if (!dims.ok()) return ReportError(dims.status());
+  auto args = interp::MakeInputs(*program, *dims, flags.seed);
+  if (!args.ok()) return ReportError(args.status());
+  for (size_t i = 0; i < flags.inputs.size(); ++i) {
+    // Re-read into the parameter's dtype and shape: converting as a cast would.
+    interp::Tensor& arg = (*args)[i];
+    auto t = interp::ReadNpyAs(flags.inputs[i], arg.dtype(), arg.shape());
+    if (!t.ok()) {
+      return ReportError(absl::Status(
+          t.status().code(), absl::StrCat(flags.inputs[i], " for parameter ",
+                                          ParamName(program->params[i]), ": ", t.status().message())));
+    }
+    arg = *std::move(t);
+  }
+  std::printf("seed %llu\n", static_cast<unsigned long long>(flags.seed));
+
+  interp::RunOptions options;
+  options.shuffle_blocks = flags.shuffle_blocks;
+  options.shuffle_seed = flags.seed;
+  if (absl::Status st = interp::RunProgram(*program, *args, options); !st.ok()) return ReportError(st);
+
+  if (!flags.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(flags.out_dir, ec);
+    if (ec) {
+      return ReportError(absl::PermissionDeniedError(
+          absl::StrCat("tilec: cannot create ", flags.out_dir, ": ", ec.message())));
+    }
+  }
+  for (size_t i = 0; i < program->params.size(); ++i) {
+    const interp::Tensor& t = (*args)[i];
+    std::string line = absl::StrCat(ParamName(program->params[i]), " ", t.TypeString());
+    if (!flags.out_dir.empty()) {
+      std::string path = absl::StrCat(flags.out_dir, "/", ParamName(program->params[i]), ".npy");
+      if (absl::Status st = interp::WriteNpy(path, t); !st.ok()) return ReportError(st);
+      absl::StrAppend(&line, " -> ", path);
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  return kOk;
+}
+
+}  // namespace tilec::cli
