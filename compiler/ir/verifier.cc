@@ -1,5 +1,6 @@
 #include "compiler/ir/verifier.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -86,14 +87,9 @@ std::vector<Expr> DropUnitDims(const std::vector<Expr>& extents) {
 // extent-1 dims (symbolic extents are taken to agree).
 bool ExtentsAgree(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   std::vector<Expr> x = DropUnitDims(a), y = DropUnitDims(b);
+  auto symbolic = [](const Expr& e) { return !AsConstInt(e); };
   if (x.size() != y.size()) {
-    for (const Expr& e : x) {
-      if (!AsConstInt(e)) return true;
-    }
-    for (const Expr& e : y) {
-      if (!AsConstInt(e)) return true;
-    }
-    return false;
+    return std::any_of(x.begin(), x.end(), symbolic) || std::any_of(y.begin(), y.end(), symbolic);
   }
   for (size_t i = 0; i < x.size(); ++i) {
     std::optional<int64_t> p = AsConstInt(x[i]), q = AsConstInt(y[i]);
@@ -150,7 +146,14 @@ class Verifier {
 
   bool Declare(const void* key, const std::string& name, std::string_view what);
   bool DefineVar(const Var& v, std::string_view what);
+  bool DefineIntVar(const Var& v, std::string_view what) {
+    return DefineVar(v, what) &&
+           (IsInt(v->dtype) || Fail(absl::StrCat(AV(what), " '", v->name,
+                                                 "' must be an integer, got ", DT(v->dtype))));
+  }
   bool DefineBuffer(const Buffer& b);
+  bool Use(const void* key, std::string_view kind, const std::string& name,
+           std::string_view undefined_note);
   bool UseVar(const VarNode* v);
   bool UseBuffer(const Buffer& b, std::string_view role);
 
@@ -172,6 +175,8 @@ class Verifier {
   bool CheckIf(const IfNode* n);
   bool CheckGemm(const GemmNode* n);
   bool CheckGemmOperand(const Region& r, std::string_view role, Expr* rows, Expr* cols);
+  // Shared by reduce and cumsum: operands in scope, not global, dim in range.
+  bool CheckAlongDim(std::string_view op, const Buffer& src, const Buffer& dst, int dim);
   bool CheckReduce(const ReduceNode* n);
   bool CheckCumsum(const CumsumNode* n);
   bool CheckAtomicAdd(const AtomicAddNode* n);
@@ -222,25 +227,27 @@ bool Verifier::DefineVar(const Var& v, std::string_view what) {
 
 bool Verifier::DefineBuffer(const Buffer& b) { return Declare(b.get(), b->name, "buffer"); }
 
+bool Verifier::Use(const void* key, std::string_view kind, const std::string& name,
+                   std::string_view undefined_note) {
+  if (in_scope_.count(key)) return true;
+  if (declared_.count(key)) {
+    return Fail(absl::StrCat(AV(kind), " '", name, "' used outside its scope"));
+  }
+  return Fail(absl::StrCat("undefined ", AV(kind), " '", name, "'", AV(undefined_note)));
+}
+
 bool Verifier::UseVar(const VarNode* v) {
-  if (in_scope_.count(v)) return true;
   if (auto it = bound_tile_params_.find(v); it != bound_tile_params_.end()) {
     return Fail(absl::StrCat("tile parameter '", v->name, "' is bound to ", it->second,
                              " and must not appear in the body"));
   }
-  if (declared_.count(v))
-    return Fail(absl::StrCat("variable '", v->name, "' used outside its scope"));
-  return Fail(absl::StrCat("undefined variable '", v->name, "'"));
+  return Use(v, "variable", v->name, "");
 }
 
 bool Verifier::UseBuffer(const Buffer& b, std::string_view role) {
   if (!b) return Fail(absl::StrCat("null buffer as ", AV(role)));
-  if (in_scope_.count(b.get())) return true;
-  if (declared_.count(b.get())) {
-    return Fail(absl::StrCat("buffer '", b->name, "' used outside its scope"));
-  }
-  return Fail(absl::StrCat("undefined buffer '", b->name,
-                           "' (neither a parameter nor allocated in an enclosing scope)"));
+  return Use(b.get(), "buffer", b->name,
+             " (neither a parameter nor allocated in an enclosing scope)");
 }
 
 // ---------------------------------------------------------------------------
@@ -342,30 +349,18 @@ bool Verifier::CheckBinary(const Expr& e) {
     return Fail(absl::StrCat("operands of ", op, " have different dtypes: ", DT(t), " vs ",
                              DT(n->b->dtype), " (", PrintExpr(e), ")"));
   }
+  bool bitwise =
+      n->op == BinaryOp::kBitAnd || n->op == BinaryOp::kBitOr || n->op == BinaryOp::kBitXor;
+  bool shift = n->op == BinaryOp::kShl || n->op == BinaryOp::kShr;
   std::string_view need;
-  switch (n->op) {
-    case BinaryOp::kAnd:
-    case BinaryOp::kOr:
-      if (t != DType::kBool) need = "bool";
-      break;
-    case BinaryOp::kBitAnd:
-    case BinaryOp::kBitOr:
-    case BinaryOp::kBitXor:
-      if (IsFloat(t)) need = "integer or bool";
-      break;
-    case BinaryOp::kShl:
-    case BinaryOp::kShr:
-      if (!IsInt(t)) need = "integer";
-      break;
-    case BinaryOp::kEq:
-    case BinaryOp::kNe:
-    case BinaryOp::kLt:
-    case BinaryOp::kLe:
-    case BinaryOp::kGt:
-    case BinaryOp::kGe: break;
-    default:
-      if (t == DType::kBool) need = "numeric";
-      break;
+  if (IsLogical(n->op)) {
+    if (t != DType::kBool) need = "bool";
+  } else if (bitwise) {
+    if (IsFloat(t)) need = "integer or bool";
+  } else if (shift) {
+    if (!IsInt(t)) need = "integer";
+  } else if (!IsComparison(n->op) && t == DType::kBool) {
+    need = "numeric";
   }
   if (!need.empty()) {
     return Fail(absl::StrCat("operands of ", op, " must be ", AV(need), ", got ", DT(t), " (",
@@ -545,11 +540,7 @@ bool Verifier::CheckKernel(const KernelNode* n) {
   if (!CheckPositive(n->threads, "thread count")) return false;
   Frame frame(this);
   for (const Var& v : n->block_vars) {
-    if (!DefineVar(v, "block variable")) return false;
-    if (!IsInt(v->dtype)) {
-      return Fail(
-          absl::StrCat("block variable '", v->name, "' must be an integer, got ", DT(v->dtype)));
-    }
+    if (!DefineIntVar(v, "block variable")) return false;
   }
   if (!n->body) return Fail("T.Kernel without a body");
   in_kernel_ = true;
@@ -559,10 +550,7 @@ bool Verifier::CheckKernel(const KernelNode* n) {
 }
 
 bool Verifier::CheckAllocate(const AllocateNode* n) {
-  if (!n->buffer) {
-    At at(this, "allocation");
-    return Fail("allocation without a buffer");
-  }
+  if (!n->buffer) return Fail("allocation without a buffer");
   const Buffer& b = n->buffer;
   std::string op = absl::StrCat("T.alloc_", AV(ScopeName(b->scope)));
   At at(this, absl::StrCat(op, " ", b->name));
@@ -591,10 +579,6 @@ bool Verifier::CheckFor(const ForNode* n) {
   if (std::optional<int64_t> e = AsConstInt(n->extent); e && *e < 0) {
     return Fail(absl::StrCat("loop extent must be >= 0, got ", *e));
   }
-  if (!IsInt(n->var->dtype)) {
-    return Fail(absl::StrCat("loop variable '", n->var->name, "' must be an integer, got ",
-                             DT(n->var->dtype)));
-  }
   if (n->kind != ForKind::kPipelined) {
     const char* what = n->num_stages       ? "num_stages"
                        : !n->order.empty() ? "order"
@@ -618,7 +602,7 @@ bool Verifier::CheckFor(const ForNode* n) {
     }
   }
   Frame frame(this);
-  if (!DefineVar(n->var, "loop variable")) return false;
+  if (!DefineIntVar(n->var, "loop variable")) return false;
   if (!n->body) return Fail("loop without a body");
   return CheckBody(n->body);
 }
@@ -630,7 +614,6 @@ bool Verifier::CheckIf(const IfNode* n) {
     return Fail(absl::StrCat("if condition must be bool, got ", DT(n->cond->dtype), " (",
                              PrintExpr(n->cond), ")"));
   }
-  if (!n->then_case) return Fail("if without a then branch");
   if (!CheckBody(n->then_case)) return false;
   if (!n->else_case) return true;
   At branch(this, "else");
@@ -672,17 +655,14 @@ bool Verifier::CheckGemm(const GemmNode* n) {
   const Expr& k_a = n->transpose_a ? a0 : a1;
   const Expr& k_b = n->transpose_b ? b1 : b0;
   const Expr& n_b = n->transpose_b ? b0 : b1;
-  struct Pair {
-    const char* dim;
-    const Expr &x, &y;
-    const std::string &in_x, &in_y;
+  auto agree = [&](const char* dim, const Expr& x, const std::string& in_x, const Expr& y,
+                   const std::string& in_y) {
+    return !ProvablyDiffer(x, y) ||
+           Fail(absl::StrCat("gemm shape mismatch: ", dim, " is ", PrintExpr(x), " in ", in_x,
+                             " but ", PrintExpr(y), " in ", in_y));
   };
-  for (const Pair& p :
-       {Pair{"M", m_a, c0, a, c}, Pair{"K", k_a, k_b, a, b}, Pair{"N", n_b, c1, b, c}}) {
-    if (ProvablyDiffer(p.x, p.y)) {
-      return Fail(absl::StrCat("gemm shape mismatch: ", p.dim, " is ", PrintExpr(p.x), " in ",
-                               p.in_x, " but ", PrintExpr(p.y), " in ", p.in_y));
-    }
+  if (!agree("M", m_a, a, c0, c) || !agree("K", k_a, a, k_b, b) || !agree("N", n_b, b, c1, c)) {
+    return false;
   }
   DType ta = n->a.buffer->dtype, tb = n->b.buffer->dtype, tc = n->c.buffer->dtype;
   if (IsFloat(ta) != IsFloat(tb) || ta == DType::kBool || tb == DType::kBool) {
@@ -697,24 +677,29 @@ bool Verifier::CheckGemm(const GemmNode* n) {
   return true;
 }
 
+bool Verifier::CheckAlongDim(std::string_view op, const Buffer& src, const Buffer& dst, int dim) {
+  if (!RequireKernel(op) || !UseBuffer(src, absl::StrCat(AV(op), " source")) ||
+      !UseBuffer(dst, absl::StrCat(AV(op), " destination"))) {
+    return false;
+  }
+  for (const Buffer& b : {src, dst}) {
+    if (b->scope == Scope::kGlobal) {
+      return Fail(absl::StrCat(AV(op), " on global buffer ", b->name,
+                               "; it works on shared, fragment or local buffers"));
+    }
+  }
+  int rank = static_cast<int>(src->shape.size());
+  if (dim < 0 || dim >= rank) {
+    return Fail(absl::StrCat(AV(op), " dim ", dim, " is out of range for ", Describe(src),
+                             " of rank ", rank));
+  }
+  return true;
+}
+
 bool Verifier::CheckReduce(const ReduceNode* n) {
   std::string op = absl::StrCat("T.reduce_", AV(ReduceKindName(n->reduce_kind)));
   At at(this, Label(op));
-  if (!RequireKernel(op) || !UseBuffer(n->src, "reduce source") ||
-      !UseBuffer(n->dst, "reduce destination")) {
-    return false;
-  }
-  for (const Buffer& b : {n->src, n->dst}) {
-    if (b->scope == Scope::kGlobal) {
-      return Fail(absl::StrCat(op, " on global buffer ", b->name,
-                               "; reductions work on shared, fragment or local buffers"));
-    }
-  }
-  int rank = static_cast<int>(n->src->shape.size());
-  if (n->dim < 0 || n->dim >= rank) {
-    return Fail(absl::StrCat(op, " dim ", n->dim, " is out of range for ", Describe(n->src),
-                             " of rank ", rank));
-  }
+  if (!CheckAlongDim(op, n->src, n->dst, n->dim)) return false;
   std::vector<Expr> expect = n->src->shape;
   expect.erase(expect.begin() + n->dim);
   if (expect.empty()) expect.push_back(IntImm(1));
@@ -732,21 +717,7 @@ bool Verifier::CheckReduce(const ReduceNode* n) {
 
 bool Verifier::CheckCumsum(const CumsumNode* n) {
   At at(this, Label("T.cumsum"));
-  if (!RequireKernel("T.cumsum") || !UseBuffer(n->src, "cumsum source") ||
-      !UseBuffer(n->dst, "cumsum destination")) {
-    return false;
-  }
-  for (const Buffer& b : {n->src, n->dst}) {
-    if (b->scope == Scope::kGlobal) {
-      return Fail(absl::StrCat("T.cumsum on global buffer ", b->name,
-                               "; it works on shared, fragment or local buffers"));
-    }
-  }
-  int rank = static_cast<int>(n->src->shape.size());
-  if (n->dim < 0 || n->dim >= rank) {
-    return Fail(absl::StrCat("T.cumsum dim ", n->dim, " is out of range for ", Describe(n->src),
-                             " of rank ", rank));
-  }
+  if (!CheckAlongDim("T.cumsum", n->src, n->dst, n->dim)) return false;
   bool match = n->src->shape.size() == n->dst->shape.size();
   for (size_t i = 0; match && i < n->src->shape.size(); ++i) {
     match = !ProvablyDiffer(n->src->shape[i], n->dst->shape[i]);
@@ -820,11 +791,7 @@ absl::Status Verifier::Run() {
   Frame frame(this);
   for (const Var& v : program_.dyn_dims) {
     At at(this, absl::StrCat("dyn dim ", v ? v->name : "<null>"));
-    if (!DefineVar(v, "dynamic dim")) break;
-    if (!IsInt(v->dtype)) {
-      Fail(absl::StrCat("dynamic dim '", v->name, "' must be an integer, got ", DT(v->dtype)));
-      break;
-    }
+    if (!DefineIntVar(v, "dynamic dim")) break;
   }
   for (const TileParam& tp : program_.tile_params) {
     if (!error_.empty()) break;
@@ -836,9 +803,8 @@ absl::Status Verifier::Run() {
         Fail(absl::StrCat("tile parameter '", tp.var->name, "' is declared twice"));
       }
       bound_tile_params_[tp.var.get()] = *tp.value;
-    } else if (DefineVar(tp.var, "tile parameter") && !IsInt(tp.var->dtype)) {
-      Fail(absl::StrCat("tile parameter '", tp.var->name, "' must be an integer, got ",
-                        DT(tp.var->dtype)));
+    } else {
+      DefineIntVar(tp.var, "tile parameter");
     }
   }
   // Declare every parameter first: a tensor's shape may use a scalar that

@@ -10,7 +10,8 @@
 //
 // The position is a path from the program down to the statement, e.g.
 // `kernel 0 > for k > T.copy #2`: kernels are numbered from 0 in program
-// order; loops are named by their variable; other statements by their
+// order; loops, lets and allocations are named by what they declare
+// (`for k`, `let base`, `T.alloc_shared A_shared`); other statements by their
 // operator and a 1-based count among the statements of the same operator in
 // the same body (`T.copy #2` is the second T.copy directly inside the loop
 // body, nested Seqs included); an else branch adds `else`. Program-level

@@ -293,8 +293,8 @@ TEST_F(VerifierTest, ReduceOnGlobalBuffer) {
   Program p = InKernel({Allocate(m), Reduce(ReduceKind::kMax, g, m, 1, true)});
   p.params.push_back({g, nullptr});
   EXPECT_EQ(Error(p),
-            "kernel 0 > T.reduce_max #1: T.reduce_max on global buffer G; reductions work on "
-            "shared, fragment or local buffers");
+            "kernel 0 > T.reduce_max #1: T.reduce_max on global buffer G; it works on shared, "
+            "fragment or local buffers");
 }
 
 TEST_F(VerifierTest, ReduceDimAndDestinationShape) {
