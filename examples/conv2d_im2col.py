@@ -34,7 +34,8 @@ def conv2d(N, C, H, W, F, KH, KW, S, P, block_M, block_N, block_K, num_stages=2,
             weight: T.Tensor((KH, KW, C, F), dtype),
             out: T.Tensor((N, OH, OW, F), dtype),
     ):
-        with T.Kernel(T.ceildiv(F, block_N), T.ceildiv(gemm_m, block_M), threads=threads) as (bx, by):
+        with T.Kernel(
+                T.ceildiv(F, block_N), T.ceildiv(gemm_m, block_M), threads=threads) as (bx, by):
             data_shared = T.alloc_shared((block_M, block_K), dtype)
             weight_shared = T.alloc_shared((block_K, block_N), dtype)
             out_local = T.alloc_fragment((block_M, block_N), accum_dtype)
