@@ -1,0 +1,72 @@
+#include "compiler/interp/compare.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace tilec::interp {
+
+using ir::DType;
+
+Tolerance DefaultTolerance(DType t) {
+  switch (t) {
+    case DType::kFloat64: return {1e-9, 1e-9};
+    case DType::kFloat32: return {1e-5, 1e-5};
+    case DType::kFloat16: return {1e-2, 1e-2};
+    case DType::kBFloat16: return {1.6e-2, 1.6e-2};
+    case DType::kFloat8E4M3: return {0.125, 0.125};
+    case DType::kFloat8E5M2: return {0.25, 0.25};
+    default: return {0, 0};
+  }
+}
+
+std::string CompareResult::Summary() const {
+  std::string errors =
+      absl::StrCat("max abs error ", max_abs_error, ", rel L2 error ", rel_l2_error);
+  if (ok) return absl::StrCat("ok: ", errors);
+  return absl::StrCat(num_mismatches, " of ", num_elements, " elements differ; first at ",
+                      ShapeString(first_mismatch_index), ": actual ", first_actual, " expected ",
+                      first_expected, " (atol ", tolerance.atol, " rtol ", tolerance.rtol, "); ",
+                      errors);
+}
+
+absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor& expected,
+                                             Tolerance tol) {
+  if (actual.shape() != expected.shape()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot compare ", actual.TypeString(), " with ",
+                                                   expected.TypeString(), ": the shapes differ"));
+  }
+  CompareResult r;
+  r.tolerance = tol;
+  r.num_elements = actual.num_elements();
+  double diff2 = 0, ref2 = 0;
+  for (int64_t i = 0; i < actual.num_elements(); ++i) {
+    const double a = actual.GetDouble(i), e = expected.GetDouble(i);
+    bool match;
+    if (std::isnan(a) || std::isnan(e)) {
+      match = std::isnan(a) && std::isnan(e);
+    } else if (std::isinf(a) || std::isinf(e)) {
+      match = a == e;
+    } else {
+      const double d = std::fabs(a - e);
+      match = d <= tol.atol + tol.rtol * std::fabs(e);
+      r.max_abs_error = std::max(r.max_abs_error, d);
+      diff2 += d * d;
+      ref2 += e * e;
+    }
+    if (!match) {
+      if (r.ok) {
+        r.first_mismatch_index = actual.Unflatten(i);
+        r.first_actual = a;
+        r.first_expected = e;
+      }
+      r.ok = false;
+      ++r.num_mismatches;
+    }
+  }
+  r.rel_l2_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  return r;
+}
+
+}  // namespace tilec::interp
