@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <random>
@@ -759,7 +760,10 @@ TEST(ProtoConvertMalformedTest, DeepNestingIsRejectedNotFatal) {
 TEST(ProtoConvertMalformedTest, CorruptedBytesNeverCrash) {
   std::string bytes;
   ASSERT_TRUE(ToProto(KitchenSink()).SerializeToString(&bytes));
-  uint32_t seed = std::random_device{}();
+  // TILEC_TEST_SEED reproduces a run.
+  const char* fixed = std::getenv("TILEC_TEST_SEED");
+  uint32_t seed =
+      fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
   std::cout << "CorruptedBytesNeverCrash seed: " << seed << "\n";
   std::mt19937 rng(seed);
   // Corrupted names fail protobuf's UTF-8 check, which it logs; keep quiet.
