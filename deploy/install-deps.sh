@@ -56,3 +56,13 @@ for f in include/nvrtc.h lib64/libnvrtc.so bin/ptxas; do
   fi
 done
 echo "install-deps: CUDA toolkit at $cuda_home"
+
+# SASS readers for the static checks of generated code (PyPI; Debian has none).
+py=$(command -v python3 || true)
+[[ -n "$py" ]] || { echo "install-deps: python3 is missing (needed for cuobjdump from PyPI)" >&2; exit 1; }
+if ! compgen -G "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia/*/bin/cuobjdump" >/dev/null; then
+  echo "install-deps: installing cuobjdump and nvdisasm from PyPI"
+  "$py" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+fi
+echo "install-deps: cuobjdump at $(compgen -G "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia/*/bin/cuobjdump" | head -1)"
