@@ -31,7 +31,7 @@ struct Tolerance {
 Tolerance DefaultTolerance(ir::DType t);
 
 struct CompareResult {
-  bool ok = true;             // no mismatching element
+  bool ok = true;  // no mismatching element
   int64_t num_mismatches = 0;
   // Over the elements where both values are finite.
   double max_abs_error = 0;

@@ -117,10 +117,9 @@ class IntBinaryExpr final : public CExpr {
   bool ShiftOk(Env& env, int64_t a, int64_t b) const {
     const int bits = ir::DTypeBits(operand_);
     if (b >= 0 && b < bits) return true;
-    env.Fail(absl::InvalidArgumentError(absl::StrCat("shift amount out of range: ", a, " ",
-                                                     Sv(OpText(op_)), " ", b, " in ",
-                                                     Sv(ir::DTypeName(operand_)), " (", bits,
-                                                     " bits)")));
+    env.Fail(absl::InvalidArgumentError(
+        absl::StrCat("shift amount out of range: ", a, " ", Sv(OpText(op_)), " ", b, " in ",
+                     Sv(ir::DTypeName(operand_)), " (", bits, " bits)")));
     return false;
   }
 
@@ -307,9 +306,9 @@ class LoadExpr final : public CExpr {
     if (env.failed()) return IntScalar(0);
     std::vector<int64_t> index;
     for (const CExprPtr& e : indices_) index.push_back(e->Eval(env).i);
-    env.Fail(absl::OutOfRangeError(absl::StrCat("load ", env.buffer_names[slot_],
-                                                ShapeString(index), " is out of bounds of shape ",
-                                                ShapeString(t.shape()))));
+    env.Fail(
+        absl::OutOfRangeError(absl::StrCat("load ", env.buffer_names[slot_], ShapeString(index),
+                                           " is out of bounds of shape ", ShapeString(t.shape()))));
     return IntScalar(0);
   }
 
@@ -336,9 +335,10 @@ std::string ScalarString(Scalar v, DType t) {
 Tensor* Env::Buffer(int slot) {
   Tensor* t = buffers[slot];
   if (t == nullptr) {
-    Fail(absl::FailedPreconditionError(absl::StrCat(
-        "buffer ", buffer_names[slot], " is used before its allocation runs (the program is not "
-        "valid; run the verifier)")));
+    Fail(absl::FailedPreconditionError(
+        absl::StrCat("buffer ", buffer_names[slot],
+                     " is used before its allocation runs (the program is not "
+                     "valid; run the verifier)")));
   }
   return t;
 }
@@ -385,8 +385,7 @@ int Compiler::BindVar(const ir::Var& v) {
 }
 
 int Compiler::BindBuffer(const ir::Buffer& b) {
-  auto [it, inserted] =
-      buffer_slots_.try_emplace(b.get(), static_cast<int>(buffer_names_.size()));
+  auto [it, inserted] = buffer_slots_.try_emplace(b.get(), static_cast<int>(buffer_names_.size()));
   if (inserted) buffer_names_.push_back(b->name);
   ++in_scope_[b.get()];
   scope_.push_back(b.get());
@@ -435,13 +434,11 @@ absl::StatusOr<CExprPtr> Compiler::CompileExpr(const ir::Expr& e) {
   switch (e->kind) {
     case ir::ExprKind::kIntImm: {
       const int64_t v = e->as<ir::IntImmNode>()->value;
-      return CExprPtr(std::make_unique<ConstExpr>(
-          t, Convert(IntScalar(v), DType::kInt64, t)));
+      return CExprPtr(std::make_unique<ConstExpr>(t, Convert(IntScalar(v), DType::kInt64, t)));
     }
     case ir::ExprKind::kFloatImm: {
       const double v = e->as<ir::FloatImmNode>()->value;
-      return CExprPtr(std::make_unique<ConstExpr>(
-          t, Convert(FloatScalar(v), DType::kFloat64, t)));
+      return CExprPtr(std::make_unique<ConstExpr>(t, Convert(FloatScalar(v), DType::kFloat64, t)));
     }
     case ir::ExprKind::kVar: {
       auto slot = VarSlot(static_cast<const ir::VarNode*>(e.get()));
@@ -456,8 +453,8 @@ absl::StatusOr<CExprPtr> Compiler::CompileExpr(const ir::Expr& e) {
       auto c = CompileExprAs(b->b, operand);
       if (!c.ok()) return c.status();
       if (ir::IsLogical(b->op)) {
-        return CExprPtr(std::make_unique<LogicalExpr>(b->op == BinaryOp::kAnd, std::move(*a),
-                                                      std::move(*c)));
+        return CExprPtr(
+            std::make_unique<LogicalExpr>(b->op == BinaryOp::kAnd, std::move(*a), std::move(*c)));
       }
       // The node's dtype is the operand's or bool; results are converted to
       // it should the two ever differ.
@@ -471,22 +468,21 @@ absl::StatusOr<CExprPtr> Compiler::CompileExpr(const ir::Expr& e) {
         r = std::make_unique<FloatBinaryExpr>(natural, operand, b->op, std::move(*a),
                                               std::move(*c));
       } else {
-        r = std::make_unique<IntBinaryExpr>(natural, operand, b->op, std::move(*a),
-                                            std::move(*c));
+        r = std::make_unique<IntBinaryExpr>(natural, operand, b->op, std::move(*a), std::move(*c));
       }
       if (natural != t) r = std::make_unique<CastExpr>(t, std::move(r));
       return r;
     }
     case ir::ExprKind::kUnary: {
       const auto* u = e->as<ir::UnaryNode>();
-      auto a = u->op == ir::UnaryOp::kNot ? CompileExprAs(u->a, DType::kBool)
-                                          : CompileExprAs(u->a, t);
+      auto a =
+          u->op == ir::UnaryOp::kNot ? CompileExprAs(u->a, DType::kBool) : CompileExprAs(u->a, t);
       if (!a.ok()) return a.status();
       if (u->op == ir::UnaryOp::kBitNot && IsFloat(t)) {
         return Unverified(absl::StrCat("bitwise not on ", Sv(ir::DTypeName(t))));
       }
-      CExprPtr r = std::make_unique<UnaryExpr>(u->op == ir::UnaryOp::kNot ? DType::kBool : t,
-                                               u->op, std::move(*a));
+      CExprPtr r = std::make_unique<UnaryExpr>(u->op == ir::UnaryOp::kNot ? DType::kBool : t, u->op,
+                                               std::move(*a));
       if (r->dtype != t) r = std::make_unique<CastExpr>(t, std::move(r));
       return r;
     }
@@ -498,8 +494,7 @@ absl::StatusOr<CExprPtr> Compiler::CompileExpr(const ir::Expr& e) {
       if (!a.ok()) return a.status();
       auto b = CompileExprAs(s->f, t);
       if (!b.ok()) return b.status();
-      return CExprPtr(
-          std::make_unique<SelectExpr>(t, std::move(*c), std::move(*a), std::move(*b)));
+      return CExprPtr(std::make_unique<SelectExpr>(t, std::move(*c), std::move(*a), std::move(*b)));
     }
     case ir::ExprKind::kCast: {
       return CompileExprAs(e->as<ir::CastNode>()->value, t);

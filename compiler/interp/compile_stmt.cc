@@ -75,9 +75,9 @@ class KernelStmt final : public CStmt {
         for (size_t d = 0; d < slots_.size(); ++d) {
           coords.push_back(absl::StrCat(names_[d], "=", env.vars[slots_[d]].i));
         }
-        return absl::Status(st.code(), absl::StrCat("in kernel ", index_, " at block (",
-                                                    absl::StrJoin(coords, ", "), "): ",
-                                                    st.message()));
+        return absl::Status(st.code(),
+                            absl::StrCat("in kernel ", index_, " at block (",
+                                         absl::StrJoin(coords, ", "), "): ", st.message()));
       }
     }
     return absl::OkStatus();
@@ -102,9 +102,8 @@ class AllocateStmt final : public CStmt {
     if (env.failed()) return env.TakeError();
     for (int64_t d : shape) {
       if (d < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("buffer ", env.buffer_names[slot_],
-                                                       " has a negative shape ",
-                                                       ShapeString(shape)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer ", env.buffer_names[slot_], " has a negative shape ", ShapeString(shape)));
       }
     }
     Tensor& t = env.owned[slot_] = Tensor(dtype_, std::move(shape));
@@ -302,8 +301,8 @@ absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {
         if (!e.ok()) return e.status();
         else_case = std::move(*e);
       }
-      return CStmtPtr(std::make_unique<IfStmt>(std::move(*cond), std::move(*then_case),
-                                               std::move(else_case)));
+      return CStmtPtr(
+          std::make_unique<IfStmt>(std::move(*cond), std::move(*then_case), std::move(else_case)));
     }
     case ir::StmtKind::kStore: {
       const auto* st = s->as<ir::StoreNode>();

@@ -63,9 +63,9 @@ inline void WriteElement(Tensor& t, int64_t flat, Scalar v) {
 std::string ScalarString(Scalar v, ir::DType t);
 
 struct Env {
-  std::vector<Scalar> vars;        // by var slot
-  std::vector<Tensor*> buffers;    // by buffer slot; null until allocated
-  std::vector<Tensor> owned;       // storage of allocations, by buffer slot
+  std::vector<Scalar> vars;               // by var slot
+  std::vector<Tensor*> buffers;           // by buffer slot; null until allocated
+  std::vector<Tensor> owned;              // storage of allocations, by buffer slot
   std::vector<std::string> buffer_names;  // by buffer slot, for messages
   RunOptions options;
 

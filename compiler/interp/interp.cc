@@ -26,7 +26,8 @@ struct ProgramScope {
 
 std::string ParamName(const ir::Program& p, size_t i) {
   const ir::Param& param = p.params[i];
-  if (param.tensor != nullptr) return absl::StrCat("tensor ", param.tensor->name, " (parameter ", i, ")");
+  if (param.tensor != nullptr)
+    return absl::StrCat("tensor ", param.tensor->name, " (parameter ", i, ")");
   return absl::StrCat("scalar ", param.scalar->name, " (parameter ", i, ")");
 }
 
@@ -96,9 +97,10 @@ absl::Status BindDynDims(const ir::Program& p, const ProgramScope& scope,
       const int64_t size = args[i].shape()[d];
       auto [it, inserted] = bound.try_emplace(v, Source{size, i, d});
       if (!inserted && it->second.value != size) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "dynamic dim ", v->name, " is ", it->second.value, " in ", ParamName(p, it->second.param),
-            " (dim ", it->second.dim, ") but ", size, " in ", ParamName(p, i), " (dim ", d, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("dynamic dim ", v->name, " is ", it->second.value, " in ",
+                         ParamName(p, it->second.param), " (dim ", it->second.dim, ") but ", size,
+                         " in ", ParamName(p, i), " (dim ", d, ")"));
       }
     }
   }
@@ -117,10 +119,9 @@ absl::Status BindDynDims(const ir::Program& p, const ProgramScope& scope,
     for (const CExprPtr& e : scope.shapes[i]) expected.push_back(e->Eval(env).i);
     if (env.failed()) return env.TakeError();
     if (expected != args[i].shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(ParamName(p, i), " has shape ",
-                                                     ShapeString(args[i].shape()),
-                                                     " but the program expects ",
-                                                     ShapeString(expected)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(ParamName(p, i), " has shape ", ShapeString(args[i].shape()),
+                       " but the program expects ", ShapeString(expected)));
     }
   }
   return absl::OkStatus();
@@ -155,7 +156,8 @@ absl::Status RunProgram(const ir::Program& program, std::vector<Tensor>& args,
     const ir::Param& param = program.params[i];
     Tensor& arg = args[i];
     if (param.tensor != nullptr) {
-      if (arg.dtype() != param.tensor->dtype || arg.rank() != static_cast<int>(param.tensor->shape.size())) {
+      if (arg.dtype() != param.tensor->dtype ||
+          arg.rank() != static_cast<int>(param.tensor->shape.size())) {
         return absl::InvalidArgumentError(absl::StrCat(
             ParamName(program, i), " is ", Sv(ir::DTypeName(param.tensor->dtype)), " of rank ",
             param.tensor->shape.size(), ", the argument is ", arg.TypeString()));
@@ -215,8 +217,8 @@ absl::StatusOr<std::vector<Tensor>> MakeInputs(
       if (env.failed()) return env.TakeError();
       for (int64_t d : shape) {
         if (d < 0) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(ParamName(program, i), " would have the negative shape ", ShapeString(shape)));
+          return absl::InvalidArgumentError(absl::StrCat(
+              ParamName(program, i), " would have the negative shape ", ShapeString(shape)));
         }
       }
       args.push_back(RandomTensor(param.tensor->dtype, std::move(shape), param_seed));

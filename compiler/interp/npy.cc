@@ -51,13 +51,15 @@ std::optional<std::string_view> ValueOf(std::string_view header, std::string_vie
 }
 
 absl::StatusOr<NpyArray> Parse(std::string_view data) {
-  if (data.size() < kMagicLen + 4 || data.substr(0, kMagicLen) != std::string_view(kMagic, kMagicLen)) {
+  if (data.size() < kMagicLen + 4 ||
+      data.substr(0, kMagicLen) != std::string_view(kMagic, kMagicLen)) {
     return Bad("missing the \\x93NUMPY magic");
   }
   const int major = static_cast<uint8_t>(data[6]);
   size_t header_len, start;
   if (major == 1) {
-    header_len = static_cast<uint8_t>(data[8]) | (static_cast<size_t>(static_cast<uint8_t>(data[9])) << 8);
+    header_len =
+        static_cast<uint8_t>(data[8]) | (static_cast<size_t>(static_cast<uint8_t>(data[9])) << 8);
     start = 10;
   } else if (major == 2 || major == 3) {
     if (data.size() < 12) return Bad("truncated header");
@@ -83,8 +85,8 @@ absl::StatusOr<NpyArray> Parse(std::string_view data) {
     char order = d[0];
     d.remove_prefix(1);
     if (order == '>' && !(d.size() == 2 && d[1] == '1')) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("big-endian .npy data ('", a.descr, "') is not supported; save it little-endian"));
+      return absl::InvalidArgumentError(absl::StrCat("big-endian .npy data ('", a.descr,
+                                                     "') is not supported; save it little-endian"));
     }
   }
   if (d.size() != 2 || std::string_view("fiub").find(d[0]) == std::string_view::npos ||
@@ -93,7 +95,7 @@ absl::StatusOr<NpyArray> Parse(std::string_view data) {
   }
   a.kind = d[0];
   a.size = d[1] - '0';
-  const bool size_ok = a.kind == 'b' ? a.size == 1
+  const bool size_ok = a.kind == 'b'   ? a.size == 1
                        : a.kind == 'f' ? (a.size == 2 || a.size == 4 || a.size == 8)
                                        : (a.size == 1 || a.size == 2 || a.size == 4 || a.size == 8);
   if (!size_ok) {
@@ -129,8 +131,8 @@ absl::StatusOr<NpyArray> Parse(std::string_view data) {
   size_t need = static_cast<size_t>(a.count) * static_cast<size_t>(a.size);
   std::string_view body = data.substr(start + header_len);
   if (body.size() < need) {
-    return Bad(absl::StrCat("expected ", need, " data bytes for shape ", ShapeString(a.shape), " of '",
-                            a.descr, "', found ", body.size()));
+    return Bad(absl::StrCat("expected ", need, " data bytes for shape ", ShapeString(a.shape),
+                            " of '", a.descr, "', found ", body.size()));
   }
   a.data = body.substr(0, need);
   return a;
@@ -259,7 +261,8 @@ std::string EncodeNpy(const Tensor& t) {
   std::string out(kMagic, kMagicLen);
   out.push_back(static_cast<char>(prefix == 10 ? 1 : 2));
   out.push_back(0);
-  for (size_t k = 0; k < prefix - 8; ++k) out.push_back(static_cast<char>((header.size() >> (8 * k)) & 0xFF));
+  for (size_t k = 0; k < prefix - 8; ++k)
+    out.push_back(static_cast<char>((header.size() >> (8 * k)) & 0xFF));
   out += header;
 
   const DType d = t.dtype();
@@ -314,9 +317,10 @@ absl::StatusOr<Tensor> DecodeNpyAs(std::string_view data, DType dtype,
   if (dtype == DType::kInt4) {
     int64_t bytes = Tensor::StorageBytes(dtype, t.num_elements());
     if ((a.kind != 'u' && a.kind != 'i') || a.size != 1 || a.count != bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "int4", ShapeString(shape), " needs ", bytes, " packed bytes ('|u1' or '|i1'), the file has '",
-          a.descr, "' of shape ", ShapeString(a.shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("int4", ShapeString(shape), " needs ", bytes,
+                       " packed bytes ('|u1' or '|i1'), the file has '", a.descr, "' of shape ",
+                       ShapeString(a.shape)));
     }
     for (int64_t i = 0; i < bytes; ++i) t.mutable_bytes()[i] = static_cast<uint8_t>(RawBits(a, i));
     return t;

@@ -13,22 +13,22 @@ using ir::DType;
 
 // A binary float format narrower than double.
 struct Format {
-  int bits;         // total storage bits
-  int man_bits;     // explicit mantissa bits
-  int min_exp;      // exponent of the smallest normal (1 - bias)
+  int bits;      // total storage bits
+  int man_bits;  // explicit mantissa bits
+  int min_exp;   // exponent of the smallest normal (1 - bias)
   double max_finite;
-  bool has_inf;     // false for e4m3
-  bool saturate;    // conversions clamp to +-max_finite (fp8 satfinite)
-  uint64_t nan;     // canonical quiet NaN bits without the sign
+  bool has_inf;   // false for e4m3
+  bool saturate;  // conversions clamp to +-max_finite (fp8 satfinite)
+  uint64_t nan;   // canonical quiet NaN bits without the sign
 };
 
 constexpr Format kFloat16{16, 10, -14, 65504.0, true, false, 0x7E00};
-constexpr Format kBFloat16{16, 7, -126, 3.38953138925153547590470800371487866880e38, true, false,
-                           0x7FC0};
+constexpr Format kBFloat16{16,   7,     -126,  3.38953138925153547590470800371487866880e38,
+                           true, false, 0x7FC0};
 constexpr Format kE4M3{8, 3, -6, 448.0, false, true, 0x7F};
 constexpr Format kE5M2{8, 2, -14, 57344.0, true, true, 0x7E};
-constexpr Format kFloat32{32, 23, -126, 3.40282346638528859811704183484516925440e38, true, false,
-                          0x7FC00000};
+constexpr Format kFloat32{32,   23,    -126,      3.40282346638528859811704183484516925440e38,
+                          true, false, 0x7FC00000};
 
 const Format& FormatOf(DType t) {
   switch (t) {
@@ -81,7 +81,8 @@ uint64_t EncodeFormat(double y, const Format& f) {
     return sign | static_cast<uint64_t>(std::ldexp(a, f.man_bits - f.min_exp));
   }
   uint64_t biased = static_cast<uint64_t>(lead - f.min_exp + 1);
-  uint64_t mant = static_cast<uint64_t>(std::ldexp(a, f.man_bits - lead)) - (uint64_t{1} << f.man_bits);
+  uint64_t mant =
+      static_cast<uint64_t>(std::ldexp(a, f.man_bits - lead)) - (uint64_t{1} << f.man_bits);
   return sign | (biased << f.man_bits) | mant;
 }
 

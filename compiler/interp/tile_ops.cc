@@ -30,7 +30,8 @@ Scalar MulIn(Scalar a, Scalar b, DType t) {
 
 Scalar AbsIn(Scalar a, DType t) {
   if (IsFloat(t)) return FloatScalar(std::fabs(a.f));
-  return IntScalar(WrapInt(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i, t));
+  return IntScalar(
+      WrapInt(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i, t));
 }
 
 // Row-major strides of a shape.
@@ -69,9 +70,8 @@ bool ForEachPair(Env& env, absl::string_view op, const RegionValue& a, const Reg
   bool agree = da.size() == db.size();
   for (size_t k = 0; agree && k < da.size(); ++k) agree = a.extents[da[k]] == b.extents[db[k]];
   if (!agree) {
-    env.Fail(absl::InvalidArgumentError(absl::StrCat(op, " from ", RegionString(a), " to ",
-                                                     RegionString(b),
-                                                     ": the extents do not match")));
+    env.Fail(absl::InvalidArgumentError(absl::StrCat(
+        op, " from ", RegionString(a), " to ", RegionString(b), ": the extents do not match")));
     return false;
   }
   int64_t total = 1;
@@ -169,18 +169,17 @@ class GemmStmt final : public CStmt {
       return env.TakeError();
     }
     Matrix a, b, c;
-    if (!AsMatrix(env, "A", ra, &a) || !AsMatrix(env, "B", rb, &b) ||
-        !AsMatrix(env, "C", rc, &c)) {
+    if (!AsMatrix(env, "A", ra, &a) || !AsMatrix(env, "B", rb, &b) || !AsMatrix(env, "C", rc, &c)) {
       return env.TakeError();
     }
     const int64_t m = ta_ ? a.cols : a.rows, k = ta_ ? a.rows : a.cols;
     const int64_t kb = tb_ ? b.cols : b.rows, n = tb_ ? b.rows : b.cols;
     if (k != kb || c.rows != m || c.cols != n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "gemm shapes do not agree: op(A) is [", m, ", ", k, "] from ", RegionString(ra),
-          ta_ ? " (transposed)" : "", ", op(B) is [", kb, ", ", n, "] from ", RegionString(rb),
-          tb_ ? " (transposed)" : "", ", C is [", c.rows, ", ", c.cols, "] from ",
-          RegionString(rc)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("gemm shapes do not agree: op(A) is [", m, ", ", k, "] from ",
+                       RegionString(ra), ta_ ? " (transposed)" : "", ", op(B) is [", kb, ", ", n,
+                       "] from ", RegionString(rb), tb_ ? " (transposed)" : "", ", C is [", c.rows,
+                       ", ", c.cols, "] from ", RegionString(rc)));
     }
     const DType at = ra.tensor->dtype(), bt = rb.tensor->dtype(), ct = rc.tensor->dtype();
     // Operands converted to C's dtype once: op(A) as [m][k], op(B) as [k][n].
@@ -380,7 +379,8 @@ class AtomicAddTileStmt final : public CStmt {
 
 class AtomicAddScalarStmt final : public CStmt {
  public:
-  AtomicAddScalarStmt(CRegion dst, CExprPtr value) : dst_(std::move(dst)), value_(std::move(value)) {}
+  AtomicAddScalarStmt(CRegion dst, CExprPtr value)
+      : dst_(std::move(dst)), value_(std::move(value)) {}
 
   absl::Status Exec(Env& env) const override {
     RegionValue d;
@@ -389,8 +389,8 @@ class AtomicAddScalarStmt final : public CStmt {
     if (env.failed()) return env.TakeError();
     for (int64_t e : d.extents) {
       if (e != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "scalar atomic_add into ", RegionString(d), ": the destination is not one element"));
+        return absl::InvalidArgumentError(absl::StrCat("scalar atomic_add into ", RegionString(d),
+                                                       ": the destination is not one element"));
       }
     }
     const int64_t f = FlatOrNone(*d.tensor, d.mins);

@@ -31,7 +31,9 @@ std::vector<double> Values(const Tensor& t) {
   return v;
 }
 
-Expr CeilDiv(int64_t a, int64_t b) { return ir::Call(CallFn::kCeilDiv, {ir::IntImm(a), ir::IntImm(b)}); }
+Expr CeilDiv(int64_t a, int64_t b) {
+  return ir::Call(CallFn::kCeilDiv, {ir::IntImm(a), ir::IntImm(b)});
+}
 
 void ExpectMatches(const Tensor& out, const std::vector<double>& want, uint64_t seed) {
   Tensor ref(DType::kFloat64, out.shape());
@@ -57,10 +59,10 @@ ir::Program TiledGemm(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn, i
   gemm->a = ir::FullRegion(as);
   gemm->b = ir::FullRegion(bs);
   gemm->c = ir::FullRegion(cl);
-  ir::Stmt loop = ir::For(ko, ir::IntImm(0), CeilDiv(k, bk), ir::ForKind::kPipelined,
-                          ir::Seq({ir::Copy(RegionOf(a, {row, kk}, Ints({bm, bk})), ir::FullRegion(as)),
-                                   ir::Copy(RegionOf(b, {kk, col}, Ints({bk, bn})), ir::FullRegion(bs)),
-                                   gemm}));
+  ir::Stmt loop = ir::For(
+      ko, ir::IntImm(0), CeilDiv(k, bk), ir::ForKind::kPipelined,
+      ir::Seq({ir::Copy(RegionOf(a, {row, kk}, Ints({bm, bk})), ir::FullRegion(as)),
+               ir::Copy(RegionOf(b, {kk, col}, Ints({bk, bn})), ir::FullRegion(bs)), gemm}));
   ir::Stmt body = ir::Seq({ir::Allocate(as), ir::Allocate(bs), ir::Allocate(cl),
                            std::make_shared<ir::UseSwizzleNode>(ir::IntImm(10), false, true),
                            ir::Fill(ir::FullRegion(cl), ir::FloatImm(0.0)), loop,
@@ -96,7 +98,8 @@ ir::Program Softmax(int64_t m, int64_t n, int64_t bm, int64_t bn) {
   ir::Buffer row_max_prev = Local("row_max_prev", f32, {bm});
   ir::Buffer row_sum = Local("row_sum", f32, {bm});
   ir::Buffer tile_sum = Local("tile_sum", f32, {bm});
-  ir::Var bx = ir::MakeVar("bx"), ko = ir::MakeVar("ko"), i = ir::MakeVar("i"), j = ir::MakeVar("j");
+  ir::Var bx = ir::MakeVar("bx"), ko = ir::MakeVar("ko"), i = ir::MakeVar("i"),
+          j = ir::MakeVar("j");
   const Expr log2e = ir::FloatImm(1.44269504088896, f32);
   const Expr neg_inf = ir::Unary(ir::UnaryOp::kNeg, ir::Infinity(f32));
   auto sub = [](Expr a, Expr b) { return ir::Binary(BinaryOp::kSub, std::move(a), std::move(b)); };
@@ -112,27 +115,29 @@ ir::Program Softmax(int64_t m, int64_t n, int64_t bm, int64_t bn) {
   ir::Stmt pass1 = ir::For(
       ko, ir::IntImm(0), CeilDiv(n, bn), ir::ForKind::kSerial,
       ir::Seq({ir::Copy(x_tile_src, ir::FullRegion(xt)),
-               parallel2(ir::Store(xt, {i, j}, ir::Select(ir::Binary(BinaryOp::kLt, Add(col, j), ir::IntImm(n)),
-                                                          xij, neg_inf))),
+               parallel2(ir::Store(xt, {i, j},
+                                   ir::Select(ir::Binary(BinaryOp::kLt, Add(col, j), ir::IntImm(n)),
+                                              xij, neg_inf))),
                ir::Copy(ir::FullRegion(row_max), ir::FullRegion(row_max_prev)),
                std::make_shared<ir::ReduceNode>(ir::ReduceKind::kMax, xt, row_max, 1, false),
                parallel2(ir::Store(xt, {i, j}, exp2(sub(xij, max_i)))),
                std::make_shared<ir::ReduceNode>(ir::ReduceKind::kSum, xt, tile_sum, 1, true),
                ir::For(i, ir::IntImm(0), ir::IntImm(bm), ir::ForKind::kParallel,
                        ir::Store(row_sum, {i},
-                                 Add(Mul(ir::Load(row_sum, {i}), exp2(sub(ir::Load(row_max_prev, {i}), max_i))),
+                                 Add(Mul(ir::Load(row_sum, {i}),
+                                         exp2(sub(ir::Load(row_max_prev, {i}), max_i))),
                                      ir::Load(tile_sum, {i}))))}));
   ir::Stmt pass2 = ir::For(
       ko, ir::IntImm(0), CeilDiv(n, bn), ir::ForKind::kSerial,
       ir::Seq({ir::Copy(x_tile_src, ir::FullRegion(xt)),
-               parallel2(ir::Store(yt, {i, j},
-                                   ir::Cast(DType::kFloat16,
-                                            ir::Binary(BinaryOp::kDiv, exp2(sub(xij, max_i)),
-                                                       ir::Load(row_sum, {i}))))),
+               parallel2(ir::Store(
+                   yt, {i, j},
+                   ir::Cast(DType::kFloat16, ir::Binary(BinaryOp::kDiv, exp2(sub(xij, max_i)),
+                                                        ir::Load(row_sum, {i}))))),
                ir::Copy(ir::FullRegion(yt), RegionOf(y, {row, col}, Ints({bm, bn})))}));
   ir::Stmt body = ir::Seq({ir::Allocate(xt), ir::Allocate(yt), ir::Allocate(row_max),
-                           ir::Allocate(row_max_prev), ir::Allocate(row_sum), ir::Allocate(tile_sum),
-                           ir::Fill(ir::FullRegion(row_max), neg_inf),
+                           ir::Allocate(row_max_prev), ir::Allocate(row_sum),
+                           ir::Allocate(tile_sum), ir::Fill(ir::FullRegion(row_max), neg_inf),
                            ir::Fill(ir::FullRegion(row_sum), ir::FloatImm(0.0)), pass1, pass2});
   return testing::MakeProgram({x, y}, testing::Kernel({CeilDiv(m, bm)}, {bx}, body));
 }

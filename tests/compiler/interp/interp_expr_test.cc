@@ -26,7 +26,8 @@ const double kInf = std::numeric_limits<double>::infinity();
 // Runs `out[0] = e` in one block (with A, a float32[4] of 1, 2, 3, 4, in
 // scope as `a`) and returns out, a 1-element tensor of `out_dtype` (e's
 // dtype by default).
-absl::StatusOr<Tensor> Eval(const ir::Expr& e, const ir::Buffer& a, std::optional<DType> out_dtype = {}) {
+absl::StatusOr<Tensor> Eval(const ir::Expr& e, const ir::Buffer& a,
+                            std::optional<DType> out_dtype = {}) {
   ir::Buffer out = Global("out", out_dtype.value_or(e->dtype), {1});
   ir::Program p = MakeProgram({a, out}, OneBlock(ir::Store(out, Ints({0}), e)));
   Tensor in(DType::kFloat32, {4});
@@ -228,11 +229,12 @@ TEST(StmtTest, AllocVarInitAndPerBlockZeroedAllocations) {
   ir::Buffer v = testing::Local("v", DType::kFloat32, {1}, ir::Scope::kVar);
   ir::Buffer f = testing::Local("F", DType::kFloat32, {2});
   ir::Var bx = ir::MakeVar("bx");
-  ir::Stmt body = ir::Seq(
-      {ir::Allocate(v, ir::FloatImm(5.0)), ir::Allocate(f),
-       ir::Store(f, Ints({0}), testing::Add(ir::Load(f, Ints({0})), ir::FloatImm(1.0))),
-       ir::Store(out, {bx}, testing::Add(testing::Mul(ir::Load(f, Ints({0})), ir::FloatImm(10.0)),
-                                         ir::Load(v, Ints({0}))))});
+  ir::Stmt body =
+      ir::Seq({ir::Allocate(v, ir::FloatImm(5.0)), ir::Allocate(f),
+               ir::Store(f, Ints({0}), testing::Add(ir::Load(f, Ints({0})), ir::FloatImm(1.0))),
+               ir::Store(out, {bx},
+                         testing::Add(testing::Mul(ir::Load(f, Ints({0})), ir::FloatImm(10.0)),
+                                      ir::Load(v, Ints({0}))))});
   ir::Program p = MakeProgram({out}, testing::Kernel(Ints({3}), {bx}, body));
   std::vector<Tensor> args = {RandomTensor(DType::kFloat32, {3}, 1)};
   ASSERT_TRUE(RunProgram(p, args).ok());

@@ -27,8 +27,9 @@ ir::Program TiledCopy() {
   ir::Buffer s = testing::Local("S", DType::kFloat32, {2, 4}, ir::Scope::kShared);
   ir::Var bx = ir::MakeVar("bx");
   std::vector<ir::Expr> origin = {testing::Mul(bx, ir::IntImm(2)), ir::IntImm(0)};
-  ir::Stmt body = ir::Seq({ir::Allocate(s), ir::Copy(RegionOf(a, origin, Ints({2, 4})), ir::FullRegion(s)),
-                           ir::Copy(ir::FullRegion(s), RegionOf(b, origin, Ints({2, 4})))});
+  ir::Stmt body =
+      ir::Seq({ir::Allocate(s), ir::Copy(RegionOf(a, origin, Ints({2, 4})), ir::FullRegion(s)),
+               ir::Copy(ir::FullRegion(s), RegionOf(b, origin, Ints({2, 4})))});
   ir::Expr grid = ir::Call(ir::CallFn::kCeilDiv, {m, ir::IntImm(2)});
   return MakeProgram({a, b}, testing::Kernel({grid}, {bx}, body), {m});
 }
@@ -79,21 +80,22 @@ TEST(BindingTest, ScalarAndTileParameters) {
   ir::Buffer out = Global("out", DType::kFloat32, {8});
   ir::Var bx = ir::MakeVar("bx"), i = ir::MakeVar("i");
   ir::Expr idx = testing::Add(testing::Mul(bx, block), i);
-  ir::Stmt body = ir::For(
-      i, ir::IntImm(0), block, ir::ForKind::kParallel,
-      ir::If(ir::Binary(BinaryOp::kLt, idx, n),
-             ir::Store(out, {idx}, testing::Mul(ir::Load(a, {idx}), alpha))));
+  ir::Stmt body = ir::For(i, ir::IntImm(0), block, ir::ForKind::kParallel,
+                          ir::If(ir::Binary(BinaryOp::kLt, idx, n),
+                                 ir::Store(out, {idx}, testing::Mul(ir::Load(a, {idx}), alpha))));
   ir::Program p = MakeProgram({a, out}, testing::Kernel({ir::IntImm(2)}, {bx}, body));
   p.params.push_back(ir::Param{nullptr, alpha});
   p.params.push_back(ir::Param{nullptr, n});
   p.tile_params.push_back(ir::TileParam{block, 4, {}});
 
   const uint64_t seed = 710;
-  std::vector<Tensor> args = {RandomTensor(DType::kFloat32, {8}, seed), Tensor(DType::kFloat32, {8}),
-                              Tensor::Scalar(DType::kFloat32, 2.0), Tensor::ScalarInt(DType::kInt64, 6)};
+  std::vector<Tensor> args = {RandomTensor(DType::kFloat32, {8}, seed),
+                              Tensor(DType::kFloat32, {8}), Tensor::Scalar(DType::kFloat32, 2.0),
+                              Tensor::ScalarInt(DType::kInt64, 6)};
   ASSERT_TRUE(RunProgram(p, args).ok());
   for (int k = 0; k < 8; ++k) {
-    EXPECT_EQ(args[1].GetDouble(k), k < 6 ? 2 * args[0].GetDouble(k) : 0.0) << k << " seed " << seed;
+    EXPECT_EQ(args[1].GetDouble(k), k < 6 ? 2 * args[0].GetDouble(k) : 0.0)
+        << k << " seed " << seed;
   }
 
   args[2] = Tensor(DType::kFloat32, {1});
@@ -117,10 +119,11 @@ TEST(KernelTest, KernelsRunInOrderWithAZeroedWorkspace) {
   ir::Program p;
   p.name = "two_kernels";
   p.params = {ir::Param{a, nullptr}, ir::Param{out, nullptr}};
-  p.body = ir::Seq({ir::Allocate(w), testing::Kernel(Ints({4}), {bx}, add),
-                    testing::Kernel(Ints({1}), {b0},
-                                    ir::Store(out, Ints({0}), testing::Mul(ir::Load(w, Ints({0})),
-                                                                           ir::FloatImm(2.0))))});
+  p.body = ir::Seq(
+      {ir::Allocate(w), testing::Kernel(Ints({4}), {bx}, add),
+       testing::Kernel(
+           Ints({1}), {b0},
+           ir::Store(out, Ints({0}), testing::Mul(ir::Load(w, Ints({0})), ir::FloatImm(2.0))))});
   Tensor in(DType::kFloat32, {4});
   for (int k = 0; k < 4; ++k) in.SetDouble(k, k + 1);  // integers: exact in any order
   for (bool shuffle : {false, true}) {
@@ -152,13 +155,15 @@ TEST(KernelTest, VariablesOutsideTheirScopeAreRejected) {
   ir::Buffer out = Global("out", DType::kInt32, {1});
   ir::Var stray = ir::MakeVar("stray");
   std::vector<Tensor> args = {Tensor(DType::kInt32, {1})};
-  absl::Status st = RunProgram(MakeProgram({out}, OneBlock(ir::Store(out, Ints({0}), stray))), args);
+  absl::Status st =
+      RunProgram(MakeProgram({out}, OneBlock(ir::Store(out, Ints({0}), stray))), args);
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(st.message().find("variable stray is used outside its scope"), std::string::npos) << st;
 
   ir::Buffer unallocated = testing::Local("F", DType::kInt32, {1});
-  st = RunProgram(MakeProgram({out}, OneBlock(ir::Store(out, Ints({0}), ir::Load(unallocated, Ints({0}))))),
-                  args);
+  st = RunProgram(
+      MakeProgram({out}, OneBlock(ir::Store(out, Ints({0}), ir::Load(unallocated, Ints({0}))))),
+      args);
   EXPECT_NE(st.message().find("buffer F is used outside its scope"), std::string::npos) << st;
 }
 
@@ -168,9 +173,10 @@ ir::Program OrderIndependent() {
   ir::Buffer a = Global("A", DType::kFloat32, {16});
   ir::Buffer out = Global("out", DType::kFloat32, {16});
   ir::Var bx = ir::MakeVar("bx");
-  return MakeProgram({a, out}, testing::Kernel(Ints({16}), {bx},
-                                               ir::Store(out, {bx}, testing::Mul(ir::Load(a, {bx}),
-                                                                                 ir::FloatImm(3.0)))));
+  return MakeProgram(
+      {a, out},
+      testing::Kernel(Ints({16}), {bx},
+                      ir::Store(out, {bx}, testing::Mul(ir::Load(a, {bx}), ir::FloatImm(3.0)))));
 }
 
 // Each block takes a ticket from a global counter: the result records the
@@ -182,14 +188,16 @@ ir::Program OrderDependent() {
   ir::Expr ticket = ir::Load(counter, Ints({0}));
   return MakeProgram(
       {counter, out},
-      testing::Kernel(Ints({16}), {bx},
-                      ir::Seq({ir::Store(out, {bx}, ticket),
-                               ir::Store(counter, Ints({0}), testing::Add(ticket, ir::IntImm(1)))})));
+      testing::Kernel(
+          Ints({16}), {bx},
+          ir::Seq({ir::Store(out, {bx}, ticket),
+                   ir::Store(counter, Ints({0}), testing::Add(ticket, ir::IntImm(1)))})));
 }
 
 TEST(ShuffleTest, CorrectProgramsDoNotNotice) {
   const uint64_t seed = 800;
-  std::vector<Tensor> base = {RandomTensor(DType::kFloat32, {16}, seed), Tensor(DType::kFloat32, {16})};
+  std::vector<Tensor> base = {RandomTensor(DType::kFloat32, {16}, seed),
+                              Tensor(DType::kFloat32, {16})};
   std::vector<Tensor> in_order = base;
   ASSERT_TRUE(RunProgram(OrderIndependent(), in_order).ok());
   for (uint64_t s = 0; s < 5; ++s) {
@@ -246,8 +254,10 @@ TEST(MakeInputsTest, ShapesFromTheValuesAndSeededContents) {
 
   EXPECT_NE(MakeInputs(p, {}, seed).status().message().find("dynamic dim M has no value"),
             std::string::npos);
-  EXPECT_NE(MakeInputs(p, {{"M", 6}, {"K", 1}}, seed).status().message().find(
-                "no dynamic dim or scalar parameter named K"),
+  EXPECT_NE(MakeInputs(p, {{"M", 6}, {"K", 1}}, seed)
+                .status()
+                .message()
+                .find("no dynamic dim or scalar parameter named K"),
             std::string::npos);
 }
 

@@ -41,15 +41,16 @@ TEST(CopyTest, ClipsSourceOnEverySide) {
   }
   ir::Program p = MakeProgram(params, OneBlock(ir::Seq(body)));
   std::vector<Tensor> args = {RandomTensor(DType::kFloat32, {5, 7}, seed)};
-  for (size_t k = 0; k < offsets.size(); ++k) args.push_back(RandomTensor(DType::kFloat32, {4, 4}, k));
+  for (size_t k = 0; k < offsets.size(); ++k)
+    args.push_back(RandomTensor(DType::kFloat32, {4, 4}, k));
   ASSERT_TRUE(RunProgram(p, args).ok());
   for (size_t k = 0; k < offsets.size(); ++k) {
     for (int64_t i = 0; i < 4; ++i) {
       for (int64_t j = 0; j < 4; ++j) {
         const int64_t r = offsets[k].first + i, c = offsets[k].second + j;
         const double want = (r >= 0 && r < 5 && c >= 0 && c < 7) ? At(args[0], r, c) : 0.0;
-        EXPECT_EQ(At(args[k + 1], i, j), want) << "tile " << k << " [" << i << ", " << j
-                                               << "] seed " << seed;
+        EXPECT_EQ(At(args[k + 1], i, j), want)
+            << "tile " << k << " [" << i << ", " << j << "] seed " << seed;
       }
     }
   }
@@ -82,14 +83,15 @@ TEST(CopyTest, DropsExtentOneDimsAndConverts) {
   ir::Buffer f = Local("F", DType::kFloat32, {4, 3});
   ir::Var i = ir::MakeVar("i"), j = ir::MakeVar("j");
   ir::Program p = MakeProgram(
-      {x, o}, OneBlock(ir::Seq(
-                  {ir::Allocate(f),
-                   ir::Copy(RegionOf(x, Ints({1, 0, 2, 0}), Ints({1, 4, 1, 3})), ir::FullRegion(f)),
-                   ir::For(i, ir::IntImm(0), ir::IntImm(4), ir::ForKind::kParallel,
-                           ir::For(j, ir::IntImm(0), ir::IntImm(3), ir::ForKind::kParallel,
-                                   ir::Store(f, {i, j}, testing::Mul(ir::Load(f, {i, j}),
-                                                                     ir::FloatImm(10.0))))),
-                   ir::Copy(ir::FullRegion(f), ir::FullRegion(o))})));
+      {x, o},
+      OneBlock(ir::Seq(
+          {ir::Allocate(f),
+           ir::Copy(RegionOf(x, Ints({1, 0, 2, 0}), Ints({1, 4, 1, 3})), ir::FullRegion(f)),
+           ir::For(i, ir::IntImm(0), ir::IntImm(4), ir::ForKind::kParallel,
+                   ir::For(j, ir::IntImm(0), ir::IntImm(3), ir::ForKind::kParallel,
+                           ir::Store(f, {i, j},
+                                     testing::Mul(ir::Load(f, {i, j}), ir::FloatImm(10.0))))),
+           ir::Copy(ir::FullRegion(f), ir::FullRegion(o))})));
   std::vector<Tensor> args = {RandomTensor(DType::kFloat32, {2, 4, 3, 3}, seed),
                               Tensor(DType::kInt32, {4, 3})};
   ASSERT_TRUE(RunProgram(p, args).ok());
@@ -148,11 +150,12 @@ TEST_P(GemmTest, MatchesNaiveLoop) {
                                 ir::Seq({ir::Copy(a_tile, ir::FullRegion(as)),
                                          ir::Copy(b_tile, ir::FullRegion(bs)), gemm})),
                         ir::Copy(ir::FullRegion(cf), ir::FullRegion(c))})));
-  std::vector<Tensor> args = {RandomTensor(DType::kFloat16, ta ? std::vector<int64_t>{k, m}
-                                                               : std::vector<int64_t>{m, k}, seed),
-                              RandomTensor(DType::kFloat16, tb ? std::vector<int64_t>{n, k}
-                                                               : std::vector<int64_t>{k, n}, seed + 7),
-                              Tensor(DType::kFloat32, {m, n})};
+  std::vector<Tensor> args = {
+      RandomTensor(DType::kFloat16, ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k},
+                   seed),
+      RandomTensor(DType::kFloat16, tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n},
+                   seed + 7),
+      Tensor(DType::kFloat32, {m, n})};
   ASSERT_TRUE(RunProgram(p, args).ok());
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
@@ -200,7 +203,8 @@ TEST(GemmAccumulateTest, ClearAccumIgnoresOldValuesAndOtherwiseAdds) {
       for (int64_t j = 0; j < 3; ++j) {
         float acc = clear ? 0.0f : static_cast<float>(At(old, i, j));
         for (int64_t kk = 0; kk < 8; ++kk) {
-          acc = acc + static_cast<float>(At(args[0], i, kk)) * static_cast<float>(At(args[1], kk, j));
+          acc =
+              acc + static_cast<float>(At(args[0], i, kk)) * static_cast<float>(At(args[1], kk, j));
         }
         EXPECT_EQ(At(args[2], i, j), acc) << "clear=" << clear << " seed " << seed;
       }
@@ -222,12 +226,15 @@ TEST(GemmAccumulateTest, Float16AccumulatorRoundsEveryStep) {
       _Float16 acc = 0;
       float acc32 = 0;
       for (int64_t kk = 0; kk < k; ++kk) {
-        const float a = static_cast<float>(At(args[0], i, kk)), b = static_cast<float>(At(args[1], kk, j));
-        acc = static_cast<_Float16>(static_cast<float>(acc) + static_cast<float>(static_cast<_Float16>(a * b)));
+        const float a = static_cast<float>(At(args[0], i, kk)),
+                    b = static_cast<float>(At(args[1], kk, j));
+        acc = static_cast<_Float16>(static_cast<float>(acc) +
+                                    static_cast<float>(static_cast<_Float16>(a * b)));
         acc32 += a * b;
       }
       EXPECT_EQ(At(args[2], i, j), static_cast<double>(acc)) << "seed " << seed;
-      differs_from_float32 |= static_cast<double>(acc) != static_cast<double>(static_cast<_Float16>(acc32));
+      differs_from_float32 |=
+          static_cast<double>(acc) != static_cast<double>(static_cast<_Float16>(acc32));
     }
   }
   EXPECT_TRUE(differs_from_float32) << "the test data does not exercise float16 accumulation";
@@ -245,15 +252,17 @@ TEST(GemmAccumulateTest, ShapeMismatchIsAnError) {
   std::vector<Tensor> args = {Tensor(DType::kFloat16, {4, 8}), Tensor(DType::kFloat16, {6, 3}),
                               Tensor(DType::kFloat32, {4, 3})};
   absl::Status st = RunProgram(MakeProgram({a, b, c}, OneBlock(gemm)), args);
-  EXPECT_NE(st.message().find("gemm shapes do not agree: op(A) is [4, 8]"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("gemm shapes do not agree: op(A) is [4, 8]"), std::string::npos)
+      << st;
 }
 
 TEST(FillTest, FillsARegionAndClipsAtTheBorder) {
   const uint64_t seed = 300;
   ir::Buffer b = Global("B", DType::kFloat16, {5, 7});
   ir::Program p = MakeProgram(
-      {b}, OneBlock(ir::Seq({ir::Fill(RegionOf(b, Ints({1, 2}), Ints({2, 2})), ir::FloatImm(7.0)),
-                             ir::Fill(RegionOf(b, Ints({3, 5}), Ints({4, 4})), ir::FloatImm(-1.5))})));
+      {b},
+      OneBlock(ir::Seq({ir::Fill(RegionOf(b, Ints({1, 2}), Ints({2, 2})), ir::FloatImm(7.0)),
+                        ir::Fill(RegionOf(b, Ints({3, 5}), Ints({4, 4})), ir::FloatImm(-1.5))})));
   std::vector<Tensor> args = {RandomTensor(DType::kFloat16, {5, 7}, seed)};
   const Tensor before = args[0];
   ASSERT_TRUE(RunProgram(p, args).ok());
@@ -301,13 +310,13 @@ TEST(ReduceTest, EveryKindAlongEachDimWithAndWithoutClear) {
   for (ReduceKind kind : kinds) {
     for (int dim : {0, 1}) {
       for (bool clear : {true, false}) {
-        SCOPED_TRACE(::testing::Message() << ir::ReduceKindName(kind) << " dim " << dim
-                                          << " clear " << clear << " seed " << seed);
+        SCOPED_TRACE(::testing::Message() << ir::ReduceKindName(kind) << " dim " << dim << " clear "
+                                          << clear << " seed " << seed);
         const int64_t rows = 3, cols = 5, out = dim == 0 ? cols : rows;
         ir::Buffer x = Global("X", DType::kFloat32, {rows, cols});
         ir::Buffer y = Global("Y", DType::kFloat32, {out});
-        ir::Program p = MakeProgram(
-            {x, y}, OneBlock(std::make_shared<ir::ReduceNode>(kind, x, y, dim, clear)));
+        ir::Program p =
+            MakeProgram({x, y}, OneBlock(std::make_shared<ir::ReduceNode>(kind, x, y, dim, clear)));
         std::vector<Tensor> args = {RandomTensor(DType::kFloat32, {rows, cols}, seed),
                                     RandomTensor(DType::kFloat32, {out}, seed + 1)};
         const Tensor old = args[1];
@@ -357,8 +366,8 @@ TEST(CumsumTest, ForwardReverseAlongEachDimAndInPlace) {
   for (int dim : {0, 1}) {
     for (bool reverse : {false, true}) {
       for (bool in_place : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << "dim " << dim << " reverse " << reverse
-                                          << " in place " << in_place << " seed " << seed);
+        SCOPED_TRACE(::testing::Message() << "dim " << dim << " reverse " << reverse << " in place "
+                                          << in_place << " seed " << seed);
         ir::Buffer x = Global("X", DType::kFloat32, {3, 4});
         ir::Buffer y = Global("Y", DType::kFloat32, {3, 4});
         ir::Program p = MakeProgram(
@@ -386,8 +395,9 @@ TEST(CumsumTest, ForwardReverseAlongEachDimAndInPlace) {
 TEST(AtomicAddTest, ScalarFormFromEveryBlock) {
   ir::Buffer out = Global("out", DType::kFloat32, {2});
   ir::Var bx = ir::MakeVar("bx");
-  auto add = std::make_shared<ir::AtomicAddNode>(RegionOf(out, Ints({1}), Ints({1})), std::nullopt,
-                                                 ir::Cast(DType::kFloat32, testing::Add(bx, ir::IntImm(1))));
+  auto add = std::make_shared<ir::AtomicAddNode>(
+      RegionOf(out, Ints({1}), Ints({1})), std::nullopt,
+      ir::Cast(DType::kFloat32, testing::Add(bx, ir::IntImm(1))));
   ir::Program p = MakeProgram({out}, testing::Kernel(Ints({8}), {bx}, add));
   Tensor init(DType::kFloat32, {2});
   init.SetDouble(0, 0.5);
@@ -417,17 +427,18 @@ TEST(AtomicAddTest, TileFormClipsAtTheBorder) {
   auto add = std::make_shared<ir::AtomicAddNode>(RegionOf(y, origin, Ints({3, 3})),
                                                  ir::FullRegion(s), nullptr);
   ir::Program p = MakeProgram(
-      {x, y}, testing::Kernel(Ints({2, 2}), {bx, by},
-                              ir::Seq({ir::Allocate(s),
-                                       ir::Copy(RegionOf(x, origin, Ints({3, 3})), ir::FullRegion(s)),
-                                       add})));
+      {x, y}, testing::Kernel(
+                  Ints({2, 2}), {bx, by},
+                  ir::Seq({ir::Allocate(s),
+                           ir::Copy(RegionOf(x, origin, Ints({3, 3})), ir::FullRegion(s)), add})));
   std::vector<Tensor> args = {RandomTensor(DType::kFloat32, {6, 6}, seed),
                               RandomTensor(DType::kFloat32, {5, 5}, seed + 1)};
   const Tensor before = args[1];
   ASSERT_TRUE(RunProgram(p, args).ok());
   for (int64_t r = 0; r < 5; ++r) {
     for (int64_t c = 0; c < 5; ++c) {
-      const float want = static_cast<float>(At(before, r, c)) + static_cast<float>(At(args[0], r, c));
+      const float want =
+          static_cast<float>(At(before, r, c)) + static_cast<float>(At(args[0], r, c));
       EXPECT_EQ(At(args[1], r, c), want) << r << ", " << c << " seed " << seed;
     }
   }
@@ -444,16 +455,16 @@ TEST(LoopTest, EveryLoopKindRunsItsIterationsInOrder) {
     ir::Buffer n = Local("n", DType::kInt32, {1}, ir::Scope::kVar);
     ir::Var i = ir::MakeVar("i"), j = ir::MakeVar("j");
     ir::Expr acc0 = ir::Load(acc, Ints({0})), n0 = ir::Load(n, Ints({0}));
-    ir::Stmt inner = ir::Seq({ir::Store(acc, Ints({0}), testing::Add(acc0, j)),
-                              ir::Store(order, {n0}, testing::Add(testing::Mul(i, ir::IntImm(10)), j)),
-                              ir::Store(n, Ints({0}), testing::Add(n0, ir::IntImm(1)))});
-    ir::Stmt body = ir::Seq({ir::Allocate(acc, ir::IntImm(0)),
-                             ir::For(j, ir::IntImm(0), ir::IntImm(3), kind, inner),
-                             ir::Store(out, {i}, testing::Add(testing::Mul(i, ir::IntImm(10)), acc0))});
+    ir::Stmt inner =
+        ir::Seq({ir::Store(acc, Ints({0}), testing::Add(acc0, j)),
+                 ir::Store(order, {n0}, testing::Add(testing::Mul(i, ir::IntImm(10)), j)),
+                 ir::Store(n, Ints({0}), testing::Add(n0, ir::IntImm(1)))});
+    ir::Stmt body = ir::Seq(
+        {ir::Allocate(acc, ir::IntImm(0)), ir::For(j, ir::IntImm(0), ir::IntImm(3), kind, inner),
+         ir::Store(out, {i}, testing::Add(testing::Mul(i, ir::IntImm(10)), acc0))});
     ir::Program p = MakeProgram(
-        {out, order},
-        OneBlock(ir::Seq({ir::Allocate(n, ir::IntImm(0)),
-                          ir::For(i, ir::IntImm(0), ir::IntImm(4), kind, body)})));
+        {out, order}, OneBlock(ir::Seq({ir::Allocate(n, ir::IntImm(0)),
+                                        ir::For(i, ir::IntImm(0), ir::IntImm(4), kind, body)})));
     std::vector<Tensor> args = {Tensor(DType::kInt32, {4}), Tensor(DType::kInt32, {12})};
     ASSERT_TRUE(RunProgram(p, args).ok());
     for (int k = 0; k < 4; ++k) EXPECT_EQ(args[0].GetInt(k), k * 10 + 3);

@@ -18,7 +18,8 @@ std::string NpyBytes(std::string header, std::string_view data, int major = 1) {
   std::string out("\x93NUMPY", 6);
   out.push_back(static_cast<char>(major));
   out.push_back(0);
-  for (size_t k = 0; k < prefix - 8; ++k) out.push_back(static_cast<char>(header.size() >> (8 * k)));
+  for (size_t k = 0; k < prefix - 8; ++k)
+    out.push_back(static_cast<char>(header.size() >> (8 * k)));
   return out + header + std::string(data);
 }
 
@@ -110,8 +111,8 @@ TEST(NpyTest, ReadsFortranOrderAndVersion2) {
 }
 
 TEST(NpyTest, ConvertsOnRequest) {
-  std::string data = NpyBytes("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }",
-                              Int32s({1, -2, 70000}));
+  std::string data =
+      NpyBytes("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", Int32s({1, -2, 70000}));
   auto t = DecodeNpyAs(data, DType::kFloat16, {3});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->GetDouble(0), 1.0);
@@ -124,18 +125,18 @@ TEST(NpyTest, ConvertsOnRequest) {
 
 TEST(NpyTest, RejectsBadFiles) {
   EXPECT_NE(DecodeNpy("not a numpy file").status().message().find("magic"), std::string::npos);
-  std::string big = NpyBytes("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }",
-                             std::string(4, '\0'));
+  std::string big =
+      NpyBytes("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'));
   EXPECT_NE(DecodeNpy(big).status().message().find("big-endian"), std::string::npos);
-  std::string complex = NpyBytes("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
-                                 std::string(8, '\0'));
+  std::string complex =
+      NpyBytes("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
   EXPECT_NE(DecodeNpy(complex).status().message().find("'<c8'"), std::string::npos);
-  std::string short_data = NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }",
-                                    std::string(8, '\0'));
+  std::string short_data =
+      NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", std::string(8, '\0'));
   EXPECT_NE(DecodeNpy(short_data).status().message().find("expected 16 data bytes"),
             std::string::npos);
-  std::string u2 = NpyBytes("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }",
-                            std::string(2, '\0'));
+  std::string u2 =
+      NpyBytes("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", std::string(2, '\0'));
   EXPECT_NE(DecodeNpy(u2).status().message().find("DecodeNpyAs"), std::string::npos);
 }
 

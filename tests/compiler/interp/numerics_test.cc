@@ -17,8 +17,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(Float16Test, RoundsToNearestEvenIncludingTies) {
-  const double ulp = std::ldexp(1.0, -10);  // at 1.0
-  EXPECT_EQ(RoundToFloat(1.0 + ulp / 2, DType::kFloat16), 1.0);            // tie, 1.0 is even
+  const double ulp = std::ldexp(1.0, -10);                                     // at 1.0
+  EXPECT_EQ(RoundToFloat(1.0 + ulp / 2, DType::kFloat16), 1.0);                // tie, 1.0 is even
   EXPECT_EQ(RoundToFloat(1.0 + 3 * ulp / 2, DType::kFloat16), 1.0 + 2 * ulp);  // tie, up to even
   EXPECT_EQ(RoundToFloat(1.0 + ulp / 2 + 1e-9, DType::kFloat16), 1.0 + ulp);   // above the tie
   EXPECT_EQ(RoundToFloat(-(1.0 + ulp / 2 + 1e-9), DType::kFloat16), -(1.0 + ulp));
@@ -72,10 +72,10 @@ TEST(Float8E4M3Test, SatfiniteEdges) {
   EXPECT_EQ(MaxFinite(t), 448.0);
   EXPECT_EQ(EncodeFloat(448.0, t), 0x7Eu);
   EXPECT_EQ(RoundToFloat(449.0, t), 448.0);
-  EXPECT_EQ(RoundToFloat(464.0, t), 448.0);   // max + half ulp
+  EXPECT_EQ(RoundToFloat(464.0, t), 448.0);  // max + half ulp
   EXPECT_EQ(RoundToFloat(1e6, t), 448.0);
   EXPECT_EQ(RoundToFloat(-1e6, t), -448.0);
-  EXPECT_EQ(RoundToFloat(kInf, t), 448.0);    // satfinite: inf saturates too
+  EXPECT_EQ(RoundToFloat(kInf, t), 448.0);  // satfinite: inf saturates too
   EXPECT_EQ(EncodeFloat(-kInf, t), 0xFEu);
   EXPECT_TRUE(std::isnan(RoundToFloat(kNaN, t)));
   EXPECT_EQ(EncodeFloat(kNaN, t) & 0x7F, 0x7Fu);
@@ -168,8 +168,7 @@ TEST(FloatFormatsTest, MatchesBruteForceNearest) {
           expected = below.first;
         }
       }
-      ASSERT_EQ(RoundToFloat(x, t), expected)
-          << ir::DTypeName(t) << " x=" << x << " seed=" << seed;
+      ASSERT_EQ(RoundToFloat(x, t), expected) << ir::DTypeName(t) << " x=" << x << " seed=" << seed;
     }
   }
 }

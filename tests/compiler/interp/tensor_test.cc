@@ -104,9 +104,9 @@ TEST(RandomTensorTest, RangesPerDType) {
     DType t;
     int64_t lo, hi;
   };
-  for (Range r : {Range{DType::kInt4, -8, 7}, Range{DType::kInt8, -8, 8},
-                  Range{DType::kUInt8, 0, 15}, Range{DType::kInt32, -8, 8},
-                  Range{DType::kBool, 0, 1}}) {
+  for (Range r :
+       {Range{DType::kInt4, -8, 7}, Range{DType::kInt8, -8, 8}, Range{DType::kUInt8, 0, 15},
+        Range{DType::kInt32, -8, 8}, Range{DType::kBool, 0, 1}}) {
     Tensor x = RandomTensor(r.t, {1000}, seed);
     int64_t lo = 100, hi = -100;
     for (int64_t i = 0; i < x.num_elements(); ++i) {

@@ -27,8 +27,7 @@ inline ir::Buffer Local(std::string name, ir::DType t, std::initializer_list<int
   return ir::MakeBuffer(std::move(name), t, Ints(shape), scope);
 }
 
-inline ir::Stmt Kernel(std::vector<ir::Expr> grid, std::vector<ir::Var> block_vars,
-                       ir::Stmt body) {
+inline ir::Stmt Kernel(std::vector<ir::Expr> grid, std::vector<ir::Var> block_vars, ir::Stmt body) {
   auto k = std::make_shared<ir::KernelNode>();
   k->grid = std::move(grid);
   k->block_vars = std::move(block_vars);
