@@ -182,25 +182,38 @@ class GemmStmt final : public CStmt {
                        ", ", c.cols, "] from ", RegionString(rc)));
     }
     const DType at = ra.tensor->dtype(), bt = rb.tensor->dtype(), ct = rc.tensor->dtype();
-    // Operands converted to C's dtype once: op(A) as [m][k], op(B) as [k][n].
+    // Operands converted to C's dtype once: op(A) as [m][k], op(B)
+    // transposed as [n][k], so the k loop reads both contiguously.
     std::vector<Scalar> av(static_cast<size_t>(m * k)), bv(static_cast<size_t>(k * n));
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t kk = 0; kk < k; ++kk) {
         av[i * k + kk] = Convert(ReadElement(*a.tensor, ta_ ? a.At(kk, i) : a.At(i, kk)), at, ct);
       }
     }
-    for (int64_t kk = 0; kk < k; ++kk) {
-      for (int64_t j = 0; j < n; ++j) {
-        bv[kk * n + j] = Convert(ReadElement(*b.tensor, tb_ ? b.At(j, kk) : b.At(kk, j)), bt, ct);
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        bv[j * k + kk] = Convert(ReadElement(*b.tensor, tb_ ? b.At(j, kk) : b.At(kk, j)), bt, ct);
       }
     }
     Tensor& ctensor = *rc.tensor;
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         const int64_t fc = c.At(i, j);
+        const Scalar* ar = &av[i * k];
+        const Scalar* br = &bv[j * k];
         Scalar acc = clear_ ? Zero(ct) : ReadElement(ctensor, fc);
-        for (int64_t kk = 0; kk < k; ++kk) {
-          acc = AddIn(acc, MulIn(av[i * k + kk], bv[kk * n + j], ct), ct);
+        if (ct == DType::kFloat32) {
+          // The common case, on native floats: each product and each sum is
+          // rounded to float32 by the explicit conversions (which also keep
+          // the compiler from fusing them into an FMA).
+          float f = static_cast<float>(acc.f);
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const float p = static_cast<float>(ar[kk].f * br[kk].f);
+            f = static_cast<float>(static_cast<double>(f) + static_cast<double>(p));
+          }
+          acc = FloatScalar(f);
+        } else {
+          for (int64_t kk = 0; kk < k; ++kk) acc = AddIn(acc, MulIn(ar[kk], br[kk], ct), ct);
         }
         WriteElement(ctensor, fc, acc);
       }
