@@ -1,0 +1,316 @@
+// The staging evaluator of the TileLang frontend: it runs the kernel-building
+// function over the syntax tree and builds the tile IR as it goes.
+//
+// Two kinds of code are evaluated, as in TileLang:
+// - Python code (a generator function, local helper functions, module-level
+//   constants): plain staging evaluation. `for` iterates at staging time,
+//   `if` needs a condition known at staging time.
+// - Kernel code (the body of a @T.prim_func, of an eager @tilelang.jit
+//   function, of a @T.macro): TileLang's statement semantics. `if` on a
+//   staging value picks a branch; on a runtime value it builds an IR If.
+//   `for` over T.Parallel/T.serial/T.Pipelined/... builds IR loops, and so
+//   does `for i in range(n)`, which TileLang treats as T.serial(n) inside a
+//   prim_func (even for a static n). A name bound to a runtime expression
+//   inside a T.Kernel becomes an IR Let (a variable or a literal is aliased
+//   instead; outside any T.Kernel such expressions only involve parameters and
+//   are inlined); a name bound to an alloc_var buffer reads as its element and
+//   assigning to it stores. Macros are inlined with their arguments
+//   substituted.
+//
+// Every user error is a SourceError at the offending construct. Bounded work:
+// staging loops and recursion are capped, so the builder terminates on any
+// input.
+#ifndef TILEC_COMPILER_FRONTEND_BUILDER_H_
+#define TILEC_COMPILER_FRONTEND_BUILDER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/frontend/ast.h"
+#include "compiler/frontend/source.h"
+#include "compiler/frontend/value.h"
+#include "compiler/ir/ir.h"
+
+namespace tilec::frontend {
+
+// A scope of names: one per function call (and per lambda/comprehension).
+class Env {
+ public:
+  struct Slot {
+    Value value;
+    // The IR block the name was bound in when its value is runtime (a Let,
+    // loop or block variable, a non-global buffer); -1 for staging values.
+    int block_id = -1;
+  };
+
+  explicit Env(std::shared_ptr<Env> parent) : parent_(std::move(parent)) {}
+
+  // Searches this scope, then the enclosing ones.
+  Slot* Lookup(const std::string& name);
+  Slot* LookupLocal(const std::string& name);
+  void Set(const std::string& name, Value v, int block_id = -1);
+  bool Erase(const std::string& name);
+
+ private:
+  std::unordered_map<std::string, Slot> slots_;
+  std::shared_ptr<Env> parent_;
+};
+
+struct Arg {
+  Value value;
+  SourceLoc loc;
+};
+
+// The evaluated arguments of a call.
+struct CallArgs {
+  SourceLoc loc;  // the call expression
+  std::vector<Arg> positional;
+  std::vector<std::pair<std::string, Arg>> keywords;
+};
+
+// What a statement asks of the enclosing code.
+enum class Flow : uint8_t { kNormal, kBreak, kContinue, kReturn };
+
+// A name the user may bind with -D (a function parameter, or a T.const
+// symbol), or a symbolic size (T.dynamic).
+struct ParamInfo {
+  enum class Kind : uint8_t {
+    kFunctionParam,  // parameter of the kernel-building function
+    kConstSymbol,    // eager style: T.const("M, N")
+    kDynamicSymbol,  // T.dynamic("n") / T.symbolic("n"): never bound
+  };
+  std::string name;
+  Kind kind = Kind::kFunctionParam;
+  std::optional<Value> value;  // bound value (binding or default); unset when unbound
+  ir::Var var;                 // the symbolic variable of an unbound parameter
+  bool shape_used = false;     // appears in a tensor parameter's shape
+  bool tile_used = false;      // appears in a tile size (alloc shape, threads, extents, ...)
+  SourceLoc loc;
+};
+
+class Builder {
+ public:
+  Builder(const Module& module, const SourceFile& file);
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+
+  const SourceFile& file() const { return file_; }
+  const Module& module() const { return module_; }
+
+  // ---- Diagnostics ---------------------------------------------------------
+  absl::Status Err(SourceLoc loc, std::string_view message) const;
+  // Adds `loc` to an error without a location (from value_ops); passes
+  // located errors and OK through.
+  absl::Status At(const absl::Status& status, SourceLoc loc) const;
+  template <typename T>
+  absl::StatusOr<T> At(absl::StatusOr<T> v, SourceLoc loc) const {
+    if (v.ok()) return v;
+    return At(v.status(), loc);
+  }
+  static absl::Status Internal(std::string_view what);
+
+  // ---- Parameters ----------------------------------------------------------
+  int AddParam(ParamInfo info);
+  std::vector<ParamInfo>& params() { return params_; }
+  // The value a bindable name stands for: its bound value (with provenance),
+  // or its symbolic variable.
+  Value ParamValue(int id) const;
+  // Marks the parameters `v` derives from as used in a tile size / a tensor
+  // shape.
+  void MarkTileSize(const Value& v);
+  void MarkShape(const Value& v);
+  void MarkShapeExpr(const ir::Expr& e);
+  // The index of the parameter whose symbolic variable `var` is, or -1.
+  int ParamOfVar(const ir::VarNode* var) const;
+
+  // ---- Static requirements -------------------------------------------------
+  // The integer a value denotes at staging time. `use` names the use for the
+  // diagnostic ("range()", "the `dim` of T.reduce_sum", ...).
+  absl::StatusOr<int64_t> StaticInt(const Value& v, SourceLoc loc, std::string_view use) const;
+  absl::StatusOr<bool> StaticBool(const Value& v, SourceLoc loc, std::string_view use) const;
+  absl::StatusOr<ir::DType> StaticDType(const Value& v, SourceLoc loc, std::string_view use) const;
+  absl::StatusOr<std::string> StaticStr(const Value& v, SourceLoc loc, std::string_view use) const;
+  // The error for a value needed at staging time that is not known then.
+  absl::Status NotStatic(const Value& v, SourceLoc loc, std::string_view use) const;
+  // The first unbound function parameter in `e` (by name), if any.
+  std::optional<std::string> UnboundParamIn(const ir::Expr& e, bool skip_shape_params) const;
+  // True when `e` reads runtime state: a load, or a variable that is not a
+  // parameter or symbol.
+  bool HasRuntimeVars(const ir::Expr& e) const;
+
+  // ---- IR conversions -----------------------------------------------------
+  absl::StatusOr<ir::Expr> ExprOf(const Value& v, SourceLoc loc) const;
+  absl::StatusOr<ir::Expr> ExprAs(const Value& v, ir::DType t, SourceLoc loc) const;
+  // An integer size or extent (int32/int64 expression); marks tile-size use
+  // when `tile_size` is set.
+  absl::StatusOr<ir::Expr> SizeExpr(const Value& v, SourceLoc loc, std::string_view use,
+                                    bool tile_size);
+  // A shape: an int, or a tuple/list of ints and expressions.
+  absl::StatusOr<std::vector<ir::Expr>> ShapeOf(const Value& v, SourceLoc loc,
+                                                std::string_view use, bool tile_size);
+
+  // ---- IR emission ---------------------------------------------------------
+  bool KernelSyntax() const;
+  bool InKernel() const { return kernel_depth_ > 0; }
+  bool InPrimFunc() const { return !blocks_.empty(); }
+  // Appends a statement to the innermost open block. Outside a prim_func, or
+  // outside T.Kernel for anything but a global workspace or a kernel, this is
+  // an error naming `what` (e.g. "T.copy").
+  absl::Status Emit(ir::Stmt s, SourceLoc loc, std::string_view what);
+  // The buffer name taken from the assignment being evaluated
+  // (`A_shared = T.alloc_shared(...)`), or `fallback`.
+  std::string TakeNameHint(std::string_view fallback);
+  // Eager style: outputs created by T.empty, in order.
+  void AddOutput(ir::Buffer b) { outputs_.push_back(std::move(b)); }
+  bool eager() const { return eager_; }
+  void set_eager(bool e) { eager_ = e; }
+
+  // ---- Evaluation ---------------------------------------------------------
+  absl::StatusOr<Value> Eval(const Expr& e);
+  absl::StatusOr<Flow> ExecBlock(const StmtList& body);
+  absl::StatusOr<Flow> Exec(const Stmt& s);
+  // Calls a function value (def, macro, lambda, builtin, dtype constructor).
+  absl::StatusOr<Value> CallValue(const Value& fn, CallArgs args);
+  // Calls a `def` with arguments; runs its body in a new frame.
+  absl::StatusOr<Value> CallFunction(const FunctionValue& fn, CallArgs args);
+  // Builds a function value for a `def` evaluated in the current scope.
+  absl::StatusOr<Value> MakeFunction(const FunctionDefStmt& def, std::shared_ptr<Env> closure);
+  // Names a module-level binding (import, def, assignment), evaluated on
+  // first use; nullopt when the module does not define `name`.
+  absl::StatusOr<std::optional<Value>> ModuleGlobal(const std::string& name, SourceLoc loc);
+  // The flavor a def's decorators give it (prim_func, macro, or plain).
+  absl::StatusOr<FunctionFlavor> DecoratorFlavor(const FunctionDefStmt& def,
+                                                 const std::shared_ptr<Env>& closure);
+
+  // Frames: one per function being run.
+  struct Frame {
+    std::shared_ptr<Env> env;
+    bool kernel_syntax = false;
+    size_t block_base = 0;  // blocks_.size() when the frame started
+    std::optional<Value> return_value;
+    std::vector<bool> loops;  // enclosing loops of this frame: true for IR loops
+    std::string name;
+  };
+  absl::Status PushFrame(Frame f, SourceLoc loc);
+  void PopFrame() { frames_.pop_back(); }
+  Frame& frame() { return frames_.back(); }
+  bool HasFrame() const { return !frames_.empty(); }
+
+  // Open IR blocks (prim_func body, kernels, loops, branches).
+  struct Block {
+    int id = 0;
+    std::vector<ir::Stmt> stmts;
+  };
+  void PushBlock();
+  std::vector<ir::Stmt> PopBlock();
+  int CurrentBlockId() const { return blocks_.empty() ? -1 : blocks_.back().id; }
+  bool BlockOpen(int id) const;
+
+  // Binding a name in the current frame, with TileLang's rules for runtime
+  // values (Let, alloc_var store). `loc` is the target.
+  absl::Status AssignName(const std::string& name, const Value& v, SourceLoc loc);
+  // Binds without Let/store rules (parameters, loop variables).
+  void BindName(const std::string& name, const Value& v);
+
+  // Allowed while evaluating the arguments of T.Layout.
+  bool allow_lambda() const { return allow_lambda_; }
+
+  // Buffer name hint for the call being evaluated.
+  void set_name_hint(std::string hint) { name_hint_ = std::move(hint); }
+
+  // Counts one unit of staging work; fails when the budget is exhausted.
+  absl::Status Tick(SourceLoc loc);
+
+  // Binding values given on the command line evaluate unknown names as
+  // strings (`-D dtype=float16`).
+  void set_names_as_strings(bool on) { names_as_strings_ = on; }
+
+  // The tensor parameters declared so far (prim_func params, eager
+  // annotations), by parameter name.
+  std::unordered_map<std::string, ir::Buffer>& tensor_params() { return tensor_params_; }
+  std::unordered_map<std::string, ir::Var>& scalar_params() { return scalar_params_; }
+  const std::vector<ir::Buffer>& outputs() const { return outputs_; }
+  // Eager style: tensor parameters whose `A: T.Tensor(...)` annotation has
+  // not run yet.
+  std::vector<std::string>& pending_tensors() { return pending_tensors_; }
+
+  // Statements and expressions (builder_stmt.cc / builder_expr.cc).
+ private:
+  struct ModuleEntry {
+    const Stmt* stmt = nullptr;  // the defining top-level statement
+    std::optional<Value> value;
+    bool evaluating = false;
+  };
+
+  absl::StatusOr<Value> EvalName(const NameExpr& e);
+  absl::StatusOr<Value> EvalConstant(const ConstantExpr& e);
+  absl::StatusOr<Value> EvalAttribute(const AttributeExpr& e);
+  absl::StatusOr<Value> EvalSubscript(const SubscriptExpr& e);
+  absl::StatusOr<Value> EvalCall(const CallExpr& e);
+  absl::StatusOr<Value> EvalBoolOp(const BoolOpExpr& e);
+  absl::StatusOr<Value> EvalCompare(const CompareExpr& e);
+  absl::StatusOr<Value> EvalIfExp(const IfExpExpr& e);
+  absl::StatusOr<Value> EvalComprehension(const ComprehensionExpr& e);
+  absl::StatusOr<Value> EvalLambda(const LambdaExpr& e);
+  absl::StatusOr<ValueList> EvalElements(const std::vector<ExprPtr>& elts);
+  absl::StatusOr<std::string> FormatFString(const ConstantExpr& e);
+  absl::StatusOr<Value> Attribute(const Value& v, const std::string& attr, SourceLoc loc);
+  absl::StatusOr<Value> IndexBuffer(const ir::Buffer& b, const SubscriptExpr& e);
+  absl::StatusOr<Value> IndexStaging(const Value& v, const SubscriptExpr& e);
+  absl::StatusOr<CallArgs> EvalArgs(const CallExpr& e);
+
+  absl::StatusOr<Flow> ExecAssign(const AssignStmt& s);
+  absl::StatusOr<Flow> ExecAugAssign(const AugAssignStmt& s);
+  absl::StatusOr<Flow> ExecAnnAssign(const AnnAssignStmt& s);
+  absl::StatusOr<Flow> ExecFor(const ForStmt& s);
+  absl::StatusOr<Flow> ExecIrLoop(const ForStmt& s, const LoopSpec& loop);
+  absl::StatusOr<Flow> ExecStagingLoop(const ForStmt& s, const ValueList& items);
+  absl::StatusOr<Flow> ExecWhile(const WhileStmt& s);
+  absl::StatusOr<Flow> ExecIf(const IfStmt& s);
+  absl::StatusOr<Flow> ExecWith(const WithStmt& s);
+  absl::StatusOr<Flow> ExecReturn(const ReturnStmt& s);
+  absl::StatusOr<Flow> ExecAssert(const AssertStmt& s);
+  absl::StatusOr<Flow> ExecImport(const Stmt& s);
+  absl::Status AssignTarget(const Expr& target, const Value& v);
+  absl::Status StoreElement(const ir::Buffer& b, std::vector<ir::Expr> indices, const Value& v,
+                            SourceLoc loc);
+  absl::StatusOr<Value> Iterable(const Value& v, SourceLoc loc, ValueList* items);
+
+  void IndexModule();
+  absl::StatusOr<Value> EvalModuleEntry(const std::string& name, ModuleEntry& entry,
+                                        SourceLoc loc);
+  absl::StatusOr<Value> ImportValue(const std::string& module, const std::string& name,
+                                    SourceLoc loc);
+
+  const Module& module_;
+  const SourceFile& file_;
+  std::unordered_map<std::string, ModuleEntry> module_entries_;
+
+  std::vector<ParamInfo> params_;
+  std::unordered_map<const ir::VarNode*, int> param_of_var_;
+  std::vector<Frame> frames_;
+  std::vector<Block> blocks_;
+  int next_block_id_ = 0;
+  int kernel_depth_ = 0;
+  bool eager_ = false;
+  bool allow_lambda_ = false;
+  bool names_as_strings_ = false;
+  std::string name_hint_;
+  int64_t work_ = 0;
+  std::unordered_map<std::string, ir::Buffer> tensor_params_;
+  std::unordered_map<std::string, ir::Var> scalar_params_;
+  std::vector<ir::Buffer> outputs_;
+  std::vector<std::string> pending_tensors_;
+};
+
+}  // namespace tilec::frontend
+
+#endif  // TILEC_COMPILER_FRONTEND_BUILDER_H_

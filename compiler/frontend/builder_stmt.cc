@@ -1,0 +1,672 @@
+// Builder: statements.
+#include <algorithm>
+#include <utility>
+
+#include "compiler/frontend/builder.h"
+#include "compiler/frontend/str_util.h"
+#include "compiler/frontend/tl_builtins.h"
+#include "compiler/frontend/value_ops.h"
+#include "compiler/ir/printer.h"
+
+namespace tilec::frontend {
+namespace {
+
+ir::Stmt Body(std::vector<ir::Stmt> stmts) { return ir::Seq(std::move(stmts)); }
+
+}  // namespace
+
+absl::StatusOr<Flow> Builder::ExecBlock(const StmtList& body) {
+  for (const StmtPtr& s : body) {
+    if (!s) return Internal("null statement");
+    absl::StatusOr<Flow> flow = Exec(*s);
+    if (!flow.ok() || *flow != Flow::kNormal) return flow;
+  }
+  return Flow::kNormal;
+}
+
+absl::StatusOr<Flow> Builder::Exec(const Stmt& s) {
+  absl::Status tick = Tick(s.loc);
+  if (!tick.ok()) return tick;
+  switch (s.kind) {
+    case StmtKind::kFunctionDef: {
+      const auto& def = *s.as<FunctionDefStmt>();
+      absl::StatusOr<Value> fn = MakeFunction(def, frame().env);
+      if (!fn.ok()) return fn.status();
+      BindName(def.name, *fn);
+      return Flow::kNormal;
+    }
+    case StmtKind::kClassDef:
+      return Err(s.loc, "class definitions are not supported in kernel-building code");
+    case StmtKind::kReturn: return ExecReturn(*s.as<ReturnStmt>());
+    case StmtKind::kDelete:
+      for (const ExprPtr& t : s.as<DeleteStmt>()->targets) {
+        const auto* n = t->as<NameExpr>();
+        if (!n) return Err(t->loc, "`del` is only supported on names");
+        if (!frame().env->Erase(n->id)) {
+          return Err(t->loc, Cat("name `", n->id, "` is not defined"));
+        }
+      }
+      return Flow::kNormal;
+    case StmtKind::kAssign: return ExecAssign(*s.as<AssignStmt>());
+    case StmtKind::kAugAssign: return ExecAugAssign(*s.as<AugAssignStmt>());
+    case StmtKind::kAnnAssign: return ExecAnnAssign(*s.as<AnnAssignStmt>());
+    case StmtKind::kFor: return ExecFor(*s.as<ForStmt>());
+    case StmtKind::kWhile: return ExecWhile(*s.as<WhileStmt>());
+    case StmtKind::kIf: return ExecIf(*s.as<IfStmt>());
+    case StmtKind::kWith: return ExecWith(*s.as<WithStmt>());
+    case StmtKind::kRaise: {
+      const auto& r = *s.as<RaiseStmt>();
+      std::string what = "an exception was raised";
+      if (r.exc) {
+        const Expr* exc = r.exc.get();
+        std::string type;
+        if (const auto* call = exc->as<CallExpr>()) {
+          if (const auto* n = call->func->as<NameExpr>()) type = n->id;
+          if (!call->args.empty()) {
+            absl::StatusOr<Value> msg = Eval(*call->args[0]);
+            if (msg.ok()) {
+              what = msg->kind == ValueKind::kStr ? msg->s : ValueRepr(*msg);
+            }
+          }
+        } else if (const auto* n = exc->as<NameExpr>()) {
+          type = n->id;
+        }
+        if (!type.empty()) what = Cat(type, ": ", what);
+      }
+      return Err(s.loc, Cat("the kernel-building code raised ", what));
+    }
+    case StmtKind::kTry: return Err(s.loc, "try statements are not supported in kernel-building code");
+    case StmtKind::kAssert: return ExecAssert(*s.as<AssertStmt>());
+    case StmtKind::kImport:
+    case StmtKind::kImportFrom: return ExecImport(s);
+    case StmtKind::kGlobal: return Err(s.loc, "`global` is not supported");
+    case StmtKind::kNonlocal: return Err(s.loc, "`nonlocal` is not supported");
+    case StmtKind::kExpr: {
+      const auto& e = *s.as<ExprStmt>();
+      absl::StatusOr<Value> v = Eval(*e.value);
+      if (!v.ok()) return v.status();
+      if (v->kind == ValueKind::kKernel || v->kind == ValueKind::kLoop) {
+        return Err(e.loc, Cat(DescribeValue(*v), " must be used in a `",
+                                       v->kind == ValueKind::kKernel ? "with" : "for",
+                                       "` statement"));
+      }
+      return Flow::kNormal;
+    }
+    case StmtKind::kPass: return Flow::kNormal;
+    case StmtKind::kBreak:
+    case StmtKind::kContinue: {
+      const char* word = s.kind == StmtKind::kBreak ? "break" : "continue";
+      if (frame().loops.empty()) return Err(s.loc, Cat("`", word, "` outside a loop"));
+      if (frame().loops.back()) {
+        return Err(s.loc, Cat("`", word,
+                                       "` inside a kernel loop or a runtime branch is not "
+                                       "supported"));
+      }
+      return s.kind == StmtKind::kBreak ? Flow::kBreak : Flow::kContinue;
+    }
+  }
+  return Internal("unknown statement kind");
+}
+
+absl::StatusOr<Flow> Builder::ExecReturn(const ReturnStmt& s) {
+  Value v = Value::None();
+  if (s.value) {
+    absl::StatusOr<Value> r = Eval(*s.value);
+    if (!r.ok()) return r.status();
+    v = *r;
+  }
+  if (blocks_.size() > frame().block_base) {
+    return Err(s.loc, "`return` inside a kernel, a kernel loop or a runtime branch is not "
+                      "supported; assign a T.alloc_var inside and return it after");
+  }
+  frame().return_value = std::move(v);
+  return Flow::kReturn;
+}
+
+absl::StatusOr<Flow> Builder::ExecAssign(const AssignStmt& s) {
+  // Buffer names come from the assignment: `A_shared = T.alloc_shared(...)`.
+  const auto* tuple_target = s.targets.size() == 1 ? s.targets[0]->as<TupleExpr>() : nullptr;
+  const auto* tuple_value = s.value->as<TupleExpr>();
+  if (tuple_target && tuple_value && tuple_target->elts.size() == tuple_value->elts.size()) {
+    ValueList values;
+    for (size_t k = 0; k < tuple_value->elts.size(); ++k) {
+      const Expr& elt = *tuple_value->elts[k];
+      if (elt.as<StarredExpr>()) {
+        values.clear();
+        break;
+      }
+      if (const auto* n = tuple_target->elts[k]->as<NameExpr>(); n && elt.as<CallExpr>()) {
+        name_hint_ = n->id;
+      }
+      absl::StatusOr<Value> v = Eval(elt);
+      name_hint_.clear();
+      if (!v.ok()) return v.status();
+      values.push_back(*v);
+    }
+    if (values.size() == tuple_value->elts.size()) {
+      for (size_t k = 0; k < values.size(); ++k) {
+        absl::Status st = AssignTarget(*tuple_target->elts[k], values[k]);
+        if (!st.ok()) return st;
+      }
+      return Flow::kNormal;
+    }
+  }
+  if (const auto* n = s.targets[0]->as<NameExpr>(); n && s.value->as<CallExpr>()) {
+    name_hint_ = n->id;
+  }
+  absl::StatusOr<Value> v = Eval(*s.value);
+  name_hint_.clear();
+  if (!v.ok()) return v.status();
+  for (const ExprPtr& t : s.targets) {
+    absl::Status st = AssignTarget(*t, *v);
+    if (!st.ok()) return st;
+  }
+  return Flow::kNormal;
+}
+
+absl::Status Builder::AssignTarget(const Expr& target, const Value& v) {
+  if (const auto* n = target.as<NameExpr>()) return AssignName(n->id, v, n->loc);
+  const std::vector<ExprPtr>* elts = nullptr;
+  if (const auto* t = target.as<TupleExpr>()) elts = &t->elts;
+  if (const auto* l = target.as<ListExpr>()) elts = &l->elts;
+  if (elts) {
+    if (v.kind == ValueKind::kKernel) {
+      return Err(target.loc, "bind T.Kernel block indices with `with T.Kernel(...) as (bx, by):`");
+    }
+    if (!v.IsSequence()) {
+      if (v.kind == ValueKind::kExpr || v.kind == ValueKind::kElement) {
+        return NotStatic(v, target.loc, "unpacking");
+      }
+      return Err(target.loc, Cat("cannot unpack a ", DescribeValue(v)));
+    }
+    const ValueList& items = v.Items();
+    int star = -1;
+    for (size_t k = 0; k < elts->size(); ++k) {
+      if ((*elts)[k]->as<StarredExpr>()) {
+        if (star >= 0) return Err((*elts)[k]->loc, "multiple starred targets");
+        star = static_cast<int>(k);
+      }
+    }
+    size_t fixed = elts->size() - (star >= 0 ? 1 : 0);
+    if ((star < 0 && items.size() != elts->size()) || (star >= 0 && items.size() < fixed)) {
+      return Err(target.loc, Cat("cannot unpack ", items.size(), " values into ",
+                                          elts->size(), " targets"));
+    }
+    size_t rest = items.size() - fixed;
+    size_t pos = 0;
+    for (size_t k = 0; k < elts->size(); ++k) {
+      if (static_cast<int>(k) == star) {
+        ValueList middle(items.begin() + pos, items.begin() + pos + rest);
+        pos += rest;
+        absl::Status st =
+            AssignTarget(*(*elts)[k]->as<StarredExpr>()->value, Value::List(std::move(middle)));
+        if (!st.ok()) return st;
+        continue;
+      }
+      absl::Status st = AssignTarget(*(*elts)[k], items[pos++]);
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+  if (const auto* sub = target.as<SubscriptExpr>()) {
+    absl::StatusOr<Value> container = Eval(*sub->value);
+    if (!container.ok()) return container.status();
+    if (container->kind == ValueKind::kBuffer) {
+      absl::StatusOr<Value> where = IndexBuffer(container->buffer, *sub);
+      if (!where.ok()) return where.status();
+      if (where->kind != ValueKind::kElement) {
+        return Err(sub->lbracket_loc,
+                   "assigning to a buffer slice is not supported; use T.fill, T.copy or a "
+                   "T.Parallel loop");
+      }
+      return StoreElement(where->element->buffer, where->element->indices, v, target.loc);
+    }
+    if (container->kind == ValueKind::kList || container->kind == ValueKind::kDict) {
+      if (sub->items.size() != 1 || sub->items[0].is_slice || !sub->items[0].index) {
+        return Err(sub->lbracket_loc, "only single-index assignment is supported here");
+      }
+      absl::StatusOr<Value> key = Eval(*sub->items[0].index);
+      if (!key.ok()) return key.status();
+      if (container->kind == ValueKind::kDict) {
+        for (auto& item : *container->dict) {
+          if (StagingEquals(item.first, *key).value_or(false)) {
+            item.second = v;
+            return absl::OkStatus();
+          }
+        }
+        container->dict->emplace_back(*key, v);
+        return absl::OkStatus();
+      }
+      absl::StatusOr<int64_t> k = StaticInt(*key, sub->items[0].loc, "a list index");
+      if (!k.ok()) return k.status();
+      int64_t n = static_cast<int64_t>(container->list->size());
+      int64_t at = *k < 0 ? *k + n : *k;
+      if (at < 0 || at >= n) return Err(sub->items[0].loc, "list assignment index out of range");
+      (*container->list)[at] = v;
+      return absl::OkStatus();
+    }
+    return Err(target.loc, Cat("cannot assign into a ", DescribeValue(*container)));
+  }
+  if (target.as<AttributeExpr>()) return Err(target.loc, "assigning to attributes is not supported");
+  return Err(target.loc, "unsupported assignment target");
+}
+
+absl::Status Builder::StoreElement(const ir::Buffer& b, std::vector<ir::Expr> indices,
+                                   const Value& v, SourceLoc loc) {
+  if (!v.IsNumber() && !IsRuntimeScalar(v)) {
+    return Err(loc, Cat("cannot store a ", DescribeValue(v), " into an element of `",
+                                 b->name, "`", v.kind == ValueKind::kBuffer ||
+                                 v.kind == ValueKind::kRegion ? "; use T.copy" : ""));
+  }
+  // TileLang (TVM) casts the stored value to the buffer's dtype.
+  absl::StatusOr<ir::Expr> value = ExprAs(v, b->dtype, loc);
+  if (!value.ok()) return value.status();
+  return Emit(ir::Store(b, std::move(indices), *value), loc,
+              Cat("a store to `", b->name, "`"));
+}
+
+absl::StatusOr<Flow> Builder::ExecAugAssign(const AugAssignStmt& s) {
+  absl::StatusOr<Value> rhs = Eval(*s.value);
+  if (!rhs.ok()) return rhs.status();
+  if (const auto* n = s.target->as<NameExpr>()) {
+    absl::StatusOr<Value> cur = EvalName(*n);
+    if (!cur.ok()) return cur.status();
+    if (cur->kind == ValueKind::kList && s.op == BinOpKind::kAdd) {
+      ValueList items;
+      absl::StatusOr<Value> it = Iterable(*rhs, s.value->loc, &items);
+      if (!it.ok()) return it.status();
+      cur->list->insert(cur->list->end(), items.begin(), items.end());
+      return Flow::kNormal;
+    }
+    absl::StatusOr<Value> next = At(ApplyBinOp(s.op, *cur, *rhs), s.op_loc);
+    if (!next.ok()) return next.status();
+    absl::Status st = AssignName(n->id, *next, n->loc);
+    if (!st.ok()) return st;
+    return Flow::kNormal;
+  }
+  if (const auto* sub = s.target->as<SubscriptExpr>()) {
+    absl::StatusOr<Value> container = Eval(*sub->value);
+    if (!container.ok()) return container.status();
+    if (container->kind == ValueKind::kBuffer) {
+      absl::StatusOr<Value> where = IndexBuffer(container->buffer, *sub);
+      if (!where.ok()) return where.status();
+      if (where->kind != ValueKind::kElement) {
+        return Err(sub->lbracket_loc, "augmented assignment to a buffer slice is not supported");
+      }
+      absl::StatusOr<Value> next = At(ApplyBinOp(s.op, *where, *rhs), s.op_loc);
+      if (!next.ok()) return next.status();
+      absl::Status st = StoreElement(where->element->buffer, where->element->indices, *next,
+                                     s.target->loc);
+      if (!st.ok()) return st;
+      return Flow::kNormal;
+    }
+    absl::StatusOr<Value> cur = Eval(*s.target);
+    if (!cur.ok()) return cur.status();
+    absl::StatusOr<Value> next = At(ApplyBinOp(s.op, *cur, *rhs), s.op_loc);
+    if (!next.ok()) return next.status();
+    absl::Status st = AssignTarget(*s.target, *next);
+    if (!st.ok()) return st;
+    return Flow::kNormal;
+  }
+  return Err(s.target->loc, "unsupported target of an augmented assignment");
+}
+
+absl::StatusOr<Flow> Builder::ExecAnnAssign(const AnnAssignStmt& s) {
+  const auto* n = s.target->as<NameExpr>();
+  absl::StatusOr<Value> ann = Eval(*s.annotation);
+  if (!ann.ok()) return ann.status();
+  bool pending = n && std::find(pending_tensors_.begin(), pending_tensors_.end(), n->id) !=
+                          pending_tensors_.end();
+  if (ann->kind == ValueKind::kTensorType) {
+    if (!n || !pending) {
+      return Err(s.target->loc,
+                 n ? Cat("`", n->id, ": T.Tensor(...)` declares a tensor parameter, but `",
+                                  frame().name, "` has no pending parameter `", n->id, "`")
+                   : "a T.Tensor annotation needs a parameter name");
+    }
+    if (s.value) return Err(s.value->loc, "a tensor parameter annotation takes no value");
+    const TensorTypeValue& tt = *ann->tensor_type;
+    std::vector<ir::Expr> shape;
+    for (const Value& d : tt.shape) {
+      absl::StatusOr<ir::Expr> e = SizeExpr(d, s.annotation->loc, "a tensor dimension", false);
+      if (!e.ok()) return e.status();
+      MarkShape(d);
+      shape.push_back(*e);
+    }
+    ir::Buffer b = ir::MakeBuffer(n->id, tt.dtype, std::move(shape), ir::Scope::kGlobal);
+    tensor_params_[n->id] = b;
+    pending_tensors_.erase(std::find(pending_tensors_.begin(), pending_tensors_.end(), n->id));
+    BindName(n->id, Value::BufferRef(b));
+    return Flow::kNormal;
+  }
+  if (ann->kind == ValueKind::kDType) {
+    if (pending) {
+      if (s.value) return Err(s.value->loc, "a scalar parameter annotation takes no value");
+      ir::Var var = ir::MakeVar(n->id, ann->dtype);
+      scalar_params_[n->id] = var;
+      pending_tensors_.erase(std::find(pending_tensors_.begin(), pending_tensors_.end(), n->id));
+      BindName(n->id, Value::Runtime(var));
+      return Flow::kNormal;
+    }
+    if (n && KernelSyntax() && InKernel()) {
+      // `x: T.float32 = v` declares a scalar variable (an alloc_var), as in TileLang.
+      ir::Buffer b = ir::MakeBuffer(n->id, ann->dtype, {ir::IntImm(1)}, ir::Scope::kVar);
+      ir::Expr init;
+      Value v;
+      if (s.value) {
+        absl::StatusOr<Value> r = Eval(*s.value);
+        if (!r.ok()) return r.status();
+        v = *r;
+        if (v.IsNumber()) {
+          absl::StatusOr<ir::Expr> lit = ExprAs(v, ann->dtype, s.value->loc);
+          if (!lit.ok()) return lit.status();
+          init = *lit;
+        }
+      }
+      absl::Status st = Emit(ir::Allocate(b, init), s.loc, "a variable declaration");
+      if (!st.ok()) return st;
+      BindName(n->id, Value::BufferRef(b));
+      if (s.value && !init) {
+        absl::Status st2 = StoreElement(b, {ir::IntImm(0)}, v, s.value->loc);
+        if (!st2.ok()) return st2;
+      }
+      return Flow::kNormal;
+    }
+  }
+  if (pending) {
+    return Err(s.annotation->loc,
+               Cat("the annotation of parameter `", n->id,
+                            "` must be T.Tensor(shape, dtype) or a scalar type, got ",
+                            DescribeValue(*ann)));
+  }
+  if (!s.value) return Flow::kNormal;
+  absl::StatusOr<Value> v = Eval(*s.value);
+  if (!v.ok()) return v.status();
+  absl::Status st = AssignTarget(*s.target, *v);
+  if (!st.ok()) return st;
+  return Flow::kNormal;
+}
+
+absl::StatusOr<Flow> Builder::ExecFor(const ForStmt& s) {
+  if (s.is_async) return Err(s.loc, "async for is not supported");
+  absl::StatusOr<Value> iter = Eval(*s.iter);
+  if (!iter.ok()) return iter.status();
+  if (iter->kind == ValueKind::kLoop) return ExecIrLoop(s, *iter->loop);
+  ValueList items;
+  absl::StatusOr<Value> it = Iterable(*iter, s.iter->loc, &items);
+  if (!it.ok()) return it.status();
+  return ExecStagingLoop(s, items);
+}
+
+absl::StatusOr<Flow> Builder::ExecStagingLoop(const ForStmt& s, const ValueList& items) {
+  frame().loops.push_back(false);
+  bool broke = false;
+  for (const Value& item : items) {
+    absl::Status tick = Tick(s.loc);
+    if (!tick.ok()) return tick;
+    absl::Status st = AssignTarget(*s.target, item);
+    if (!st.ok()) return st;
+    absl::StatusOr<Flow> flow = ExecBlock(s.body);
+    if (!flow.ok()) return flow;
+    if (*flow == Flow::kBreak) {
+      broke = true;
+      break;
+    }
+    if (*flow == Flow::kReturn) {
+      frame().loops.pop_back();
+      return flow;
+    }
+  }
+  frame().loops.pop_back();
+  if (!broke && !s.orelse.empty()) return ExecBlock(s.orelse);
+  return Flow::kNormal;
+}
+
+absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop) {
+  std::string_view kind_name = ir::ForKindName(loop.kind);
+  if (!InPrimFunc() || !InKernel()) {
+    return Err(s.loc, Cat("a ", kind_name, " loop must be inside a T.Kernel block"));
+  }
+  if (!s.orelse.empty()) return Err(s.loc, "`for ... else` is not supported for kernel loops");
+  size_t n = loop.extents.size();
+  std::vector<const NameExpr*> names;
+  if (const auto* name = s.target->as<NameExpr>()) {
+    names.push_back(name);
+  } else if (const auto* tup = s.target->as<TupleExpr>()) {
+    for (const ExprPtr& elt : tup->elts) {
+      const auto* en = elt->as<NameExpr>();
+      if (!en) return Err(elt->loc, "a kernel loop variable must be a plain name");
+      names.push_back(en);
+    }
+  } else {
+    return Err(s.target->loc, "a kernel loop variable must be a plain name");
+  }
+  if (names.size() != n) {
+    return Err(s.target->loc, Cat("this loop has ", n, n == 1 ? " dimension" :
+                                           " dimensions", " but ", names.size(),
+                                           names.size() == 1 ? " variable" : " variables"));
+  }
+  std::vector<ir::Var> vars;
+  PushBlock();
+  for (size_t d = 0; d < n; ++d) {
+    ir::DType t = loop.extents[d]->dtype == ir::DType::kInt64 ? ir::DType::kInt64
+                                                               : ir::DType::kInt32;
+    ir::Var var = ir::MakeVar(names[d]->id, t);
+    vars.push_back(var);
+    if (loop.step) {
+      ir::Expr step = CastTo(t, loop.step);
+      ir::Expr idx = FoldBinary(ir::BinaryOp::kAdd, CastTo(t, loop.mins[d]),
+                                FoldBinary(ir::BinaryOp::kMul, var, step));
+      BindName(names[d]->id, Value::Runtime(idx));
+    } else {
+      BindName(names[d]->id, Value::Runtime(var));
+    }
+  }
+  frame().loops.push_back(true);
+  absl::StatusOr<Flow> flow = ExecBlock(s.body);
+  frame().loops.pop_back();
+  std::vector<ir::Stmt> stmts = PopBlock();
+  if (!flow.ok()) return flow;
+  ir::Stmt body = Body(std::move(stmts));
+  for (size_t d = n; d-- > 0;) {
+    auto f = std::make_shared<ir::ForNode>();
+    f->var = vars[d];
+    f->min = loop.step ? ir::IntImm(0, vars[d]->dtype) : loop.mins[d];
+    f->extent = loop.extents[d];
+    f->kind = loop.kind;
+    if (d == 0) {
+      f->num_stages = loop.num_stages;
+      f->order = loop.order;
+      f->stage = loop.stage;
+    }
+    f->body = std::move(body);
+    body = std::move(f);
+  }
+  absl::Status st = Emit(std::move(body), s.loc, Cat("a ", kind_name, " loop"));
+  if (!st.ok()) return st;
+  return Flow::kNormal;
+}
+
+absl::StatusOr<Flow> Builder::ExecWhile(const WhileStmt& s) {
+  if (KernelSyntax()) return Err(s.loc, "while loops inside a kernel are not supported");
+  frame().loops.push_back(false);
+  bool broke = false;
+  while (true) {
+    absl::Status tick = Tick(s.loc);
+    if (!tick.ok()) return tick;
+    absl::StatusOr<Value> cond = Eval(*s.test);
+    if (!cond.ok()) return cond.status();
+    absl::StatusOr<bool> t = StaticBool(*cond, s.test->loc, "the condition of this `while`");
+    if (!t.ok()) return t.status();
+    if (!*t) break;
+    absl::StatusOr<Flow> flow = ExecBlock(s.body);
+    if (!flow.ok()) return flow;
+    if (*flow == Flow::kBreak) {
+      broke = true;
+      break;
+    }
+    if (*flow == Flow::kReturn) {
+      frame().loops.pop_back();
+      return flow;
+    }
+  }
+  frame().loops.pop_back();
+  if (!broke && !s.orelse.empty()) return ExecBlock(s.orelse);
+  return Flow::kNormal;
+}
+
+absl::StatusOr<Flow> Builder::ExecIf(const IfStmt& s) {
+  absl::StatusOr<Value> cond = Eval(*s.test);
+  if (!cond.ok()) return cond.status();
+  if (std::optional<bool> t = Truthy(*cond)) return ExecBlock(*t ? s.body : s.orelse);
+  constexpr std::string_view kUse = "the condition of this `if`";
+  if (!KernelSyntax() || !IsRuntimeScalar(*cond)) return NotStatic(*cond, s.test->loc, kUse);
+  absl::StatusOr<ir::Expr> c = ExprOf(*cond, s.test->loc);
+  if (!c.ok()) return c.status();
+  if (!HasRuntimeVars(*c)) {
+    // Only parameters: a static `if` whose value is not known yet.
+    if (std::optional<std::string> p = UnboundParamIn(*c, /*skip_shape_params=*/true)) {
+      return NotStatic(*cond, s.test->loc, kUse);
+    }
+  }
+  if (!InKernel()) return Err(s.test->loc, "a runtime `if` must be inside a T.Kernel block");
+  ir::Expr test = AsBool(*c);
+  auto branch = [&](const StmtList& body) -> absl::StatusOr<ir::Stmt> {
+    PushBlock();
+    frame().loops.push_back(true);
+    absl::StatusOr<Flow> flow = ExecBlock(body);
+    frame().loops.pop_back();
+    std::vector<ir::Stmt> stmts = PopBlock();
+    if (!flow.ok()) return flow.status();
+    return Body(std::move(stmts));
+  };
+  absl::StatusOr<ir::Stmt> then_case = branch(s.body);
+  if (!then_case.ok()) return then_case.status();
+  ir::Stmt else_case;
+  if (!s.orelse.empty()) {
+    absl::StatusOr<ir::Stmt> e = branch(s.orelse);
+    if (!e.ok()) return e.status();
+    else_case = *e;
+  }
+  absl::Status st = Emit(ir::If(test, *then_case, else_case), s.loc, "a runtime `if`");
+  if (!st.ok()) return st;
+  return Flow::kNormal;
+}
+
+absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
+  if (s.is_async) return Err(s.loc, "async with is not supported");
+  if (s.items.size() != 1) return Err(s.loc, "only one context manager per `with` is supported");
+  const WithItem& item = s.items[0];
+  absl::StatusOr<Value> ctx = Eval(*item.context);
+  if (!ctx.ok()) return ctx.status();
+  if (ctx->kind != ValueKind::kKernel) {
+    return Err(item.context->loc, Cat("`with` is only supported with T.Kernel(...), got ",
+                                               DescribeValue(*ctx)));
+  }
+  const KernelSpec& spec = *ctx->kernel;
+  if (!InPrimFunc()) {
+    return Err(item.context->loc, "T.Kernel is only allowed inside a @T.prim_func or an eager "
+                                  "@tilelang.jit function");
+  }
+  if (InKernel()) return Err(item.context->loc, "T.Kernel blocks cannot be nested");
+  size_t n = spec.grid.size();
+  static constexpr const char* kDefaultNames[] = {"bx", "by", "bz"};
+  std::vector<std::string> names;
+  const NameExpr* single = nullptr;
+  if (!item.target) {
+    for (size_t d = 0; d < n; ++d) names.push_back(kDefaultNames[d]);
+  } else if ((single = item.target->as<NameExpr>())) {
+    if (n == 1) {
+      names.push_back(single->id);
+    } else {
+      for (size_t d = 0; d < n; ++d) names.push_back(kDefaultNames[d]);
+    }
+  } else if (const auto* tup = item.target->as<TupleExpr>()) {
+    for (const ExprPtr& elt : tup->elts) {
+      const auto* en = elt->as<NameExpr>();
+      if (!en) return Err(elt->loc, "a block index must be bound to a plain name");
+      names.push_back(en->id);
+    }
+    if (names.size() != n) {
+      return Err(item.target->loc, Cat("T.Kernel has ", n, " grid dimension",
+                                                n == 1 ? "" : "s", " but ", names.size(),
+                                                " block indices are bound"));
+    }
+  } else {
+    return Err(item.target->loc, "a block index must be bound to a plain name");
+  }
+  auto kernel = std::make_shared<ir::KernelNode>();
+  kernel->grid = spec.grid;
+  kernel->threads = spec.threads;
+  kernel->prelude = spec.prelude;
+  PushBlock();
+  ++kernel_depth_;
+  ValueList block_values;
+  for (const std::string& name : names) {
+    ir::Var var = ir::MakeVar(name, ir::DType::kInt32);
+    kernel->block_vars.push_back(var);
+    block_values.push_back(Value::Runtime(var));
+    if (!single || n == 1) BindName(name, Value::Runtime(var));
+  }
+  if (single && n > 1) BindName(single->id, Value::Tuple(block_values));
+  frame().loops.push_back(true);
+  absl::StatusOr<Flow> flow = ExecBlock(s.body);
+  frame().loops.pop_back();
+  --kernel_depth_;
+  std::vector<ir::Stmt> stmts = PopBlock();
+  if (!flow.ok()) return flow;
+  kernel->body = Body(std::move(stmts));
+  absl::Status st = Emit(std::move(kernel), s.loc, "T.Kernel");
+  if (!st.ok()) return st;
+  return Flow::kNormal;
+}
+
+absl::StatusOr<Flow> Builder::ExecAssert(const AssertStmt& s) {
+  absl::StatusOr<Value> cond = Eval(*s.test);
+  if (!cond.ok()) return cond.status();
+  if (std::optional<bool> t = Truthy(*cond)) {
+    if (*t) return Flow::kNormal;
+    std::string msg = "assertion failed";
+    if (s.msg) {
+      absl::StatusOr<Value> m = Eval(*s.msg);
+      if (!m.ok()) return m.status();
+      msg += Cat(": ", m->kind == ValueKind::kStr ? m->s : ValueRepr(*m));
+    }
+    return Err(s.loc, msg);
+  }
+  if (cond->kind == ValueKind::kExpr && !HasRuntimeVars(cond->expr) &&
+      UnboundParamIn(cond->expr, false)) {
+    // A constraint on parameters left unbound (`assert block_M % 16 == 0`):
+    // it can only be checked once they are bound, so it is skipped here.
+    return Flow::kNormal;
+  }
+  return Err(s.loc, "an assert on a runtime value is not supported; tilec checks asserts at "
+                    "staging time");
+}
+
+absl::StatusOr<Flow> Builder::ExecImport(const Stmt& s) {
+  if (const auto* imp = s.as<ImportStmt>()) {
+    for (const ImportAlias& al : imp->names) {
+      if (!al.asname.empty()) {
+        BindName(al.asname, Value::Module(al.name));
+      } else {
+        std::string top = al.name.substr(0, al.name.find('.'));
+        BindName(top, Value::Module(top));
+      }
+    }
+    return Flow::kNormal;
+  }
+  const auto& from = *s.as<ImportFromStmt>();
+  for (const ImportAlias& al : from.names) {
+    if (al.name == "*") return Err(al.loc, "`from ... import *` is not supported inside functions");
+    absl::StatusOr<Value> v = from.level > 0
+                                  ? absl::StatusOr<Value>(Value::Module(Cat(
+                                        ".", from.module, ".", al.name)))
+                                  : ImportValue(from.module, al.name, al.loc);
+    if (!v.ok()) return v.status();
+    BindName(al.asname.empty() ? al.name : al.asname, *v);
+  }
+  return Flow::kNormal;
+}
+
+}  // namespace tilec::frontend

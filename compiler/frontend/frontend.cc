@@ -1,0 +1,452 @@
+#include "compiler/frontend/frontend.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <unordered_set>
+
+#include "compiler/frontend/builder.h"
+#include "compiler/frontend/parser.h"
+#include "compiler/frontend/str_util.h"
+#include "compiler/ir/visitor.h"
+
+namespace tilec::frontend {
+
+void Bindings::Set(std::string name, std::string value) {
+  for (auto& [n, v] : values) {
+    if (n == name) {
+      v = std::move(value);
+      return;
+    }
+  }
+  values.emplace_back(std::move(name), std::move(value));
+}
+
+namespace {
+
+enum class Style { kGenerator, kEager, kPrimFunc };
+
+bool IsPrimFuncDecorator(const Expr& d) {
+  const Expr* e = &d;
+  if (const auto* call = e->as<CallExpr>()) e = call->func.get();
+  if (const auto* a = e->as<AttributeExpr>()) return a->attr == "prim_func";
+  if (const auto* n = e->as<NameExpr>()) return n->id == "prim_func";
+  return false;
+}
+
+// Walks the statements of a function body (into if/for/while/with/try
+// blocks, and into nested defs when `into_defs`), calling `fn` on each.
+template <typename Fn>
+void WalkStmts(const StmtList& body, bool into_defs, const Fn& fn) {
+  for (const StmtPtr& s : body) {
+    if (!s) continue;
+    fn(*s);
+    if (const auto* i = s->as<IfStmt>()) {
+      WalkStmts(i->body, into_defs, fn);
+      WalkStmts(i->orelse, into_defs, fn);
+    } else if (const auto* f = s->as<ForStmt>()) {
+      WalkStmts(f->body, into_defs, fn);
+    } else if (const auto* w = s->as<WhileStmt>()) {
+      WalkStmts(w->body, into_defs, fn);
+    } else if (const auto* w2 = s->as<WithStmt>()) {
+      WalkStmts(w2->body, into_defs, fn);
+    } else if (const auto* d = s->as<FunctionDefStmt>(); d && into_defs) {
+      WalkStmts(d->body, into_defs, fn);
+    }
+  }
+}
+
+bool HasNestedPrimFunc(const FunctionDefStmt& def) {
+  bool found = false;
+  WalkStmts(def.body, true, [&](const Stmt& s) {
+    if (const auto* d = s.as<FunctionDefStmt>()) {
+      for (const ExprPtr& dec : d->decorators) found |= IsPrimFuncDecorator(*dec);
+    }
+  });
+  return found;
+}
+
+// Eager style: the parameters annotated in the body (`A: T.Tensor(...)`), and
+// the names declared with T.const("M, N").
+void ScanEager(const FunctionDefStmt& def, std::vector<std::string>* annotated,
+               std::vector<std::string>* consts) {
+  WalkStmts(def.body, false, [&](const Stmt& s) {
+    if (const auto* a = s.as<AnnAssignStmt>()) {
+      const auto* n = a->target ? a->target->as<NameExpr>() : nullptr;
+      if (!n || a->value) return;
+      for (const Param& p : def.params) {
+        if (p.name == n->id &&
+            std::find(annotated->begin(), annotated->end(), n->id) == annotated->end()) {
+          annotated->push_back(n->id);
+        }
+      }
+      return;
+    }
+    const Expr* value = nullptr;
+    if (const auto* as = s.as<AssignStmt>()) value = as->value.get();
+    if (const auto* es = s.as<ExprStmt>()) value = es->value.get();
+    const auto* call = value ? value->as<CallExpr>() : nullptr;
+    const auto* attr = call ? call->func->as<AttributeExpr>() : nullptr;
+    if (!attr || attr->attr != "const" || call->args.empty()) return;
+    const auto* c = call->args[0]->as<ConstantExpr>();
+    if (!c || c->value_kind != ConstantKind::kString) return;
+    std::string name;
+    for (char ch : c->str_value + " ") {
+      if (ch == ',' || ch == ' ' || ch == '\t') {
+        if (!name.empty() && std::find(consts->begin(), consts->end(), name) == consts->end()) {
+          consts->push_back(name);
+        }
+        name.clear();
+      } else {
+        name += ch;
+      }
+    }
+  });
+}
+
+bool Bindable(const Param& p) {
+  return p.kind == ParamKind::kNormal || p.kind == ParamKind::kPositionalOnly ||
+         p.kind == ParamKind::kKeywordOnly;
+}
+
+class Compiler {
+ public:
+  Compiler(const Module& module, const FunctionDefStmt& def)
+      : module_(module), def_(def), b_(module, module.source) {}
+
+  absl::StatusOr<ir::Program> Run(const Bindings& bindings);
+
+ private:
+  absl::StatusOr<Value> ParseBinding(const std::string& name, const std::string& text);
+  absl::StatusOr<std::optional<Value>> DefaultOf(const Param& p);
+  absl::Status BuildPrimFunc(const FunctionValue& fn);
+  absl::StatusOr<ir::Program> Assemble();
+
+  const Module& module_;
+  const FunctionDefStmt& def_;
+  Builder b_;
+  Style style_ = Style::kGenerator;
+  // Tensor and scalar parameters, in ABI order, by name.
+  std::vector<std::string> abi_;
+  ir::Stmt body_;
+};
+
+absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std::string& text) {
+  SourceFile value_file{Cat("-D ", name), text};
+  absl::StatusOr<ExprPtr> expr = ParseExpression(value_file);
+  if (!expr.ok()) {
+    return absl::InvalidArgumentError(Cat("the value of -D ", name, "=", text,
+                                                   " is not a Python literal: ",
+                                                   SV(expr.status().message())));
+  }
+  // Names evaluate in the module (T, torch ...), and unknown bare names are
+  // strings: `-D dtype=float16`.
+  Builder::Frame f;
+  f.env = std::make_shared<Env>(nullptr);
+  f.name = "<binding>";
+  absl::Status pushed = b_.PushFrame(std::move(f), def_.loc);
+  if (!pushed.ok()) return pushed;
+  b_.set_names_as_strings(true);
+  absl::StatusOr<Value> v = b_.Eval(**expr);
+  b_.set_names_as_strings(false);
+  b_.PopFrame();
+  if (!v.ok()) {
+    // Keep only the message: the location refers to the value text.
+    std::string_view msg = SV(v.status().message());
+    size_t at = msg.find("error: ");
+    if (at != std::string_view::npos) msg = msg.substr(at + 7);
+    msg = msg.substr(0, msg.find('\n'));
+    return absl::InvalidArgumentError(Cat(b_.file().path, ": error: cannot evaluate -D ",
+                                                   name, "=", text, ": ", msg));
+  }
+  return v;
+}
+
+absl::StatusOr<std::optional<Value>> Compiler::DefaultOf(const Param& p) {
+  if (!p.default_value) return std::optional<Value>();
+  Builder::Frame f;
+  f.env = std::make_shared<Env>(nullptr);
+  f.name = "<defaults>";
+  absl::Status pushed = b_.PushFrame(std::move(f), p.loc);
+  if (!pushed.ok()) return pushed;
+  absl::StatusOr<Value> v = b_.Eval(*p.default_value);
+  b_.PopFrame();
+  if (!v.ok()) return v.status();
+  return std::optional<Value>(*v);
+}
+
+absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
+  const FunctionDefStmt& def = *fn.def;
+  b_.PushBlock();
+  Builder::Frame f;
+  f.env = std::make_shared<Env>(fn.closure);
+  f.kernel_syntax = true;
+  f.name = def.name;
+  absl::Status pushed = b_.PushFrame(std::move(f), def.loc);
+  if (!pushed.ok()) return pushed;
+  absl::Status status = [&]() -> absl::Status {
+    for (const Param& p : def.params) {
+      if (!Bindable(p)) return b_.Err(p.loc, "a @T.prim_func takes plain parameters only");
+      if (!p.annotation) {
+        return b_.Err(p.loc, Cat("parameter `", p.name, "` of the @T.prim_func `",
+                                          def.name,
+                                          "` needs an annotation: T.Tensor(shape, dtype) or a "
+                                          "scalar type such as T.int32"));
+      }
+      absl::StatusOr<Value> ann = b_.Eval(*p.annotation);
+      if (!ann.ok()) return ann.status();
+      if (ann->kind == ValueKind::kTensorType) {
+        std::vector<ir::Expr> shape;
+        for (const Value& d : ann->tensor_type->shape) {
+          absl::StatusOr<ir::Expr> e = b_.SizeExpr(d, p.annotation->loc, "a tensor dimension",
+                                                   false);
+          if (!e.ok()) return e.status();
+          b_.MarkShape(d);
+          shape.push_back(*e);
+        }
+        ir::Buffer buf =
+            ir::MakeBuffer(p.name, ann->tensor_type->dtype, std::move(shape), ir::Scope::kGlobal);
+        b_.tensor_params()[p.name] = buf;
+        b_.BindName(p.name, Value::BufferRef(buf));
+      } else if (ann->kind == ValueKind::kDType) {
+        ir::Var var = ir::MakeVar(p.name, ann->dtype);
+        b_.scalar_params()[p.name] = var;
+        b_.BindName(p.name, Value::Runtime(var));
+      } else {
+        return b_.Err(p.annotation->loc,
+                      Cat("the annotation of parameter `", p.name,
+                                   "` must be T.Tensor(shape, dtype) or a scalar type, got ",
+                                   DescribeValue(*ann)));
+      }
+      abi_.push_back(p.name);
+    }
+    absl::StatusOr<Flow> flow = b_.ExecBlock(def.body);
+    if (!flow.ok()) return flow.status();
+    return absl::OkStatus();
+  }();
+  b_.PopFrame();
+  std::vector<ir::Stmt> stmts = b_.PopBlock();
+  if (!status.ok()) return status;
+  body_ = ir::Seq(std::move(stmts));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
+  // The style: a @T.prim_func itself, a generator with a nested prim_func,
+  // or an eager kernel.
+  {
+    Builder::Frame f;
+    f.env = std::make_shared<Env>(nullptr);
+    f.name = "<module>";
+    absl::Status pushed = b_.PushFrame(std::move(f), def_.loc);
+    if (!pushed.ok()) return pushed;
+    absl::StatusOr<FunctionFlavor> flavor = b_.DecoratorFlavor(def_, nullptr);
+    b_.PopFrame();
+    if (!flavor.ok()) return flavor.status();
+    if (*flavor == FunctionFlavor::kPrimFunc) {
+      style_ = Style::kPrimFunc;
+    } else if (*flavor == FunctionFlavor::kMacro) {
+      return b_.Err(def_.name_loc, Cat("`", def_.name, "` is a @T.macro; compile the "
+                                                "kernel that uses it"));
+    } else {
+      style_ = HasNestedPrimFunc(def_) ? Style::kGenerator : Style::kEager;
+    }
+  }
+  std::vector<std::string> annotated, consts;
+  if (style_ == Style::kEager) ScanEager(def_, &annotated, &consts);
+
+  // Bindable names, and the bindings' check.
+  std::vector<std::string> bindable;
+  if (style_ != Style::kPrimFunc) {
+    for (const Param& p : def_.params) {
+      if (!Bindable(p)) continue;
+      if (std::find(annotated.begin(), annotated.end(), p.name) != annotated.end()) continue;
+      bindable.push_back(p.name);
+    }
+    for (const std::string& c : consts) bindable.push_back(c);
+  }
+  std::vector<std::pair<std::string, std::string>> given;
+  for (const auto& [name, value] : bindings.values) {
+    auto it = std::find_if(given.begin(), given.end(), [&](const auto& g) { return g.first == name; });
+    if (it != given.end()) {
+      it->second = value;
+    } else {
+      given.emplace_back(name, value);
+    }
+  }
+  for (const auto& [name, value] : given) {
+    if (std::find(bindable.begin(), bindable.end(), name) != bindable.end()) continue;
+    std::string list = bindable.empty() ? "it takes none"
+                                        : Cat("its parameters are: ",
+                                                       Join(bindable, ", "));
+    bool tensor = std::find(annotated.begin(), annotated.end(), name) != annotated.end();
+    return b_.Err(def_.name_loc,
+                  Cat("the binding -D ", name, "=", value,
+                               tensor ? " names a tensor parameter" : " names no parameter",
+                               " of `", def_.name, "`; ", list));
+  }
+  auto binding_of = [&](const std::string& name) -> const std::string* {
+    for (const auto& [n, v] : given) {
+      if (n == name) return &v;
+    }
+    return nullptr;
+  };
+
+  // Parameters.
+  std::vector<std::pair<std::string, int>> bound_names;  // function params -> param ids
+  if (style_ != Style::kPrimFunc) {
+    for (const Param& p : def_.params) {
+      if (!Bindable(p)) continue;
+      if (std::find(annotated.begin(), annotated.end(), p.name) != annotated.end()) continue;
+      ParamInfo info;
+      info.name = p.name;
+      info.loc = p.loc;
+      if (const std::string* text = binding_of(p.name)) {
+        absl::StatusOr<Value> v = ParseBinding(p.name, *text);
+        if (!v.ok()) return v.status();
+        info.value = *v;
+      } else {
+        absl::StatusOr<std::optional<Value>> d = DefaultOf(p);
+        if (!d.ok()) return d.status();
+        info.value = *d;
+      }
+      bound_names.emplace_back(p.name, b_.AddParam(std::move(info)));
+    }
+    for (const std::string& c : consts) {
+      ParamInfo info;
+      info.name = c;
+      info.kind = ParamInfo::Kind::kConstSymbol;
+      info.loc = def_.loc;
+      if (const std::string* text = binding_of(c)) {
+        absl::StatusOr<Value> v = ParseBinding(c, *text);
+        if (!v.ok()) return v.status();
+        info.value = *v;
+      }
+      b_.AddParam(std::move(info));
+    }
+  }
+
+  if (style_ == Style::kPrimFunc) {
+    absl::StatusOr<std::optional<Value>> fn = b_.ModuleGlobal(def_.name, def_.loc);
+    if (!fn.ok()) return fn.status();
+    if (!*fn || (*fn)->kind != ValueKind::kFunction) {
+      return Builder::Internal("the named prim_func is not a module function");
+    }
+    absl::Status s = BuildPrimFunc(*(*fn)->function);
+    if (!s.ok()) return s;
+    return Assemble();
+  }
+
+  Builder::Frame f;
+  f.env = std::make_shared<Env>(nullptr);
+  f.name = def_.name;
+  f.kernel_syntax = style_ == Style::kEager;
+  if (style_ == Style::kEager) {
+    b_.set_eager(true);
+    b_.PushBlock();
+    b_.pending_tensors() = annotated;
+  }
+  absl::Status pushed = b_.PushFrame(std::move(f), def_.loc);
+  if (!pushed.ok()) return pushed;
+  for (const auto& [name, id] : bound_names) b_.BindName(name, b_.ParamValue(id));
+  absl::StatusOr<Flow> flow = b_.ExecBlock(def_.body);
+  std::optional<Value> returned = b_.frame().return_value;
+  b_.PopFrame();
+  if (style_ == Style::kEager) {
+    std::vector<ir::Stmt> stmts = b_.PopBlock();
+    if (!flow.ok()) return flow.status();
+    if (!b_.pending_tensors().empty()) {
+      return b_.Err(def_.name_loc,
+                    Cat("tensor parameter `", b_.pending_tensors()[0],
+                                 "` is never annotated; add `", b_.pending_tensors()[0],
+                                 ": T.Tensor(shape, dtype)` to the body"));
+    }
+    for (const Param& p : def_.params) {
+      if (std::find(annotated.begin(), annotated.end(), p.name) != annotated.end()) {
+        abi_.push_back(p.name);
+      }
+    }
+    body_ = ir::Seq(std::move(stmts));
+    return Assemble();
+  }
+  if (!flow.ok()) return flow.status();
+  if (!returned || returned->kind != ValueKind::kFunction ||
+      returned->function->flavor != FunctionFlavor::kPrimFunc || !returned->function->def) {
+    return b_.Err(def_.name_loc,
+                  Cat("`", def_.name, "` must return the @T.prim_func it defines, but it "
+                               "returned ", returned ? DescribeValue(*returned) : "nothing"));
+  }
+  absl::Status s = BuildPrimFunc(*returned->function);
+  if (!s.ok()) return s;
+  return Assemble();
+}
+
+class UsedVars : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::Visit;
+  void Visit(const ir::Expr& e) override {
+    if (e && e->kind == ir::ExprKind::kVar) vars.insert(e.get());
+    ir::IRVisitor::Visit(e);
+  }
+  std::unordered_set<const ir::ExprNode*> vars;
+};
+
+absl::StatusOr<ir::Program> Compiler::Assemble() {
+  ir::Program program;
+  program.name = def_.name;
+  for (const std::string& name : abi_) {
+    auto t = b_.tensor_params().find(name);
+    if (t != b_.tensor_params().end()) {
+      program.params.push_back(ir::Param{t->second, nullptr});
+      continue;
+    }
+    auto s = b_.scalar_params().find(name);
+    if (s != b_.scalar_params().end()) {
+      program.params.push_back(ir::Param{nullptr, s->second});
+      continue;
+    }
+    return Builder::Internal(Cat("parameter `", name, "` was not declared"));
+  }
+  for (const ir::Buffer& out : b_.outputs()) program.params.push_back(ir::Param{out, nullptr});
+  program.body = body_;
+  UsedVars used;
+  used.VisitProgram(program);
+  for (const ParamInfo& p : b_.params()) {
+    if (p.var) {
+      if (!used.vars.count(p.var.get())) continue;
+      if (p.shape_used || p.kind != ParamInfo::Kind::kFunctionParam) {
+        program.dyn_dims.push_back(p.var);
+      } else {
+        program.tile_params.push_back(ir::TileParam{p.var, std::nullopt, {}});
+      }
+      continue;
+    }
+    if (p.kind == ParamInfo::Kind::kFunctionParam && p.tile_used && !p.shape_used && p.value &&
+        p.value->IsIntLike() && p.value->kind != ValueKind::kBool) {
+      program.tile_params.push_back(ir::TileParam{ir::MakeVar(p.name), p.value->AsInt(), {}});
+    }
+  }
+  return program;
+}
+
+}  // namespace
+
+absl::StatusOr<ir::Program> CompileTileLang(const SourceFile& file, std::string_view function,
+                                            const Bindings& bindings) {
+  absl::StatusOr<std::unique_ptr<Module>> module = Parse(file);
+  if (!module.ok()) return module.status();
+  if (!*module) return Builder::Internal("the parser returned no module");
+  const FunctionDefStmt* def = (*module)->FindFunction(function);
+  if (!def) {
+    std::vector<std::string> names;
+    for (const FunctionDefStmt* f : (*module)->Functions()) names.push_back(f->name);
+    return absl::InvalidArgumentError(Cat(
+        file.path, ": error: no top-level function named `", function, "`",
+        names.empty() ? " (the file defines none)"
+                      : Cat(" (the file defines: ", Join(names, ", "), ")")));
+  }
+  Compiler compiler(**module, *def);
+  return compiler.Run(bindings);
+}
+
+}  // namespace tilec::frontend

@@ -1,0 +1,66 @@
+// The functions and namespaces a kernel-building function can call: Python
+// builtins (range, len, min, ...), `math`, methods of staging values
+// (list.append, str.split, ...) and TileLang's `T.*` / `tilelang.*`.
+//
+// Builtins are values of kind kBuiltin named by their canonical path
+// ("T.copy", "math.sqrt", "range", "list.append"); module namespaces are
+// kModule values named by their import path ("tilelang.language"). The
+// mapping of each TileLang primitive to the IR is documented at its
+// implementation (tl_ops.cc for tile operators, tl_builtins.cc for the rest).
+#ifndef TILEC_COMPILER_FRONTEND_TL_BUILTINS_H_
+#define TILEC_COMPILER_FRONTEND_TL_BUILTINS_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/frontend/builder.h"
+#include "compiler/frontend/value.h"
+
+namespace tilec::frontend {
+
+// `path.attr` for a module value: a submodule, a builtin function, a dtype, a
+// constant (math.pi) or a GemmWarpPolicy member. nullopt when tilec does not
+// know it.
+std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr);
+
+// A module that `import <path>` may bind (tilelang, tilelang.language, math,
+// torch, ...). Unknown modules are still importable: they become opaque
+// module values whose attributes are errors when used.
+bool IsKnownModule(std::string_view path);
+
+// A Python builtin function by name (range, len, min, ...).
+std::optional<Value> PythonBuiltin(std::string_view name);
+
+// A method or attribute of a staging value: "list.append", "str.split",
+// "dict.items", "expr.astype", ... nullopt when there is none.
+std::optional<Value> MethodOf(const Value& self, std::string_view attr);
+
+// Calls builtin `fn` (tl_builtins.cc dispatches; tile operators live in
+// tl_ops.cc).
+absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& args);
+
+// Tile operators and allocations (tl_ops.cc): returns nullopt when `name` is
+// not one of them.
+std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view name,
+                                                CallArgs& args);
+
+// TileLang language functions other than tile operators (tl_lang.cc): T.Kernel,
+// loops, expressions, dtypes, symbols, tensor types, layouts. Returns nullopt
+// when `name` is not one of them.
+std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name,
+                                                CallArgs& args, const BuiltinValue& fn);
+
+// Matches call arguments to a signature. `names` lists the parameters in
+// positional order; the first `required` of them must be given. The result
+// has one entry per name, empty where the argument was not given.
+absl::StatusOr<std::vector<std::optional<Arg>>> BindArgs(const Builder& b, const CallArgs& args,
+                                                         std::string_view fn,
+                                                         const std::vector<std::string_view>& names,
+                                                         size_t required);
+
+}  // namespace tilec::frontend
+
+#endif  // TILEC_COMPILER_FRONTEND_TL_BUILTINS_H_

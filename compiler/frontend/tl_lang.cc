@@ -1,0 +1,610 @@
+// TileLang language functions other than tile operators: launch, loops,
+// scalar expressions, dtypes, symbols, tensor types and layouts.
+//
+// Mapping to the IR:
+// - T.Kernel(*grid, threads=128, prelude=None) -> a KernelSpec; the `with`
+//   statement makes the Kernel node. threads defaults to 128 as in TileLang; a
+//   threads tuple (x, 1, 1) is x.
+// - T.Parallel(*extents) -> nested kParallel loops from 0; T.grid -> nested
+//   serial loops; T.serial / T.unroll / T.vectorized (n) or (a, b[, step]) ->
+//   one loop from a (a step other than 1 iterates a counter and binds the
+//   name to a + counter * step); T.Pipelined(n or a, b, num_stages=, order=,
+//   stage=) -> a kPipelined loop (num_stages stays unset when not given;
+//   sync=, group= and annotations are scheduling hints and are accepted and
+//   ignored, as are T.Parallel's coalesced_width, loop_layout, prefer_async
+//   and annotations, and T.unroll's explicit and unroll_factor).
+// - Scalar functions: T.exp/exp2/log/log2/sqrt/rsqrt/tanh/sigmoid/sin/cos/
+//   erf/floor/ceil/round -> Call (integer operands are cast to float32, a
+//   Python number becomes a float32 literal); T.pow(a, b) likewise; T.abs ->
+//   Call(abs); T.max/T.min -> Binary max/min; T.if_then_else -> Select;
+//   T.ceildiv -> Call(ceildiv) (folded on staging ints); T.floordiv/floormod
+//   -> // and %; T.truncdiv/truncmod -> C division and remainder; T.cast and
+//   x.astype -> Cast; T.infinity(dt) -> +inf literal; T.float16(x)-style
+//   constructors -> a literal of that dtype or a cast.
+// - T.dynamic/T.symbolic("n") -> a symbolic size; T.const("M, N") (eager
+//   style) -> the bound values, or symbolic sizes when unbound; T.empty(shape,
+//   dtype) (eager style) -> a new output tensor parameter.
+// - T.Tensor/T.Buffer(shape, dtype) and T.Tensor[shape, dtype] -> a tensor
+//   type for parameter annotations (strides and other layout arguments are
+//   ignored).
+// - T.Layout(shape, lambda i, j: ...) -> a custom layout over fresh index
+//   variables; tilelang.layout.make_swizzled_layout(buf) -> a swizzled layout.
+#include <algorithm>
+#include <limits>
+
+#include "compiler/frontend/index_simplify.h"
+#include "compiler/frontend/str_util.h"
+#include "compiler/frontend/tl_builtins.h"
+#include "compiler/frontend/value_ops.h"
+
+namespace tilec::frontend {
+namespace {
+
+using Args = std::vector<std::optional<Arg>>;
+
+absl::StatusOr<Args> Bind(Builder& b, const CallArgs& args, std::string_view fn,
+                          const std::vector<std::string_view>& names, size_t required) {
+  return BindArgs(b, args, fn, names, required);
+}
+
+// A float expression for the math functions: numbers become float32
+// literals, integer expressions are cast to float32.
+absl::StatusOr<ir::Expr> FloatOperand(Builder& b, const Arg& a) {
+  if (a.value.IsNumber()) return ir::FloatImm(a.value.AsFloat(), ir::DType::kFloat32);
+  absl::StatusOr<ir::Expr> e = b.ExprOf(a.value, a.loc);
+  if (!e.ok()) return e.status();
+  if (!ir::IsFloat((*e)->dtype)) return CastTo(ir::DType::kFloat32, *e);
+  return *e;
+}
+
+absl::StatusOr<Value> MathCall(Builder& b, ir::CallFn fn, std::string_view name, CallArgs& args) {
+  int arity = ir::CallArity(fn);
+  if (!args.keywords.empty()) {
+    return b.Err(args.keywords[0].second.loc, Cat(name, "() takes no keyword arguments"));
+  }
+  if (static_cast<int>(args.positional.size()) != arity) {
+    return b.Err(args.loc, Cat(name, "() takes ", arity, " argument",
+                                        arity == 1 ? "" : "s", " (", args.positional.size(),
+                                        " given)"));
+  }
+  if (fn == ir::CallFn::kAbs) {
+    const Arg& a = args.positional[0];
+    if (a.value.kind == ValueKind::kFloat) return Value::Float(std::fabs(a.value.f), a.value.params);
+    if (a.value.IsIntLike() && a.value.AsInt() != std::numeric_limits<int64_t>::min()) {
+      return Value::Int(a.value.AsInt() < 0 ? -a.value.AsInt() : a.value.AsInt(), a.value.params);
+    }
+    absl::StatusOr<ir::Expr> e = b.ExprOf(a.value, a.loc);
+    if (!e.ok()) return e.status();
+    return Value::Runtime(ir::Call(fn, {*e}));
+  }
+  if (arity == 2) {
+    const Arg& x = args.positional[0];
+    const Arg& y = args.positional[1];
+    Value xv = x.value;
+    if (!IsRuntimeScalar(xv) && !IsRuntimeScalar(y.value)) {
+      absl::StatusOr<ir::Expr> e = FloatOperand(b, x);
+      if (!e.ok()) return e.status();
+      xv = Value::Runtime(*e);
+    }
+    absl::StatusOr<std::pair<ir::Expr, ir::Expr>> ops = PromoteOperands(xv, y.value);
+    if (!ops.ok()) return b.At(ops.status(), args.loc);
+    ir::Expr p = ops->first, q = ops->second;
+    if (!ir::IsFloat(p->dtype)) {
+      p = CastTo(ir::DType::kFloat32, p);
+      q = CastTo(ir::DType::kFloat32, q);
+    }
+    return Value::Runtime(ir::Call(fn, {p, q}));
+  }
+  absl::StatusOr<ir::Expr> e = FloatOperand(b, args.positional[0]);
+  if (!e.ok()) return e.status();
+  return Value::Runtime(ir::Call(fn, {*e}));
+}
+
+absl::StatusOr<Value> MinMax(Builder& b, bool is_max, CallArgs& args, std::string_view name) {
+  absl::StatusOr<Args> a = Bind(b, args, name, {"a", "b"}, 2);
+  if (!a.ok()) return a.status();
+  const Value& x = (*a)[0]->value;
+  const Value& y = (*a)[1]->value;
+  ParamSet params = x.params;
+  params.Merge(y.params);
+  if (x.IsNumber() && y.IsNumber()) {
+    absl::StatusOr<Value> gt = ApplyCompare(CmpOpKind::kGt, x, y);
+    if (!gt.ok()) return b.At(gt.status(), args.loc);
+    Value r = (gt->b == is_max) ? x : y;
+    r.params = params;
+    return r;
+  }
+  absl::StatusOr<std::pair<ir::Expr, ir::Expr>> ops = PromoteOperands(x, y);
+  if (!ops.ok()) return b.At(ops.status(), args.loc);
+  Value r = Value::Runtime(
+      FoldBinary(is_max ? ir::BinaryOp::kMax : ir::BinaryOp::kMin, ops->first, ops->second));
+  r.params = params;
+  return r;
+}
+
+absl::StatusOr<Value> IntDivision(Builder& b, std::string_view name, CallArgs& args) {
+  absl::StatusOr<Args> a = Bind(b, args, name, {"a", "b"}, 2);
+  if (!a.ok()) return a.status();
+  const Value& x = (*a)[0]->value;
+  const Value& y = (*a)[1]->value;
+  ParamSet params = x.params;
+  params.Merge(y.params);
+  if (name == "T.floordiv" || name == "T.floormod") {
+    return b.At(ApplyBinOp(name == "T.floordiv" ? BinOpKind::kFloorDiv : BinOpKind::kMod, x, y),
+                args.loc);
+  }
+  if (x.IsIntLike() && y.IsIntLike()) {
+    int64_t p = x.AsInt(), q = y.AsInt();
+    if (q == 0) return b.Err((*a)[1]->loc, Cat(name, "() by zero"));
+    if (p == std::numeric_limits<int64_t>::min() && q == -1) return b.Err(args.loc, "overflow");
+    if (name == "T.ceildiv") return Value::Int(-FloorDiv(-p, q), params);
+    if (name == "T.truncdiv") return Value::Int(p / q, params);
+    return Value::Int(p % q, params);
+  }
+  absl::StatusOr<std::pair<ir::Expr, ir::Expr>> ops = PromoteOperands(x, y);
+  if (!ops.ok()) return b.At(ops.status(), args.loc);
+  if (!ir::IsInt(ops->first->dtype)) {
+    return b.Err(args.loc, Cat(name, "() needs integer operands, got ",
+                                        ir::DTypeName(ops->first->dtype)));
+  }
+  Value r;
+  if (name == "T.ceildiv") {
+    r = Value::Runtime(ir::Call(ir::CallFn::kCeilDiv, {ops->first, ops->second}));
+  } else {
+    r = Value::Runtime(ir::Binary(name == "T.truncdiv" ? ir::BinaryOp::kDiv : ir::BinaryOp::kMod,
+                                  ops->first, ops->second));
+  }
+  r.params = params;
+  return r;
+}
+
+absl::StatusOr<Value> DTypeCtor(Builder& b, ir::DType t, CallArgs& args) {
+  std::string name = Cat("T.", ir::DTypeName(t));
+  absl::StatusOr<Args> a = Bind(b, args, name, {"value"}, 0);
+  if (!a.ok()) return a.status();
+  if (!(*a)[0]) {
+    return b.Err(args.loc, Cat(name, "() without a value declares a scalar; that is "
+                                              "only supported as a parameter annotation"));
+  }
+  const Arg& v = *(*a)[0];
+  if (v.value.kind == ValueKind::kStr) {
+    double d = 0;
+    if (v.value.s == "inf") d = std::numeric_limits<double>::infinity();
+    else if (v.value.s == "-inf") d = -std::numeric_limits<double>::infinity();
+    else if (v.value.s == "nan") d = std::numeric_limits<double>::quiet_NaN();
+    else return b.Err(v.loc, Cat(name, "() of the string ", ValueRepr(v.value)));
+    if (!ir::IsFloat(t)) return b.Err(v.loc, Cat(name, "() cannot hold ", v.value.s));
+    return Value::Runtime(ir::FloatImm(d, t));
+  }
+  absl::StatusOr<ir::Expr> e = b.ExprAs(v.value, t, v.loc);
+  if (!e.ok()) return e.status();
+  return Value::Runtime(*e);
+}
+
+// An extent `stop - start` (or `start` alone), with its provenance.
+absl::StatusOr<Value> Extent(Builder& b, const Arg& start, const std::optional<Arg>& stop) {
+  if (!stop || stop->value.kind == ValueKind::kNone) return start.value;
+  absl::StatusOr<Value> d = b.At(ApplyBinOp(BinOpKind::kSub, stop->value, start.value), stop->loc);
+  if (!d.ok()) return d;
+  if (d->kind == ValueKind::kExpr) {
+    Value r = Value::Runtime(SimplifyIndex(d->expr));
+    r.params = d->params;
+    return r;
+  }
+  return d;
+}
+
+absl::StatusOr<std::vector<int64_t>> IntList(Builder& b, const std::optional<Arg>& a,
+                                             std::string_view use) {
+  std::vector<int64_t> out;
+  if (!a || a->value.kind == ValueKind::kNone) return out;
+  if (!a->value.IsSequence()) {
+    return b.Err(a->loc, Cat(use, " must be a list of ints, got ",
+                                      DescribeValue(a->value)));
+  }
+  for (const Value& v : a->value.Items()) {
+    absl::StatusOr<int64_t> x = b.StaticInt(v, a->loc, use);
+    if (!x.ok()) return x.status();
+    out.push_back(*x);
+  }
+  return out;
+}
+
+absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view name,
+                                 CallArgs& args) {
+  std::vector<std::string_view> names = {"start", "stop", "step", "annotations"};
+  if (kind == ir::ForKind::kUnrolled) names = {"start", "stop", "step", "explicit",
+                                               "unroll_factor", "annotations"};
+  if (kind == ir::ForKind::kVectorized) names = {"start", "stop", "annotations"};
+  if (kind == ir::ForKind::kPipelined) names = {"start", "stop", "num_stages", "order", "stage",
+                                                "sync", "group", "annotations"};
+  absl::StatusOr<Args> a = Bind(b, args, name, names, 1);
+  if (!a.ok()) return a.status();
+  const Arg& start = *(*a)[0];
+  std::optional<Arg> stop = (*a)[1];
+  bool has_stop = stop && stop->value.kind != ValueKind::kNone;
+  LoopSpec spec;
+  spec.kind = kind;
+  spec.loc = args.loc;
+  ir::Expr min = ir::IntImm(0);
+  if (has_stop) {
+    absl::StatusOr<ir::Expr> m = b.SizeExpr(start.value, start.loc, "a loop start", false);
+    if (!m.ok()) {
+      absl::StatusOr<ir::Expr> any = b.ExprOf(start.value, start.loc);
+      if (!any.ok() || !ir::IsInt((*any)->dtype)) return m.status();
+      m = *any;  // a negative start is fine
+    }
+    min = *m;
+  }
+  absl::StatusOr<Value> extent = Extent(b, start, stop);
+  if (!extent.ok()) return extent.status();
+  int64_t step = 1;
+  bool has_step = (kind == ir::ForKind::kSerial || kind == ir::ForKind::kUnrolled) && (*a)[2] &&
+                  (*a)[2]->value.kind != ValueKind::kNone;
+  if (has_step) {
+    absl::StatusOr<int64_t> s = b.StaticInt((*a)[2]->value, (*a)[2]->loc, "a loop step");
+    if (!s.ok()) return s.status();
+    if (*s == 0) return b.Err((*a)[2]->loc, "a loop step must not be zero");
+    step = *s;
+  }
+  Value count = *extent;
+  if (step != 1) {
+    // Iterations of `for i in range(start, stop, step)`: ceil((stop - start) / step).
+    Value span = *extent;
+    int64_t mag = step;
+    if (step < 0) {
+      absl::StatusOr<Value> neg = b.At(ApplyUnaryOp(UnaryOpKind::kNeg, span), args.loc);
+      if (!neg.ok()) return neg;
+      span = *neg;
+      mag = -step;
+    }
+    absl::StatusOr<Value> up = b.At(ApplyBinOp(BinOpKind::kAdd, span, Value::Int(mag - 1)),
+                                    args.loc);
+    if (!up.ok()) return up;
+    absl::StatusOr<Value> c = b.At(ApplyBinOp(BinOpKind::kFloorDiv, *up, Value::Int(mag)),
+                                   args.loc);
+    if (!c.ok()) return c;
+    count = *c;
+    if (count.IsIntLike() && count.AsInt() < 0) count = Value::Int(0);
+    spec.step = ir::IntImm(step, min->dtype);
+  }
+  absl::StatusOr<ir::Expr> ext = b.SizeExpr(count, has_stop ? stop->loc : start.loc,
+                                            "a loop extent", true);
+  if (!ext.ok()) return ext.status();
+  spec.mins.push_back(min);
+  spec.extents.push_back(*ext);
+  if (kind == ir::ForKind::kPipelined) {
+    if ((*a)[2] && (*a)[2]->value.kind != ValueKind::kNone) {
+      absl::StatusOr<ir::Expr> ns = b.SizeExpr((*a)[2]->value, (*a)[2]->loc, "num_stages", true);
+      if (!ns.ok()) return ns.status();
+      spec.num_stages = *ns;
+    }
+    absl::StatusOr<std::vector<int64_t>> order = IntList(b, (*a)[3], "order");
+    if (!order.ok()) return order.status();
+    absl::StatusOr<std::vector<int64_t>> stage = IntList(b, (*a)[4], "stage");
+    if (!stage.ok()) return stage.status();
+    spec.order = *order;
+    spec.stage = *stage;
+  }
+  return Value::Loop(std::move(spec));
+}
+
+absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
+  CallArgs named = args;
+  named.positional.clear();
+  absl::StatusOr<Args> a = Bind(b, named, "T.Kernel", {"threads", "is_cpu", "prelude"}, 0);
+  if (!a.ok()) return a.status();
+  std::vector<Arg> grid_args = args.positional;
+  if (grid_args.size() == 1 && grid_args[0].value.IsSequence()) {
+    Arg seq = grid_args[0];
+    grid_args.clear();
+    for (const Value& v : seq.value.Items()) grid_args.push_back(Arg{v, seq.loc});
+  }
+  if (grid_args.empty() || grid_args.size() > 3) {
+    return b.Err(args.loc, Cat("T.Kernel takes 1 to 3 grid extents, got ",
+                                        grid_args.size()));
+  }
+  KernelSpec spec;
+  spec.loc = args.loc;
+  for (const Arg& g : grid_args) {
+    absl::StatusOr<ir::Expr> e = b.SizeExpr(g.value, g.loc, "a grid extent", false);
+    if (!e.ok()) return e.status();
+    spec.grid.push_back(*e);
+  }
+  spec.threads = ir::IntImm(128);
+  if ((*a)[0] && (*a)[0]->value.kind != ValueKind::kNone) {
+    const Arg& t = *(*a)[0];
+    Value threads = t.value;
+    if (threads.IsSequence()) {
+      const ValueList& items = threads.Items();
+      if (items.empty() || items.size() > 3) {
+        return b.Err(t.loc, "threads must be an int or a tuple of 1 to 3 ints");
+      }
+      for (size_t k = 1; k < items.size(); ++k) {
+        absl::StatusOr<int64_t> y = b.StaticInt(items[k], t.loc, "threads");
+        if (!y.ok()) return y.status();
+        if (*y != 1) return b.Err(t.loc, "multi-dimensional thread blocks are not supported");
+      }
+      threads = items[0];
+    }
+    absl::StatusOr<ir::Expr> e = b.SizeExpr(threads, t.loc, "threads", true);
+    if (!e.ok()) return e.status();
+    spec.threads = *e;
+  }
+  if ((*a)[1]) {
+    absl::StatusOr<bool> cpu = b.StaticBool((*a)[1]->value, (*a)[1]->loc, "is_cpu");
+    if (!cpu.ok()) return cpu.status();
+    if (*cpu) return b.Err((*a)[1]->loc, "CPU kernels (is_cpu=True) are not supported");
+  }
+  if ((*a)[2] && (*a)[2]->value.kind != ValueKind::kNone) {
+    absl::StatusOr<std::string> p = b.StaticStr((*a)[2]->value, (*a)[2]->loc, "prelude");
+    if (!p.ok()) return p.status();
+    spec.prelude = *p;
+  }
+  return Value::Kernel(std::move(spec));
+}
+
+absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& args) {
+  absl::StatusOr<Args> a =
+      Bind(b, args, name, {"shape", "dtype", "data", "strides", "elem_offset", "scope", "align",
+                           "offset_factor", "buffer_type", "axis_separators"}, 1);
+  if (!a.ok()) return a.status();
+  ir::DType t = ir::DType::kFloat32;
+  if ((*a)[1]) {
+    absl::StatusOr<ir::DType> d = b.StaticDType((*a)[1]->value, (*a)[1]->loc, "the tensor dtype");
+    if (!d.ok()) return d.status();
+    t = *d;
+  }
+  if ((*a)[5]) {
+    absl::StatusOr<std::string> scope = b.StaticStr((*a)[5]->value, (*a)[5]->loc, "scope");
+    if (!scope.ok()) return scope.status();
+    if (*scope != "global") {
+      return b.Err((*a)[5]->loc, "tensor parameters must be in global memory");
+    }
+  }
+  const Value& shape = (*a)[0]->value;
+  ValueList dims = shape.IsSequence() ? shape.Items() : ValueList{shape};
+  return Value::TensorType(std::move(dims), t);
+}
+
+absl::StatusOr<Value> Symbol(Builder& b, const std::string& name, ParamInfo::Kind kind,
+                             ir::DType t) {
+  for (size_t id = 0; id < b.params().size(); ++id) {
+    const ParamInfo& p = b.params()[id];
+    if (p.name == name && p.kind == kind) return b.ParamValue(static_cast<int>(id));
+  }
+  ParamInfo info;
+  info.name = name;
+  info.kind = kind;
+  info.var = ir::MakeVar(name, t);
+  int id = b.AddParam(std::move(info));
+  return b.ParamValue(id);
+}
+
+absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = Bind(b, args, "T.Layout", {"shape", "forward_fn"}, 2);
+  if (!a.ok()) return a.status();
+  const Arg& fn = *(*a)[1];
+  if (fn.value.kind != ValueKind::kFunction) {
+    return b.Err(fn.loc, Cat("T.Layout needs an index function (a lambda), got ",
+                                      DescribeValue(fn.value)));
+  }
+  const FunctionValue& f = *fn.value.function;
+  const std::vector<Param>& params = f.lambda ? f.lambda->params : f.def->params;
+  const Value& shape = (*a)[0]->value;
+  size_t rank = shape.IsSequence() ? shape.Items().size() : 1;
+  if (rank != params.size()) {
+    return b.Err(fn.loc, Cat("the index function of T.Layout takes ", params.size(),
+                                      " indices but the shape has ", rank, " dimensions"));
+  }
+  ir::Layout layout;
+  layout.kind = ir::Layout::Kind::kCustom;
+  CallArgs call;
+  call.loc = fn.loc;
+  for (const Param& p : params) {
+    ir::Var v = ir::MakeVar(p.name, ir::DType::kInt32);
+    layout.vars.push_back(v);
+    call.positional.push_back(Arg{Value::Runtime(v), p.loc});
+  }
+  absl::StatusOr<Value> r = b.CallFunction(f, std::move(call));
+  if (!r.ok()) return r.status();
+  ValueList outs = r->IsSequence() ? r->Items() : ValueList{*r};
+  if (outs.empty()) return b.Err(fn.loc, "the index function of T.Layout returns no index");
+  for (const Value& o : outs) {
+    absl::StatusOr<ir::Expr> e = b.ExprOf(o, fn.loc);
+    if (!e.ok() || !ir::IsInt((*e)->dtype)) {
+      return b.Err(fn.loc, "the index function of T.Layout must return integer indices");
+    }
+    layout.indices.push_back(*e);
+  }
+  return Value::Layout(std::move(layout));
+}
+
+}  // namespace
+
+std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name,
+                                                CallArgs& args, const BuiltinValue& fn) {
+  if (name == "T.<dtype>") return DTypeCtor(b, fn.self->dtype, args);
+  if (name == "T.dtype") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"name"}, 1);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc, "T.dtype()");
+    if (!t.ok()) return t.status();
+    return Value::DType(*t);
+  }
+  if (name == "T.cast") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"value", "dtype"}, 2);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<ir::DType> t = b.StaticDType((*a)[1]->value, (*a)[1]->loc, "T.cast()");
+    if (!t.ok()) return t.status();
+    absl::StatusOr<ir::Expr> e = b.ExprAs((*a)[0]->value, *t, (*a)[0]->loc);
+    if (!e.ok()) return e.status();
+    return Value::Runtime(*e);
+  }
+  if (name == "T.infinity") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"dtype"}, 1);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc, "T.infinity()");
+    if (!t.ok()) return t.status();
+    if (!ir::IsFloat(*t)) {
+      return b.Err((*a)[0]->loc, Cat("T.infinity() needs a float dtype, got ",
+                                              ir::DTypeName(*t)));
+    }
+    return Value::Runtime(ir::Infinity(*t));
+  }
+  if (name == "T.ceildiv" || name == "T.floordiv" || name == "T.floormod" ||
+      name == "T.truncdiv" || name == "T.truncmod") {
+    return IntDivision(b, name, args);
+  }
+  if (name == "T.max" || name == "T.min") return MinMax(b, name == "T.max", args, name);
+  if (name == "T.if_then_else") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"cond", "t", "f"}, 3);
+    if (!a.ok()) return a.status();
+    const Arg& c = *(*a)[0];
+    if (std::optional<bool> t = Truthy(c.value)) return (*a)[*t ? 1 : 2]->value;
+    absl::StatusOr<ir::Expr> ce = b.ExprOf(c.value, c.loc);
+    if (!ce.ok()) return ce.status();
+    Value x = (*a)[1]->value;
+    const Value& y = (*a)[2]->value;
+    if (!IsRuntimeScalar(x) && !IsRuntimeScalar(y)) {
+      absl::StatusOr<ir::Expr> xe = b.ExprOf(x, (*a)[1]->loc);
+      if (!xe.ok()) return xe.status();
+      x = Value::Runtime(*xe);
+    }
+    absl::StatusOr<std::pair<ir::Expr, ir::Expr>> ops = PromoteOperands(x, y);
+    if (!ops.ok()) return b.At(ops.status(), args.loc);
+    return Value::Runtime(ir::Select(AsBool(*ce), ops->first, ops->second));
+  }
+  if (StartsWith(name, "T.")) {
+    if (std::optional<ir::CallFn> f = ir::ParseCallFn(name.substr(2));
+        f && *f != ir::CallFn::kCeilDiv) {
+      return MathCall(b, *f, name, args);
+    }
+  }
+  if (name == "T.Kernel") return Kernel(b, args);
+  if (name == "T.Parallel" || name == "T.grid") {
+    std::vector<Arg> extents = args.positional;
+    for (const auto& [kw, arg] : args.keywords) {
+      bool hint = name == "T.Parallel" && (kw == "coalesced_width" || kw == "loop_layout" ||
+                                          kw == "prefer_async" || kw == "annotations");
+      if (!hint) {
+        return b.Err(arg.loc, Cat(name, "() got an unexpected keyword argument '", kw,
+                                           "'"));
+      }
+    }
+    if (extents.size() == 1 && extents[0].value.IsSequence()) {
+      Arg seq = extents[0];
+      extents.clear();
+      for (const Value& v : seq.value.Items()) extents.push_back(Arg{v, seq.loc});
+    }
+    if (extents.empty()) return b.Err(args.loc, Cat(name, "() needs at least one extent"));
+    LoopSpec spec;
+    spec.kind = name == "T.Parallel" ? ir::ForKind::kParallel : ir::ForKind::kSerial;
+    spec.loc = args.loc;
+    for (const Arg& e : extents) {
+      absl::StatusOr<ir::Expr> x = b.SizeExpr(e.value, e.loc, "a loop extent", true);
+      if (!x.ok()) return x.status();
+      spec.mins.push_back(ir::IntImm(0, (*x)->dtype));
+      spec.extents.push_back(*x);
+    }
+    return Value::Loop(std::move(spec));
+  }
+  if (name == "T.serial" || name == "T.Serial") return SingleLoop(b, ir::ForKind::kSerial, name, args);
+  if (name == "T.unroll" || name == "T.Unroll") {
+    return SingleLoop(b, ir::ForKind::kUnrolled, name, args);
+  }
+  if (name == "T.vectorized" || name == "T.Vectorized") {
+    return SingleLoop(b, ir::ForKind::kVectorized, name, args);
+  }
+  if (name == "T.Pipelined") return SingleLoop(b, ir::ForKind::kPipelined, name, args);
+  if (name == "T.dynamic" || name == "T.symbolic") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"name", "dtype"}, 1);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<std::string> n = b.StaticStr((*a)[0]->value, (*a)[0]->loc, "the symbol name");
+    if (!n.ok()) return n.status();
+    ir::DType t = ir::DType::kInt32;
+    if ((*a)[1]) {
+      absl::StatusOr<ir::DType> d = b.StaticDType((*a)[1]->value, (*a)[1]->loc, "the symbol dtype");
+      if (!d.ok()) return d.status();
+      if (!ir::IsInt(*d)) return b.Err((*a)[1]->loc, "a symbolic size must have an integer dtype");
+      t = *d;
+    }
+    return Symbol(b, *n, ParamInfo::Kind::kDynamicSymbol, t);
+  }
+  if (name == "T.const") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"names", "dtype"}, 1);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<std::string> n = b.StaticStr((*a)[0]->value, (*a)[0]->loc, "T.const names");
+    if (!n.ok()) return n.status();
+    ValueList values;
+    for (const std::string& part : SplitAny(*n, ", \t")) {
+      absl::StatusOr<Value> v = Symbol(b, part, ParamInfo::Kind::kConstSymbol,
+                                       ir::DType::kInt32);
+      if (!v.ok()) return v.status();
+      values.push_back(*v);
+    }
+    if (values.empty()) return b.Err((*a)[0]->loc, "T.const() needs at least one name");
+    if (values.size() == 1) return values[0];
+    return Value::Tuple(std::move(values));
+  }
+  if (name == "T.empty") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"shape", "dtype"}, 1);
+    if (!a.ok()) return a.status();
+    if (!b.eager() || b.InKernel() || !b.InPrimFunc()) {
+      return b.Err(args.loc, "T.empty is only supported in the body of an eager @tilelang.jit "
+                             "function, outside T.Kernel");
+    }
+    ir::DType t = ir::DType::kFloat32;
+    if ((*a)[1]) {
+      absl::StatusOr<ir::DType> d = b.StaticDType((*a)[1]->value, (*a)[1]->loc, "T.empty dtype");
+      if (!d.ok()) return d.status();
+      t = *d;
+    }
+    absl::StatusOr<std::vector<ir::Expr>> shape =
+        b.ShapeOf((*a)[0]->value, (*a)[0]->loc, "the shape of T.empty", false);
+    if (!shape.ok()) return shape.status();
+    b.MarkShape((*a)[0]->value);
+    for (const ir::Expr& d : *shape) b.MarkShapeExpr(d);
+    ir::Buffer out = ir::MakeBuffer(b.TakeNameHint("out"), t, *shape, ir::Scope::kGlobal);
+    b.AddOutput(out);
+    return Value::BufferRef(out);
+  }
+  if (name == "T.Tensor" || name == "T.Buffer") return TensorType(b, name, args);
+  if (name == "T.Layout") return Layout(b, args);
+  if (name == "tilelang.layout.make_swizzled_layout") {
+    absl::StatusOr<Args> a = Bind(b, args, "make_swizzled_layout",
+                                  {"buffer", "k_major", "allow_pad"}, 1);
+    if (!a.ok()) return a.status();
+    if ((*a)[0]->value.kind != ValueKind::kBuffer) {
+      return b.Err((*a)[0]->loc, Cat("make_swizzled_layout needs a buffer, got ",
+                                              DescribeValue((*a)[0]->value)));
+    }
+    return Value::Layout(ir::Layout{ir::Layout::Kind::kSwizzled, {}, {}});
+  }
+  if (name == "T.prim_func" || name == "T.macro") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"func"}, 1);
+    if (!a.ok()) return a.status();
+    const Value& f = (*a)[0]->value;
+    if (f.kind != ValueKind::kFunction || !f.function->def) {
+      return b.Err((*a)[0]->loc, Cat(name, " needs a function"));
+    }
+    FunctionValue copy = *f.function;
+    copy.flavor = name == "T.macro" ? FunctionFlavor::kMacro : FunctionFlavor::kPrimFunc;
+    return Value::Function(std::move(copy));
+  }
+  if (name == "tilelang.jit" || name == "tilelang.autotune" || name == "tilelang.lazy_jit" ||
+      name == "tilelang.compile") {
+    // Compilation wrappers: their options (out_idx, targets, configs ...) do
+    // not change the program; applied to a function they return it.
+    if (!args.positional.empty() && args.positional[0].value.kind == ValueKind::kFunction) {
+      return args.positional[0].value;
+    }
+    if (name == "tilelang.compile") {
+      return b.Err(args.loc, "tilelang.compile() needs a @T.prim_func");
+    }
+    return Value::Builtin(std::string(name));
+  }
+  return std::nullopt;
+}
+
+}  // namespace tilec::frontend

@@ -1,0 +1,501 @@
+// Allocations and tile operators.
+//
+// Mapping to the IR:
+// - T.alloc_shared/fragment/local(shape, dtype[, scope]) -> Allocate of that
+//   scope (the buffer is named after the assignment target); T.alloc_var(dtype,
+//   init) -> Allocate of scope var, shape [1], with its init; T.alloc_global
+//   (shape, dtype) -> a global workspace, outside T.Kernel only.
+// - T.copy(src, dst): each operand is a buffer (the whole buffer), a region
+//   (`A[i, lo:hi]`: a scalar index is an extent-1 dim) or a head address
+//   (`A[i, j]`, every index scalar) whose extents come from the other operand,
+//   aligned from the trailing dim. coalesced_width, disable_tma,
+//   eviction_policy, loop_layout and annotations are performance hints:
+//   accepted and ignored.
+// - T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum): operands
+//   are buffers or regions. k_pack only changes how AMD MFMA loads operands
+//   (accepted, ignored); wg_wait must be 0 (other values leave the result
+//   pending, which tilec cannot express); mbar is not supported.
+// - T.fill(dst, value), T.clear(dst) -> Fill (value cast to dst's dtype).
+// - T.reduce_{max,min,sum,abssum,absmax}(src, dst, dim=-1, clear=True) ->
+//   Reduce on whole buffers; dst's shape is src's without `dim` ([1] for 1-D).
+//   TileLang's other accepted dst shape, with `dim` kept as extent 1, is not
+//   supported.
+// - T.cumsum(src, dst=None, dim=0, reverse=False) -> Cumsum (dst defaults to
+//   src).
+// - T.atomic_add(dst, value): a buffer element and a scalar -> the scalar
+//   form; buffers/regions/head addresses -> the tile form (extents as for
+//   T.copy). memory_order and use_tma are accepted and ignored; return_prev is
+//   not supported.
+// - T.annotate_layout({buf: layout, ...}) -> one AnnotateLayout per entry.
+// - T.use_swizzle(panel_size, order="row", enable=True) -> UseSwizzle.
+#include "compiler/frontend/index_simplify.h"
+#include "compiler/frontend/str_util.h"
+#include "compiler/frontend/tl_builtins.h"
+#include "compiler/frontend/value_ops.h"
+#include "compiler/ir/printer.h"
+
+namespace tilec::frontend {
+namespace {
+
+using Args = std::vector<std::optional<Arg>>;
+
+absl::StatusOr<Value> Alloc(Builder& b, std::string_view name, ir::Scope scope, CallArgs& args) {
+  absl::StatusOr<Args> a = BindArgs(b, args, name, {"shape", "dtype", "scope"}, 2);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<ir::DType> t = b.StaticDType((*a)[1]->value, (*a)[1]->loc,
+                                              Cat("the dtype of ", name));
+  if (!t.ok()) return t.status();
+  bool tile = scope != ir::Scope::kGlobal;
+  absl::StatusOr<std::vector<ir::Expr>> shape =
+      b.ShapeOf((*a)[0]->value, (*a)[0]->loc, Cat("the shape of ", name), tile);
+  if (!shape.ok()) return shape.status();
+  if (scope == ir::Scope::kGlobal && b.InKernel()) {
+    return b.Err(args.loc, "T.alloc_global must be outside T.Kernel (workspaces are allocated "
+                           "between kernels)");
+  }
+  ir::Buffer buf = ir::MakeBuffer(b.TakeNameHint("buf"), *t, *shape, scope);
+  absl::Status s = b.Emit(ir::Allocate(buf), args.loc, name);
+  if (!s.ok()) return s;
+  return Value::BufferRef(buf);
+}
+
+absl::StatusOr<Value> AllocVar(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.alloc_var", {"dtype", "init", "scope"}, 1);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc,
+                                              "the dtype of T.alloc_var");
+  if (!t.ok()) return t.status();
+  ir::Expr init;
+  if ((*a)[1] && (*a)[1]->value.kind != ValueKind::kNone) {
+    absl::StatusOr<ir::Expr> e = b.ExprAs((*a)[1]->value, *t, (*a)[1]->loc);
+    if (!e.ok()) return e.status();
+    init = *e;
+  }
+  ir::Buffer buf = ir::MakeBuffer(b.TakeNameHint("var"), *t, {ir::IntImm(1)}, ir::Scope::kVar);
+  absl::Status s = b.Emit(ir::Allocate(buf, init), args.loc, "T.alloc_var");
+  if (!s.ok()) return s;
+  return Value::BufferRef(buf);
+}
+
+// An operand of a tile operator before head addresses are resolved.
+struct Operand {
+  std::optional<ir::Region> region;       // a buffer or a region
+  std::optional<ElementValue> head;       // a head address
+  SourceLoc loc;
+};
+
+absl::StatusOr<Operand> ReadOperand(Builder& b, const Arg& a, std::string_view fn,
+                                    bool allow_head) {
+  Operand op;
+  op.loc = a.loc;
+  switch (a.value.kind) {
+    case ValueKind::kBuffer: op.region = ir::FullRegion(a.value.buffer); return op;
+    case ValueKind::kRegion: op.region = *a.value.region; return op;
+    case ValueKind::kElement:
+      if (allow_head) {
+        op.head = *a.value.element;
+        return op;
+      }
+      return b.Err(a.loc, Cat(fn, " needs a buffer or a region here, got a single "
+                                           "element; slice it (A[i, lo:hi])"));
+    default: break;
+  }
+  return b.Err(a.loc, Cat(fn, " needs a buffer or a region, got ",
+                                   DescribeValue(a.value)));
+}
+
+// The region a head address covers when the other operand has `extents`.
+absl::StatusOr<ir::Region> HeadRegion(Builder& b, const ElementValue& head,
+                                      const std::vector<ir::Expr>& extents, SourceLoc loc,
+                                      std::string_view fn) {
+  size_t r = head.indices.size();
+  size_t m = extents.size();
+  ir::Region region{head.buffer, head.indices, {}};
+  for (size_t k = 0; m > r && k < m - r; ++k) {
+    if (ir::AsConstInt(extents[k]) != 1) {
+      return b.Err(loc, Cat(fn, ": the other operand has ", m, " dimensions, more than "
+                                     "the ", r, " of `", head.buffer->name, "`"));
+    }
+  }
+  for (size_t d = 0; d < r; ++d) {
+    if (d + m >= r) {
+      region.extents.push_back(extents[d + m - r]);
+    } else {
+      region.extents.push_back(ir::IntImm(1));
+    }
+  }
+  return region;
+}
+
+std::string ExtentsText(const std::vector<ir::Expr>& extents) {
+  std::vector<std::string> parts;
+  for (const ir::Expr& e : extents) parts.push_back(ir::PrintExpr(e));
+  return Cat("[", Join(parts, ", "), "]");
+}
+
+// Resolves a pair of operands (head addresses take the other's extents) and
+// checks that their extents agree after dropping extent-1 dims, where that is
+// decidable.
+absl::StatusOr<std::pair<ir::Region, ir::Region>> ResolvePair(Builder& b, const Operand& x,
+                                                              const Operand& y, SourceLoc loc,
+                                                              std::string_view fn) {
+  if (x.head && y.head) {
+    return b.Err(loc, Cat(fn, " cannot tell the extents: both operands are single "
+                                       "elements; slice one of them (A[i, lo:hi])"));
+  }
+  ir::Region rx, ry;
+  if (x.head) {
+    absl::StatusOr<ir::Region> r = HeadRegion(b, *x.head, y.region->extents, x.loc, fn);
+    if (!r.ok()) return r.status();
+    rx = *r;
+  } else {
+    rx = *x.region;
+  }
+  if (y.head) {
+    absl::StatusOr<ir::Region> r = HeadRegion(b, *y.head, rx.extents, y.loc, fn);
+    if (!r.ok()) return r.status();
+    ry = *r;
+  } else {
+    ry = *y.region;
+  }
+  auto squeeze = [](const std::vector<ir::Expr>& ext) {
+    std::vector<ir::Expr> out;
+    for (const ir::Expr& e : ext) {
+      if (ir::AsConstInt(e) != 1) out.push_back(e);
+    }
+    return out;
+  };
+  std::vector<ir::Expr> ex = squeeze(rx.extents), ey = squeeze(ry.extents);
+  bool mismatch = ex.size() != ey.size();
+  for (size_t k = 0; !mismatch && k < ex.size(); ++k) {
+    std::optional<int64_t> cx = ir::AsConstInt(ex[k]), cy = ir::AsConstInt(ey[k]);
+    if (cx && cy && *cx != *cy) mismatch = true;
+  }
+  if (mismatch) {
+    bool all_const = true;
+    for (const ir::Expr& e : ex) all_const &= ir::AsConstInt(e).has_value();
+    for (const ir::Expr& e : ey) all_const &= ir::AsConstInt(e).has_value();
+    if (all_const) {
+      return b.Err(loc, Cat(fn, ": the extents of `", rx.buffer->name, "` ",
+                                     ExtentsText(rx.extents), " and of `", ry.buffer->name, "` ",
+                                     ExtentsText(ry.extents), " do not match"));
+    }
+  }
+  return std::make_pair(rx, ry);
+}
+
+absl::StatusOr<Value> Copy(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a =
+      BindArgs(b, args, "T.copy", {"src", "dst", "coalesced_width", "disable_tma",
+                                   "eviction_policy", "loop_layout", "annotations"}, 2);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<Operand> src = ReadOperand(b, *(*a)[0], "T.copy", true);
+  if (!src.ok()) return src.status();
+  absl::StatusOr<Operand> dst = ReadOperand(b, *(*a)[1], "T.copy", true);
+  if (!dst.ok()) return dst.status();
+  absl::StatusOr<std::pair<ir::Region, ir::Region>> p =
+      ResolvePair(b, *src, *dst, args.loc, "T.copy");
+  if (!p.ok()) return p.status();
+  absl::Status s = b.Emit(ir::Copy(p->first, p->second), args.loc, "T.copy");
+  if (!s.ok()) return s;
+  return Value::None();
+}
+
+absl::StatusOr<Value> Gemm(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.gemm",
+                                    {"A", "B", "C", "transpose_A", "transpose_B", "policy",
+                                     "clear_accum", "k_pack", "wg_wait", "mbar"}, 3);
+  if (!a.ok()) return a.status();
+  auto gemm = std::make_shared<ir::GemmNode>();
+  ir::Region* regions[3] = {&gemm->a, &gemm->b, &gemm->c};
+  for (int k = 0; k < 3; ++k) {
+    absl::StatusOr<Operand> op = ReadOperand(b, *(*a)[k], "T.gemm", false);
+    if (!op.ok()) return op.status();
+    *regions[k] = *op->region;
+  }
+  auto flag = [&](int k, std::string_view use, bool* out) -> absl::Status {
+    if (!(*a)[k]) return absl::OkStatus();
+    absl::StatusOr<bool> v = b.StaticBool((*a)[k]->value, (*a)[k]->loc, use);
+    if (!v.ok()) return v.status();
+    *out = *v;
+    return absl::OkStatus();
+  };
+  if (absl::Status s = flag(3, "transpose_A", &gemm->transpose_a); !s.ok()) return s;
+  if (absl::Status s = flag(4, "transpose_B", &gemm->transpose_b); !s.ok()) return s;
+  if (absl::Status s = flag(6, "clear_accum", &gemm->clear_accum); !s.ok()) return s;
+  if ((*a)[5]) {
+    const Arg& p = *(*a)[5];
+    if (p.value.kind == ValueKind::kGemmPolicy) {
+      gemm->policy = p.value.policy;
+    } else if (p.value.kind == ValueKind::kStr && (p.value.s == "Square" ||
+               p.value.s == "FullRow" || p.value.s == "FullCol")) {
+      gemm->policy = p.value.s == "Square" ? ir::GemmPolicy::kSquare
+                     : p.value.s == "FullRow" ? ir::GemmPolicy::kFullRow
+                                              : ir::GemmPolicy::kFullCol;
+    } else {
+      return b.Err(p.loc, Cat("policy must be a T.GemmWarpPolicy, got ",
+                                       DescribeValue(p.value)));
+    }
+  }
+  if ((*a)[7]) {
+    absl::StatusOr<int64_t> k = b.StaticInt((*a)[7]->value, (*a)[7]->loc, "k_pack");
+    if (!k.ok()) return k.status();
+    if (*k < 1) return b.Err((*a)[7]->loc, "k_pack must be at least 1");
+  }
+  if ((*a)[8]) {
+    absl::StatusOr<int64_t> w = b.StaticInt((*a)[8]->value, (*a)[8]->loc, "wg_wait");
+    if (!w.ok()) return w.status();
+    if (*w != 0) {
+      return b.Err((*a)[8]->loc, "T.gemm with wg_wait other than 0 (leaving the result pending) "
+                                 "is not supported");
+    }
+  }
+  if ((*a)[9] && (*a)[9]->value.kind != ValueKind::kNone) {
+    return b.Err((*a)[9]->loc, "T.gemm with an mbarrier (mbar=) is not supported");
+  }
+  absl::Status s = b.Emit(gemm, args.loc, "T.gemm");
+  if (!s.ok()) return s;
+  return Value::None();
+}
+
+absl::StatusOr<Value> Fill(Builder& b, std::string_view name, CallArgs& args) {
+  bool clear = name == "T.clear";
+  absl::StatusOr<Args> a = clear ? BindArgs(b, args, name, {"buffer"}, 1)
+                                 : BindArgs(b, args, name, {"buffer", "value"}, 2);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<Operand> dst = ReadOperand(b, *(*a)[0], name, false);
+  if (!dst.ok()) return dst.status();
+  Value v = clear ? Value::Int(0) : (*a)[1]->value;
+  SourceLoc vloc = clear ? args.loc : (*a)[1]->loc;
+  absl::StatusOr<ir::Expr> value = b.ExprAs(v, dst->region->buffer->dtype, vloc);
+  if (!value.ok()) return value.status();
+  absl::Status s = b.Emit(ir::Fill(*dst->region, *value), args.loc, name);
+  if (!s.ok()) return s;
+  return Value::None();
+}
+
+absl::StatusOr<ir::Buffer> WholeBuffer(Builder& b, const Arg& a, std::string_view fn) {
+  if (a.value.kind == ValueKind::kBuffer) return a.value.buffer;
+  return b.Err(a.loc, Cat(fn, " works on whole buffers, got ", DescribeValue(a.value)));
+}
+
+absl::StatusOr<int> Dim(Builder& b, const std::optional<Arg>& a, int64_t dflt, size_t rank,
+                        std::string_view fn, SourceLoc call_loc) {
+  int64_t dim = dflt;
+  if (a) {
+    absl::StatusOr<int64_t> d = b.StaticInt(a->value, a->loc, Cat("the dim of ", fn));
+    if (!d.ok()) return d.status();
+    dim = *d;
+  }
+  int64_t r = static_cast<int64_t>(rank);
+  if (dim < -r || dim >= r) {
+    return b.Err(a ? a->loc : call_loc, Cat(fn, ": dim ", dim,
+                                                         " is out of range for a buffer of rank ",
+                                                         rank));
+  }
+  return static_cast<int>(dim < 0 ? dim + r : dim);
+}
+
+absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) {
+  ir::ReduceKind kind = ir::ReduceKind::kSum;
+  if (name == "T.reduce_max") kind = ir::ReduceKind::kMax;
+  if (name == "T.reduce_min") kind = ir::ReduceKind::kMin;
+  if (name == "T.reduce_abssum") kind = ir::ReduceKind::kAbsSum;
+  if (name == "T.reduce_absmax") kind = ir::ReduceKind::kAbsMax;
+  absl::StatusOr<Args> a = BindArgs(b, args, name, {"buffer", "out", "dim", "clear"}, 2);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<ir::Buffer> src = WholeBuffer(b, *(*a)[0], name);
+  if (!src.ok()) return src.status();
+  absl::StatusOr<ir::Buffer> dst = WholeBuffer(b, *(*a)[1], name);
+  if (!dst.ok()) return dst.status();
+  absl::StatusOr<int> dim = Dim(b, (*a)[2], -1, (*src)->shape.size(), name, args.loc);
+  if (!dim.ok()) return dim.status();
+  bool clear = true;
+  if ((*a)[3]) {
+    absl::StatusOr<bool> c = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "clear");
+    if (!c.ok()) return c.status();
+    clear = *c;
+  }
+  // dst must be src's shape without `dim` ([1] when src is 1-D).
+  std::vector<ir::Expr> expected;
+  for (size_t d = 0; d < (*src)->shape.size(); ++d) {
+    if (static_cast<int>(d) != *dim) expected.push_back((*src)->shape[d]);
+  }
+  if (expected.empty()) expected.push_back(ir::IntImm(1));
+  const std::vector<ir::Expr>& got = (*dst)->shape;
+  bool keep_dim = got.size() == (*src)->shape.size() && got.size() > 1 &&
+                  ir::AsConstInt(got[*dim]) == 1;
+  if (keep_dim) {
+    return b.Err((*a)[1]->loc, Cat(name, ": an output that keeps the reduced dimension "
+                                            "as extent 1 is not supported; give `",
+                                            (*dst)->name, "` the shape ",
+                                            ExtentsText(expected)));
+  }
+  bool mismatch = got.size() != expected.size();
+  for (size_t d = 0; !mismatch && d < got.size(); ++d) {
+    std::optional<int64_t> x = ir::AsConstInt(got[d]), y = ir::AsConstInt(expected[d]);
+    if (x && y && *x != *y) mismatch = true;
+  }
+  if (mismatch) {
+    return b.Err((*a)[1]->loc, Cat(name, ": the output `", (*dst)->name, "` has shape ",
+                                            ExtentsText(got), " but reducing dim ", *dim,
+                                            " of `", (*src)->name, "` gives ",
+                                            ExtentsText(expected)));
+  }
+  absl::Status s = b.Emit(std::make_shared<ir::ReduceNode>(kind, *src, *dst, *dim, clear),
+                          args.loc, name);
+  if (!s.ok()) return s;
+  return Value::None();
+}
+
+absl::StatusOr<Value> Cumsum(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.cumsum", {"src", "dst", "dim", "reverse"}, 1);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<ir::Buffer> src = WholeBuffer(b, *(*a)[0], "T.cumsum");
+  if (!src.ok()) return src.status();
+  ir::Buffer dst = *src;
+  if ((*a)[1] && (*a)[1]->value.kind != ValueKind::kNone) {
+    absl::StatusOr<ir::Buffer> d = WholeBuffer(b, *(*a)[1], "T.cumsum");
+    if (!d.ok()) return d.status();
+    dst = *d;
+  }
+  absl::StatusOr<int> dim = Dim(b, (*a)[2], 0, (*src)->shape.size(), "T.cumsum", args.loc);
+  if (!dim.ok()) return dim.status();
+  bool reverse = false;
+  if ((*a)[3]) {
+    absl::StatusOr<bool> r = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "reverse");
+    if (!r.ok()) return r.status();
+    reverse = *r;
+  }
+  absl::Status s = b.Emit(std::make_shared<ir::CumsumNode>(*src, dst, *dim, reverse), args.loc,
+                          "T.cumsum");
+  if (!s.ok()) return s;
+  return Value::None();
+}
+
+absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.atomic_add",
+                                    {"dst", "value", "memory_order", "return_prev", "use_tma"}, 2);
+  if (!a.ok()) return a.status();
+  if ((*a)[3]) {
+    absl::StatusOr<bool> rp = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "return_prev");
+    if (!rp.ok()) return rp.status();
+    if (*rp) return b.Err((*a)[3]->loc, "T.atomic_add(return_prev=True) is not supported");
+  }
+  const Arg& dst = *(*a)[0];
+  const Arg& value = *(*a)[1];
+  bool value_tile = value.value.kind == ValueKind::kBuffer ? !IsRuntimeScalar(value.value)
+                                                          : value.value.kind == ValueKind::kRegion;
+  bool dst_tile = dst.value.kind == ValueKind::kRegion ||
+                  (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
+  if (value_tile || dst_tile) {
+    absl::StatusOr<Operand> d = ReadOperand(b, dst, "T.atomic_add", true);
+    if (!d.ok()) return d.status();
+    absl::StatusOr<Operand> v = ReadOperand(b, value, "T.atomic_add", true);
+    if (!v.ok()) return v.status();
+    absl::StatusOr<std::pair<ir::Region, ir::Region>> p =
+        ResolvePair(b, *v, *d, args.loc, "T.atomic_add");
+    if (!p.ok()) return p.status();
+    absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(p->second, p->first, nullptr),
+                            args.loc, "T.atomic_add");
+    if (!s.ok()) return s;
+    return Value::None();
+  }
+  if (dst.value.kind != ValueKind::kElement) {
+    return b.Err(dst.loc, Cat("T.atomic_add needs a buffer element or a tile as its "
+                                       "destination, got ", DescribeValue(dst.value)));
+  }
+  const ElementValue& e = *dst.value.element;
+  absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, e.buffer->dtype, value.loc);
+  if (!v.ok()) return v.status();
+  ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
+  absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(region, std::nullopt, *v), args.loc,
+                          "T.atomic_add");
+  if (!s.ok()) return s;
+  return Value::None();
+}
+
+absl::StatusOr<Value> AnnotateLayout(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.annotate_layout", {"layout_map"}, 1);
+  if (!a.ok()) return a.status();
+  const Arg& m = *(*a)[0];
+  if (m.value.kind != ValueKind::kDict) {
+    return b.Err(m.loc, Cat("T.annotate_layout needs a dict {buffer: layout}, got ",
+                                     DescribeValue(m.value)));
+  }
+  for (const auto& [key, layout] : *m.value.dict) {
+    if (key.kind != ValueKind::kBuffer) {
+      return b.Err(m.loc, Cat("T.annotate_layout: a key must be a buffer, got ",
+                                       DescribeValue(key)));
+    }
+    if (layout.kind != ValueKind::kLayout) {
+      return b.Err(m.loc, Cat("T.annotate_layout: the layout of `", key.buffer->name,
+                                       "` must be a T.Layout or make_swizzled_layout(...), got ",
+                                       DescribeValue(layout)));
+    }
+    if (layout.layout->kind == ir::Layout::Kind::kCustom &&
+        layout.layout->vars.size() != key.buffer->shape.size()) {
+      return b.Err(m.loc, Cat("T.annotate_layout: the layout of `", key.buffer->name,
+                                       "` takes ", layout.layout->vars.size(),
+                                       " indices but the buffer has ", key.buffer->shape.size(),
+                                       " dimensions"));
+    }
+    absl::Status s = b.Emit(std::make_shared<ir::AnnotateLayoutNode>(key.buffer, *layout.layout),
+                            args.loc, "T.annotate_layout");
+    if (!s.ok()) return s;
+  }
+  return Value::None();
+}
+
+absl::StatusOr<Value> UseSwizzle(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.use_swizzle", {"panel_size", "order", "enable"}, 1);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<ir::Expr> panel = b.SizeExpr((*a)[0]->value, (*a)[0]->loc, "panel_size", true);
+  if (!panel.ok()) return panel.status();
+  bool column = false;
+  if ((*a)[1]) {
+    absl::StatusOr<std::string> o = b.StaticStr((*a)[1]->value, (*a)[1]->loc, "order");
+    if (!o.ok()) return o.status();
+    if (*o == "column" || *o == "col") {
+      column = true;
+    } else if (*o != "row") {
+      return b.Err((*a)[1]->loc, Cat("order must be \"row\" or \"column\", got '", *o,
+                                              "'"));
+    }
+  }
+  bool enable = true;
+  if ((*a)[2]) {
+    absl::StatusOr<bool> e = b.StaticBool((*a)[2]->value, (*a)[2]->loc, "enable");
+    if (!e.ok()) return e.status();
+    enable = *e;
+  }
+  absl::Status s = b.Emit(std::make_shared<ir::UseSwizzleNode>(*panel, column, enable), args.loc,
+                          "T.use_swizzle");
+  if (!s.ok()) return s;
+  return Value::None();
+}
+
+}  // namespace
+
+std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view name,
+                                                CallArgs& args) {
+  if (name == "T.alloc_shared") return Alloc(b, name, ir::Scope::kShared, args);
+  if (name == "T.alloc_fragment") return Alloc(b, name, ir::Scope::kFragment, args);
+  if (name == "T.alloc_local") return Alloc(b, name, ir::Scope::kLocal, args);
+  if (name == "T.alloc_global") return Alloc(b, name, ir::Scope::kGlobal, args);
+  if (name == "T.alloc_var") return AllocVar(b, args);
+  if (name == "T.copy") return Copy(b, args);
+  if (name == "T.gemm") return Gemm(b, args);
+  if (name == "T.fill" || name == "T.clear") return Fill(b, name, args);
+  if (name == "T.reduce_max" || name == "T.reduce_min" || name == "T.reduce_sum" ||
+      name == "T.reduce_abssum" || name == "T.reduce_absmax") {
+    return Reduce(b, name, args);
+  }
+  if (name == "T.cumsum") return Cumsum(b, args);
+  if (name == "T.atomic_add") return AtomicAdd(b, args);
+  if (name == "T.annotate_layout") return AnnotateLayout(b, args);
+  if (name == "T.use_swizzle") return UseSwizzle(b, args);
+  return std::nullopt;
+}
+
+}  // namespace tilec::frontend
