@@ -88,7 +88,8 @@ std::string FormatDouble(double v) {
   return s;
 }
 
-std::string QuoteString(std::string_view s) {
+// Python-like quoting; bytes literals also escape bytes >= 0x80.
+std::string QuoteString(std::string_view s, bool bytes) {
   std::string out = "'";
   for (char c : s) {
     unsigned char u = static_cast<unsigned char>(c);
@@ -99,7 +100,7 @@ std::string QuoteString(std::string_view s) {
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
       default:
-        if (u < 0x20 || u == 0x7f) {
+        if (u < 0x20 || u == 0x7f || (bytes && u >= 0x80)) {
           static constexpr char kHex[] = "0123456789abcdef";
           out += "\\x";
           out += kHex[u >> 4];
@@ -219,8 +220,8 @@ class Dumper {
       case ConstantKind::kInt: return c.int_overflows ? c.str_value : std::to_string(c.int_value);
       case ConstantKind::kFloat: return FormatDouble(c.float_value);
       case ConstantKind::kImaginary: return FormatDouble(c.float_value) + "j";
-      case ConstantKind::kString: return (c.is_fstring ? "f" : "") + QuoteString(c.str_value);
-      case ConstantKind::kBytes: return "b" + QuoteString(c.str_value);
+      case ConstantKind::kString: return (c.is_fstring ? "f" : "") + QuoteString(c.str_value, false);
+      case ConstantKind::kBytes: return "b" + QuoteString(c.str_value, true);
       case ConstantKind::kEllipsis: return "...";
     }
     return "?";

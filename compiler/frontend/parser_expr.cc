@@ -67,13 +67,13 @@ absl::StatusOr<ExprPtr> Parser::ParseTest() {
   DepthGuard guard(&depth_);
   PARSER_RETURN_IF_ERROR(CheckDepth());
   if (AtKw("lambda")) return ParseLambda();
+  SourceLoc loc = Cur().loc;
   PARSER_ASSIGN_OR_RETURN(ExprPtr body, ParseOrTest());
   if (!AtKw("if")) return body;
   Advance();
   PARSER_ASSIGN_OR_RETURN(ExprPtr test, ParseOrTest());
   if (!AcceptKw("else")) return Expected("'else' after 'if' expression");
   PARSER_ASSIGN_OR_RETURN(ExprPtr orelse, ParseTest());
-  SourceLoc loc = body->loc;
   return ExprPtr(
       std::make_unique<IfExpExpr>(loc, std::move(test), std::move(body), std::move(orelse)));
 }
@@ -92,9 +92,10 @@ absl::StatusOr<ExprPtr> Parser::ParseBoolOp(BoolOpKind kind) {
   auto operand = [&]() -> absl::StatusOr<ExprPtr> {
     return kind == BoolOpKind::kOr ? ParseBoolOp(BoolOpKind::kAnd) : ParseNotTest();
   };
+  SourceLoc loc = Cur().loc;
   PARSER_ASSIGN_OR_RETURN(ExprPtr first, operand());
   if (!AtKw(word)) return first;
-  auto b = std::make_unique<BoolOpExpr>(first->loc, kind);
+  auto b = std::make_unique<BoolOpExpr>(loc, kind);
   b->values.push_back(std::move(first));
   while (AtKw(word)) {
     b->op_locs.push_back(Cur().loc);
@@ -137,10 +138,11 @@ Parser::CmpOpMatch Parser::CmpOpHere() const {
 }
 
 absl::StatusOr<ExprPtr> Parser::ParseComparison() {
+  SourceLoc loc = Cur().loc;
   PARSER_ASSIGN_OR_RETURN(ExprPtr left, ParseBitOr());
   CmpOpMatch op = CmpOpHere();
   if (op.tokens == 0) return left;
-  auto c = std::make_unique<CompareExpr>(left->loc, std::move(left));
+  auto c = std::make_unique<CompareExpr>(loc, std::move(left));
   while (op.tokens > 0) {
     c->ops.push_back(op.kind);
     c->op_locs.push_back(Cur().loc);
@@ -187,12 +189,12 @@ std::optional<BinOpKind> Parser::BinOpAt(const Token& t, int level) {
 
 absl::StatusOr<ExprPtr> Parser::ParseBinary(int level) {
   if (level == kNumBinaryLevels) return ParseFactor();
+  SourceLoc loc = Cur().loc;
   PARSER_ASSIGN_OR_RETURN(ExprPtr lhs, ParseBinary(level + 1));
   while (std::optional<BinOpKind> op = BinOpAt(Cur(), level)) {
     SourceLoc op_loc = Cur().loc;
     Advance();
     PARSER_ASSIGN_OR_RETURN(ExprPtr rhs, ParseBinary(level + 1));
-    SourceLoc loc = lhs->loc;
     lhs = std::make_unique<BinOpExpr>(loc, *op, op_loc, std::move(lhs), std::move(rhs));
   }
   return lhs;
@@ -213,12 +215,12 @@ absl::StatusOr<ExprPtr> Parser::ParseFactor() {
 }
 
 absl::StatusOr<ExprPtr> Parser::ParsePower() {
+  SourceLoc loc = Cur().loc;
   PARSER_ASSIGN_OR_RETURN(ExprPtr base, ParseAwaitPrimary());
   if (!AtOp("**")) return base;
   SourceLoc op_loc = Cur().loc;
   Advance();
   PARSER_ASSIGN_OR_RETURN(ExprPtr exponent, ParseFactor());
-  SourceLoc loc = base->loc;
   return ExprPtr(std::make_unique<BinOpExpr>(loc, BinOpKind::kPow, op_loc, std::move(base),
                                              std::move(exponent)));
 }
@@ -232,24 +234,23 @@ absl::StatusOr<ExprPtr> Parser::ParseAwaitPrimary() {
 }
 
 absl::StatusOr<ExprPtr> Parser::ParsePrimary() {
+  SourceLoc loc = Cur().loc;  // of the atom, including a '(' around it
   PARSER_ASSIGN_OR_RETURN(ExprPtr e, ParseAtom());
   while (true) {
     if (AtOp(".")) {
       Advance();
       if (Cur().kind != TokenKind::kName) return Expected("attribute name after '.'");
-      SourceLoc loc = e->loc;
       e = std::make_unique<AttributeExpr>(loc, std::move(e), Cur().text, Cur().loc);
       Advance();
     } else if (AtOp("(")) {
       SourceLoc lparen = Cur().loc;
       Advance();
-      SourceLoc loc = e->loc;
       auto call = std::make_unique<CallExpr>(loc, std::move(e));
       call->lparen_loc = lparen;
       PARSER_RETURN_IF_ERROR(ParseArguments(&call->args, &call->keywords));
       e = std::move(call);
     } else if (AtOp("[")) {
-      PARSER_ASSIGN_OR_RETURN(e, ParseSubscript(std::move(e)));
+      PARSER_ASSIGN_OR_RETURN(e, ParseSubscript(loc, std::move(e)));
     } else {
       return e;
     }
@@ -303,8 +304,7 @@ absl::Status Parser::ParseArguments(std::vector<ExprPtr>* args, std::vector<Keyw
   return absl::OkStatus();
 }
 
-absl::StatusOr<ExprPtr> Parser::ParseSubscript(ExprPtr value) {
-  SourceLoc loc = value->loc;
+absl::StatusOr<ExprPtr> Parser::ParseSubscript(SourceLoc loc, ExprPtr value) {
   auto s = std::make_unique<SubscriptExpr>(loc, std::move(value));
   s->lbracket_loc = Cur().loc;
   Advance();  // [

@@ -223,7 +223,8 @@ class Parser {
 
   // Call arguments after the '(' up to and including the ')'.
   absl::Status ParseArguments(std::vector<ExprPtr>* args, std::vector<Keyword>* keywords);
-  absl::StatusOr<ExprPtr> ParseSubscript(ExprPtr value);
+  // `value[...]` where `loc` is where `value` starts.
+  absl::StatusOr<ExprPtr> ParseSubscript(SourceLoc loc, ExprPtr value);
   absl::StatusOr<ExprPtr> ParseYield();
   absl::StatusOr<ExprPtr> ParseAtom();
 
