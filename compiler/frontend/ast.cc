@@ -220,7 +220,8 @@ class Dumper {
       case ConstantKind::kInt: return c.int_overflows ? c.str_value : std::to_string(c.int_value);
       case ConstantKind::kFloat: return FormatDouble(c.float_value);
       case ConstantKind::kImaginary: return FormatDouble(c.float_value) + "j";
-      case ConstantKind::kString: return (c.is_fstring ? "f" : "") + QuoteString(c.str_value, false);
+      case ConstantKind::kString:
+        return (c.is_fstring ? "f" : "") + QuoteString(c.str_value, false);
       case ConstantKind::kBytes: return "b" + QuoteString(c.str_value, true);
       case ConstantKind::kEllipsis: return "...";
     }

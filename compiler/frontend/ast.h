@@ -14,8 +14,8 @@
 //
 // Locations: every node has `loc`, the location of its first character
 // (for `a.b`, `a[i]`, `f(x)` and binary operators that is the start of the
-// left operand). Operators also record `op_loc`, the location of the operator
-// token itself; attributes record where the attribute name starts.
+// left operand, or the '(' when the left operand is parenthesized). Operators also record `op_loc`,
+// the location of the operator token itself; attributes record where the attribute name starts.
 #ifndef TILEC_COMPILER_FRONTEND_AST_H_
 #define TILEC_COMPILER_FRONTEND_AST_H_
 

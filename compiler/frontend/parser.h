@@ -2,9 +2,10 @@
 //
 // Parse reads a whole file (kernel code and host code alike: imports,
 // classes, torch code, argparse, `if __name__ == "__main__":`) into the
-// syntax tree of ast.h. It accepts the Python 3.12 statement and expression
-// grammar except `match` and `type` statements, which are reported as
-// unsupported, and the inside of f-strings, which stay opaque strings.
+// syntax tree of ast.h. It accepts Python 3.11's statement and expression
+// grammar (and 3.12's reuse of quotes inside f-strings), except `match`
+// statements and 3.12 `type` aliases, which are reported as unsupported. The
+// inside of an f-string stays opaque.
 //
 // Contract: Parse never crashes, on any input. On malformed input it returns
 // an INVALID_ARGUMENT status built by SourceError, whose first line is

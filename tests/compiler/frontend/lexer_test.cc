@@ -106,8 +106,7 @@ TEST(LexerTest, IndentDedentAndBlankLines) {
 }
 
 TEST(LexerTest, ImplicitAndExplicitLineJoining) {
-  EXPECT_EQ(Shape("f(a,\n      b)\nx = [1,\n# c\n 2]\n"),
-            "f ( a , b ) NL x = [ 1 , 2 ] NL EOF");
+  EXPECT_EQ(Shape("f(a,\n      b)\nx = [1,\n# c\n 2]\n"), "f ( a , b ) NL x = [ 1 , 2 ] NL EOF");
   EXPECT_EQ(Shape("x = 1 + \\\n    2\ny = 3\n"), "x = 1 + 2 NL y = 3 NL EOF");
   EXPECT_EQ(Shape("d = {'a':\n\n  1}\n"), "d = { 'a' : 1 } NL EOF");
 }
@@ -146,8 +145,8 @@ TEST(LexerTest, FloatsAndImaginary) {
 }
 
 TEST(LexerTest, StringsDecodeEscapes) {
-  std::vector<Token> t =
-      Lex(R"(  'a\tb' "q\"q" '\x41\101\u00e9\N{DASH}' r'\n' b'\xff' Rb"\d" u'x')" "\n");
+  std::vector<Token> t = Lex(R"(  'a\tb' "q\"q" '\x41\101\u00e9\N{DASH}' r'\n' b'\xff' Rb"\d" u'x')"
+                             "\n");
   ASSERT_GE(t.size(), 8u);
   EXPECT_EQ(t[0].kind, TokenKind::kIndent);
   EXPECT_EQ(t[1].str_value, "a\tb");
@@ -174,7 +173,8 @@ TEST(LexerTest, TripleQuotedStringsSpanLines) {
 }
 
 TEST(LexerTest, FStringsStayOpaque) {
-  std::vector<Token> t = Lex(R"(f"v={x['k']:>{w}} {{lit}} {d["q"]}" rf'\d{a}')" "\n");
+  std::vector<Token> t = Lex(R"(f"v={x['k']:>{w}} {{lit}} {d["q"]}" rf'\d{a}')"
+                             "\n");
   ASSERT_EQ(t.size(), 4u);
   EXPECT_TRUE(t[0].is_fstring);
   EXPECT_EQ(t[0].str_value, R"(v={x['k']:>{w}} {{lit}} {d["q"]})");

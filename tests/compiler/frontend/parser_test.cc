@@ -292,8 +292,7 @@ TEST(ParserTest, BooleanAndComparisonPrecedence) {
   EXPECT_EQ(DumpExpression("a < b <= c != d"), "(cmp a < b <= c != d)");
   EXPECT_EQ(DumpExpression("a is not b not in c in d is e > f >= g == h"),
             "(cmp a is not b not in c in d is e > f >= g == h)");
-  EXPECT_EQ(DumpExpression("x if a < b else y if c else z"),
-            "(if (cmp a < b) x (if c y z))");
+  EXPECT_EQ(DumpExpression("x if a < b else y if c else z"), "(if (cmp a < b) x (if c y z))");
   EXPECT_EQ(DumpExpression("a | b < c"), "(cmp (| a b) < c)");
 }
 
@@ -342,8 +341,7 @@ TEST(ParserTest, Calls) {
             "(call (. T Kernel) (* grid) threads=128 (** opts))");
   EXPECT_EQ(DumpExpression("f(a, *b, c, k=1, *d, **e, j=2)"),
             "(call f a (* b) c (* d) k=1 (** e) j=2)");
-  EXPECT_EQ(DumpExpression("sum(x * x for x in xs)"),
-            "(call sum (genexp (* x x) (for x xs)))");
+  EXPECT_EQ(DumpExpression("sum(x * x for x in xs)"), "(call sum (genexp (* x x) (for x xs)))");
   EXPECT_EQ(DumpExpression("f(a,)(b)"), "(call (call f a) b)");
   EXPECT_EQ(DumpExpression("f(n := 3)"), "(call f (:= n 3))");
 }
@@ -412,8 +410,7 @@ TEST(ParserTest, FunctionDefinitions) {
 TEST(ParserTest, Assignments) {
   EXPECT_EQ(Dump("a = b = 1\nx, y = y, x\n[p, *q] = r\no.f[0] = 2\n"),
             "a = b = 1\n(tuple x y) = (tuple y x)\n(list p (* q)) = r\n(sub (. o f) 0) = 2\n");
-  EXPECT_EQ(Dump("x += 1\ny //= 2\nz **= 3\nw @= m\n"),
-            "x += 1\ny //= 2\nz **= 3\nw @= m\n");
+  EXPECT_EQ(Dump("x += 1\ny //= 2\nz **= 3\nw @= m\n"), "x += 1\ny //= 2\nz **= 3\nw @= m\n");
   EXPECT_EQ(Dump("A: T.Tensor((M, K), dtype)\nn: int = 3\n"),
             "A: (call (. T Tensor) (tuple M K) dtype)\nn: int = 3\n");
   std::unique_ptr<Module> m = MustParse("acc  -=  v\n");
@@ -451,8 +448,7 @@ TEST(ParserTest, TryRaiseAssertDelete) {
                  "    pass\nexcept:\n    raise\nelse:\n    g()\nfinally:\n    h()\n"),
             "try:\n  (call f)\nexcept (tuple A B) as e:\n  raise (call C 'x') from e\n"
             "except D:\n  pass\nexcept:\n  raise\nelse:\n  (call g)\nfinally:\n  (call h)\n");
-  EXPECT_EQ(Dump("try:\n    pass\nexcept* E:\n    pass\n"),
-            "try:\n  pass\nexcept* E:\n  pass\n");
+  EXPECT_EQ(Dump("try:\n    pass\nexcept* E:\n    pass\n"), "try:\n  pass\nexcept* E:\n  pass\n");
   EXPECT_EQ(Dump("assert x > 0, 'msg'\nassert y\ndel a, b[0], c.d\n"),
             "assert (cmp x > 0), 'msg'\nassert y\ndel a, (sub b 0), (. c d)\n");
 }
@@ -476,8 +472,9 @@ TEST(ParserTest, ImportsScopesAndClasses) {
 }
 
 TEST(ParserTest, LaterDefinitionWins) {
-  std::unique_ptr<Module> m = MustParse("def f(): return 1\nif x:\n    def f(): return 3\n"
-                                        "def f(): return 2\n");
+  std::unique_ptr<Module> m = MustParse(
+      "def f(): return 1\nif x:\n    def f(): return 3\n"
+      "def f(): return 2\n");
   ASSERT_NE(m, nullptr);
   const FunctionDefStmt* f = m->FindFunction("f");
   ASSERT_NE(f, nullptr);
@@ -487,7 +484,8 @@ TEST(ParserTest, LaterDefinitionWins) {
 
 TEST(ParserTest, ParseExpressionRejectsTrailingTokens) {
   EXPECT_EQ(DumpExpression("M, 2 * N"), "(tuple M (* 2 N))");
-  EXPECT_EQ(DumpExpression("a b"), "ERROR e:1:3: error: unexpected name 'b' after expression\na b\n  ^\n");
+  EXPECT_EQ(DumpExpression("a b"),
+            "ERROR e:1:3: error: unexpected name 'b' after expression\na b\n  ^\n");
   EXPECT_EQ(DumpExpression(""), "ERROR e:1:1: error: expected expression\n\n^\n");
 }
 
@@ -501,8 +499,7 @@ TEST(ParserDiagnosticsTest, MissingColons) {
             "k.py:1:10: error: expected ':' after 'if' condition");
   EXPECT_EQ(ParseError("def f(x) -> int\n    pass\n"),
             "k.py:1:16: error: expected ':' after function signature");
-  EXPECT_EQ(ParseError("while x pass\n"),
-            "k.py:1:9: error: expected ':' after 'while' condition");
+  EXPECT_EQ(ParseError("while x pass\n"), "k.py:1:9: error: expected ':' after 'while' condition");
   EXPECT_EQ(ParseError("with a as b\n    pass\n"),
             "k.py:1:12: error: expected ':' after 'with' header");
   EXPECT_EQ(ParseError("class C(B)\n    pass\n"),
@@ -528,14 +525,18 @@ TEST(ParserDiagnosticsTest, Expressions) {
   EXPECT_EQ(ParseError("x = \n"), "k.py:1:4: error: expected expression");
   EXPECT_EQ(ParseError("T.copy(A B)\n"),
             "k.py:1:10: error: expected ',' or ')' after argument, found name 'B'");
-  EXPECT_EQ(ParseError("y = [1, 2 3]\n"), "k.py:1:11: error: expected ',' or ']', found integer literal");
+  EXPECT_EQ(ParseError("y = [1, 2 3]\n"),
+            "k.py:1:11: error: expected ',' or ']', found integer literal");
   EXPECT_EQ(ParseError("z = a if b\n"), "k.py:1:11: error: expected 'else' after 'if' expression");
-  EXPECT_EQ(ParseError("A[i j]\n"), "k.py:1:5: error: expected ',' or ']' in subscript, found name 'j'");
+  EXPECT_EQ(ParseError("A[i j]\n"),
+            "k.py:1:5: error: expected ',' or ']' in subscript, found name 'j'");
   EXPECT_EQ(ParseError("x = T.\n"), "k.py:1:7: error: expected attribute name after '.'");
-  EXPECT_EQ(ParseError("x = {'a' 1}\n"), "k.py:1:10: error: expected ',' or '}', found integer literal");
+  EXPECT_EQ(ParseError("x = {'a' 1}\n"),
+            "k.py:1:10: error: expected ',' or '}', found integer literal");
   EXPECT_EQ(ParseError("f(x for x in y, 1)\n"),
             "k.py:1:3: error: generator expression must be parenthesized");
-  EXPECT_EQ(ParseError("s = b'a' 'b'\n"), "k.py:1:10: error: cannot mix bytes and nonbytes literals");
+  EXPECT_EQ(ParseError("s = b'a' 'b'\n"),
+            "k.py:1:10: error: cannot mix bytes and nonbytes literals");
   EXPECT_EQ(ParseError("x = 1 2\n"), "k.py:1:7: error: unexpected integer literal after statement");
 }
 
@@ -551,7 +552,8 @@ TEST(ParserDiagnosticsTest, ArgumentsAndParameters) {
             "k.py:1:12: error: parameter without a default follows parameter with a default");
   EXPECT_EQ(ParseError("def f(a, a): pass\n"),
             "k.py:1:10: error: duplicate parameter 'a' in function definition");
-  EXPECT_EQ(ParseError("def f(*): pass\n"), "k.py:1:7: error: named parameters must follow bare '*'");
+  EXPECT_EQ(ParseError("def f(*): pass\n"),
+            "k.py:1:7: error: named parameters must follow bare '*'");
   EXPECT_EQ(ParseError("def f(**k, a): pass\n"),
             "k.py:1:12: error: parameters cannot follow the '**' parameter");
   EXPECT_EQ(ParseError("def (x): pass\n"),
@@ -580,7 +582,8 @@ TEST(ParserDiagnosticsTest, UnsupportedAndLexical) {
             "k.py:1:1: error: 'type' alias statements are not supported");
   EXPECT_EQ(ParseError("x = (1,\n     2))\n"), "k.py:2:8: error: unmatched ')'");
   EXPECT_EQ(ParseError("T.copy(A, B\n"), "k.py:1:7: error: '(' was never closed");
-  EXPECT_EQ(ParseError("print 'x'\n"), "k.py:1:7: error: unexpected string literal after statement");
+  EXPECT_EQ(ParseError("print 'x'\n"),
+            "k.py:1:7: error: unexpected string literal after statement");
 }
 
 TEST(ParserDiagnosticsTest, MessageHasSourceLineAndCaret) {
@@ -653,11 +656,13 @@ TEST(ParserRobustnessTest, RandomBytes) {
 TEST(ParserRobustnessTest, RandomTokenSoup) {
   // Python-shaped noise reaches much deeper into the parser than raw bytes.
   static const char* kPieces[] = {
-      "def ", "f", "(", ")", "[", "]", "{", "}", ":", ",", " = ", "\n", "    ", "if ", "else",
-      "elif ", "for ", " in ", "with ", " as ", "lambda", "*", "**", ".", "T", "x", "1",
-      "2.5", "'s'", "f'{a}'", " and ", " not ", " is ", "@", "return ", "yield ", "->",
-      ":=", "try:", "except", "finally:", "import ", "from ", "class ", ";", "\\\n", "#c\n",
-      "-", "~", "<", "==", "pass", "async ", "await ", "global ", "del ", "assert ", "...",
+      "def ",    "f",    "(",       ")",      "[",        "]",       "{",     "}",       ":",
+      ",",       " = ",  "\n",      "    ",   "if ",      "else",    "elif ", "for ",    " in ",
+      "with ",   " as ", "lambda",  "*",      "**",       ".",       "T",     "x",       "1",
+      "2.5",     "'s'",  "f'{a}'",  " and ",  " not ",    " is ",    "@",     "return ", "yield ",
+      "->",      ":=",   "try:",    "except", "finally:", "import ", "from ", "class ",  ";",
+      "\\\n",    "#c\n", "-",       "~",      "<",        "==",      "pass",  "async ",  "await ",
+      "global ", "del ", "assert ", "...",
   };
   uint32_t seed = std::random_device{}();
   std::cout << "ParserRobustnessTest.RandomTokenSoup seed " << seed << "\n";
@@ -683,10 +688,8 @@ TEST(ParserRobustnessTest, DeepNestingIsAnErrorNotACrash) {
   EXPECT_EQ(ParseError("x = " + nots + "y\n").substr(0, 12), "k.py:1:1801:");
   std::string lambdas;
   for (int i = 0; i < 50000; ++i) lambdas += "lambda: ";
-  EXPECT_NE(ParseError(lambdas + "0\n").find("expression is too deeply nested"),
-            std::string::npos);
-  EXPECT_EQ(ParseError("x = " + std::string(199, '(') + "1" + std::string(199, ')') + "\n"),
-            "OK");
+  EXPECT_NE(ParseError(lambdas + "0\n").find("expression is too deeply nested"), std::string::npos);
+  EXPECT_EQ(ParseError("x = " + std::string(199, '(') + "1" + std::string(199, ')') + "\n"), "OK");
   // Long but flat constructs are fine.
   std::string chain = "x = a";
   for (int i = 0; i < 20000; ++i) chain += ".b[0](1) + c";
@@ -706,7 +709,8 @@ TEST(ParserTest, ExampleKernelsParse) {
     std::ifstream in(entry.path());
     std::stringstream text;
     text << in.rdbuf();
-    absl::StatusOr<std::unique_ptr<Module>> m = Parse(SourceFile{entry.path().string(), text.str()});
+    absl::StatusOr<std::unique_ptr<Module>> m =
+        Parse(SourceFile{entry.path().string(), text.str()});
     EXPECT_TRUE(m.ok()) << m.status().message();
     if (m.ok()) {
       EXPECT_FALSE((*m)->Functions().empty()) << entry.path();
