@@ -39,6 +39,17 @@ absl::StatusOr<Value> Builder::Eval(const Expr& e) {
       if (!x.ok()) return x;
       absl::StatusOr<Value> y = Eval(*b.rhs);
       if (!y.ok()) return y;
+      if (b.op == BinOpKind::kMul) {
+        // `(block,) * n` needs n at staging time.
+        bool x_seq = x->IsSequence() || x->kind == ValueKind::kStr;
+        bool y_seq = y->IsSequence() || y->kind == ValueKind::kStr;
+        if (x_seq && IsRuntimeScalar(*y)) {
+          return NotStatic(*y, b.rhs->loc, Cat("the repetition count of a ", DescribeValue(*x)));
+        }
+        if (y_seq && IsRuntimeScalar(*x)) {
+          return NotStatic(*x, b.lhs->loc, Cat("the repetition count of a ", DescribeValue(*y)));
+        }
+      }
       return At(ApplyBinOp(b.op, *x, *y), b.op_loc);
     }
     case ExprKind::kUnaryOp: {
@@ -493,7 +504,7 @@ absl::StatusOr<CallArgs> Builder::EvalArgs(const CallExpr& e) {
           return Err(kw.loc, Cat("keyword argument '", kw.name, "' repeated"));
         }
       }
-      args.keywords.emplace_back(kw.name, Arg{std::move(*v), kw.value->loc});
+      args.keywords.emplace_back(kw.name, Arg{std::move(*v), kw.loc});
       continue;
     }
     if (v->kind != ValueKind::kDict) {

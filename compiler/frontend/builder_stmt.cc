@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "compiler/frontend/builder.h"
+#include "compiler/frontend/index_simplify.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 #include "compiler/frontend/value_ops.h"
@@ -318,11 +319,13 @@ absl::StatusOr<Flow> Builder::ExecAnnAssign(const AnnAssignStmt& s) {
   bool pending = n && std::find(pending_tensors_.begin(), pending_tensors_.end(), n->id) !=
                           pending_tensors_.end();
   if (ann->kind == ValueKind::kTensorType) {
-    if (!n || !pending) {
-      return Err(s.target->loc,
-                 n ? Cat("`", n->id, ": T.Tensor(...)` declares a tensor parameter, but `",
-                                  frame().name, "` has no pending parameter `", n->id, "`")
-                   : "a T.Tensor annotation needs a parameter name");
+    if (!n) return Err(s.target->loc, "a T.Tensor annotation needs a parameter name");
+    if (!pending) {
+      if (tensor_params_.count(n->id)) {
+        return Err(s.target->loc, Cat("tensor parameter `", n->id, "` is annotated twice"));
+      }
+      return Err(s.target->loc, Cat("`", n->id, ": T.Tensor(...)` declares a tensor parameter, "
+                                    "but `", frame().name, "` has no parameter `", n->id, "`"));
     }
     if (s.value) return Err(s.value->loc, "a tensor parameter annotation takes no value");
     const TensorTypeValue& tt = *ann->tensor_type;
@@ -455,8 +458,8 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
     vars.push_back(var);
     if (loop.step) {
       ir::Expr step = CastTo(t, loop.step);
-      ir::Expr idx = FoldBinary(ir::BinaryOp::kAdd, CastTo(t, loop.mins[d]),
-                                FoldBinary(ir::BinaryOp::kMul, var, step));
+      ir::Expr idx = SimplifyIndex(ir::Binary(ir::BinaryOp::kAdd, CastTo(t, loop.mins[d]),
+                                              ir::Binary(ir::BinaryOp::kMul, var, step)));
       BindName(names[d]->id, Value::Runtime(idx));
     } else {
       BindName(names[d]->id, Value::Runtime(var));

@@ -139,10 +139,13 @@ absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std:
                                                    " is not a Python literal: ",
                                                    SV(expr.status().message())));
   }
-  // Names evaluate in the module (T, torch ...), and unknown bare names are
-  // strings: `-D dtype=float16`.
+  // T, tilelang and torch are always known; other names evaluate in the
+  // module, and unknown bare names are strings: `-D dtype=float16`.
   Builder::Frame f;
   f.env = std::make_shared<Env>(nullptr);
+  f.env->Set("T", Value::Module("tilelang.language"));
+  f.env->Set("tilelang", Value::Module("tilelang"));
+  f.env->Set("torch", Value::Module("torch"));
   f.name = "<binding>";
   absl::Status pushed = b_.PushFrame(std::move(f), def_.loc);
   if (!pushed.ok()) return pushed;
