@@ -44,7 +44,9 @@ struct LayoutDigit {
   int64_t extent = 1;    // number of values of the digit (>= 1)
   bool on_thread = false;  // digit of the thread index (else of the local index)
   int64_t stride = 1;    // weight in the thread index or the local index
-  int64_t place = 0;     // weight in the logical index of `dim` (0 for replication)
+  // Weight in the logical index of `dim`; for a replication digit, in the
+  // replica number (replication digits are listed most significant first).
+  int64_t place = 0;
 };
 
 // Where each element of a fragment lives. Build with MakeFragmentLayout or

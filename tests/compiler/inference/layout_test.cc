@@ -1,0 +1,449 @@
+#include "compiler/inference/layout.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tilec::inference {
+namespace {
+
+using ir::BinaryOp;
+
+// A tiny evaluator for the integer index expressions layouts produce; written
+// here, independently of the library's own folding, so the test checks the
+// expressions themselves.
+int64_t Eval(const ir::Expr& e, const std::map<const ir::VarNode*, int64_t>& env) {
+  if (const auto* i = e->as<ir::IntImmNode>()) return i->value;
+  if (const auto* v = e->as<ir::VarNode>()) {
+    auto it = env.find(v);
+    if (it == env.end()) {
+      ADD_FAILURE() << "unbound variable " << v->name;
+      return 0;
+    }
+    return it->second;
+  }
+  const auto* b = e->as<ir::BinaryNode>();
+  if (b == nullptr) {
+    ADD_FAILURE() << "unexpected expression kind";
+    return 0;
+  }
+  int64_t x = Eval(b->a, env), y = Eval(b->b, env);
+  switch (b->op) {
+    case BinaryOp::kAdd: return x + y;
+    case BinaryOp::kSub: return x - y;
+    case BinaryOp::kMul: return x * y;
+    case BinaryOp::kDiv: return x / y;
+    case BinaryOp::kMod: return x % y;
+    case BinaryOp::kLt: return x < y;
+    case BinaryOp::kAnd: return x && y;
+    case BinaryOp::kBitXor: return x ^ y;
+    case BinaryOp::kBitAnd: return x & y;
+    default: ADD_FAILURE() << "unexpected op " << ir::BinaryOpName(b->op); return 0;
+  }
+}
+
+int64_t Elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+int64_t Flatten(const std::vector<int64_t>& index, const std::vector<int64_t>& shape) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
+  return flat;
+}
+
+// Checks, through the IR expressions, that the forward and inverse maps are
+// mutually inverse and that every element is held exactly `replicate` times.
+void CheckLayout(const FragmentLayout& l) {
+  SCOPED_TRACE(l.ToString());
+  ASSERT_EQ(l.logical.size(), l.shape.size());
+  ASSERT_EQ(l.index_vars.size(), l.shape.size());
+  const int64_t n = Elements(l.shape);
+  std::vector<int64_t> count(n, 0);
+  int64_t valid_slots = 0;
+  for (int64_t t = 0; t < l.threads; ++t) {
+    for (int64_t s = 0; s < l.local_size; ++s) {
+      std::map<const ir::VarNode*, int64_t> env = {{l.thread_var.get(), t},
+                                                   {l.local_var.get(), s}};
+      std::vector<int64_t> index;
+      for (const ir::Expr& e : l.logical) index.push_back(Eval(e, env));
+      ASSERT_EQ(index, l.LogicalAt(t, s)) << "thread " << t << " local " << s;
+      bool in_shape = true;
+      for (size_t d = 0; d < index.size(); ++d) in_shape = in_shape && index[d] < l.shape[d];
+      bool valid = l.valid == nullptr ? true : Eval(l.valid, env) != 0;
+      ASSERT_EQ(valid, in_shape) << "thread " << t << " local " << s;
+      ASSERT_EQ(valid, l.ValidAt(t, s));
+      int64_t replica = Eval(l.replica, env);
+      ASSERT_EQ(replica, l.ReplicaOf(t));
+      ASSERT_GE(replica, 0);
+      ASSERT_LT(replica, l.replicate);
+      if (!valid) continue;
+      ++valid_slots;
+      ++count[Flatten(index, l.shape)];
+      // Forward maps send the element (and this replica) back to this slot.
+      std::map<const ir::VarNode*, int64_t> fwd = {{l.replica_var.get(), replica}};
+      for (size_t d = 0; d < index.size(); ++d) fwd[l.index_vars[d].get()] = index[d];
+      ASSERT_EQ(Eval(l.local, fwd), s);
+      ASSERT_EQ(Eval(l.thread, fwd), t);
+    }
+  }
+  EXPECT_EQ(valid_slots, n * l.replicate);
+  for (int64_t f = 0; f < n; ++f) ASSERT_EQ(count[f], l.replicate) << "element " << f;
+  // And every (element, replica) maps to a slot holding it.
+  for (int64_t f = 0; f < n; ++f) {
+    std::vector<int64_t> index = Unflatten(f, l.shape);
+    for (int64_t r = 0; r < l.replicate; ++r) {
+      std::map<const ir::VarNode*, int64_t> fwd = {{l.replica_var.get(), r}};
+      for (size_t d = 0; d < index.size(); ++d) fwd[l.index_vars[d].get()] = index[d];
+      int64_t t = Eval(l.thread, fwd), s = Eval(l.local, fwd);
+      ASSERT_EQ(t, l.ThreadOf(index, r));
+      ASSERT_EQ(s, l.LocalOf(index));
+      ASSERT_GE(t, 0);
+      ASSERT_LT(t, l.threads);
+      ASSERT_LT(s, l.local_size);
+      ASSERT_EQ(l.LogicalAt(t, s), index);
+      ASSERT_EQ(l.ReplicaOf(t), r);
+    }
+  }
+}
+
+TEST(FragmentLayoutTest, MmaAccumulatorMapsAreInverse) {
+  CheckLayout(MmaAccumulator(64, 64, {2, 2}));
+  CheckLayout(MmaAccumulator(64, 32, {4, 1}));
+  CheckLayout(MmaAccumulator(16, 32, {1, 4}));
+  CheckLayout(MmaAccumulator(128, 64, {2, 4}));
+}
+
+TEST(FragmentLayoutTest, MmaAccumulatorMatchesDocumentedFormula) {
+  struct Case {
+    int64_t m, n, wm, wn;
+  };
+  for (Case c : {Case{64, 64, 2, 2}, Case{64, 32, 4, 1}, Case{32, 64, 1, 4}, Case{128, 128, 2, 4}}) {
+    FragmentLayout l = MmaAccumulator(c.m, c.n, {c.wm, c.wn});
+    SCOPED_TRACE(l.ToString());
+    const int64_t WM = c.m / c.wm, WN = c.n / c.wn, MI = WM / 16, NI = WN / 8;
+    ASSERT_EQ(l.threads, 32 * c.wm * c.wn);
+    ASSERT_EQ(l.local_size, MI * NI * 4);
+    ASSERT_EQ(l.local_size, c.m * c.n / l.threads);
+    EXPECT_EQ(l.replicate, 1);
+    EXPECT_EQ(l.valid, nullptr);
+    for (int64_t tx = 0; tx < l.threads; ++tx) {
+      const int64_t lane = tx % 32, g = lane / 4, q = lane % 4, w = tx / 32;
+      const int64_t wm = w % c.wm, wn = w / c.wm;
+      for (int64_t mi = 0; mi < MI; ++mi) {
+        for (int64_t ni = 0; ni < NI; ++ni) {
+          for (int64_t h = 0; h < 2; ++h) {
+            for (int64_t e = 0; e < 2; ++e) {
+              int64_t local = ((mi * NI + ni) * 2 + h) * 2 + e;
+              std::vector<int64_t> expected = {wm * WM + mi * 16 + h * 8 + g,
+                                               wn * WN + ni * 8 + 2 * q + e};
+              ASSERT_EQ(l.LogicalAt(tx, local), expected) << "tx " << tx << " local " << local;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(FragmentLayoutTest, PaddedAccumulatorMarksPaddingInvalid) {
+  // M = 8 is below one m16 tile: rows 8..15 of each tile are padding.
+  FragmentLayout l = MmaAccumulator(8, 32, {1, 4});
+  ASSERT_NE(l.valid, nullptr);
+  EXPECT_EQ(l.local_size, 4);
+  CheckLayout(l);
+  CheckLayout(MmaAccumulator(100, 72, {2, 2}));
+}
+
+TEST(FragmentLayoutTest, RegisterAMatchesDocumentedFormula) {
+  for (GemmWarpPartition p : {GemmWarpPartition{4, 1}, GemmWarpPartition{2, 2},
+                              GemmWarpPartition{1, 4}}) {
+    const int64_t M = 64, K = 32;
+    FragmentLayout l = RegisterA(M, K, p, /*transposed=*/false);
+    SCOPED_TRACE(l.ToString());
+    CheckLayout(l);
+    EXPECT_EQ(l.replicate, p.warps_n);
+    const int64_t WM = M / p.warps_m, MI = WM / 16, KI = K / 8;
+    for (int64_t tx = 0; tx < l.threads; ++tx) {
+      const int64_t lane = tx % 32, g = lane / 4, q = lane % 4, wm = (tx / 32) % p.warps_m;
+      for (int64_t mi = 0; mi < MI; ++mi) {
+        for (int64_t kk = 0; kk < KI; ++kk) {
+          for (int64_t h = 0; h < 2; ++h) {
+            for (int64_t e = 0; e < 2; ++e) {
+              int64_t local = ((mi * KI + kk) * 2 + h) * 2 + e;
+              std::vector<int64_t> expected = {wm * WM + mi * 16 + h * 8 + g, kk * 8 + 2 * q + e};
+              ASSERT_EQ(l.LogicalAt(tx, local), expected);
+            }
+          }
+        }
+      }
+    }
+    // With warps_n == 1 it is exactly the accumulator of an [M, K] output.
+    EXPECT_EQ(SameLayout(l, MmaAccumulator(M, K, p)), p.warps_n == 1);
+  }
+  FragmentLayout t = RegisterA(32, 64, {2, 2}, /*transposed=*/true);
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{64, 32}));
+  CheckLayout(t);
+  FragmentLayout n = RegisterA(32, 64, {2, 2}, /*transposed=*/false);
+  for (int64_t tx = 0; tx < t.threads; ++tx) {
+    for (int64_t s = 0; s < t.local_size; ++s) {
+      std::vector<int64_t> a = t.LogicalAt(tx, s), b = n.LogicalAt(tx, s);
+      ASSERT_EQ(a[0], b[1]);
+      ASSERT_EQ(a[1], b[0]);
+    }
+  }
+}
+
+TEST(FragmentLayoutTest, BlockedDealsRunsRoundRobin) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t threads, vector;
+  };
+  for (const Case& c : {Case{{8, 64}, 128, 4}, Case{{4, 1024}, 128, 4}, Case{{64, 64}, 128, 8},
+                        Case{{16, 8, 32}, 256, 2}, Case{{512}, 128, 1}}) {
+    FragmentLayout l = Blocked(c.shape, c.threads, c.vector);
+    SCOPED_TRACE(l.ToString());
+    CheckLayout(l);
+    EXPECT_EQ(l.replicate, 1);
+    EXPECT_EQ(l.ContiguousRun(), c.vector);
+    const int64_t n = Elements(c.shape);
+    for (int64_t flat = 0; flat < n; ++flat) {
+      int64_t run = flat / c.vector;
+      std::vector<int64_t> index = Unflatten(flat, c.shape);
+      ASSERT_EQ(l.ThreadOf(index, 0), run % c.threads) << flat;
+      ASSERT_EQ(l.LocalOf(index), (run / c.threads) * c.vector + flat % c.vector) << flat;
+    }
+  }
+}
+
+TEST(FragmentLayoutTest, BlockedSmallAndRaggedShapes) {
+  // Fewer runs than threads: the extra threads are replicas.
+  FragmentLayout small = Blocked({2}, 128, 1);
+  EXPECT_EQ(small.replicate, 64);
+  EXPECT_EQ(small.local_size, 1);
+  CheckLayout(small);
+  // Dimensions that do not divide are padded.
+  FragmentLayout ragged = Blocked({5, 25}, 128, 1);
+  EXPECT_NE(ragged.valid, nullptr);
+  CheckLayout(ragged);
+  // A vector that does not divide the last dim falls back to 1.
+  FragmentLayout odd = Blocked({8, 6}, 32, 4);
+  EXPECT_EQ(odd.ContiguousRun(), 1);
+  CheckLayout(odd);
+  CheckLayout(Blocked({3, 7, 5}, 96, 1));
+}
+
+TEST(FragmentLayoutTest, ReplicatedHoldsEverythingEverywhere) {
+  FragmentLayout l = Replicated({4, 3}, 64);
+  EXPECT_EQ(l.replicate, 64);
+  EXPECT_EQ(l.local_size, 12);
+  CheckLayout(l);
+  for (int64_t t = 0; t < 64; t += 7) {
+    for (int64_t s = 0; s < 12; ++s) EXPECT_EQ(l.LogicalAt(t, s), Unflatten(s, {4, 3}));
+  }
+}
+
+TEST(FragmentLayoutTest, ProjectedKeepsTheThreadsThatHeldEachRow) {
+  std::vector<FragmentLayout> parents = {MmaAccumulator(64, 64, {2, 2}),
+                                         MmaAccumulator(16, 32, {1, 4}), Blocked({8, 64}, 128, 4),
+                                         Blocked({4, 1024}, 128, 4), MmaAccumulator(8, 32, {1, 4})};
+  for (const FragmentLayout& parent : parents) {
+    for (int dim = 0; dim < 2; ++dim) {
+      FragmentLayout p = Projected(parent, dim);
+      SCOPED_TRACE(p.ToString());
+      CheckLayout(p);
+      // A thread holds element x of the projection iff it held some element
+      // of the parent whose index without `dim` is x.
+      std::set<std::pair<int64_t, int64_t>> expected, actual;
+      for (int64_t t = 0; t < parent.threads; ++t) {
+        for (int64_t s = 0; s < parent.local_size; ++s) {
+          if (!parent.ValidAt(t, s)) continue;
+          std::vector<int64_t> idx = parent.LogicalAt(t, s);
+          expected.insert({t, idx[1 - dim]});
+        }
+        for (int64_t s = 0; s < p.local_size; ++s) {
+          if (p.ValidAt(t, s)) actual.insert({t, p.LogicalAt(t, s)[0]});
+        }
+      }
+      EXPECT_EQ(actual, expected);
+    }
+  }
+  // 1-D source: the result has shape [1], held by every thread that held any.
+  FragmentLayout flat = Projected(Blocked({32}, 128, 1), 0);
+  EXPECT_EQ(flat.shape, (std::vector<int64_t>{1}));
+  EXPECT_EQ(flat.replicate, 128);
+  CheckLayout(flat);
+}
+
+TEST(FragmentLayoutTest, SameLayoutComparesPlacement) {
+  EXPECT_TRUE(SameLayout(MmaAccumulator(64, 64, {2, 2}), MmaAccumulator(64, 64, {2, 2})));
+  EXPECT_FALSE(SameLayout(MmaAccumulator(64, 64, {2, 2}), MmaAccumulator(64, 64, {4, 1})));
+  EXPECT_FALSE(SameLayout(MmaAccumulator(64, 64, {2, 2}), Blocked({64, 64}, 128, 2)));
+  // Different constructions of the same placement are the same layout.
+  EXPECT_TRUE(SameLayout(Projected(MmaAccumulator(64, 32, {4, 1}), 1),
+                         Projected(MmaAccumulator(64, 64, {4, 1}), 1)));
+  EXPECT_FALSE(SameLayout(Projected(MmaAccumulator(64, 64, {2, 2}), 1),
+                          Projected(MmaAccumulator(64, 64, {4, 1}), 1)));
+}
+
+TEST(FragmentLayoutTest, MakeFragmentLayoutRejectsBrokenDigits) {
+  // Thread strides with a gap.
+  EXPECT_FALSE(MakeFragmentLayout("gap", {8}, 4, {{0, 2, true, 1, 0}, {0, 4, false, 1, 0}}).ok());
+  // Not enough digits for the dimension.
+  EXPECT_FALSE(MakeFragmentLayout("short", {8}, 2, {{0, 2, true, 1, 0}, {0, 2, false, 1, 0}}).ok());
+  // Thread digits numbering fewer threads than the block has.
+  EXPECT_FALSE(MakeFragmentLayout("few", {8}, 4, {{0, 2, true, 1, 0}, {0, 4, false, 1, 0}}).ok());
+  absl::StatusOr<FragmentLayout> ok =
+      MakeFragmentLayout("ok", {8}, 2, {{0, 4, false, 1, 0}, {0, 2, true, 1, 0}});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  CheckLayout(*ok);
+}
+
+// ---------------------------------------------------------------------------
+
+// docs/cuda_backend.md, "Shared-memory layouts", written out again here.
+int64_t DocSwizzle(int64_t r, int64_t c, int64_t C, int64_t E) {
+  const int64_t RB = C * E, k = c * E / 16, e = c % (16 / E);
+  int64_t k2 = RB >= 128 ? ((k & ~int64_t{7}) | ((k & 7) ^ (r & 7))) : k ^ ((r / (128 / RB)) % (RB / 16));
+  return r * C + k2 * (16 / E) + e;
+}
+
+TEST(SharedLayoutTest, SwizzledMatchesDocsAndPermutesEachRow) {
+  struct Case {
+    int64_t rows, cols, E;
+  };
+  for (Case c : {Case{64, 32, 2}, Case{64, 64, 2}, Case{32, 16, 2}, Case{16, 128, 2},
+                 Case{64, 32, 4}, Case{32, 8, 4}, Case{32, 64, 1}, Case{16, 256, 1}}) {
+    ASSERT_TRUE(CanSwizzle(c.cols, c.E)) << c.cols << " x " << c.E;
+    SharedLayout s = SwizzledLayout({c.rows, c.cols}, c.E);
+    SCOPED_TRACE(s.ToString());
+    ir::Var r = ir::MakeVar("r"), col = ir::MakeVar("c");
+    ir::Expr e = s.OffsetExpr(r, col);
+    for (int64_t row = 0; row < c.rows; ++row) {
+      std::set<int64_t> seen;
+      for (int64_t cc = 0; cc < c.cols; ++cc) {
+        int64_t off = s.Offset(row, cc);
+        ASSERT_EQ(off, DocSwizzle(row, cc, c.cols, c.E));
+        ASSERT_EQ(Eval(e, {{r.get(), row}, {col.get(), cc}}), off);
+        ASSERT_GE(off, row * c.cols);
+        ASSERT_LT(off, (row + 1) * c.cols);
+        seen.insert(off);
+      }
+      ASSERT_EQ(static_cast<int64_t>(seen.size()), c.cols);  // a permutation of the row
+    }
+    // 8 consecutive rows, same 16-byte chunk: distinct bank groups.
+    for (int64_t r0 = 0; r0 + 8 <= c.rows; r0 += 8) {
+      for (int64_t k = 0; k < c.cols * c.E / 16; ++k) {
+        std::set<int64_t> groups;
+        for (int64_t row = r0; row < r0 + 8; ++row) {
+          groups.insert((s.Offset(row, k * 16 / c.E) * c.E / 16) % 8);
+        }
+        ASSERT_EQ(groups.size(), 8u) << "rows " << r0 << " chunk " << k;
+      }
+    }
+  }
+}
+
+TEST(SharedLayoutTest, RowMajorAndHigherRanks) {
+  SharedLayout s = RowMajorLayout({2, 4, 16}, 2);
+  EXPECT_EQ(s.rows, 8);
+  EXPECT_EQ(s.cols, 16);
+  ir::Var a = ir::MakeVar("a"), b = ir::MakeVar("b"), c = ir::MakeVar("c");
+  ir::Expr e = s.IndexExpr({a, b, c});
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      for (int64_t k = 0; k < 16; ++k) {
+        ASSERT_EQ(Eval(e, {{a.get(), i}, {b.get(), j}, {c.get(), k}}), (i * 4 + j) * 16 + k);
+      }
+    }
+  }
+  SharedLayout z = SwizzledLayout({2, 8, 64}, 2);
+  ir::Expr ze = z.IndexExpr({a, b, c});
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 8; ++j) {
+      for (int64_t k = 0; k < 64; ++k) {
+        ASSERT_EQ(Eval(ze, {{a.get(), i}, {b.get(), j}, {c.get(), k}}), z.Offset(i * 8 + j, k));
+      }
+    }
+  }
+}
+
+TEST(SharedLayoutTest, CanSwizzleOnlyWhenTheSwizzleStaysInTheRow) {
+  EXPECT_TRUE(CanSwizzle(16, 2));   // 32 bytes
+  EXPECT_TRUE(CanSwizzle(32, 2));   // 64
+  EXPECT_TRUE(CanSwizzle(64, 2));   // 128
+  EXPECT_TRUE(CanSwizzle(128, 2));  // 256
+  EXPECT_FALSE(CanSwizzle(8, 2));   // 16
+  EXPECT_FALSE(CanSwizzle(48, 2));  // 96
+  EXPECT_FALSE(CanSwizzle(80, 2));  // 160
+  EXPECT_FALSE(CanSwizzle(33, 4));
+}
+
+// ---------------------------------------------------------------------------
+
+TEST(WarpPartitionTest, PoliciesFollowTheDocs) {
+  using P = ir::GemmPolicy;
+  auto wp = [](P p, int64_t m, int64_t n, int64_t w) {
+    GemmWarpPartition r = ChooseWarpPartition(p, m, n, w);
+    return std::vector<int64_t>{r.warps_m, r.warps_n, r.exact ? 1 : 0};
+  };
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(wp(P::kSquare, 64, 64, 4), (V{2, 2, 1}));
+  EXPECT_EQ(wp(P::kSquare, 128, 128, 8), (V{4, 2, 1}));  // tie |32-64| = |64-32|: larger warps_m
+  EXPECT_EQ(wp(P::kSquare, 16, 32, 4), (V{1, 4, 1}));
+  EXPECT_EQ(wp(P::kSquare, 128, 32, 4), (V{4, 1, 1}));
+  EXPECT_EQ(wp(P::kFullRow, 64, 32, 4), (V{4, 1, 1}));
+  EXPECT_EQ(wp(P::kFullRow, 32, 32, 4), (V{2, 2, 1}));  // falls back to Square
+  EXPECT_EQ(wp(P::kFullCol, 16, 64, 4), (V{1, 4, 1}));
+  EXPECT_EQ(wp(P::kFullCol, 64, 16, 4), (V{4, 1, 1}));  // falls back to Square
+  EXPECT_EQ(wp(P::kSquare, 64, 64, 1), (V{1, 1, 1}));
+  // Nothing divides: the least padding, then the squarest.
+  EXPECT_EQ(wp(P::kSquare, 16, 16, 4), (V{2, 2, 0}));
+  EXPECT_EQ(wp(P::kFullCol, 8, 32, 4), (V{1, 4, 0}));
+}
+
+TEST(WarpPartitionTest, SquareIsTheSquarestExactFactorisation) {
+  for (int64_t warps : {1, 2, 4, 8, 16}) {
+    for (int64_t m : {16, 32, 48, 64, 96, 128, 256}) {
+      for (int64_t n : {8, 16, 32, 64, 128, 256}) {
+        GemmWarpPartition p = ChooseWarpPartition(ir::GemmPolicy::kSquare, m, n, warps);
+        SCOPED_TRACE(testing::Message() << m << "x" << n << " warps " << warps);
+        ASSERT_EQ(p.warps_m * p.warps_n, warps);
+        if (!p.exact) {
+          for (int64_t a = 1; a <= warps; ++a) {
+            if (warps % a != 0) continue;
+            ASSERT_FALSE(m % (16 * a) == 0 && n % (8 * (warps / a)) == 0);
+          }
+          continue;
+        }
+        ASSERT_EQ(m % (16 * p.warps_m), 0);
+        ASSERT_EQ(n % (8 * p.warps_n), 0);
+        double diff = std::abs(double(m) / p.warps_m - double(n) / p.warps_n);
+        for (int64_t a = 1; a <= warps; ++a) {
+          int64_t b = warps / a;
+          if (warps % a != 0 || m % (16 * a) != 0 || n % (8 * b) != 0) continue;
+          double d = std::abs(double(m) / a - double(n) / b);
+          ASSERT_TRUE(d > diff || (d == diff && a <= p.warps_m)) << a << "x" << b;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tilec::inference
