@@ -1,0 +1,111 @@
+// The interface between a kernel compiled for the host target (a shared object
+// built by clang from the generated CUDA C++ and the host twin of the device
+// library) and tilec's SIMT emulator runtime (compiler/targets/host/emulator).
+//
+// The kernel side never links against tilec: the runtime hands every emulated
+// thread a `Thread` whose `rt` table holds the operations that need the other
+// threads of the block (barriers, warp collectives) or the runtime's
+// bookkeeping (asynchronous copies, bounds checks). Those calls may switch to
+// another thread's fiber before they return, and report errors by throwing a
+// runtime exception through the kernel's frames, so the kernel is compiled
+// with exceptions and unwind tables (clang's defaults).
+//
+// Each `__global__` function F gets two exported symbols (see tl/entry.h):
+//   extern "C" void tilec_host_entry_F(tl::host::Thread*, void** args);
+//   extern "C" int tilec_host_arity_F();
+// `args` holds one pointer per kernel parameter, pointing at its value (the
+// cuLaunchKernel convention).
+//
+// This header is plain C++ with no dependencies: the runtime includes it too.
+// Bump kAbiVersion whenever a struct or the table changes.
+#ifndef TILEC_DEVICE_HOST_TL_ABI_H_
+#define TILEC_DEVICE_HOST_TL_ABI_H_
+
+#include <cstdint>
+
+namespace tl::host {
+
+inline constexpr uint32_t kAbiVersion = 1;
+
+// CUDA's uint3 / dim3 as seen by a thread.
+struct Dim3 {
+  unsigned x, y, z;
+};
+
+// Warp-collective operations: every lane of the warp must arrive at the same
+// operation; the runtime computes all lanes' results at once.
+enum WarpOp : uint32_t {
+  kWarpShflBfly = 1,  // in: ShflIn, out: uint32_t
+  kWarpShflIdx = 2,   // in: ShflIn, out: uint32_t
+  kWarpLdmatrix = 3,  // in: LdmatrixIn, out: uint32_t[4] (first `num` used)
+  kWarpMma = 4,       // in: MmaIn, out: float[4]
+};
+
+struct ShflIn {
+  uint32_t value;  // this lane's 32-bit register
+  int32_t lane;    // the lane mask (bfly) or the source lane (idx)
+};
+
+struct LdmatrixIn {
+  const void* row;  // this lane's row address (used for lanes < 8 * num)
+  int32_t num;      // 1, 2 or 4 matrices
+  int32_t trans;    // .trans
+};
+
+enum MmaKind : int32_t {
+  kMmaM16N8K16F16F32 = 1,   // mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+  kMmaM16N8K16Bf16F32 = 2,  // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+};
+
+struct MmaIn {
+  int32_t kind;  // MmaKind
+  uint32_t a[4];
+  uint32_t b[2];
+  float c[4];
+};
+
+struct Thread;
+
+// Operations the runtime provides. All of them may throw (a runtime error
+// unwinds the thread's fiber); none returns an error code.
+struct Runtime {
+  uint32_t abi_version;
+  // bar.sync 0 over all threads of the block.
+  void (*syncthreads)(Thread* self);
+  // A warp-synchronous collective (WarpOp): deposits `in`, waits for all
+  // lanes of the warp, and returns with this lane's result in `out`.
+  void (*warp_collective)(Thread* self, uint32_t op, const void* in, void* out);
+  // cp.async of `bytes` bytes (4, 8 or 16); `src_bytes` is `bytes` or 0 (the
+  // destination is zero-filled and `gmem` is not read). The copy lands when a
+  // later cp_async_wait retires its group.
+  void (*cp_async)(Thread* self, void* smem, const void* gmem, uint32_t bytes, uint32_t src_bytes);
+  void (*cp_async_commit)(Thread* self);
+  // cp.async.wait_group n: all but the newest n committed groups land.
+  void (*cp_async_wait)(Thread* self, int32_t n);
+  // Errors unless [p, p + bytes) lies inside one of the launch's registered
+  // global buffers (no-op when the launch registered none).
+  void (*check_global)(Thread* self, const void* p, uint64_t bytes, const char* what);
+  // Errors unless [p, p + bytes) lies inside the block's dynamic shared memory.
+  void (*check_shared)(Thread* self, const void* p, uint64_t bytes, const char* what);
+  // Aborts the launch with `message` (a failed device-side check).
+  void (*trap)(Thread* self, const char* message);
+};
+
+// One emulated thread. The runtime owns it; the kernel reads it through
+// tl::host::self().
+struct Thread {
+  Dim3 thread_idx;
+  Dim3 block_idx;
+  Dim3 block_dim;
+  Dim3 grid_dim;
+  uint8_t* smem;
+  uint64_t smem_bytes;
+  uint32_t warp_size;
+  uint32_t lane;
+  const Runtime* rt;
+  void* impl;  // the runtime's private per-thread state
+};
+
+}  // namespace tl::host
+
+#endif  // TILEC_DEVICE_HOST_TL_ABI_H_

@@ -1,0 +1,27 @@
+// The host twin of the device library, as generated code sees it:
+// `#include "tl/tl.h"` with compiler/device/host and compiler/device/common
+// on the include path. Same API as cuda/tl/tl.h (the primitives of
+// docs/cuda_backend.md, then the target-neutral templates of common/tl), so
+// the generated CUDA C++ compiles unchanged as C++20 into a shared object for
+// the emulator (compiler/targets/host).
+#ifndef TILEC_DEVICE_HOST_TL_TL_H_
+#define TILEC_DEVICE_HOST_TL_TL_H_
+
+#include "tl/types.h"
+#include "tl/sync.h"
+#include "tl/shfl.h"
+#include "tl/mma.h"
+#include "tl/ldmatrix.h"
+#include "tl/cp_async.h"
+#include "tl/atomic.h"
+#include "tl/math.h"
+#include "tl/entry.h"
+
+// The CUDA spellings are macros: define them after every standard header.
+#include "tl/cuda_compat.h"
+
+#include "tl/layout.h"
+#include "tl/reduce.h"
+#include "tl/gemm.h"
+
+#endif  // TILEC_DEVICE_HOST_TL_TL_H_

@@ -1,0 +1,414 @@
+#include "compiler/targets/host/emulator/block.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <new>
+#include <utility>
+
+#include <boost/context/fiber.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "compiler/targets/host/emulator/stack_pool.h"
+#include "compiler/targets/host/emulator/warp_ops.h"
+
+namespace tilec::host {
+namespace {
+
+namespace ctx = boost::context;
+
+enum class State { kReady, kRunning, kBarrier, kCollective, kDone };
+
+struct CopyOp {
+  void* dst;
+  const void* src;
+  uint32_t bytes;
+  uint32_t src_bytes;
+};
+
+// Thrown on a fiber to unwind it after a fault; caught at the fiber boundary.
+struct KernelFault {
+  absl::Status status;
+};
+
+std::string Dims(const tl::host::Dim3& d) { return absl::StrFormat("(%u, %u, %u)", d.x, d.y, d.z); }
+
+// "0-15, 17, 20-31" for sorted ids.
+std::string Ranges(const std::vector<int>& ids) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    parts.push_back(j == i ? absl::StrCat(ids[i]) : absl::StrCat(ids[i], "-", ids[j]));
+    i = j + 1;
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+struct ThreadState {
+  tl::host::Thread pub;
+  BlockRunner::Impl* runner = nullptr;
+  int tid = 0, warp = 0, lane = 0;
+  State state = State::kReady;
+  ctx::fiber fiber;   // this thread while it is suspended (or not started)
+  ctx::fiber caller;  // the scheduler while this thread runs
+  uint32_t op = 0;    // the collective it waits at
+  LaneOperands operands;
+  std::vector<CopyOp> open_group;             // cp.async not yet committed
+  std::deque<std::vector<CopyOp>> groups;     // committed, oldest first
+};
+
+}  // namespace
+
+class BlockRunner::Impl {
+ public:
+  explicit Impl(const GridContext& grid);
+  ~Impl() {
+    TearDown();
+    std::free(smem_);
+  }
+
+  absl::Status Run(Dim3 block_idx);
+
+  // The runtime table's operations, on the calling thread's fiber.
+  void Syncthreads(ThreadState& t);
+  void Collective(ThreadState& t, uint32_t op, const void* in, void* out);
+  void CpAsync(ThreadState& t, void* smem, const void* gmem, uint32_t bytes, uint32_t src_bytes);
+  void CpAsyncCommit(ThreadState& t);
+  void CpAsyncWait(ThreadState& t, int32_t n);
+  void CheckGlobal(ThreadState& t, const void* p, uint64_t bytes, const char* what);
+  void CheckShared(ThreadState& t, const void* p, uint64_t bytes, const char* what);
+  [[noreturn]] void Trap(ThreadState& t, const std::string& message);
+
+ private:
+  struct WarpState {
+    int first = 0, size = 0, arrived = 0;
+    uint32_t op = 0;
+  };
+
+  static const tl::host::Runtime kRuntime;
+
+  void StartFiber(ThreadState& t);
+  void Yield(ThreadState& t) { t.caller = std::move(t.caller).resume(); }
+  void Release(ThreadState& t) {
+    t.state = State::kReady;
+    runnable_.push_back(t.tid);
+  }
+  void Fail(absl::Status status) {
+    if (error_.ok()) error_ = std::move(status);
+  }
+  std::string Where() const {
+    return absl::StrCat("kernel ", grid_.kernel_name, ", block ", Dims(block_idx_));
+  }
+  std::string Where(const ThreadState& t) const {
+    return absl::StrCat(Where(), ", thread ", Dims(t.pub.thread_idx));
+  }
+  absl::Status Diagnose() const;
+  void TearDown();
+
+  const GridContext& grid_;
+  const int nthreads_;
+  tl::host::Dim3 block_idx_{0, 0, 0};
+  uint8_t* smem_ = nullptr;
+  StackPool stacks_;
+  std::vector<ThreadState> threads_;
+  std::vector<WarpState> warps_;
+  std::vector<LaneOperands> lanes_;  // scratch for ExecuteWarpOp
+  std::deque<int> runnable_;
+  int at_barrier_ = 0;
+  int done_ = 0;
+  absl::Status error_;
+};
+
+namespace {
+
+ThreadState& Self(tl::host::Thread* t) { return *static_cast<ThreadState*>(t->impl); }
+
+}  // namespace
+
+const tl::host::Runtime BlockRunner::Impl::kRuntime = {
+    tl::host::kAbiVersion,
+    [](tl::host::Thread* t) { Self(t).runner->Syncthreads(Self(t)); },
+    [](tl::host::Thread* t, uint32_t op, const void* in, void* out) {
+      Self(t).runner->Collective(Self(t), op, in, out);
+    },
+    [](tl::host::Thread* t, void* smem, const void* gmem, uint32_t bytes, uint32_t src_bytes) {
+      Self(t).runner->CpAsync(Self(t), smem, gmem, bytes, src_bytes);
+    },
+    [](tl::host::Thread* t) { Self(t).runner->CpAsyncCommit(Self(t)); },
+    [](tl::host::Thread* t, int32_t n) { Self(t).runner->CpAsyncWait(Self(t), n); },
+    [](tl::host::Thread* t, const void* p, uint64_t bytes, const char* what) {
+      Self(t).runner->CheckGlobal(Self(t), p, bytes, what);
+    },
+    [](tl::host::Thread* t, const void* p, uint64_t bytes, const char* what) {
+      Self(t).runner->CheckShared(Self(t), p, bytes, what);
+    },
+    [](tl::host::Thread* t, const char* message) { Self(t).runner->Trap(Self(t), message); },
+};
+
+BlockRunner::Impl::Impl(const GridContext& grid)
+    : grid_(grid),
+      nthreads_(static_cast<int>(grid.block.x * grid.block.y * grid.block.z)),
+      stacks_(grid.stack_bytes),
+      threads_(nthreads_) {
+  // 128-byte aligned, as the GPU's dynamic shared memory base; at least one
+  // byte so the base is a real address even without shared memory.
+  const size_t bytes = (std::max<size_t>(grid.smem_bytes, 1) + 127) / 128 * 128;
+  smem_ = static_cast<uint8_t*>(std::aligned_alloc(128, bytes));
+  if (smem_ == nullptr) throw std::bad_alloc();
+  const int ws = grid.warp_size;
+  for (int w = 0; w * ws < nthreads_; ++w) {
+    warps_.push_back(WarpState{w * ws, std::min(ws, nthreads_ - w * ws), 0, 0});
+  }
+  lanes_.resize(static_cast<size_t>(ws));
+  for (int i = 0; i < nthreads_; ++i) {
+    ThreadState& t = threads_[i];
+    t.runner = this;
+    t.tid = i;
+    t.warp = i / ws;
+    t.lane = i % ws;
+    const auto bx = grid.block.x, by = grid.block.y;
+    const auto u = static_cast<unsigned>(i);
+    t.pub.thread_idx = {u % bx, (u / bx) % by, u / (bx * by)};
+    t.pub.block_dim = {grid.block.x, grid.block.y, grid.block.z};
+    t.pub.grid_dim = {grid.grid.x, grid.grid.y, grid.grid.z};
+    t.pub.smem = smem_;
+    t.pub.smem_bytes = grid.smem_bytes;
+    t.pub.warp_size = static_cast<uint32_t>(ws);
+    t.pub.lane = static_cast<uint32_t>(t.lane);
+    t.pub.rt = &kRuntime;
+    t.pub.impl = &t;
+  }
+}
+
+void BlockRunner::Impl::StartFiber(ThreadState& t) {
+  t.fiber = ctx::fiber(std::allocator_arg, PooledStackAllocator{&stacks_},
+                       [this, &t](ctx::fiber&& caller) {
+                         t.caller = std::move(caller);
+                         try {
+                           grid_.entry(&t.pub, grid_.args);
+                         } catch (const ctx::detail::forced_unwind&) {
+                           throw;  // the fiber is being destroyed: let Boost unwind it
+                         } catch (const KernelFault& fault) {
+                           Fail(fault.status);
+                         } catch (const std::exception& e) {
+                           Fail(absl::AbortedError(
+                               absl::StrCat(Where(t), ": C++ exception: ", e.what())));
+                         } catch (...) {
+                           Fail(absl::AbortedError(
+                               absl::StrCat(Where(t), ": unknown C++ exception")));
+                         }
+                         t.state = State::kDone;
+                         ++done_;
+                         return std::move(t.caller);
+                       });
+}
+
+absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
+  block_idx_ = {block_idx.x, block_idx.y, block_idx.z};
+  std::memset(smem_, grid_.smem_fill, grid_.smem_bytes);
+  runnable_.clear();
+  at_barrier_ = 0;
+  done_ = 0;
+  error_ = absl::OkStatus();
+  for (WarpState& w : warps_) w.arrived = 0;
+  try {
+    for (ThreadState& t : threads_) {
+      t.pub.block_idx = block_idx_;
+      t.state = State::kReady;
+      t.open_group.clear();
+      t.groups.clear();
+      StartFiber(t);
+      runnable_.push_back(t.tid);
+    }
+  } catch (const std::bad_alloc&) {
+    TearDown();
+    return absl::ResourceExhaustedError(
+        absl::StrCat(Where(), ": cannot map fiber stacks for ", nthreads_, " threads"));
+  }
+  while (!runnable_.empty() && error_.ok()) {
+    ThreadState& t = threads_[runnable_.front()];
+    runnable_.pop_front();
+    t.state = State::kRunning;
+    t.fiber = std::move(t.fiber).resume();
+  }
+  if (error_.ok() && done_ != nthreads_) error_ = Diagnose();
+  TearDown();
+  return error_;
+}
+
+void BlockRunner::Impl::TearDown() {
+  // Destroying a suspended fiber unwinds its stack (Boost's forced_unwind).
+  for (ThreadState& t : threads_) t.fiber = ctx::fiber();
+}
+
+absl::Status BlockRunner::Impl::Diagnose() const {
+  for (size_t w = 0; w < warps_.size(); ++w) {
+    const WarpState& warp = warps_[w];
+    if (warp.arrived == 0) continue;
+    std::vector<int> waiting, exited, at_barrier;
+    for (int i = warp.first; i < warp.first + warp.size; ++i) {
+      const ThreadState& t = threads_[i];
+      if (t.state == State::kCollective) waiting.push_back(t.lane);
+      if (t.state == State::kDone) exited.push_back(t.lane);
+      if (t.state == State::kBarrier) at_barrier.push_back(t.lane);
+    }
+    std::vector<std::string> others;
+    if (!exited.empty()) others.push_back(absl::StrCat("lanes ", Ranges(exited), " have exited"));
+    if (!at_barrier.empty()) {
+      others.push_back(absl::StrCat("lanes ", Ranges(at_barrier), " wait at syncthreads"));
+    }
+    return absl::AbortedError(absl::StrCat(
+        Where(), ", warp ", w, ": lanes ", Ranges(waiting), " wait at ", WarpOpName(warp.op),
+        " but ", absl::StrJoin(others, " and "),
+        " (every lane of the warp must execute the same collective)"));
+  }
+  std::vector<int> waiting, exited;
+  for (const ThreadState& t : threads_) {
+    if (t.state == State::kBarrier) waiting.push_back(t.tid);
+    if (t.state == State::kDone) exited.push_back(t.tid);
+  }
+  if (!waiting.empty()) {
+    return absl::AbortedError(absl::StrCat("barrier divergence in ", Where(), ": threads ",
+                                           Ranges(waiting), " wait at syncthreads but threads ",
+                                           Ranges(exited), " have exited (linear thread ids)"));
+  }
+  return absl::InternalError(
+      absl::StrCat(Where(), ": emulator bug: the block stalled with no thread waiting"));
+}
+
+void BlockRunner::Impl::Syncthreads(ThreadState& t) {
+  t.state = State::kBarrier;
+  if (++at_barrier_ < nthreads_) {
+    Yield(t);  // resumed once the last thread arrives
+    return;
+  }
+  at_barrier_ = 0;
+  for (ThreadState& u : threads_) {
+    if (&u != &t && u.state == State::kBarrier) Release(u);
+  }
+  t.state = State::kRunning;
+}
+
+void BlockRunner::Impl::Collective(ThreadState& t, uint32_t op, const void* in, void* out) {
+  WarpState& warp = warps_[t.warp];
+  if (warp.arrived > 0 && warp.op != op) {
+    std::vector<int> waiting;
+    for (int i = warp.first; i < warp.first + warp.size; ++i) {
+      if (threads_[i].state == State::kCollective) waiting.push_back(threads_[i].lane);
+    }
+    throw KernelFault{absl::AbortedError(absl::StrCat(
+        Where(), ", warp ", t.warp, ": lane ", t.lane, " executes ", WarpOpName(op),
+        " while lanes ", Ranges(waiting), " wait at ", WarpOpName(warp.op),
+        " (every lane of the warp must execute the same collective)"))};
+  }
+  warp.op = op;
+  t.op = op;
+  t.operands = LaneOperands{in, out};
+  t.state = State::kCollective;
+  if (++warp.arrived < warp.size) {
+    Yield(t);  // resumed once the last lane arrives and computed our result
+    return;
+  }
+  warp.arrived = 0;
+  for (int i = 0; i < warp.size; ++i) lanes_[i] = threads_[warp.first + i].operands;
+  absl::Status s =
+      ExecuteWarpOp(op, absl::MakeConstSpan(lanes_.data(), static_cast<size_t>(warp.size)),
+                    grid_.warp_size, SharedWindow{smem_, grid_.smem_bytes});
+  if (!s.ok()) {
+    throw KernelFault{absl::Status(s.code() == absl::StatusCode::kInternal
+                                       ? absl::StatusCode::kInternal
+                                       : absl::StatusCode::kAborted,
+                                   absl::StrCat(Where(), ", warp ", t.warp, ": ", s.message()))};
+  }
+  for (int i = warp.first; i < warp.first + warp.size; ++i) {
+    if (i != t.tid) Release(threads_[i]);
+  }
+  t.state = State::kRunning;
+}
+
+void BlockRunner::Impl::CheckShared(ThreadState& t, const void* p, uint64_t bytes,
+                                    const char* what) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  if (b >= smem_ && bytes <= grid_.smem_bytes && b <= smem_ + grid_.smem_bytes - bytes) return;
+  Trap(t, absl::StrFormat("%s: shared address %p (+%d bytes) is outside the block's dynamic "
+                          "shared memory [%p, +%d bytes)",
+                          what, p, bytes, smem_, grid_.smem_bytes));
+}
+
+void BlockRunner::Impl::CheckGlobal(ThreadState& t, const void* p, uint64_t bytes,
+                                    const char* what) {
+  if (grid_.buffers.empty()) return;
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  // The last buffer starting at or before p.
+  auto it = std::upper_bound(grid_.buffers.begin(), grid_.buffers.end(), addr,
+                             [](uintptr_t a, const GlobalBuffer& b) {
+                               return a < reinterpret_cast<uintptr_t>(b.data);
+                             });
+  std::string near;
+  if (it != grid_.buffers.begin()) {
+    const GlobalBuffer& b = *std::prev(it);
+    const uintptr_t start = reinterpret_cast<uintptr_t>(b.data);
+    if (addr - start <= b.bytes && bytes <= b.bytes - (addr - start)) return;
+    near = absl::StrFormat(" (%d bytes from the start of buffer '%s', which has %d bytes)",
+                           addr - start, b.name, b.bytes);
+  }
+  Trap(t, absl::StrFormat("%s: global address %p (+%d bytes) is outside every buffer of the "
+                          "launch%s",
+                          what, p, bytes, near));
+}
+
+void BlockRunner::Impl::CpAsync(ThreadState& t, void* smem, const void* gmem, uint32_t bytes,
+                                uint32_t src_bytes) {
+  if (bytes != 4 && bytes != 8 && bytes != 16) {
+    Trap(t, absl::StrCat("cp_async of ", bytes, " bytes (4, 8 or 16)"));
+  }
+  if (src_bytes != 0 && src_bytes != bytes) {
+    Trap(t, absl::StrCat("cp_async with ", src_bytes, " source bytes of ", bytes));
+  }
+  CheckShared(t, smem, bytes, "cp_async destination");
+  if (reinterpret_cast<uintptr_t>(smem) % bytes != 0) {
+    Trap(t, absl::StrFormat("cp_async destination at shared offset %d is not %d-byte aligned",
+                            static_cast<uint8_t*>(smem) - smem_, bytes));
+  }
+  if (src_bytes != 0) {
+    if (reinterpret_cast<uintptr_t>(gmem) % bytes != 0) {
+      Trap(t, absl::StrFormat("cp_async source %p is not %d-byte aligned", gmem, bytes));
+    }
+    CheckGlobal(t, gmem, bytes, "cp_async source");
+  }
+  t.open_group.push_back(CopyOp{smem, gmem, bytes, src_bytes});
+}
+
+void BlockRunner::Impl::CpAsyncCommit(ThreadState& t) {
+  t.groups.push_back(std::move(t.open_group));
+  t.open_group.clear();
+}
+
+void BlockRunner::Impl::CpAsyncWait(ThreadState& t, int32_t n) {
+  if (n < 0) Trap(t, absl::StrCat("cp_async_wait<", n, ">"));
+  while (t.groups.size() > static_cast<size_t>(n)) {
+    for (const CopyOp& c : t.groups.front()) {
+      if (c.src_bytes == 0) {
+        std::memset(c.dst, 0, c.bytes);
+      } else {
+        std::memcpy(c.dst, c.src, c.bytes);
+      }
+    }
+    t.groups.pop_front();
+  }
+}
+
+void BlockRunner::Impl::Trap(ThreadState& t, const std::string& message) {
+  throw KernelFault{absl::AbortedError(absl::StrCat(Where(t), ": ", message))};
+}
+
+BlockRunner::BlockRunner(const GridContext& grid) : impl_(std::make_unique<Impl>(grid)) {}
+BlockRunner::~BlockRunner() = default;
+absl::Status BlockRunner::Run(Dim3 block_idx) { return impl_->Run(block_idx); }
+
+}  // namespace tilec::host

@@ -1,0 +1,71 @@
+// The SIMT emulator: runs a kernel compiled for the host target (tl/abi.h) over
+// a grid, each thread of a block a fiber (Boost.Context).
+//
+// Execution model:
+// - Blocks run one after another on each of `os_threads` OS threads (blocks
+//   are dealt from a shared counter, x fastest). All threads of a block run on
+//   one OS thread, switching only inside runtime calls (barriers, warp
+//   collectives): between those, a thread runs alone.
+// - syncthreads() is a barrier over all threads of the block. Warp collectives
+//   (shuffles, ldmatrix, mma) wait until every lane of the warp (warp w holds
+//   threads [w * warp_size, (w + 1) * warp_size) in linear thread order) has
+//   arrived at the same collective, then compute all lanes' results at once.
+// - cp.async copies are deferred until cp_async_wait retires their group.
+// - Dynamic shared memory is allocated per block and filled with `smem_fill`.
+//
+// Errors (returned, never aborting the process; the first one wins and stops
+// the launch), all naming the kernel and the block:
+// - ABORTED: a device-side fault: barrier divergence (threads wait at
+//   syncthreads while others have exited), a warp collective that some lanes
+//   never reach (exited, at a barrier, or at a different collective), shared or
+//   registered-global bounds and alignment violations, a trap, a C++ exception
+//   escaping a thread.
+// - INVALID_ARGUMENT: a launch configuration the GPU would reject (empty grid
+//   or block, more than 1024 threads per block, too much shared memory).
+#ifndef TILEC_COMPILER_TARGETS_HOST_EMULATOR_EMULATOR_H_
+#define TILEC_COMPILER_TARGETS_HOST_EMULATOR_EMULATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "compiler/device/host/tl/abi.h"
+
+namespace tilec::host {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// A global buffer the kernel may touch through checked primitives.
+struct GlobalBuffer {
+  const void* data = nullptr;
+  size_t bytes = 0;
+  std::string name;  // for messages
+};
+
+struct EmulatorOptions {
+  int warp_size = 32;             // 32 (NVIDIA) or 64 (AMD wavefronts)
+  size_t stack_bytes = 256 << 10; // per thread fiber
+  uint8_t smem_fill = 0xFF;       // poison: NaN in every float type
+  int os_threads = 1;             // blocks run concurrently on this many threads
+  size_t max_smem_bytes = 232448; // the largest dynamic shared memory per block (sm_90)
+  // When non-empty, cp_async sources, atomics and tl::check_global must lie
+  // inside one of these.
+  std::vector<GlobalBuffer> buffers;
+};
+
+// The exported entry of one kernel (TILEC_HOST_ENTRY).
+using KernelEntry = void (*)(tl::host::Thread* thread, void** args);
+
+// Runs `entry` over the grid. `args` is passed to every thread unchanged (one
+// pointer per kernel parameter, pointing at its value).
+absl::Status RunGrid(absl::string_view kernel_name, KernelEntry entry, void** args, Dim3 grid,
+                     Dim3 block, size_t smem_bytes, const EmulatorOptions& options);
+
+}  // namespace tilec::host
+
+#endif  // TILEC_COMPILER_TARGETS_HOST_EMULATOR_EMULATOR_H_
