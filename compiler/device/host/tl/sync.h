@@ -29,6 +29,13 @@ inline void check_global(const void* ptr, uint64_t bytes) {
   t->rt->check_global(t, ptr, bytes, "check_global");
 }
 
+// Host-only hook: aborts the launch unless [ptr, ptr + bytes) lies inside the
+// block's dynamic shared memory.
+inline void check_shared(const void* ptr, uint64_t bytes) {
+  host::Thread* t = host::current_thread;
+  t->rt->check_shared(t, ptr, bytes, "check_shared");
+}
+
 }  // namespace tl
 
 #endif  // TILEC_DEVICE_HOST_TL_SYNC_H_

@@ -218,6 +218,12 @@ extern "C" __global__ void checked_store(float* out, int n) {
   out[threadIdx.x] = 1.0f;
 }
 
+extern "C" __global__ void checked_shared_store(int offset) {
+  float* s = reinterpret_cast<float*>(tl::dynamic_smem()) + offset;
+  tl::check_shared(s + threadIdx.x, sizeof(float));
+  s[threadIdx.x] = 1.0f;
+}
+
 // A 64x64x32 block gemm through common/tl/gemm.h with swizzled shared
 // operands, 4 warps (2 x 2); C is written from the accumulator layout.
 extern "C" __global__ void __launch_bounds__(128) gemm_64x64x32(
@@ -584,6 +590,29 @@ TEST(EmulatorTest, CheckGlobalHook) {
   s = Launch(*Module(), "checked_store", {1, 1, 1}, {32, 1, 1}, 0, {Arg(p), Arg(n)}, options);
   EXPECT_TRUE(s.ok()) << s;
   for (float v : out) EXPECT_EQ(v, 1.0f);
+}
+
+TEST(EmulatorTest, CheckSharedHook) {
+  ASSERT_MODULE();
+  int offset = 0;
+  EXPECT_TRUE(Launch(*Module(), "checked_shared_store", {1, 1, 1}, {32, 1, 1}, 128, {Arg(offset)})
+                  .ok());
+  offset = 1;
+  absl::Status s =
+      Launch(*Module(), "checked_shared_store", {1, 1, 1}, {32, 1, 1}, 128, {Arg(offset)});
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
+  EXPECT_TRUE(Contains(s, "thread (31, 0, 0): check_shared: shared address")) << s;
+}
+
+TEST(EmulatorTest, FirstFaultStopsAMultiThreadedLaunch) {
+  ASSERT_MODULE();
+  std::vector<float> out(64);
+  float* p = out.data();
+  LaunchOptions options;
+  options.os_threads = 3;
+  absl::Status s = Launch(*Module(), "early_exit", {40, 1, 1}, {64, 1, 1}, 0, {Arg(p)}, options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
+  EXPECT_TRUE(Contains(s, "barrier divergence in kernel early_exit")) << s;
 }
 
 TEST(EmulatorTest, ExceptionInAThreadIsReportedNotFatal) {
