@@ -20,6 +20,7 @@
 // The CUDA spellings are macros: define them after every standard header.
 #include "tl/cuda_compat.h"
 
+#include "tl/arith.h"
 #include "tl/layout.h"
 #include "tl/reduce.h"
 #include "tl/gemm.h"
