@@ -7,15 +7,15 @@
 namespace tilec::cli {
 namespace {
 
-absl::Status Bad(std::string_view msg) {
+absl::Status Bad(const std::string& msg) {
   return absl::InvalidArgumentError(absl::StrCat("tilec: ", msg, "\n", Usage()));
 }
 
 // Splits "k=v"; both sides non-empty.
-absl::StatusOr<std::pair<std::string, std::string>> SplitDefine(std::string_view flag,
-                                                                std::string_view text) {
+absl::StatusOr<std::pair<std::string, std::string>> SplitDefine(const std::string& flag,
+                                                                const std::string& text) {
   size_t eq = text.find('=');
-  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
     return Bad(absl::StrCat(flag, " expects name=value, got '", text, "'"));
   }
   return std::make_pair(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
@@ -39,7 +39,7 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   }
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](std::string_view flag) -> absl::StatusOr<std::string> {
+    auto value = [&](const std::string& flag) -> absl::StatusOr<std::string> {
       if (i + 1 >= args.size()) return Bad(absl::StrCat(flag, " needs a value"));
       return args[++i];
     };

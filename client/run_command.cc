@@ -70,7 +70,7 @@ int RunCommand(const Flags& flags) {
   std::vector<interp::Tensor> files;
   for (const std::string& path : flags.inputs) {
     auto t = interp::ReadNpy(path);
-    if (!t.ok()) return ReportError(absl::Status(t.status().code(), absl::StrCat(path, ": ", t.status().message())));
+    if (!t.ok()) return ReportError(t.status());  // the message names the file
     files.push_back(*std::move(t));
   }
   auto dims = BindDims(*program, flags, files);

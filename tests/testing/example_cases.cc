@@ -47,6 +47,10 @@ bool ExampleCase::Bool(const std::string& key) const {
   Die(*this, absl::StrCat(key, " is not True or False"));
 }
 
+void PrintTo(const ExampleCase& c, std::ostream* os) {
+  *os << c.name << " (examples/cases.txt:" << c.line << ")";
+}
+
 std::string ExamplesDir() { return TILEC_SOURCE_DIR "/examples"; }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {

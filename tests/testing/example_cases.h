@@ -7,6 +7,7 @@
 #define TILEC_TESTS_TESTING_EXAMPLE_CASES_H_
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,9 @@ struct ExampleCase {
   double Float(const std::string& name) const;
   bool Bool(const std::string& name) const;  // True / False
 };
+
+// Names the case in GoogleTest messages: "gemm_f16_nn_small (examples/cases.txt:27)".
+void PrintTo(const ExampleCase& c, std::ostream* os);
 
 // The examples/ folder of the source tree.
 std::string ExamplesDir();
