@@ -1,0 +1,42 @@
+// Block-level primitives for CUDA: dynamic shared memory and the block
+// barrier, plus the address-space conversions the other wrappers use.
+//
+// dynamic_smem() is the base of the block's dynamic shared memory (128-byte
+// aligned); generated code places every shared buffer at an offset from it.
+// syncthreads() is `bar.sync 0`: every thread of the block must reach it.
+#ifndef TILEC_DEVICE_CUDA_TL_SYNC_H_
+#define TILEC_DEVICE_CUDA_TL_SYNC_H_
+
+#include "tl/types.h"
+
+namespace tl {
+
+__device__ __forceinline__ uint8_t* dynamic_smem() {
+  extern __shared__ __align__(128) uint8_t tl_dynamic_smem_base[];
+  return tl_dynamic_smem_base;
+}
+
+__device__ __forceinline__ void syncthreads() { asm volatile("bar.sync 0;" ::: "memory"); }
+
+namespace detail {
+
+// 32-bit .shared window address of a generic pointer into shared memory.
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  uint32_t a;
+  asm("{\n\t.reg .u64 t;\n\tcvta.to.shared.u64 t, %1;\n\tcvt.u32.u64 %0, t;\n\t}"
+      : "=r"(a)
+      : "l"(p));
+  return a;
+}
+
+// .global address of a generic pointer into global memory.
+__device__ __forceinline__ uint64_t gmem_addr(const void* p) {
+  uint64_t a;
+  asm("cvta.to.global.u64 %0, %1;" : "=l"(a) : "l"(p));
+  return a;
+}
+
+}  // namespace detail
+}  // namespace tl
+
+#endif  // TILEC_DEVICE_CUDA_TL_SYNC_H_
