@@ -3,8 +3,8 @@
 // It declares the primitives of docs/cuda_backend.md ("Primitives") as thin
 // inline-PTX wrappers (this folder, compiled by NVRTC for sm_80 and sm_90a),
 // then the target-neutral templates built on them (common/tl: integer
-// arithmetic helpers, layouts, gemm, warp reductions). The host emulator's tl/tl.h declares the
-// same API.
+// arithmetic helpers, layouts, gemm, warp reductions). The host emulator's
+// tl/tl.h declares the same API.
 #ifndef TILEC_DEVICE_CUDA_TL_TL_H_
 #define TILEC_DEVICE_CUDA_TL_TL_H_
 

@@ -22,16 +22,16 @@ std::string Compile(const std::string& source, int max_registers = 0) {
 
 TEST(SassTest, CountOpcodeMatchesWholeOpcodesAndDottedPrefixes) {
   const std::string sass = R"(
-        /*0000*/                   IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28] ;   /* 0x00000a00ff017624 */
-                                                                             /* 0x000fe400078e00ff */
-        /*0010*/                   LDSM.16.M88.4 R4, [R2] ;                  /* 0x0000000002047983 */
-        /*0020*/                   LDSM.16.MT88.4 R8, [R3] ;                 /* 0x000000000308783b */
-        /*0030*/                   HMMA.16816.F32 R12, R4, R8, R12 ;         /* 0x000000080408723c */
-        /*0040*/               @P0 HMMA.16816.F32 R16, R4, R10, R16 ;        /* 0x0000000a0410023c */
-        /*0050*/                   HMMA2 R0, R1, R2 ;
-        /*0060*/                   STL [R1], R0 ;
-        /*0070*/              @!P1 LDL.64 R2, [R1+0x8] ;
-        /*0080*/                   EXIT ;
+        /*0000*/          IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28] ;  /* 0x00000a00ff017624 */
+  /* 0x000fe400078e00ff */
+        /*0010*/          LDSM.16.M88.4 R4, [R2] ;  /* 0x0000000002047983 */
+        /*0020*/          LDSM.16.MT88.4 R8, [R3] ;  /* 0x000000000308783b */
+        /*0030*/          HMMA.16816.F32 R12, R4, R8, R12 ;  /* 0x000000080408723c */
+        /*0040*/          @P0 HMMA.16816.F32 R16, R4, R10, R16 ;  /* 0x0000000a0410023c */
+        /*0050*/          HMMA2 R0, R1, R2 ;
+        /*0060*/          STL [R1], R0 ;
+        /*0070*/          @!P1 LDL.64 R2, [R1+0x8] ;
+        /*0080*/          EXIT ;
   // HMMA in a comment is not an instruction
 )";
   EXPECT_EQ(CountOpcode(sass, "HMMA"), 2);
