@@ -419,7 +419,7 @@ absl::StatusOr<NvrtcResult> CompileCuda(const std::string& source, const std::st
 
   std::vector<std::string> args = {
       absl::StrCat("--gpu-architecture=", Sv(CudaArchName(arch))),
-      "-std=c++17",
+      "-std=c++20",
       "--ptxas-options=-v",
   };
   if (options.line_info) args.push_back("-lineinfo");
