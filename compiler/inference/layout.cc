@@ -250,32 +250,43 @@ bool SameLayout(const FragmentLayout& a, const FragmentLayout& b) {
 
 GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t n, int64_t warps) {
   auto divides = [&](int64_t wm, int64_t wn) { return m % (16 * wm) == 0 && n % (8 * wn) == 0; };
-  if (policy == ir::GemmPolicy::kFullRow && m % (16 * warps) == 0) return {warps, 1, divides(warps, 1)};
-  if (policy == ir::GemmPolicy::kFullCol && n % (8 * warps) == 0) return {1, warps, divides(1, warps)};
-  // Square, over the exact factorisations, or over all when none is exact.
-  bool any_exact = false;
-  for (int64_t wm = 1; wm <= warps; ++wm) {
-    if (warps % wm == 0 && divides(wm, warps / wm)) any_exact = true;
-  }
-  GemmWarpPartition best{0, 0, any_exact};
-  double best_area = 0, best_diff = 0;
-  for (int64_t wm = 1; wm <= warps; ++wm) {
-    if (warps % wm != 0) continue;
-    int64_t wn = warps / wm;
-    if (any_exact && !divides(wm, wn)) continue;
-    double area = any_exact ? 0.0
-                            : static_cast<double>(RoundUp(m, 16 * wm)) *
-                                  static_cast<double>(RoundUp(n, 8 * wn));
-    double diff = std::fabs(static_cast<double>(m) / wm - static_cast<double>(n) / wn);
-    // Ties go to the larger warps_m: wm grows, so a tie replaces.
-    if (best.warps_m == 0 || area < best_area || (area == best_area && diff <= best_diff)) {
-      best.warps_m = wm;
-      best.warps_n = wn;
-      best_area = area;
-      best_diff = diff;
+  // Square over the factorisations of w (only the exact ones, or all ranked
+  // by padded tile size first); warps_m == 0 when there is none.
+  auto square = [&](int64_t w, bool exact_only) {
+    GemmWarpPartition best{0, 0, 1, exact_only};
+    double best_area = 0, best_diff = 0;
+    for (int64_t wm = 1; wm <= w; ++wm) {
+      if (w % wm != 0) continue;
+      const int64_t wn = w / wm;
+      if (exact_only && !divides(wm, wn)) continue;
+      double area = exact_only ? 0.0
+                               : static_cast<double>(RoundUp(m, 16 * wm)) *
+                                     static_cast<double>(RoundUp(n, 8 * wn));
+      double diff = std::fabs(static_cast<double>(m) / wm - static_cast<double>(n) / wn);
+      // wm grows, so replacing on a tie gives ties to the larger warps_m.
+      if (best.warps_m == 0 || area < best_area || (area == best_area && diff <= best_diff)) {
+        best.warps_m = wm;
+        best.warps_n = wn;
+        best_area = area;
+        best_diff = diff;
+      }
+    }
+    return best;
+  };
+  for (int64_t w = warps; w >= 1; --w) {
+    if (warps % w != 0) continue;
+    const int64_t replicas = warps / w;
+    if (policy == ir::GemmPolicy::kFullRow && divides(w, 1)) return {w, 1, replicas, true};
+    if (policy == ir::GemmPolicy::kFullCol && divides(1, w)) return {1, w, replicas, true};
+    GemmWarpPartition p = square(w, /*exact_only=*/true);
+    if (p.warps_m != 0) {
+      p.replicas = replicas;
+      return p;
     }
   }
-  return best;
+  if (policy == ir::GemmPolicy::kFullRow && m % (16 * warps) == 0) return {warps, 1, 1, false};
+  if (policy == ir::GemmPolicy::kFullCol && n % (8 * warps) == 0) return {1, warps, 1, false};
+  return square(warps, /*exact_only=*/false);
 }
 
 FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p) {
@@ -288,9 +299,12 @@ FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p) 
       ThreadDigit(0, 8, 4),
       // col = wn * WN + ni * 8 + 2 * q + e
       ThreadDigit(1, p.warps_n, 32 * p.warps_m), LocalDigit(1, ni, 4), ThreadDigit(1, 4, 1),
-      LocalDigit(1, 2, 1)};
-  return MustMake(absl::StrCat("mma_accumulator(warps=", p.warps_m, "x", p.warps_n, ")"), {m, n},
-                  32 * p.warps_m * p.warps_n, std::move(digits));
+      LocalDigit(1, 2, 1),
+      // warp groups computing the same tile
+      ThreadDigit(-1, p.replicas, 32 * p.warps_m * p.warps_n)};
+  return MustMake(absl::StrCat("mma_accumulator(warps=", p.warps_m, "x", p.warps_n,
+                               p.replicas > 1 ? absl::StrCat("x", p.replicas) : "", ")"),
+                  {m, n}, 32 * p.warps_m * p.warps_n * p.replicas, std::move(digits));
 }
 
 FragmentLayout RegisterA(int64_t m, int64_t k, const GemmWarpPartition& p, bool transposed) {
@@ -303,12 +317,13 @@ FragmentLayout RegisterA(int64_t m, int64_t k, const GemmWarpPartition& p, bool 
       ThreadDigit(row, 8, 4),
       // k = kk * 8 + 2 * q + e
       LocalDigit(col, ki, 4), ThreadDigit(col, 4, 1), LocalDigit(col, 2, 1),
-      // every warp_n column of warps holds the same A
-      ThreadDigit(-1, p.warps_n, 32 * p.warps_m)};
+      // every warp_n column of warps (and every replica group) holds the same A
+      ThreadDigit(-1, p.warps_n * p.replicas, 32 * p.warps_m)};
   std::vector<int64_t> shape = transposed ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
   return MustMake(absl::StrCat("register_a(warps=", p.warps_m, "x", p.warps_n,
+                               p.replicas > 1 ? absl::StrCat("x", p.replicas) : "",
                                transposed ? ", transposed)" : ")"),
-                  std::move(shape), 32 * p.warps_m * p.warps_n, std::move(digits));
+                  std::move(shape), 32 * p.warps_m * p.warps_n * p.replicas, std::move(digits));
 }
 
 FragmentLayout Blocked(const std::vector<int64_t>& shape, int64_t threads, int64_t vector) {

@@ -114,36 +114,47 @@ bool SameLayout(const FragmentLayout& a, const FragmentLayout& b);
 struct GemmWarpPartition {
   int64_t warps_m = 1;
   int64_t warps_n = 1;
-  // False when no factorisation divides M and N as the templates require
-  // (M % (16 * warps_m) == 0 and N % (8 * warps_n) == 0); the partition is
-  // then the factorisation that pads the least, and the accumulator layout
-  // is padded.
+  // Groups of warps_m * warps_n warps that each compute the whole tile (the
+  // block has 32 * warps_m * warps_n * replicas threads). Warp w computes the
+  // part (wm, wn) = (w % warps_m, (w / warps_m) % warps_n); the accumulator
+  // and register-A layouts are replicated over w / (warps_m * warps_n). More
+  // than 1 only when no exact partition uses every warp (small tiles).
+  int64_t replicas = 1;
+  // False when no factorisation of any number of warps divides M and N as
+  // the templates require (M % (16 * warps_m) == 0, N % (8 * warps_n) ==
+  // 0); the partition then uses every warp, pads the least, and the
+  // accumulator layout is padded.
   bool exact = true;
   bool operator==(const GemmWarpPartition& o) const {
-    return warps_m == o.warps_m && warps_n == o.warps_n && exact == o.exact;
+    return warps_m == o.warps_m && warps_n == o.warps_n && replicas == o.replicas &&
+           exact == o.exact;
   }
 };
 
-// FullRow: (warps, 1) when M % (16 * warps) == 0, else as Square. FullCol:
-// (1, warps) when N % (8 * warps) == 0, else as Square. Square: the
-// factorisation warps = warps_m * warps_n with M % (16 * warps_m) == 0 and
+// For W = warps (docs/cuda_backend.md "Warp partition"): FullRow: (W, 1)
+// when M % (16 * W) == 0 (and N % 8 == 0), else as Square. FullCol: (1, W)
+// when N % (8 * W) == 0 (and M % 16 == 0), else as Square. Square: the
+// factorisation W = warps_m * warps_n with M % (16 * warps_m) == 0 and
 // N % (8 * warps_n) == 0 minimising |M / warps_m - N / warps_n|, ties to the
-// larger warps_m. When no factorisation divides, Square takes the one with
-// the smallest padded tile (M rounded up to 16 * warps_m times N rounded up
-// to 8 * warps_n), then the same tie rules, and sets exact = false.
-// Requires warps, M, N >= 1.
+// larger warps_m. When W has no exact partition, the same is tried with W/2,
+// W/4, ... warps (each divisor of `warps`, descending), the other warps
+// replicating (replicas = warps / W). When none is exact even with one warp,
+// the partition of all the warps that pads the least is taken (the policy's
+// own when its condition holds, else Square's smallest padded tile, M
+// rounded up to 16 * warps_m times N rounded up to 8 * warps_n, then the
+// same tie rules), with exact = false. Requires warps, M, N >= 1.
 GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t n, int64_t warps);
 
 // ---------------------------------------------------------------------------
 // Fragment layout constructors. Each requires positive sizes.
 
 // The m16n8k16 accumulator of an [M, N] gemm output: thread tx, lane = tx %
-// 32, g = lane / 4, q = lane % 4, w = tx / 32, wm = w % warps_m, wn = w /
-// warps_m; slot ((mi * NI + ni) * 2 + h) * 2 + e holds row wm * WM + mi * 16
+// 32, g = lane / 4, q = lane % 4, w = tx / 32, wm = w % warps_m, wn = (w /
+// warps_m) % warps_n; slot ((mi * NI + ni) * 2 + h) * 2 + e holds row wm * WM + mi * 16
 // + h * 8 + g, column wn * WN + ni * 8 + 2 * q + e, with WM = M / warps_m, WN
 // = N / warps_n, MI = WM / 16, NI = WN / 8. threads = 32 * warps_m *
-// warps_n. M and N that do not divide are padded (rows past M, columns past
-// N are padding).
+// warps_n * replicas; replicate = replicas. M and N that do not divide are
+// padded (rows past M, columns past N are padding).
 FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p);
 
 // The register A operand of gemm_rs for an [M, K] A (shape [K, M] when
@@ -151,7 +162,7 @@ FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p);
 // over the warp_m slices, replicated over the warps_n warps of the gemm's
 // partition: slot ((mi * (K / 8) + kk) * 2 + h) * 2 + e holds row wm * WM +
 // mi * 16 + h * 8 + g, k = kk * 8 + 2 * q + e. threads = 32 * warps_m *
-// warps_n; replicate = warps_n.
+// warps_n * replicas; replicate = warps_n * replicas.
 FragmentLayout RegisterA(int64_t m, int64_t k, const GemmWarpPartition& p, bool transposed);
 
 // Row-major flat index split into `vector`-element runs dealt round-robin to

@@ -119,10 +119,12 @@ class NestAccessScanner : public ir::IRVisitor {
   int64_t vector() const { return vector_; }
 
   void Visit(const Expr& e) override {
+    if (e == nullptr) return;
     if (const auto* load = e->as<ir::LoadNode>()) Access(load->buffer, load->indices);
     ir::IRVisitor::Visit(e);
   }
   void Visit(const ir::Stmt& s) override {
+    if (s == nullptr) return;
     if (const auto* let = s->as<ir::LetNode>()) {
       subst_.Bind(let->var, let->value);
     } else if (const auto* store = s->as<ir::StoreNode>()) {

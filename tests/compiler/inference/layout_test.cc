@@ -400,49 +400,78 @@ TEST(WarpPartitionTest, PoliciesFollowTheDocs) {
   using P = ir::GemmPolicy;
   auto wp = [](P p, int64_t m, int64_t n, int64_t w) {
     GemmWarpPartition r = ChooseWarpPartition(p, m, n, w);
-    return std::vector<int64_t>{r.warps_m, r.warps_n, r.exact ? 1 : 0};
+    return std::vector<int64_t>{r.warps_m, r.warps_n, r.replicas, r.exact ? 1 : 0};
   };
   using V = std::vector<int64_t>;
-  EXPECT_EQ(wp(P::kSquare, 64, 64, 4), (V{2, 2, 1}));
-  EXPECT_EQ(wp(P::kSquare, 128, 128, 8), (V{4, 2, 1}));  // tie |32-64| = |64-32|: larger warps_m
-  EXPECT_EQ(wp(P::kSquare, 16, 32, 4), (V{1, 4, 1}));
-  EXPECT_EQ(wp(P::kSquare, 128, 32, 4), (V{4, 1, 1}));
-  EXPECT_EQ(wp(P::kFullRow, 64, 32, 4), (V{4, 1, 1}));
-  EXPECT_EQ(wp(P::kFullRow, 32, 32, 4), (V{2, 2, 1}));  // falls back to Square
-  EXPECT_EQ(wp(P::kFullCol, 16, 64, 4), (V{1, 4, 1}));
-  EXPECT_EQ(wp(P::kFullCol, 64, 16, 4), (V{4, 1, 1}));  // falls back to Square
-  EXPECT_EQ(wp(P::kSquare, 64, 64, 1), (V{1, 1, 1}));
-  // Nothing divides: the least padding, then the squarest.
-  EXPECT_EQ(wp(P::kSquare, 16, 16, 4), (V{2, 2, 0}));
-  EXPECT_EQ(wp(P::kFullCol, 8, 32, 4), (V{1, 4, 0}));
+  EXPECT_EQ(wp(P::kSquare, 64, 64, 4), (V{2, 2, 1, 1}));
+  EXPECT_EQ(wp(P::kSquare, 128, 128, 8), (V{4, 2, 1, 1}));  // tie |32-64| = |64-32|: larger warps_m
+  EXPECT_EQ(wp(P::kSquare, 16, 32, 4), (V{1, 4, 1, 1}));
+  EXPECT_EQ(wp(P::kSquare, 128, 32, 4), (V{4, 1, 1, 1}));
+  EXPECT_EQ(wp(P::kFullRow, 64, 32, 4), (V{4, 1, 1, 1}));
+  EXPECT_EQ(wp(P::kFullRow, 32, 32, 4), (V{2, 2, 1, 1}));  // falls back to Square
+  EXPECT_EQ(wp(P::kFullRow, 16, 64, 4), (V{1, 4, 1, 1}));  // falls back to Square
+  EXPECT_EQ(wp(P::kFullCol, 16, 64, 4), (V{1, 4, 1, 1}));
+  EXPECT_EQ(wp(P::kFullCol, 64, 16, 4), (V{4, 1, 1, 1}));  // falls back to Square
+  EXPECT_EQ(wp(P::kSquare, 64, 64, 1), (V{1, 1, 1, 1}));
+  // No exact partition of 4 warps: 2 warps compute the tile, twice.
+  EXPECT_EQ(wp(P::kSquare, 16, 16, 4), (V{1, 2, 2, 1}));
+  EXPECT_EQ(wp(P::kFullRow, 16, 8, 4), (V{1, 1, 4, 1}));
+  // Nothing divides even with one warp: all warps, padded.
+  EXPECT_EQ(wp(P::kFullCol, 8, 32, 4), (V{1, 4, 1, 0}));  // FullCol's own condition holds
+  EXPECT_EQ(wp(P::kSquare, 8, 8, 4), (V{2, 2, 1, 0}));    // equal padding: the squarest
+  EXPECT_EQ(wp(P::kSquare, 8, 64, 4), (V{1, 4, 1, 0}));   // 16 x 64 beats 32 x 64 and 64 x 64
 }
 
+// Independent of the implementation: the partition uses the most warps that
+// admit an exact factorisation, and among those the squarest.
 TEST(WarpPartitionTest, SquareIsTheSquarestExactFactorisation) {
+  auto exact = [](int64_t m, int64_t n, int64_t a, int64_t b) {
+    return m % (16 * a) == 0 && n % (8 * b) == 0;
+  };
   for (int64_t warps : {1, 2, 4, 8, 16}) {
     for (int64_t m : {16, 32, 48, 64, 96, 128, 256}) {
       for (int64_t n : {8, 16, 32, 64, 128, 256}) {
         GemmWarpPartition p = ChooseWarpPartition(ir::GemmPolicy::kSquare, m, n, warps);
-        SCOPED_TRACE(testing::Message() << m << "x" << n << " warps " << warps);
-        ASSERT_EQ(p.warps_m * p.warps_n, warps);
-        if (!p.exact) {
-          for (int64_t a = 1; a <= warps; ++a) {
-            if (warps % a != 0) continue;
-            ASSERT_FALSE(m % (16 * a) == 0 && n % (8 * (warps / a)) == 0);
+        SCOPED_TRACE(::testing::Message() << m << "x" << n << " warps " << warps);
+        ASSERT_TRUE(p.exact);  // one warp always divides these
+        const int64_t used = p.warps_m * p.warps_n;
+        ASSERT_EQ(used * p.replicas, warps);
+        ASSERT_TRUE(exact(m, n, p.warps_m, p.warps_n));
+        for (int64_t w = used + 1; w <= warps; ++w) {
+          if (warps % w != 0) continue;
+          for (int64_t a = 1; a <= w; ++a) {
+            if (w % a != 0) continue;
+            ASSERT_FALSE(exact(m, n, a, w / a)) << w << " warps as " << a;
           }
-          continue;
         }
-        ASSERT_EQ(m % (16 * p.warps_m), 0);
-        ASSERT_EQ(n % (8 * p.warps_n), 0);
         double diff = std::abs(double(m) / p.warps_m - double(n) / p.warps_n);
-        for (int64_t a = 1; a <= warps; ++a) {
-          int64_t b = warps / a;
-          if (warps % a != 0 || m % (16 * a) != 0 || n % (8 * b) != 0) continue;
+        for (int64_t a = 1; a <= used; ++a) {
+          int64_t b = used / a;
+          if (used % a != 0 || !exact(m, n, a, b)) continue;
           double d = std::abs(double(m) / a - double(n) / b);
           ASSERT_TRUE(d > diff || (d == diff && a <= p.warps_m)) << a << "x" << b;
         }
       }
     }
   }
+}
+
+TEST(FragmentLayoutTest, ReplicatedWarpGroupsHoldTheSameTile) {
+  GemmWarpPartition p{1, 2, 2, true};
+  FragmentLayout acc = MmaAccumulator(16, 16, p);
+  EXPECT_EQ(acc.threads, 128);
+  EXPECT_EQ(acc.replicate, 2);
+  CheckLayout(acc);
+  // Warps 2 and 3 hold what warps 0 and 1 hold.
+  for (int64_t t = 0; t < 64; ++t) {
+    for (int64_t s = 0; s < acc.local_size; ++s) {
+      ASSERT_EQ(acc.LogicalAt(t, s), acc.LogicalAt(t + 64, s));
+    }
+  }
+  EXPECT_TRUE(SameLayout(Projected(acc, 1), Projected(MmaAccumulator(16, 32, {1, 4}), 1)));
+  FragmentLayout a = RegisterA(16, 16, p, false);
+  EXPECT_EQ(a.replicate, 4);
+  CheckLayout(a);
 }
 
 }  // namespace
