@@ -50,8 +50,8 @@ absl::StatusOr<int64_t> CheckRadix(std::vector<const LayoutDigit*> digits, const
   for (const LayoutDigit* d : digits) {
     if (d->stride != expected) {
       return absl::InternalError(absl::StrCat("fragment layout: ", what, " digit of extent ",
-                                              d->extent, " has stride ", d->stride,
-                                              ", expected ", expected));
+                                              d->extent, " has stride ", d->stride, ", expected ",
+                                              expected));
     }
     expected *= d->extent;
   }
@@ -94,10 +94,11 @@ absl::StatusOr<FragmentLayout> MakeFragmentLayout(std::string kind, std::vector<
     if (d.extent > 1) l.digits.push_back(d);
   }
   // Order: dims in order (each most significant first), replication last.
-  std::stable_sort(l.digits.begin(), l.digits.end(), [](const LayoutDigit& a, const LayoutDigit& b) {
-    auto key = [](int dim) { return dim < 0 ? std::numeric_limits<int>::max() : dim; };
-    return key(a.dim) < key(b.dim);
-  });
+  std::stable_sort(
+      l.digits.begin(), l.digits.end(), [](const LayoutDigit& a, const LayoutDigit& b) {
+        auto key = [](int dim) { return dim < 0 ? std::numeric_limits<int>::max() : dim; };
+        return key(a.dim) < key(b.dim);
+      });
   // Places: within each dim, the product of the extents of the later digits.
   std::vector<int64_t> product(rank + 1, 1);  // last slot: replication
   for (auto it = l.digits.rbegin(); it != l.digits.rend(); ++it) {
@@ -108,8 +109,8 @@ absl::StatusOr<FragmentLayout> MakeFragmentLayout(std::string kind, std::vector<
   for (int d = 0; d < rank; ++d) {
     if (product[d] < l.shape[d]) {
       return absl::InternalError(absl::StrCat("fragment layout ", l.kind, ": dim ", d,
-                                              " has digits for ", product[d], " of ",
-                                              l.shape[d], " elements"));
+                                              " has digits for ", product[d], " of ", l.shape[d],
+                                              " elements"));
     }
   }
   l.replicate = product[rank];
@@ -223,8 +224,8 @@ std::string FragmentLayout::ToString() const {
       if (g.dim == d) ds.push_back(DigitString(g));
     }
     if (d < 0 && ds.empty()) continue;
-    dims.push_back(absl::StrCat(d < 0 ? "rep" : absl::StrCat("d", d), "(", absl::StrJoin(ds, " "),
-                                ")"));
+    dims.push_back(
+        absl::StrCat(d < 0 ? "rep" : absl::StrCat("d", d), "(", absl::StrJoin(ds, " "), ")"));
   }
   return absl::StrCat(kind, " [", absl::StrJoin(shape, ", "), "] threads=", threads,
                       " local=", local_size, " replicate=", replicate, " ",
@@ -293,15 +294,15 @@ FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p) 
   const int64_t wm_tile = RoundUp(m, 16 * p.warps_m) / p.warps_m;
   const int64_t wn_tile = RoundUp(n, 8 * p.warps_n) / p.warps_n;
   const int64_t mi = wm_tile / 16, ni = wn_tile / 8;
-  std::vector<LayoutDigit> digits = {
-      // row = wm * WM + mi * 16 + h * 8 + g
-      ThreadDigit(0, p.warps_m, 32), LocalDigit(0, mi, 4 * ni), LocalDigit(0, 2, 2),
-      ThreadDigit(0, 8, 4),
-      // col = wn * WN + ni * 8 + 2 * q + e
-      ThreadDigit(1, p.warps_n, 32 * p.warps_m), LocalDigit(1, ni, 4), ThreadDigit(1, 4, 1),
-      LocalDigit(1, 2, 1),
-      // warp groups computing the same tile
-      ThreadDigit(-1, p.replicas, 32 * p.warps_m * p.warps_n)};
+  std::vector<LayoutDigit> digits = {// row = wm * WM + mi * 16 + h * 8 + g
+                                     ThreadDigit(0, p.warps_m, 32), LocalDigit(0, mi, 4 * ni),
+                                     LocalDigit(0, 2, 2), ThreadDigit(0, 8, 4),
+                                     // col = wn * WN + ni * 8 + 2 * q + e
+                                     ThreadDigit(1, p.warps_n, 32 * p.warps_m),
+                                     LocalDigit(1, ni, 4), ThreadDigit(1, 4, 1),
+                                     LocalDigit(1, 2, 1),
+                                     // warp groups computing the same tile
+                                     ThreadDigit(-1, p.replicas, 32 * p.warps_m * p.warps_n)};
   return MustMake(absl::StrCat("mma_accumulator(warps=", p.warps_m, "x", p.warps_n,
                                p.replicas > 1 ? absl::StrCat("x", p.replicas) : "", ")"),
                   {m, n}, 32 * p.warps_m * p.warps_n * p.replicas, std::move(digits));
@@ -358,8 +359,7 @@ FragmentLayout Blocked(const std::vector<int64_t>& shape, int64_t threads, int64
     if (d == rank - 1) ordered.push_back(digits[0]);
   }
   ordered.push_back(ThreadDigit(-1, remaining, thread_stride));
-  return MustMake(absl::StrCat("blocked(vector=", vector, ")"), shape, threads,
-                  std::move(ordered));
+  return MustMake(absl::StrCat("blocked(vector=", vector, ")"), shape, threads, std::move(ordered));
 }
 
 FragmentLayout Replicated(const std::vector<int64_t>& shape, int64_t threads) {

@@ -40,10 +40,10 @@ namespace tilec::inference {
 
 // One digit of a fragment layout.
 struct LayoutDigit {
-  int dim = -1;          // logical dimension; -1 for a replication digit
-  int64_t extent = 1;    // number of values of the digit (>= 1)
+  int dim = -1;            // logical dimension; -1 for a replication digit
+  int64_t extent = 1;      // number of values of the digit (>= 1)
   bool on_thread = false;  // digit of the thread index (else of the local index)
-  int64_t stride = 1;    // weight in the thread index or the local index
+  int64_t stride = 1;      // weight in the thread index or the local index
   // Weight in the logical index of `dim`; for a replication digit, in the
   // replica number (replication digits are listed most significant first).
   int64_t place = 0;

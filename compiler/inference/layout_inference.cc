@@ -114,8 +114,8 @@ class KernelInference {
       case ir::StmtKind::kGemm: return body.Label("T.gemm");
       case ir::StmtKind::kFill: return body.Label("T.fill");
       case ir::StmtKind::kReduce:
-        return body.Label(
-            absl::StrCat("T.reduce_", Str(ir::ReduceKindName(s->as<ir::ReduceNode>()->reduce_kind))));
+        return body.Label(absl::StrCat(
+            "T.reduce_", Str(ir::ReduceKindName(s->as<ir::ReduceNode>()->reduce_kind))));
       case ir::StmtKind::kCumsum: return body.Label("T.cumsum");
       case ir::StmtKind::kAtomicAdd: return body.Label("T.atomic_add");
       case ir::StmtKind::kAnnotateLayout: return body.Label("T.annotate_layout");
@@ -197,9 +197,9 @@ class KernelInference {
       case ir::StmtKind::kAnnotateLayout: {
         const auto* n = s->as<ir::AnnotateLayoutNode>();
         if (n->layout.kind == ir::Layout::Kind::kCustom) {
-          return absl::UnimplementedError(absl::StrCat(
-              Where(), ": T.annotate_layout with a custom layout (for ", n->buffer->name,
-              ") is not supported; make_swizzled_layout is"));
+          return absl::UnimplementedError(
+              absl::StrCat(Where(), ": T.annotate_layout with a custom layout (for ",
+                           n->buffer->name, ") is not supported; make_swizzled_layout is"));
         }
         if (n->buffer->scope != ir::Scope::kShared) {
           return absl::UnimplementedError(absl::StrCat(
@@ -222,10 +222,10 @@ class KernelInference {
     for (const Expr& e : b->shape) {
       std::optional<int64_t> v = EvalInt(e);
       if (!v || *v < 1) {
-        return absl::UnimplementedError(absl::StrCat(
-            Where(), ": the ", Str(ir::ScopeName(b->scope)), " buffer ", b->name,
-            " has the non-constant dimension ", ir::PrintExpr(e),
-            "; fragment and shared shapes must be constants"));
+        return absl::UnimplementedError(
+            absl::StrCat(Where(), ": the ", Str(ir::ScopeName(b->scope)), " buffer ", b->name,
+                         " has the non-constant dimension ", ir::PrintExpr(e),
+                         "; fragment and shared shapes must be constants"));
       }
       shape.push_back(*v);
     }
@@ -257,9 +257,10 @@ class KernelInference {
       return WalkBody(f.body);
     }
     if (nest_ != nullptr) {
-      return absl::UnimplementedError(absl::StrCat(
-          Where(), ": a T.Parallel loop inside the body of another T.Parallel loop is not "
-                   "supported; write the loops as one T.Parallel(...) nest"));
+      return absl::UnimplementedError(
+          absl::StrCat(Where(),
+                       ": a T.Parallel loop inside the body of another T.Parallel loop is not "
+                       "supported; write the loops as one T.Parallel(...) nest"));
     }
     auto nest = std::make_unique<ParallelNest>();
     nest->outer = &f;
@@ -305,10 +306,10 @@ class KernelInference {
     }
     if (target_.warp_size != 32 || threads_ % 32 != 0) {
       return absl::UnimplementedError(absl::StrCat(
-          Where(), ": T.gemm needs whole 32-thread warps; the kernel has ", threads_,
-          " threads"));
+          Where(), ": T.gemm needs whole 32-thread warps; the kernel has ", threads_, " threads"));
     }
-    auto dims2 = [&](const ir::Region& r, const char* what) -> absl::StatusOr<std::vector<int64_t>> {
+    auto dims2 = [&](const ir::Region& r,
+                     const char* what) -> absl::StatusOr<std::vector<int64_t>> {
       std::vector<int64_t> ext;
       for (const Expr& e : r.extents) {
         std::optional<int64_t> v = EvalInt(e);
@@ -337,9 +338,9 @@ class KernelInference {
     if (g.c.buffer->scope == ir::Scope::kFragment) {
       int node = WholeFragmentNode(g.c, nullptr);
       if (node < 0 || solver_.nodes()[node].shape.size() != 2) {
-        return absl::UnimplementedError(absl::StrCat(
-            where, ": the T.gemm accumulator must be a whole 2-D fragment; ", g.c.buffer->name,
-            " is not"));
+        return absl::UnimplementedError(
+            absl::StrCat(where, ": the T.gemm accumulator must be a whole 2-D fragment; ",
+                         g.c.buffer->name, " is not"));
       }
       solver_.Strict(node, MmaAccumulator(m, n, p),
                      absl::StrCat("the accumulator of T.gemm at ", where));
@@ -347,9 +348,9 @@ class KernelInference {
     if (g.a.buffer->scope == ir::Scope::kFragment) {
       int node = WholeFragmentNode(g.a, nullptr);
       if (node < 0 || solver_.nodes()[node].shape.size() != 2) {
-        return absl::UnimplementedError(absl::StrCat(
-            where, ": a T.gemm A operand in registers must be a whole 2-D fragment; ",
-            g.a.buffer->name, " is not"));
+        return absl::UnimplementedError(
+            absl::StrCat(where, ": a T.gemm A operand in registers must be a whole 2-D fragment; ",
+                         g.a.buffer->name, " is not"));
       }
       solver_.Strict(node, RegisterA(m, k, p, g.transpose_a),
                      absl::StrCat("the register A operand of T.gemm at ", where));
@@ -357,9 +358,9 @@ class KernelInference {
       gemm_operands_.insert(g.a.buffer.get());
     }
     if (g.b.buffer->scope == ir::Scope::kFragment) {
-      return absl::UnimplementedError(absl::StrCat(
-          where, ": T.gemm with B in a fragment (", g.b.buffer->name,
-          ") is not supported; put B in shared memory"));
+      return absl::UnimplementedError(absl::StrCat(where, ": T.gemm with B in a fragment (",
+                                                   g.b.buffer->name,
+                                                   ") is not supported; put B in shared memory"));
     }
     if (g.b.buffer->scope == ir::Scope::kShared) gemm_operands_.insert(g.b.buffer.get());
     return absl::OkStatus();
@@ -530,10 +531,10 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& program, const Target
     if (!tp.value) unbound.push_back(tp.var->name);
   }
   if (!unbound.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        unbound.size() == 1 ? "tile parameter " : "tile parameters ",
-        absl::StrJoin(unbound, ", "), unbound.size() == 1 ? " is" : " are",
-        " unbound; bind ", unbound.size() == 1 ? "it" : "them", " with -D"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(unbound.size() == 1 ? "tile parameter " : "tile parameters ",
+                     absl::StrJoin(unbound, ", "), unbound.size() == 1 ? " is" : " are",
+                     " unbound; bind ", unbound.size() == 1 ? "it" : "them", " with -D"));
   }
   std::vector<const ir::KernelNode*> kernels;
   CollectKernels(program.body, &kernels);
@@ -542,13 +543,13 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& program, const Target
     const ir::KernelNode& k = *kernels[i];
     std::optional<int64_t> threads = EvalInt(k.threads);
     if (!threads || *threads < 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          "kernel ", i, ": the thread count ", ir::PrintExpr(k.threads), " is not a constant"));
+      return absl::UnimplementedError(absl::StrCat("kernel ", i, ": the thread count ",
+                                                   ir::PrintExpr(k.threads), " is not a constant"));
     }
     if (*threads > target.max_threads_per_block) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "kernel ", i, ": ", *threads, " threads per block is more than the ",
-          target.max_threads_per_block, " that ", target.name, " allows"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel ", i, ": ", *threads, " threads per block is more than the ",
+                       target.max_threads_per_block, " that ", target.name, " allows"));
     }
     KernelInference inference(static_cast<int>(i), *threads, target, &plan);
     absl::Status st = inference.Run(k);

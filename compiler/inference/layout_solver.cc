@@ -47,8 +47,8 @@ void LayoutSolver::Equal(int a, int b, std::string where, std::string what) {
 void LayoutSolver::Project(int dst, int src, std::vector<int> dims, std::string where,
                            std::string what) {
   std::sort(dims.rbegin(), dims.rend());
-  constraints_.push_back({Kind::kProject, dst, src, std::move(dims), std::move(where),
-                          std::move(what)});
+  constraints_.push_back(
+      {Kind::kProject, dst, src, std::move(dims), std::move(where), std::move(what)});
 }
 
 void LayoutSolver::Copy(int src, int dst, std::string where) {
@@ -65,16 +65,15 @@ FragmentLayout LayoutSolver::ProjectAll(const FragmentLayout& l,
 
 absl::Status LayoutSolver::Conflict(const Constraint& c, const Node& from,
                                     const FragmentLayout& want, const Node& actual) const {
-  std::string relation =
-      c.kind == Kind::kProject
-          ? absl::StrCat(from.name, " projected along dim", c.dims.size() > 1 ? "s " : " ",
-                         absl::StrJoin(c.dims, ", "))
-          : absl::StrCat("the layout of ", from.name);
+  std::string relation = c.kind == Kind::kProject ? absl::StrCat(from.name, " projected along dim",
+                                                                 c.dims.size() > 1 ? "s " : " ",
+                                                                 absl::StrJoin(c.dims, ", "))
+                                                  : absl::StrCat("the layout of ", from.name);
   return absl::InvalidArgumentError(absl::StrCat(
       c.where, ": layout conflict between ", from.name, " and ", actual.name, ": ", c.what,
       " requires ", actual.name, " to have ", relation, ", which is ", want.ToString(), "; ",
-      from.name, " is ", from.layout->ToString(), " (", from.origin, "), but ", actual.name,
-      " is ", actual.layout->ToString(), " (", actual.origin, ")"));
+      from.name, " is ", from.layout->ToString(), " (", from.origin, "), but ", actual.name, " is ",
+      actual.layout->ToString(), " (", actual.origin, ")"));
 }
 
 absl::StatusOr<bool> LayoutSolver::Fire(const Constraint& c) {
@@ -164,8 +163,8 @@ absl::StatusOr<bool> LayoutSolver::DefaultOne() {
     absl::StatusOr<FragmentLayout> lifted = Lift(c);
     if (!lifted.ok()) return lifted.status();
     nodes_[c.b].layout = *std::move(lifted);
-    nodes_[c.b].origin = absl::StrCat("lifted from ", nodes_[c.a].name, " (", c.what, " at ",
-                                      c.where, ")");
+    nodes_[c.b].origin =
+        absl::StrCat("lifted from ", nodes_[c.a].name, " (", c.what, " at ", c.where, ")");
     return true;
   }
   int best = -1;
@@ -204,9 +203,9 @@ absl::Status LayoutSolver::Solve() {
       continue;
     }
     if (SameLayout(*n.layout, s.layout)) continue;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "layout conflict for ", n.name, ": ", n.origin, " requires ", n.layout->ToString(),
-        ", but ", s.origin, " requires ", s.layout.ToString()));
+    return absl::InvalidArgumentError(absl::StrCat("layout conflict for ", n.name, ": ", n.origin,
+                                                   " requires ", n.layout->ToString(), ", but ",
+                                                   s.origin, " requires ", s.layout.ToString()));
   }
   while (true) {
     bool fired = false;

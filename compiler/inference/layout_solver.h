@@ -44,7 +44,7 @@ class LayoutSolver {
   struct Node {
     std::string name;  // the buffer's name, or "the T.Parallel nest at <position>"
     std::vector<int64_t> shape;
-    ir::Buffer buffer;                  // fragments
+    ir::Buffer buffer;                   // fragments
     const ParallelNest* nest = nullptr;  // nests
     std::optional<FragmentLayout> layout;
     std::string origin;  // why it has its layout

@@ -235,8 +235,8 @@ absl::StatusOr<LoopPartition> RegionPartition(LoopPartition::Kind kind, const ir
       continue;
     }
     if (r->buffer->dtype == ir::DType::kInt4) v = 1;
-    v = std::min({v, target.vector_bytes / ElemBytes(r->buffer->dtype),
-                  KnownPow2Divisor(r->mins.back())});
+    v = std::min(
+        {v, target.vector_bytes / ElemBytes(r->buffer->dtype), KnownPow2Divisor(r->mins.back())});
     if (r->buffer->shape.size() >= 2) v = std::min(v, KnownPow2Divisor(r->buffer->shape.back()));
   }
   v = FloorPow2(std::max<int64_t>(v, 1));
@@ -250,10 +250,10 @@ absl::StatusOr<LoopPartition> RegionPartition(LoopPartition::Kind kind, const ir
   for (const Expr& e : dst.extents) {
     auto c = ir::AsConstInt(e);
     if (!c) {
-      return absl::UnimplementedError(absl::StrCat(
-          "a ", kind == LoopPartition::Kind::kCopy ? "T.copy" : "T.atomic_add",
-          " into ", dst.buffer->name, " with the non-constant extent ", ir::PrintExpr(e),
-          " is not supported"));
+      return absl::UnimplementedError(
+          absl::StrCat("a ", kind == LoopPartition::Kind::kCopy ? "T.copy" : "T.atomic_add",
+                       " into ", dst.buffer->name, " with the non-constant extent ",
+                       ir::PrintExpr(e), " is not supported"));
     }
     shape.push_back(*c);
   }

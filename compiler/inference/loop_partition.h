@@ -29,9 +29,9 @@ namespace tilec::inference {
 // extents (a body that is a one-statement Seq counts as direct nesting).
 struct ParallelNest {
   const ir::ForNode* outer = nullptr;
-  std::vector<ir::Var> vars;        // outermost first
+  std::vector<ir::Var> vars;  // outermost first
   std::vector<int64_t> extents;
-  ir::Stmt body;                    // inside the innermost loop
+  ir::Stmt body;  // inside the innermost loop
 };
 
 // The largest power of two dividing x (x >= 1), and the largest power of two

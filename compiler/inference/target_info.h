@@ -12,14 +12,14 @@
 namespace tilec::inference {
 
 struct TargetInfo {
-  std::string name;                      // "sm_80", "sm_90a", ...
-  int64_t warp_size = 32;                // threads per warp / wavefront
+  std::string name;        // "sm_80", "sm_90a", ...
+  int64_t warp_size = 32;  // threads per warp / wavefront
   int64_t max_threads_per_block = 1024;
-  int64_t shared_memory_per_block = 0;   // bytes usable by one block
-  int64_t vector_bytes = 16;             // widest vector load/store
-  bool supports_cp_async = false;        // asynchronous global->shared copies
-  bool supports_ldmatrix = false;        // ldmatrix shared->register loads
-  bool supports_mma = false;             // m16n8k16 mma.sync (T.gemm)
+  int64_t shared_memory_per_block = 0;  // bytes usable by one block
+  int64_t vector_bytes = 16;            // widest vector load/store
+  bool supports_cp_async = false;       // asynchronous global->shared copies
+  bool supports_ldmatrix = false;       // ldmatrix shared->register loads
+  bool supports_mma = false;            // m16n8k16 mma.sync (T.gemm)
 
   // NVIDIA A100 class (compute capability 8.0): 163 KiB of shared memory per
   // block.

@@ -4,10 +4,14 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "compiler/frontend/frontend.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/ir/visitor.h"
@@ -124,7 +128,8 @@ std::map<std::string, ir::Buffer> Buffers(const ir::Program& p) {
 }
 
 absl::StatusOr<ir::Program> Compile(const ExampleCase& c) {
-  absl::StatusOr<std::string> text = ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file);
+  absl::StatusOr<std::string> text =
+      ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file);
   if (!text.ok()) return text.status();
   frontend::SourceFile file{"examples/" + c.file, *text};
   frontend::Bindings bindings;
@@ -157,8 +162,10 @@ TEST_P(ExampleInference, InfersAConsistentPlan) {
       std::printf("  %s: %s\n", name.c_str(), plan->shared.at(b.get()).ToString().c_str());
     }
   }
-  for (const ir::StmtNode* g : Find(*program, ir::StmtKind::kGemm)) ASSERT_TRUE(plan->gemms.count(g));
-  for (const ir::StmtNode* s : Find(*program, ir::StmtKind::kCopy)) ASSERT_TRUE(plan->loops.count(s));
+  for (const ir::StmtNode* g : Find(*program, ir::StmtKind::kGemm))
+    ASSERT_TRUE(plan->gemms.count(g));
+  for (const ir::StmtNode* s : Find(*program, ir::StmtKind::kCopy))
+    ASSERT_TRUE(plan->loops.count(s));
   for (const ir::StmtNode* s : Find(*program, ir::StmtKind::kFor)) {
     if (static_cast<const ir::ForNode*>(s)->kind != ir::ForKind::kParallel) continue;
     // Inner loops of a nest are not keys; every outer one is.
@@ -177,7 +184,8 @@ TEST_P(ExampleInference, InfersAConsistentPlan) {
     if (g->a.buffer->scope == ir::Scope::kFragment) {
       const FragmentLayout& a = plan->fragments.at(g->a.buffer.get());
       int64_t k = *ir::AsConstInt(g->a.buffer->shape[1]);
-      EXPECT_TRUE(SameLayout(a, RegisterA(m, k, p, false))) << g->a.buffer->name << ": " << a.ToString();
+      EXPECT_TRUE(SameLayout(a, RegisterA(m, k, p, false)))
+          << g->a.buffer->name << ": " << a.ToString();
     }
     for (const ir::Buffer& op : {g->a.buffer, g->b.buffer}) {
       if (op->scope != ir::Scope::kShared) continue;
@@ -236,6 +244,255 @@ TEST_P(ExampleInference, InfersAConsistentPlan) {
     const char* w = c.file == "rmsnorm.py" ? "w_local" : "gamma_local";
     EXPECT_TRUE(SameLayout(frag(w), Projected(frag("x_local"), 0)));
   }
+}
+
+// Hand-derived expectations for a few example cases.
+TEST(ExampleInferenceDetails, PartitionsAndExchanges) {
+  absl::StatusOr<std::vector<ExampleCase>> cases = ::tilec::testing::LoadExampleCases();
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  auto run = [&](const std::string& name, ir::Program* program) -> absl::StatusOr<LayoutPlan> {
+    for (const ExampleCase& c : *cases) {
+      if (c.name != name) continue;
+      absl::StatusOr<ir::Program> p = Compile(c);
+      if (!p.ok()) return p.status();
+      *program = *p;
+      return InferLayouts(*program, TargetInfo::Sm80());
+    }
+    return absl::NotFoundError(name);
+  };
+  auto copy_into = [](const ir::Program& p, const char* dst) -> const ir::StmtNode* {
+    for (const ir::StmtNode* s : Find(p, ir::StmtKind::kCopy)) {
+      if (static_cast<const ir::CopyNode*>(s)->dst.buffer->name == dst) return s;
+    }
+    return nullptr;
+  };
+  ir::Program program;
+  // block_M = 32 on 4 warps: both gemms are 2 x 2, and register A is
+  // replicated over the two warp columns while the scores are split between
+  // them, so the cast copy moves data.
+  absl::StatusOr<LayoutPlan> plan = run("flash_attention_small", &program);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NE(copy_into(program, "acc_s_cast"), nullptr);
+  EXPECT_TRUE(plan->loops.at(copy_into(program, "acc_s_cast")).exchange);
+  // block_M = 64, FullRow: 4 x 1 for both gemms; the copy stays in registers.
+  plan = run("flash_attention_causal_small", &program);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->loops.at(copy_into(program, "acc_s_cast")).exchange);
+
+  // A[by * 64, ko * 32] (float16, K = 64) into A_shared: 16-byte vectors.
+  plan = run("gemm_f16_nn_small", &program);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->loops.at(copy_into(program, "A_shared")).vector, 8);
+  EXPECT_EQ(plan->loops.at(copy_into(program, "A_shared")).follows, nullptr);
+
+  // x_tile is [8, 64] float32 on 128 threads: 4 elements each; the copy from
+  // X follows it with 4-element vectors.
+  plan = run("softmax_small", &program);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const LoopPartition& load = plan->loops.at(copy_into(program, "x_tile"));
+  ASSERT_NE(load.follows, nullptr);
+  EXPECT_EQ(load.follows->name, "x_tile");
+  EXPECT_EQ(load.vector, 4);
+
+  // Element-wise add, [32, 64] per block: float32 output limits the vector to
+  // 4 elements; with float16 everywhere (ragged case) 8, since N = 72 and the
+  // block offset bx * 64 are multiples of 8.
+  for (auto [name, vector] : {std::pair<const char*, int64_t>{"elementwise_add_small", 4},
+                              std::pair<const char*, int64_t>{"elementwise_add_ragged", 8}}) {
+    plan = run(name, &program);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    std::vector<const ir::StmtNode*> loops = Find(program, ir::StmtKind::kFor);
+    ASSERT_FALSE(loops.empty());
+    const LoopPartition& p = plan->loops.at(loops[0]);
+    EXPECT_EQ(p.vector, vector) << name;
+    EXPECT_EQ(p.follows, nullptr);
+    EXPECT_EQ(p.layout.replicate, 1);
+    EXPECT_EQ(p.layout.local_size, 32 * 64 / 128);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Hand-built programs.
+
+ir::Buffer Buf(const char* name, ir::DType t, std::vector<int64_t> shape, ir::Scope scope) {
+  std::vector<ir::Expr> dims;
+  for (int64_t d : shape) dims.push_back(ir::IntImm(d));
+  return ir::MakeBuffer(name, t, std::move(dims), scope);
+}
+
+ir::Stmt Kernel(int64_t threads, std::vector<ir::Stmt> body) {
+  auto k = std::make_shared<ir::KernelNode>();
+  k->grid = {ir::IntImm(1)};
+  k->block_vars = {ir::MakeVar("bx")};
+  k->threads = ir::IntImm(threads);
+  k->body = ir::Seq(std::move(body));
+  return k;
+}
+
+ir::Stmt Gemm(const ir::Buffer& a, const ir::Buffer& b, const ir::Buffer& c,
+              ir::GemmPolicy policy = ir::GemmPolicy::kSquare) {
+  auto g = std::make_shared<ir::GemmNode>();
+  g->a = ir::FullRegion(a);
+  g->b = ir::FullRegion(b);
+  g->c = ir::FullRegion(c);
+  g->policy = policy;
+  return g;
+}
+
+// for i, j in T.Parallel(m, n): body(i, j)
+ir::Stmt Parallel2(int64_t m, int64_t n, const std::function<ir::Stmt(ir::Var, ir::Var)>& body) {
+  ir::Var i = ir::MakeVar("i"), j = ir::MakeVar("j");
+  return ir::For(
+      i, ir::IntImm(0), ir::IntImm(m), ir::ForKind::kParallel,
+      ir::For(j, ir::IntImm(0), ir::IntImm(n), ir::ForKind::kParallel, ir::Seq({body(i, j)})));
+}
+
+ir::Program Prog(std::vector<ir::Stmt> kernel_body, int64_t threads = 128) {
+  ir::Program p;
+  p.name = "handmade";
+  p.body = ir::Seq({Kernel(threads, std::move(kernel_body))});
+  return p;
+}
+
+using ir::DType;
+using ir::Scope;
+
+TEST(InferLayoutsTest, AccumulatorUsedAsIncompatibleRegisterAIsAConflict) {
+  ir::Buffer a = Buf("A_s", DType::kFloat16, {64, 32}, Scope::kShared);
+  ir::Buffer b = Buf("B_s", DType::kFloat16, {32, 64}, Scope::kShared);
+  ir::Buffer b2 = Buf("B2_s", DType::kFloat32, {64, 64}, Scope::kShared);
+  ir::Buffer x = Buf("X", DType::kFloat32, {64, 64}, Scope::kFragment);
+  ir::Buffer y = Buf("Y", DType::kFloat32, {64, 64}, Scope::kFragment);
+  ir::Program p = Prog({ir::Allocate(a), ir::Allocate(b), ir::Allocate(b2), ir::Allocate(x),
+                        ir::Allocate(y), Gemm(a, b, x), Gemm(x, b2, y)});
+  ASSERT_TRUE(ir::Verify(p).ok()) << ir::Verify(p);
+  absl::StatusOr<LayoutPlan> plan = InferLayouts(p, TargetInfo::Sm80());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string msg(plan.status().message());
+  EXPECT_TRUE(absl::StrContains(msg, "fragment X")) << msg;
+  EXPECT_TRUE(absl::StrContains(msg, "accumulator of T.gemm at kernel 0 > T.gemm #1")) << msg;
+  EXPECT_TRUE(absl::StrContains(msg, "register A operand of T.gemm at kernel 0 > T.gemm #2"))
+      << msg;
+  EXPECT_TRUE(absl::StrContains(msg, "mma_accumulator(warps=2x2)")) << msg;
+  EXPECT_TRUE(absl::StrContains(msg, "register_a(warps=2x2)")) << msg;
+
+  // With FullRow on both gemms (4 x 1) the two layouts agree.
+  ir::Program q =
+      Prog({ir::Allocate(a), ir::Allocate(b), ir::Allocate(b2), ir::Allocate(x), ir::Allocate(y),
+            Gemm(a, b, x, ir::GemmPolicy::kFullRow), Gemm(x, b2, y, ir::GemmPolicy::kFullRow)});
+  plan = InferLayouts(q, TargetInfo::Sm80());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(SameLayout(plan->fragments.at(x.get()), MmaAccumulator(64, 64, {4, 1})));
+}
+
+TEST(InferLayoutsTest, ParallelNestConflictNamesBothBuffers) {
+  // acc is a 2 x 2 accumulator, m its row maximum; acc2 a 4 x 1 accumulator.
+  // Scaling acc2's rows by m needs m in acc2's row layout.
+  ir::Buffer a = Buf("A_s", DType::kFloat16, {64, 32}, Scope::kShared);
+  ir::Buffer b = Buf("B_s", DType::kFloat16, {32, 64}, Scope::kShared);
+  ir::Buffer acc = Buf("acc", DType::kFloat32, {64, 64}, Scope::kFragment);
+  ir::Buffer acc2 = Buf("acc2", DType::kFloat32, {64, 64}, Scope::kFragment);
+  ir::Buffer m = Buf("m", DType::kFloat32, {64}, Scope::kFragment);
+  ir::Program p = Prog(
+      {ir::Allocate(a), ir::Allocate(b), ir::Allocate(acc), ir::Allocate(acc2), ir::Allocate(m),
+       Gemm(a, b, acc), Gemm(a, b, acc2, ir::GemmPolicy::kFullRow),
+       std::make_shared<ir::ReduceNode>(ir::ReduceKind::kMax, acc, m, 1, true),
+       Parallel2(64, 64, [&](ir::Var i, ir::Var j) {
+         return ir::Store(acc2, {i, j},
+                          ir::Binary(ir::BinaryOp::kMul, ir::Load(acc2, {i, j}), ir::Load(m, {i})));
+       })});
+  ASSERT_TRUE(ir::Verify(p).ok()) << ir::Verify(p);
+  absl::StatusOr<LayoutPlan> plan = InferLayouts(p, TargetInfo::Sm80());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string msg(plan.status().message());
+  EXPECT_TRUE(absl::StrContains(msg, "fragment m")) << msg;
+  EXPECT_TRUE(absl::StrContains(msg, "acc2")) << msg;
+  EXPECT_TRUE(absl::StrContains(msg, "T.reduce_max at kernel 0 > T.reduce_max #1")) << msg;
+  EXPECT_TRUE(absl::StrContains(msg, "kernel 0 > for i > for j > store #1")) << msg;
+  EXPECT_TRUE(absl::StrContains(msg, "mma_accumulator(warps=2x2)")) << msg;
+  EXPECT_TRUE(absl::StrContains(msg, "mma_accumulator(warps=4x1)")) << msg;
+}
+
+TEST(InferLayoutsTest, NestWithOnlyADecidedProjectionIsLifted) {
+  // for i, j: S[i, j] = m[i] with m the row maximum of an accumulator: the
+  // nest takes a layout whose rows are where m's are.
+  ir::Buffer a = Buf("A_s", DType::kFloat16, {64, 32}, Scope::kShared);
+  ir::Buffer b = Buf("B_s", DType::kFloat16, {32, 64}, Scope::kShared);
+  ir::Buffer acc = Buf("acc", DType::kFloat32, {64, 64}, Scope::kFragment);
+  ir::Buffer m = Buf("m", DType::kFloat32, {64}, Scope::kFragment);
+  ir::Buffer s = Buf("S", DType::kFloat32, {64, 32}, Scope::kShared);
+  ir::Program p = Prog({ir::Allocate(a), ir::Allocate(b), ir::Allocate(acc), ir::Allocate(m),
+                        ir::Allocate(s), Gemm(a, b, acc),
+                        std::make_shared<ir::ReduceNode>(ir::ReduceKind::kMax, acc, m, 1, true),
+                        Parallel2(64, 32, [&](ir::Var i, ir::Var j) {
+                          return ir::Store(s, {i, j}, ir::Load(m, {i}));
+                        })});
+  ASSERT_TRUE(ir::Verify(p).ok()) << ir::Verify(p);
+  absl::StatusOr<LayoutPlan> plan = InferLayouts(p, TargetInfo::Sm80());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const ir::StmtNode* nest = Find(p, ir::StmtKind::kFor)[0];
+  const LoopPartition& lp = plan->loops.at(nest);
+  EXPECT_TRUE(absl::StartsWith(lp.layout.kind, "lifted")) << lp.layout.kind;
+  EXPECT_EQ(lp.layout.replicate, 1);  // m's replicas share the columns
+  CheckNest(*plan, lp);
+}
+
+TEST(InferLayoutsTest, FragmentReadOutsideAParallelLoopIsReplicated) {
+  ir::Buffer f = Buf("f", DType::kFloat32, {4}, Scope::kFragment);
+  ir::Buffer out = Buf("out", DType::kFloat32, {4}, Scope::kShared);
+  ir::Var k = ir::MakeVar("k");
+  ir::Program p =
+      Prog({ir::Allocate(f), ir::Allocate(out), ir::Fill(ir::FullRegion(f), ir::FloatImm(1.0)),
+            ir::For(k, ir::IntImm(0), ir::IntImm(4), ir::ForKind::kSerial,
+                    ir::Store(out, {k}, ir::Load(f, {k})))});
+  ASSERT_TRUE(ir::Verify(p).ok()) << ir::Verify(p);
+  absl::StatusOr<LayoutPlan> plan = InferLayouts(p, TargetInfo::Sm80());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->fragments.at(f.get()).replicate, 128);
+  EXPECT_EQ(plan->fragments.at(f.get()).local_size, 4);
+}
+
+TEST(InferLayoutsTest, Preconditions) {
+  // Unbound tile parameters are named.
+  ir::Program p = Prog({});
+  p.tile_params = {{ir::MakeVar("block_M"), std::nullopt, {}},
+                   {ir::MakeVar("threads"), 128, {}},
+                   {ir::MakeVar("num_stages"), std::nullopt, {2, 3}}};
+  absl::StatusOr<LayoutPlan> plan = InferLayouts(p, TargetInfo::Sm80());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(plan.status().message(),
+            "tile parameters block_M, num_stages are unbound; bind them with -D");
+
+  // Too many threads.
+  plan = InferLayouts(Prog({}, 2048), TargetInfo::Sm80());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "2048 threads")) << plan.status();
+
+  // Too much shared memory.
+  ir::Buffer big = Buf("big", DType::kFloat32, {256, 256}, Scope::kShared);
+  plan = InferLayouts(Prog({ir::Allocate(big)}), TargetInfo::Sm80());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "262144 bytes")) << plan.status();
+
+  // T.gemm where the target has no mma, and with B in registers.
+  ir::Buffer a = Buf("A_s", DType::kFloat16, {64, 32}, Scope::kShared);
+  ir::Buffer b = Buf("B_s", DType::kFloat16, {32, 64}, Scope::kShared);
+  ir::Buffer bf = Buf("B_f", DType::kFloat16, {32, 64}, Scope::kFragment);
+  ir::Buffer c = Buf("C", DType::kFloat32, {64, 64}, Scope::kFragment);
+  TargetInfo no_mma = TargetInfo::Sm80();
+  no_mma.name = "plain";
+  no_mma.supports_mma = false;
+  plan = InferLayouts(Prog({ir::Allocate(a), ir::Allocate(b), ir::Allocate(c), Gemm(a, b, c)}),
+                      no_mma);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "not supported on plain"))
+      << plan.status();
+  plan = InferLayouts(Prog({ir::Allocate(a), ir::Allocate(bf), ir::Allocate(c), Gemm(a, bf, c)}),
+                      TargetInfo::Sm80());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "B in a fragment (B_f)")) << plan.status();
 }
 
 std::vector<ExampleCase> AllCases() {

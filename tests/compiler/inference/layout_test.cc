@@ -78,8 +78,7 @@ void CheckLayout(const FragmentLayout& l) {
   int64_t valid_slots = 0;
   for (int64_t t = 0; t < l.threads; ++t) {
     for (int64_t s = 0; s < l.local_size; ++s) {
-      std::map<const ir::VarNode*, int64_t> env = {{l.thread_var.get(), t},
-                                                   {l.local_var.get(), s}};
+      std::map<const ir::VarNode*, int64_t> env = {{l.thread_var.get(), t}, {l.local_var.get(), s}};
       std::vector<int64_t> index;
       for (const ir::Expr& e : l.logical) index.push_back(Eval(e, env));
       ASSERT_EQ(index, l.LogicalAt(t, s)) << "thread " << t << " local " << s;
@@ -133,7 +132,8 @@ TEST(FragmentLayoutTest, MmaAccumulatorMatchesDocumentedFormula) {
   struct Case {
     int64_t m, n, wm, wn;
   };
-  for (Case c : {Case{64, 64, 2, 2}, Case{64, 32, 4, 1}, Case{32, 64, 1, 4}, Case{128, 128, 2, 4}}) {
+  for (Case c :
+       {Case{64, 64, 2, 2}, Case{64, 32, 4, 1}, Case{32, 64, 1, 4}, Case{128, 128, 2, 4}}) {
     FragmentLayout l = MmaAccumulator(c.m, c.n, {c.wm, c.wn});
     SCOPED_TRACE(l.ToString());
     const int64_t WM = c.m / c.wm, WN = c.n / c.wn, MI = WM / 16, NI = WN / 8;
@@ -171,8 +171,8 @@ TEST(FragmentLayoutTest, PaddedAccumulatorMarksPaddingInvalid) {
 }
 
 TEST(FragmentLayoutTest, RegisterAMatchesDocumentedFormula) {
-  for (GemmWarpPartition p : {GemmWarpPartition{4, 1}, GemmWarpPartition{2, 2},
-                              GemmWarpPartition{1, 4}}) {
+  for (GemmWarpPartition p :
+       {GemmWarpPartition{4, 1}, GemmWarpPartition{2, 2}, GemmWarpPartition{1, 4}}) {
     const int64_t M = 64, K = 32;
     FragmentLayout l = RegisterA(M, K, p, /*transposed=*/false);
     SCOPED_TRACE(l.ToString());
@@ -319,7 +319,8 @@ TEST(FragmentLayoutTest, MakeFragmentLayoutRejectsBrokenDigits) {
 // docs/cuda_backend.md, "Shared-memory layouts", written out again here.
 int64_t DocSwizzle(int64_t r, int64_t c, int64_t C, int64_t E) {
   const int64_t RB = C * E, k = c * E / 16, e = c % (16 / E);
-  int64_t k2 = RB >= 128 ? ((k & ~int64_t{7}) | ((k & 7) ^ (r & 7))) : k ^ ((r / (128 / RB)) % (RB / 16));
+  int64_t k2 =
+      RB >= 128 ? ((k & ~int64_t{7}) | ((k & 7) ^ (r & 7))) : k ^ ((r / (128 / RB)) % (RB / 16));
   return r * C + k2 * (16 / E) + e;
 }
 
