@@ -31,11 +31,15 @@
 //     already decided and differ, the copy is an exchange (through shared
 //     memory), not a conflict: this is how `T.copy(acc_s, acc_s_cast)` feeds a
 //     register-A gemm whose partition differs from the producer's.
-//  4. free: the undecided fragment or nest of highest rank (then most
-//     elements, then first in program order) becomes Blocked with the widest
-//     vector: vector_bytes / element size (the largest element size among the
-//     nest's contiguous accesses for a nest), limited by the last dimension
-//     and by elements / threads; then back to 2.
+//  4. free: a nest that no fragment decides but whose projection onto a
+//     fragment is decided (`S[i, j] = m[i]` with m a row reduction) takes a
+//     layout that projects to it ("lifted": the dropped dimensions spread
+//     over m's replicas, the rest in registers). Otherwise the undecided
+//     fragment or nest of highest rank (then most elements, then first in
+//     program order) becomes Blocked with the widest vector: vector_bytes /
+//     element size (for a nest, the largest element size among its
+//     contiguous accesses, and their alignment), limited by the last
+//     dimension and by elements / threads. Then back to 2.
 // A hard constraint between two decided, different layouts is a conflict:
 // INVALID_ARGUMENT naming both buffers (or the nest), both layouts and the
 // statements that imposed them, each by its position (`kernel 0 > for k >
