@@ -17,9 +17,9 @@ absl::Status Launch(const HostModule& module, const std::string& kernel, Dim3 gr
   }
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "launch of kernel ", kernel, ": argument ", i,
-          " is a null pointer (pass the address of the parameter's value)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("launch of kernel ", kernel, ": argument ", i,
+                       " is a null pointer (pass the address of the parameter's value)"));
     }
   }
   return RunGrid(kernel, *entry, args.data(), grid, block, smem_bytes, options);

@@ -222,9 +222,11 @@ absl::StatusOr<HostModule> CompileHost(const std::string& source, const HostOpti
     }
   }
   std::string text = source;
-  absl::StrAppend(&text, "\n\n// Appended by tilec's host toolchain: the emulator's entry points.\n",
+  absl::StrAppend(&text,
+                  "\n\n// Appended by tilec's host toolchain: the emulator's entry points.\n",
                   "#include \"tl/entry.h\"\nTILEC_HOST_MODULE()\n");
-  for (const std::string& k : module.kernels_) absl::StrAppend(&text, "TILEC_HOST_ENTRY(", k, ")\n");
+  for (const std::string& k : module.kernels_)
+    absl::StrAppend(&text, "TILEC_HOST_ENTRY(", k, ")\n");
   if (absl::Status s = WriteFile(dir / "kernel.cc", text); !s.ok()) return s;
 
   std::vector<std::string> argv = {options.clang, "-std=c++20", options.opt_level};
@@ -232,17 +234,17 @@ absl::StatusOr<HostModule> CompileHost(const std::string& source, const HostOpti
   for (const char* f : {"-fPIC", "-shared", "-DTILEC_HOST"}) argv.push_back(f);
   argv.push_back("-I" + (dir / "include").string());
   for (const std::string& f : options.extra_flags) argv.push_back(f);
-  for (const std::string& f : {std::string("-o"), (dir / "kernel.so").string(),
-                               (dir / "kernel.cc").string()}) {
+  for (const std::string& f :
+       {std::string("-o"), (dir / "kernel.so").string(), (dir / "kernel.cc").string()}) {
     argv.push_back(f);
   }
   const std::string log_path = (dir / "clang.log").string();
   absl::StatusOr<int> rc = RunTool(argv, log_path);
   if (!rc.ok()) return rc.status();
   if (*rc != 0) {
-    return absl::InternalError(absl::StrCat(
-        "clang rejected the host kernel source (exit ", *rc,
-        "; for generated code this is a tilec bug):\n", Trim(ReadAll(log_path))));
+    return absl::InternalError(absl::StrCat("clang rejected the host kernel source (exit ", *rc,
+                                            "; for generated code this is a tilec bug):\n",
+                                            Trim(ReadAll(log_path))));
   }
   void* handle = dlopen((dir / "kernel.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

@@ -34,19 +34,19 @@ constexpr int KernelArity(void (*)(P...)) {
 
 }  // namespace tl::host
 
-#define TILEC_HOST_MODULE()                                                      \
+#define TILEC_HOST_MODULE()                                                             \
   extern "C" __attribute__((visibility("default"))) unsigned tilec_host_abi_version() { \
-    return ::tl::host::kAbiVersion;                                              \
+    return ::tl::host::kAbiVersion;                                                     \
   }
 
-#define TILEC_HOST_ENTRY(name)                                                     \
-  extern "C" __attribute__((visibility("default"))) void tilec_host_entry_##name(  \
-      ::tl::host::Thread* thread, void** args) {                                   \
-    ::tl::host::current_thread = thread;                                           \
-    ::tl::host::InvokeKernel(name, args);                                          \
-  }                                                                                \
+#define TILEC_HOST_ENTRY(name)                                                      \
+  extern "C" __attribute__((visibility("default"))) void tilec_host_entry_##name(   \
+      ::tl::host::Thread* thread, void** args) {                                    \
+    ::tl::host::current_thread = thread;                                            \
+    ::tl::host::InvokeKernel(name, args);                                           \
+  }                                                                                 \
   extern "C" __attribute__((visibility("default"))) int tilec_host_arity_##name() { \
-    return ::tl::host::KernelArity(name);                                          \
+    return ::tl::host::KernelArity(name);                                           \
   }
 
 #endif  // TILEC_DEVICE_HOST_TL_ENTRY_H_

@@ -21,25 +21,25 @@
 
 namespace tl {
 
-#define TL_HOST_MATH_UNARY(name, expr_f, expr_d)                                             \
-  inline float name(float x) { return expr_f; }                                             \
-  inline double name(double x) { return expr_d; }                                           \
-  template <typename T>                                                                      \
-  inline T name(T x) {                                                                       \
-    static_assert(sizeof(T) == 0,                                                            \
+#define TL_HOST_MATH_UNARY(name, expr_f, expr_d)                                              \
+  inline float name(float x) { return expr_f; }                                               \
+  inline double name(double x) { return expr_d; }                                             \
+  template <typename T>                                                                       \
+  inline T name(T x) {                                                                        \
+    static_assert(sizeof(T) == 0,                                                             \
                   "tl::" #name " takes float or double; convert the argument with float(x)"); \
-    return x;                                                                                \
+    return x;                                                                                 \
   }
 
-#define TL_HOST_MATH_BINARY(name, fn)                                                          \
-  inline float name(float x, float y) { return std::fn(x, y); }                               \
-  inline double name(double x, double y) { return std::fn(x, y); }                            \
-  template <typename T, typename U>                                                             \
-  inline T name(T x, U y) {                                                                     \
-    static_assert(sizeof(T) == 0,                                                               \
-                  "tl::" #name " takes two floats or two doubles; convert the arguments with " \
-                  "float(x)");                                                                  \
-    return x;                                                                                   \
+#define TL_HOST_MATH_BINARY(name, fn)                                                             \
+  inline float name(float x, float y) { return std::fn(x, y); }                                   \
+  inline double name(double x, double y) { return std::fn(x, y); }                                \
+  template <typename T, typename U>                                                               \
+  inline T name(T x, U y) {                                                                       \
+    static_assert(sizeof(T) == 0, "tl::" #name                                                    \
+                                  " takes two floats or two doubles; convert the arguments with " \
+                                  "float(x)");                                                    \
+    return x;                                                                                     \
   }
 
 TL_HOST_MATH_UNARY(exp, std::exp(x), std::exp(x))

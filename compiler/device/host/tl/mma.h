@@ -30,8 +30,7 @@ template <int ND, int NA, int NB, int NC>
 inline void check_mma_m16n8k16_fragments() {
   static_assert(ND == 4 && NC == 4,
                 "mma m16n8k16: the f32 accumulator fragment is float[4] per lane (c and d)");
-  static_assert(NA == 4,
-                "mma m16n8k16: the A fragment (16x16, 16-bit) is uint32_t[4] per lane");
+  static_assert(NA == 4, "mma m16n8k16: the A fragment (16x16, 16-bit) is uint32_t[4] per lane");
   static_assert(NB == 2, "mma m16n8k16: the B fragment (16x8, 16-bit) is uint32_t[2] per lane");
 }
 

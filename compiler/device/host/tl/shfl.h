@@ -38,8 +38,7 @@ inline int shfl_sync(int v, int src_lane) {
 }
 
 inline float shfl_sync(float v, int src_lane) {
-  return std::bit_cast<float>(
-      host::shfl(host::kWarpShflIdx, std::bit_cast<uint32_t>(v), src_lane));
+  return std::bit_cast<float>(host::shfl(host::kWarpShflIdx, std::bit_cast<uint32_t>(v), src_lane));
 }
 
 template <typename T>

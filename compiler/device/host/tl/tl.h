@@ -7,6 +7,9 @@
 #ifndef TILEC_DEVICE_HOST_TL_TL_H_
 #define TILEC_DEVICE_HOST_TL_TL_H_
 
+// The order matters: the CUDA spellings (cuda_compat.h) are macros, defined
+// after every standard header and before the common templates that use them.
+// clang-format off
 #include "tl/types.h"
 #include "tl/sync.h"
 #include "tl/shfl.h"
@@ -17,12 +20,12 @@
 #include "tl/math.h"
 #include "tl/entry.h"
 
-// The CUDA spellings are macros: define them after every standard header.
 #include "tl/cuda_compat.h"
 
 #include "tl/arith.h"
 #include "tl/layout.h"
 #include "tl/reduce.h"
 #include "tl/gemm.h"
+// clang-format on
 
 #endif  // TILEC_DEVICE_HOST_TL_TL_H_

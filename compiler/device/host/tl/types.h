@@ -107,20 +107,20 @@ constexpr float DecodeFloat(uint32_t bits, const FloatFormat& f) {
 // The storage types. Same contract as cuda/tl/types.h: the raw encoding in
 // `storage`, explicit construction from float, implicit conversion to float,
 // bits() / from_bits() for the raw encoding.
-#define TILEC_HOST_SMALL_FLOAT(Name, Bits, Format)                                  \
-  struct Name {                                                                    \
-    Bits storage;                                                                  \
-                                                                                   \
-    Name() = default;                                                              \
-    constexpr explicit Name(float f)                                               \
+#define TILEC_HOST_SMALL_FLOAT(Name, Bits, Format)                                           \
+  struct Name {                                                                              \
+    Bits storage;                                                                            \
+                                                                                             \
+    Name() = default;                                                                        \
+    constexpr explicit Name(float f)                                                         \
         : storage(static_cast<Bits>(detail::EncodeFloat(static_cast<double>(f), Format))) {} \
-    constexpr operator float() const { return detail::DecodeFloat(storage, Format); } \
-    constexpr Bits bits() const { return storage; }                                \
-    static constexpr Name from_bits(Bits b) {                                      \
-      Name r;                                                                      \
-      r.storage = b;                                                               \
-      return r;                                                                    \
-    }                                                                              \
+    constexpr operator float() const { return detail::DecodeFloat(storage, Format); }        \
+    constexpr Bits bits() const { return storage; }                                          \
+    static constexpr Name from_bits(Bits b) {                                                \
+      Name r;                                                                                \
+      r.storage = b;                                                                         \
+      return r;                                                                              \
+    }                                                                                        \
   };
 
 TILEC_HOST_SMALL_FLOAT(half_t, uint16_t, detail::kHalfFormat)

@@ -1,14 +1,13 @@
 #include "compiler/targets/host/emulator/block.h"
 
 #include <algorithm>
+#include <boost/context/fiber.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
 #include <new>
 #include <utility>
-
-#include <boost/context/fiber.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -58,8 +57,8 @@ struct ThreadState {
   ctx::fiber caller;  // the scheduler while this thread runs
   uint32_t op = 0;    // the collective it waits at
   LaneOperands operands;
-  std::vector<CopyOp> open_group;             // cp.async not yet committed
-  std::deque<std::vector<CopyOp>> groups;     // committed, oldest first
+  std::vector<CopyOp> open_group;          // cp.async not yet committed
+  std::deque<std::vector<CopyOp>> groups;  // committed, oldest first
 };
 
 }  // namespace
@@ -186,26 +185,24 @@ BlockRunner::Impl::Impl(const GridContext& grid)
 }
 
 void BlockRunner::Impl::StartFiber(ThreadState& t) {
-  t.fiber = ctx::fiber(std::allocator_arg, PooledStackAllocator{&stacks_},
-                       [this, &t](ctx::fiber&& caller) {
-                         t.caller = std::move(caller);
-                         try {
-                           grid_.entry(&t.pub, grid_.args);
-                         } catch (const ctx::detail::forced_unwind&) {
-                           throw;  // the fiber is being destroyed: let Boost unwind it
-                         } catch (const KernelFault& fault) {
-                           Fail(fault.status);
-                         } catch (const std::exception& e) {
-                           Fail(absl::AbortedError(
-                               absl::StrCat(Where(t), ": C++ exception: ", e.what())));
-                         } catch (...) {
-                           Fail(absl::AbortedError(
-                               absl::StrCat(Where(t), ": unknown C++ exception")));
-                         }
-                         t.state = State::kDone;
-                         ++done_;
-                         return std::move(t.caller);
-                       });
+  t.fiber = ctx::fiber(
+      std::allocator_arg, PooledStackAllocator{&stacks_}, [this, &t](ctx::fiber&& caller) {
+        t.caller = std::move(caller);
+        try {
+          grid_.entry(&t.pub, grid_.args);
+        } catch (const ctx::detail::forced_unwind&) {
+          throw;  // the fiber is being destroyed: let Boost unwind it
+        } catch (const KernelFault& fault) {
+          Fail(fault.status);
+        } catch (const std::exception& e) {
+          Fail(absl::AbortedError(absl::StrCat(Where(t), ": C++ exception: ", e.what())));
+        } catch (...) {
+          Fail(absl::AbortedError(absl::StrCat(Where(t), ": unknown C++ exception")));
+        }
+        t.state = State::kDone;
+        ++done_;
+        return std::move(t.caller);
+      });
 }
 
 absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
@@ -262,10 +259,10 @@ absl::Status BlockRunner::Impl::Diagnose() const {
     if (!at_barrier.empty()) {
       others.push_back(absl::StrCat("lanes ", Ranges(at_barrier), " wait at syncthreads"));
     }
-    return absl::AbortedError(absl::StrCat(
-        Where(), ", warp ", w, ": lanes ", Ranges(waiting), " wait at ", WarpOpName(warp.op),
-        " but ", absl::StrJoin(others, " and "),
-        " (every lane of the warp must execute the same collective)"));
+    return absl::AbortedError(
+        absl::StrCat(Where(), ", warp ", w, ": lanes ", Ranges(waiting), " wait at ",
+                     WarpOpName(warp.op), " but ", absl::StrJoin(others, " and "),
+                     " (every lane of the warp must execute the same collective)"));
   }
   std::vector<int> waiting, exited;
   for (const ThreadState& t : threads_) {
@@ -301,10 +298,10 @@ void BlockRunner::Impl::Collective(ThreadState& t, uint32_t op, const void* in, 
     for (int i = warp.first; i < warp.first + warp.size; ++i) {
       if (threads_[i].state == State::kCollective) waiting.push_back(threads_[i].lane);
     }
-    throw KernelFault{absl::AbortedError(absl::StrCat(
-        Where(), ", warp ", t.warp, ": lane ", t.lane, " executes ", WarpOpName(op),
-        " while lanes ", Ranges(waiting), " wait at ", WarpOpName(warp.op),
-        " (every lane of the warp must execute the same collective)"))};
+    throw KernelFault{absl::AbortedError(
+        absl::StrCat(Where(), ", warp ", t.warp, ": lane ", t.lane, " executes ", WarpOpName(op),
+                     " while lanes ", Ranges(waiting), " wait at ", WarpOpName(warp.op),
+                     " (every lane of the warp must execute the same collective)"))};
   }
   warp.op = op;
   t.op = op;
@@ -345,10 +342,9 @@ void BlockRunner::Impl::CheckGlobal(ThreadState& t, const void* p, uint64_t byte
   if (grid_.buffers.empty()) return;
   const auto addr = reinterpret_cast<uintptr_t>(p);
   // The last buffer starting at or before p.
-  auto it = std::upper_bound(grid_.buffers.begin(), grid_.buffers.end(), addr,
-                             [](uintptr_t a, const GlobalBuffer& b) {
-                               return a < reinterpret_cast<uintptr_t>(b.data);
-                             });
+  auto it = std::upper_bound(
+      grid_.buffers.begin(), grid_.buffers.end(), addr,
+      [](uintptr_t a, const GlobalBuffer& b) { return a < reinterpret_cast<uintptr_t>(b.data); });
   std::string near;
   if (it != grid_.buffers.begin()) {
     const GlobalBuffer& b = *std::prev(it);

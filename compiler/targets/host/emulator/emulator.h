@@ -48,11 +48,11 @@ struct GlobalBuffer {
 };
 
 struct EmulatorOptions {
-  int warp_size = 32;             // 32 (NVIDIA) or 64 (AMD wavefronts)
-  size_t stack_bytes = 256 << 10; // per thread fiber
-  uint8_t smem_fill = 0xFF;       // poison: NaN in every float type
-  int os_threads = 1;             // blocks run concurrently on this many threads
-  size_t max_smem_bytes = 232448; // the largest dynamic shared memory per block (sm_90)
+  int warp_size = 32;              // 32 (NVIDIA) or 64 (AMD wavefronts)
+  size_t stack_bytes = 256 << 10;  // per thread fiber
+  uint8_t smem_fill = 0xFF;        // poison: NaN in every float type
+  int os_threads = 1;              // blocks run concurrently on this many threads
+  size_t max_smem_bytes = 232448;  // the largest dynamic shared memory per block (sm_90)
   // When non-empty, cp_async sources, atomics and tl::check_global must lie
   // inside one of these.
   std::vector<GlobalBuffer> buffers;

@@ -29,8 +29,8 @@ absl::Status Validate(absl::string_view kernel, Dim3 grid, Dim3 block, size_t sm
   if (threads > 1024) return bad(absl::StrCat(threads, " threads per block (at most 1024)"));
   if (block.z > 64) return bad(absl::StrCat("block.z = ", block.z, " (at most 64)"));
   if (grid.y > 65535 || grid.z > 65535) {
-    return bad(absl::StrFormat("grid (%u, %u, %u): y and z are at most 65535", grid.x, grid.y,
-                               grid.z));
+    return bad(
+        absl::StrFormat("grid (%u, %u, %u): y and z are at most 65535", grid.x, grid.y, grid.z));
   }
   if (smem_bytes > options.max_smem_bytes) {
     return bad(absl::StrCat(smem_bytes, " bytes of dynamic shared memory (at most ",
@@ -58,9 +58,10 @@ absl::Status RunGrid(absl::string_view kernel_name, KernelEntry entry, void** ar
   ctx.stack_bytes = options.stack_bytes;
   ctx.smem_fill = options.smem_fill;
   ctx.buffers = options.buffers;
-  std::sort(ctx.buffers.begin(), ctx.buffers.end(), [](const GlobalBuffer& a, const GlobalBuffer& b) {
-    return reinterpret_cast<uintptr_t>(a.data) < reinterpret_cast<uintptr_t>(b.data);
-  });
+  std::sort(ctx.buffers.begin(), ctx.buffers.end(),
+            [](const GlobalBuffer& a, const GlobalBuffer& b) {
+              return reinterpret_cast<uintptr_t>(a.data) < reinterpret_cast<uintptr_t>(b.data);
+            });
 
   const uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
   std::atomic<uint64_t> next{0};

@@ -23,8 +23,8 @@ boost::context::stack_context StackPool::Allocate() {
     base = free_.back();
     free_.pop_back();
   } else {
-    base = mmap(nullptr, usable_ + page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                -1, 0);
+    base =
+        mmap(nullptr, usable_ + page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) throw std::bad_alloc();
     // Stacks grow down: the lowest page is the guard.
     if (mprotect(base, page_, PROT_NONE) != 0) {

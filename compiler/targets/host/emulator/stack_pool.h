@@ -4,10 +4,9 @@
 #ifndef TILEC_COMPILER_TARGETS_HOST_EMULATOR_STACK_POOL_H_
 #define TILEC_COMPILER_TARGETS_HOST_EMULATOR_STACK_POOL_H_
 
+#include <boost/context/stack_context.hpp>
 #include <cstddef>
 #include <vector>
-
-#include <boost/context/stack_context.hpp>
 
 namespace tilec::host {
 

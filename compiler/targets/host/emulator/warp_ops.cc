@@ -37,9 +37,9 @@ absl::Status Shuffle(bool bfly, absl::Span<const LaneOperands> lanes, int warp_s
     const uint32_t b = static_cast<uint32_t>(In<ShflIn>(lanes[l]).lane) & mask;
     const uint32_t j = bfly ? (static_cast<uint32_t>(l) ^ b) : b;
     if (j >= static_cast<uint32_t>(n)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(bfly ? "shfl_xor" : "shfl_sync", ": lane ", l, " reads lane ", j,
-                       ", which this ", n, "-lane warp does not have"));
+      return absl::FailedPreconditionError(absl::StrCat(bfly ? "shfl_xor" : "shfl_sync", ": lane ",
+                                                        l, " reads lane ", j, ", which this ", n,
+                                                        "-lane warp does not have"));
     }
     *Out<uint32_t>(lanes[l]) = values[j];
   }
@@ -109,9 +109,9 @@ absl::Status Mma(absl::Span<const LaneOperands> lanes) {
   for (int l = 0; l < 32; ++l) {
     const MmaIn& in = In<MmaIn>(lanes[l]);
     if (in.kind != kind) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "mma: lane ", l, " executes a different mma variant (", in.kind, ") than lane 0 (",
-          kind, ")"));
+      return absl::FailedPreconditionError(absl::StrCat("mma: lane ", l,
+                                                        " executes a different mma variant (",
+                                                        in.kind, ") than lane 0 (", kind, ")"));
     }
     const int g = l >> 2, q = l & 3;
     // A (row major 16x16): a0 (g, 2q..), a1 (g+8, 2q..), a2 (g, 2q+8..),
@@ -178,8 +178,8 @@ absl::Status ExecuteWarpOp(uint32_t op, absl::Span<const LaneOperands> lanes, in
     case tl::host::kWarpMma:
       if (warp_size != 32 || lanes.size() != 32) {
         return absl::FailedPreconditionError(
-            absl::StrCat(WarpOpName(op), " needs a full 32-lane warp; this warp has ",
-                         lanes.size(), " lanes (warp size ", warp_size, ")"));
+            absl::StrCat(WarpOpName(op), " needs a full 32-lane warp; this warp has ", lanes.size(),
+                         " lanes (warp size ", warp_size, ")"));
       }
       return op == tl::host::kWarpLdmatrix ? Ldmatrix(lanes, smem) : Mma(lanes);
     default:

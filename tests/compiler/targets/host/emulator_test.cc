@@ -424,8 +424,8 @@ TEST(EmulatorTest, BarrierPublishesSharedWrites) {
   constexpr int kThreads = 96, kBlocks = 5;
   std::vector<int> out(kThreads * kBlocks, -7);
   int* p = out.data();
-  absl::Status s =
-      Launch(*Module(), "barrier_exchange", {kBlocks, 1, 1}, {kThreads, 1, 1}, 4 * kThreads, {Arg(p)});
+  absl::Status s = Launch(*Module(), "barrier_exchange", {kBlocks, 1, 1}, {kThreads, 1, 1},
+                          4 * kThreads, {Arg(p)});
   ASSERT_TRUE(s.ok()) << s;
   for (int b = 0; b < kBlocks; ++b)
     for (int t = 0; t < kThreads; ++t) EXPECT_EQ(out[b * kThreads + t], ((t + 1) % kThreads) * 3);
@@ -458,8 +458,10 @@ TEST(EmulatorTest, AtomicsAreAtomicAcrossOsThreads) {
   int32_t* po = olds.data();
   LaunchOptions options;
   options.os_threads = 4;
-  options.buffers = {{&counter, sizeof(counter), "counter"}, {&fsum, sizeof(fsum), "fsum"},
-                     {&dsum, sizeof(dsum), "dsum"}, {&hsum, sizeof(hsum), "hsum"}};
+  options.buffers = {{&counter, sizeof(counter), "counter"},
+                     {&fsum, sizeof(fsum), "fsum"},
+                     {&dsum, sizeof(dsum), "dsum"},
+                     {&hsum, sizeof(hsum), "hsum"}};
   absl::Status s = Launch(*Module(), "atomics", {kBlocks, 1, 1}, {kThreads, 1, 1}, 0,
                           {Arg(pc), Arg(pf), Arg(pd), Arg(ph), Arg(po)}, options);
   ASSERT_TRUE(s.ok()) << s;
@@ -491,7 +493,8 @@ TEST(EmulatorTest, CommonGemmTemplateComputesTheBlockProduct) {
   absl::Status s = Launch(*Module(), "gemm_64x64x32", {1, 1, 1}, {128, 1, 1}, 2 * 64 * 32 * 2,
                           {Arg(pa), Arg(pb), Arg(pc)});
   ASSERT_TRUE(s.ok()) << s;
-  for (int i = 0; i < 64 * 64; ++i) ASSERT_EQ(c[i], want[i]) << "C(" << i / 64 << ", " << i % 64 << ")";
+  for (int i = 0; i < 64 * 64; ++i)
+    ASSERT_EQ(c[i], want[i]) << "C(" << i / 64 << ", " << i % 64 << ")";
 }
 
 TEST(EmulatorTest, BarrierDivergenceNamesKernelBlockAndThreads) {
@@ -500,8 +503,9 @@ TEST(EmulatorTest, BarrierDivergenceNamesKernelBlockAndThreads) {
   float* p = out.data();
   absl::Status s = Launch(*Module(), "early_exit", {2, 1, 1}, {64, 1, 1}, 0, {Arg(p)});
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
-  EXPECT_TRUE(Contains(s, "barrier divergence in kernel early_exit, block (0, 0, 0): threads "
-                          "0-31 wait at syncthreads but threads 32-63 have exited"))
+  EXPECT_TRUE(Contains(s,
+                       "barrier divergence in kernel early_exit, block (0, 0, 0): threads "
+                       "0-31 wait at syncthreads but threads 32-63 have exited"))
       << s;
 }
 
@@ -511,8 +515,9 @@ TEST(EmulatorTest, CollectiveWithExitedLanesIsAnError) {
   float* p = out.data();
   absl::Status s = Launch(*Module(), "shfl_partial", {1, 1, 1}, {64, 1, 1}, 0, {Arg(p)});
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
-  EXPECT_TRUE(Contains(s, "kernel shfl_partial, block (0, 0, 0), warp 0: lanes 0-15 wait at "
-                          "shfl_xor but lanes 16-31 have exited"))
+  EXPECT_TRUE(Contains(s,
+                       "kernel shfl_partial, block (0, 0, 0), warp 0: lanes 0-15 wait at "
+                       "shfl_xor but lanes 16-31 have exited"))
       << s;
 }
 
@@ -532,15 +537,15 @@ TEST(EmulatorTest, LanesAtDifferentCollectivesAreAnError) {
 TEST(EmulatorTest, LdmatrixOutsideSharedMemoryIsAnError) {
   ASSERT_MODULE();
   int offset = 0;
-  EXPECT_TRUE(Launch(*Module(), "ldmatrix_out_of_bounds", {1, 1, 1}, {32, 1, 1}, 512,
-                     {Arg(offset)})
-                  .ok());
+  EXPECT_TRUE(
+      Launch(*Module(), "ldmatrix_out_of_bounds", {1, 1, 1}, {32, 1, 1}, 512, {Arg(offset)}).ok());
   offset = 16;  // the last lane's row ends 16 bytes past the end
   absl::Status s =
       Launch(*Module(), "ldmatrix_out_of_bounds", {1, 1, 1}, {32, 1, 1}, 512, {Arg(offset)});
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
-  EXPECT_TRUE(Contains(s, "kernel ldmatrix_out_of_bounds, block (0, 0, 0), warp 0: ldmatrix: "
-                          "lane 31's row address"))
+  EXPECT_TRUE(Contains(s,
+                       "kernel ldmatrix_out_of_bounds, block (0, 0, 0), warp 0: ldmatrix: "
+                       "lane 31's row address"))
       << s;
 }
 
@@ -551,11 +556,12 @@ TEST(EmulatorTest, CpAsyncSourcesAreCheckedAgainstRegisteredBuffers) {
   LaunchOptions options;
   options.buffers = {{src.data(), src.size() * sizeof(float), "src"}};
   int limit = 64;  // threads past the buffer zero-fill: nothing is read
-  absl::Status s =
-      Launch(*Module(), "cp_async_bounded", {1, 1, 1}, {32, 1, 1}, 512, {Arg(p), Arg(limit)}, options);
+  absl::Status s = Launch(*Module(), "cp_async_bounded", {1, 1, 1}, {32, 1, 1}, 512,
+                          {Arg(p), Arg(limit)}, options);
   EXPECT_TRUE(s.ok()) << s;
   limit = 128;
-  s = Launch(*Module(), "cp_async_bounded", {1, 1, 1}, {32, 1, 1}, 512, {Arg(p), Arg(limit)}, options);
+  s = Launch(*Module(), "cp_async_bounded", {1, 1, 1}, {32, 1, 1}, 512, {Arg(p), Arg(limit)},
+             options);
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
   EXPECT_TRUE(Contains(s, "thread (16, 0, 0): cp_async source: global address")) << s;
   EXPECT_TRUE(Contains(s, "(256 bytes from the start of buffer 'src', which has 256 bytes)")) << s;
@@ -582,8 +588,8 @@ TEST(EmulatorTest, CheckGlobalHook) {
   int n = 32;
   LaunchOptions options;
   options.buffers = {{out.data(), 31 * sizeof(float), "out"}};
-  absl::Status s = Launch(*Module(), "checked_store", {1, 1, 1}, {32, 1, 1}, 0, {Arg(p), Arg(n)},
-                          options);
+  absl::Status s =
+      Launch(*Module(), "checked_store", {1, 1, 1}, {32, 1, 1}, 0, {Arg(p), Arg(n)}, options);
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
   EXPECT_TRUE(Contains(s, "thread (31, 0, 0): check_global")) << s;
   options.buffers[0].bytes = 32 * sizeof(float);
@@ -595,8 +601,8 @@ TEST(EmulatorTest, CheckGlobalHook) {
 TEST(EmulatorTest, CheckSharedHook) {
   ASSERT_MODULE();
   int offset = 0;
-  EXPECT_TRUE(Launch(*Module(), "checked_shared_store", {1, 1, 1}, {32, 1, 1}, 128, {Arg(offset)})
-                  .ok());
+  EXPECT_TRUE(
+      Launch(*Module(), "checked_shared_store", {1, 1, 1}, {32, 1, 1}, 128, {Arg(offset)}).ok());
   offset = 1;
   absl::Status s =
       Launch(*Module(), "checked_shared_store", {1, 1, 1}, {32, 1, 1}, 128, {Arg(offset)});
@@ -620,8 +626,9 @@ TEST(EmulatorTest, ExceptionInAThreadIsReportedNotFatal) {
   int tid = 7;
   absl::Status s = Launch(*Module(), "throws_at", {2, 1, 1}, {64, 1, 1}, 0, {Arg(tid)});
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
-  EXPECT_TRUE(Contains(s, "kernel throws_at, block (0, 0, 0), thread (7, 0, 0): C++ exception: "
-                          "kernel says no"))
+  EXPECT_TRUE(Contains(s,
+                       "kernel throws_at, block (0, 0, 0), thread (7, 0, 0): C++ exception: "
+                       "kernel says no"))
       << s;
   tid = -1;
   EXPECT_TRUE(Launch(*Module(), "throws_at", {2, 1, 1}, {64, 1, 1}, 0, {Arg(tid)}).ok());

@@ -42,18 +42,15 @@ struct Format {
 const Format kFormats[] = {
     {"float16", DType::kFloat16, 16, [](float f) -> uint32_t { return tl::half_t(f).bits(); },
      [](uint32_t b) -> float { return tl::half_t::from_bits(static_cast<uint16_t>(b)); }, 0x7FFF},
-    {"bfloat16", DType::kBFloat16, 16,
-     [](float f) -> uint32_t { return tl::bfloat16_t(f).bits(); },
+    {"bfloat16", DType::kBFloat16, 16, [](float f) -> uint32_t { return tl::bfloat16_t(f).bits(); },
      [](uint32_t b) -> float { return tl::bfloat16_t::from_bits(static_cast<uint16_t>(b)); },
      0x7FFF},
     {"float8_e4m3", DType::kFloat8E4M3, 8,
      [](float f) -> uint32_t { return tl::fp8_e4m3_t(f).bits(); },
-     [](uint32_t b) -> float { return tl::fp8_e4m3_t::from_bits(static_cast<uint8_t>(b)); },
-     0x7F},
+     [](uint32_t b) -> float { return tl::fp8_e4m3_t::from_bits(static_cast<uint8_t>(b)); }, 0x7F},
     {"float8_e5m2", DType::kFloat8E5M2, 8,
      [](float f) -> uint32_t { return tl::fp8_e5m2_t(f).bits(); },
-     [](uint32_t b) -> float { return tl::fp8_e5m2_t::from_bits(static_cast<uint8_t>(b)); },
-     0x7F},
+     [](uint32_t b) -> float { return tl::fp8_e5m2_t::from_bits(static_cast<uint8_t>(b)); }, 0x7F},
 };
 
 // Every float whose rounding into `f` is decided near a representable value:
@@ -76,9 +73,9 @@ std::vector<float> BoundaryInputs(const Format& f) {
     xs.push_back(std::nextafter(mid, 0.0f));
     xs.push_back(std::nextafter(mid, std::numeric_limits<float>::infinity()));
   }
-  for (float x : {1e30f, 3e38f, std::numeric_limits<float>::max(),
-                  std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min(),
-                  std::numeric_limits<float>::min(), 1e-30f}) {
+  for (float x :
+       {1e30f, 3e38f, std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
+        std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min(), 1e-30f}) {
     xs.push_back(x);
   }
   const size_t n = xs.size();
@@ -105,8 +102,8 @@ TEST(HostTypesTest, RoundsAtEveryBoundaryLikeTheInterpreter) {
   for (const Format& f : kFormats) {
     SCOPED_TRACE(f.name);
     for (float x : BoundaryInputs(f)) {
-      ASSERT_EQ(f.encode(x), interp::EncodeFloat(x, f.dtype)) << "x = " << x << " (bits 0x"
-                                                              << std::hex << Bits(x) << ")";
+      ASSERT_EQ(f.encode(x), interp::EncodeFloat(x, f.dtype))
+          << "x = " << x << " (bits 0x" << std::hex << Bits(x) << ")";
     }
   }
 }
@@ -129,8 +126,8 @@ TEST(HostTypesTest, RoundsRandomFloatsLikeTheInterpreter) {
 
 TEST(HostTypesTest, NaNBecomesTheHardwareCanonicalNaN) {
   const float nans[] = {std::numeric_limits<float>::quiet_NaN(),
-                        -std::numeric_limits<float>::quiet_NaN(),
-                        std::bit_cast<float>(0x7F800001u), std::bit_cast<float>(0xFFC01234u)};
+                        -std::numeric_limits<float>::quiet_NaN(), std::bit_cast<float>(0x7F800001u),
+                        std::bit_cast<float>(0xFFC01234u)};
   for (const Format& f : kFormats) {
     SCOPED_TRACE(f.name);
     for (float x : nans) EXPECT_EQ(f.encode(x), f.nan);
@@ -199,7 +196,8 @@ TEST(HostTypesTest, BitExactWithCudaConversions) {
       ASSERT_EQ(Bits(f.decode(b)), Bits(CudaDecode(f, b))) << "pattern " << b;
     }
     std::vector<float> xs = BoundaryInputs(f);
-    for (int i = 0; i < 200000; ++i) xs.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+    for (int i = 0; i < 200000; ++i)
+      xs.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
     xs.push_back(std::numeric_limits<float>::quiet_NaN());
     xs.push_back(-std::numeric_limits<float>::quiet_NaN());
     for (float x : xs) {

@@ -81,7 +81,9 @@ struct Matrices {
       for (int r = 0; r < 8; ++r)
         for (int c = 0; c < 8; ++c) data[m * 64 + r * 8 + c] = At(m, r, c);
   }
-  static uint16_t At(int m, int r, int c) { return static_cast<uint16_t>(1000 * (m + 1) + 10 * r + c); }
+  static uint16_t At(int m, int r, int c) {
+    return static_cast<uint16_t>(1000 * (m + 1) + 10 * r + c);
+  }
   SharedWindow window() const { return {reinterpret_cast<const uint8_t*>(data), sizeof(data)}; }
 };
 
@@ -95,8 +97,9 @@ TEST(WarpOpsTest, LdmatrixDistributesRowsAsThePtxFigure) {
       // Lane i addresses row i % 8 of matrix i / 8; with fewer matrices the
       // upper lanes' addresses are ignored (point them at garbage).
       for (int l = 0; l < 32; ++l) {
-        const void* row = l < 8 * num ? static_cast<const void*>(&smem.data[(l / 8) * 64 + (l % 8) * 8])
-                                      : reinterpret_cast<const void*>(uintptr_t{16});
+        const void* row = l < 8 * num
+                              ? static_cast<const void*>(&smem.data[(l / 8) * 64 + (l % 8) * 8])
+                              : reinterpret_cast<const void*>(uintptr_t{16});
         in[l] = LdmatrixIn{row, num, trans};
       }
       ASSERT_TRUE(ExecuteWarpOp(tl::host::kWarpLdmatrix, Lanes(in, out), 32, smem.window()).ok());
@@ -220,8 +223,8 @@ TEST(WarpOpsTest, MmaWithSwappedARegistersComputesAnotherProduct) {
   ASSERT_TRUE(ExecuteWarpOp(tl::host::kWarpMma, Lanes(in, out), 32, {}).ok());
   // D = A' @ I: with a[1] and a[2] swapped, rows 8-15 of the first 8 columns
   // read A's rows 0-7 at columns 8-15.
-  const int l = 4 * 3 + 1;  // g = 3, q = 1
-  EXPECT_EQ(out[l][2], a[3][8 + 2]);      // should have been a[11][2]
+  const int l = 4 * 3 + 1;            // g = 3, q = 1
+  EXPECT_EQ(out[l][2], a[3][8 + 2]);  // should have been a[11][2]
   EXPECT_NE(out[l][2], a[11][2]);
   EXPECT_EQ(out[l][0], a[3][2]);  // a[0] untouched
 }
