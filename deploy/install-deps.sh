@@ -18,8 +18,10 @@ apt_packages=(
   clang-19 libclang-19-dev lld-19 llvm-19-dev
   # emulator fibers
   libboost-context-dev
-  # metrics
-  prometheus-cpp-dev
+  # metrics (promtool, from prometheus, checks the exposition format in tests)
+  prometheus prometheus-cpp-dev
+  # cache benchmark reference (a raw Redis GET of a blob of the same size)
+  libhiredis-dev redis-server
   # tests and benchmarks
   libbenchmark-dev libgmock-dev libgtest-dev
 )
