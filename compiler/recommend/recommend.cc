@@ -1,0 +1,166 @@
+#include "compiler/recommend/recommend.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/inference/layout_inference.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/recommend/bind.h"
+
+namespace tilec::recommend {
+namespace {
+
+struct Candidate {
+  Config config;
+  std::vector<int64_t> key;  // values in Program.tile_params order (the tie-break)
+  double predicted_us = 0;
+};
+
+std::vector<int64_t> KeyOf(const ir::Program& program, const Config& config) {
+  std::vector<int64_t> key;
+  for (const ir::TileParam& tp : program.tile_params) {
+    if (tp.value || !tp.var) continue;
+    auto it = config.find(tp.var->name);
+    key.push_back(it == config.end() ? 0 : it->second);
+  }
+  return key;
+}
+
+// The first line of a status message, without the kernel prefix variations
+// that would split one reason into many.
+std::string Summary(const absl::Status& st) {
+  std::string msg(st.message());
+  if (size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+  return absl::StrCat(absl::StatusCodeToString(st.code()), ": ", msg);
+}
+
+}  // namespace
+
+absl::StatusOr<Recommendation> EvaluateConfig(const ir::Program& program,
+                                              const HardwareProfile& profile,
+                                              const Config& config,
+                                              const RecommendOptions& options) {
+  auto bound = BindTileParams(program, config);
+  if (!bound.ok()) return bound.status();
+  if (absl::Status st = ir::Verify(*bound); !st.ok()) return st;
+  auto plan = inference::InferLayouts(*bound, TargetInfoFor(profile));
+  if (!plan.ok()) return plan.status();
+  for (const auto& [node, part] : plan->gemms) {
+    if (!part.exact) {
+      return absl::UnimplementedError(
+          "a T.gemm tile does not split over the block's warps without padding");
+    }
+  }
+  auto stats = AnalyzeKernels(*bound, profile, options.dyn_dims, &*plan);
+  if (!stats.ok()) return stats.status();
+  for (const KernelStats& k : *stats) {
+    if (absl::Status st = CheckLimits(k, profile); !st.ok()) return st;
+  }
+  ProgramCost cost = PredictProgram(*stats, profile);
+  Recommendation r;
+  r.config = config;
+  r.predicted_us = cost.time_us;
+  r.limiter = cost.limiter;
+  r.reason = cost.reason;
+  r.kernels = *std::move(stats);
+  r.costs = std::move(cost.kernels);
+  return r;
+}
+
+absl::StatusOr<RecommendReport> RecommendWithReport(const ir::Program& program,
+                                                    const HardwareProfile& profile,
+                                                    const RecommendOptions& options) {
+  if (options.top_k < 1) return absl::InvalidArgumentError("top_k must be >= 1");
+  RecommendReport report;
+  auto space = BuildSearchSpace(program, profile);
+  if (!space.ok()) return space.status();
+  report.space = *std::move(space);
+  report.configs = report.space.Size();
+  std::map<std::string, int64_t> reasons;
+
+  // Step 2: bind, measure and rank without lowering.
+  std::vector<Candidate> candidates;
+  for (int64_t i = 0; i < report.configs; ++i) {
+    Config config = report.space.At(i);
+    auto bound = BindTileParams(program, config);
+    if (!bound.ok()) return bound.status();
+    auto stats = AnalyzeKernels(*bound, profile, options.dyn_dims, nullptr);
+    if (!stats.ok()) return stats.status();
+    absl::Status limits;
+    for (const KernelStats& k : *stats) {
+      limits = CheckLimits(k, profile);
+      if (!limits.ok()) break;
+    }
+    if (!limits.ok()) {
+      ++report.over_limits;
+      // Count by kind of limit, not by number.
+      std::string msg(limits.message());
+      size_t colon = msg.find(": ");
+      std::string kind = colon == std::string::npos ? msg : msg.substr(colon + 2);
+      size_t digit = kind.find_first_of("0123456789~");
+      if (digit != std::string::npos) kind.resize(digit);
+      ++reasons[absl::StrCat("over limits: ", kind.empty() ? msg : kind, "...")];
+      continue;
+    }
+    Candidate c;
+    c.key = KeyOf(program, config);
+    c.config = std::move(config);
+    c.predicted_us = PredictProgram(*stats, profile).time_us;
+    candidates.push_back(std::move(c));
+  }
+  auto better = [](const auto& a, const auto& b) {
+    if (a.predicted_us != b.predicted_us) return a.predicted_us < b.predicted_us;
+    return a.key < b.key;
+  };
+  std::stable_sort(candidates.begin(), candidates.end(), better);
+
+  // Step 3: lower in rank order.
+  struct Passed {
+    Recommendation rec;
+    std::vector<int64_t> key;
+    double predicted_us;
+  };
+  std::vector<Passed> passed;
+  for (const Candidate& c : candidates) {
+    if (!options.validate_all && static_cast<int>(passed.size()) >= options.top_k) break;
+    ++report.lowered;
+    auto rec = EvaluateConfig(program, profile, c.config, options);
+    if (!rec.ok()) {
+      ++report.rejected_by_lowering;
+      ++reasons[Summary(rec.status())];
+      continue;
+    }
+    double t = rec->predicted_us;
+    passed.push_back({*std::move(rec), c.key, t});
+  }
+  std::stable_sort(passed.begin(), passed.end(), better);
+  for (const auto& [reason, count] : reasons) report.rejections.emplace_back(reason, count);
+  std::stable_sort(report.rejections.begin(), report.rejections.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (passed.empty()) {
+    std::vector<std::string> top;
+    for (size_t i = 0; i < report.rejections.size() && i < 3; ++i) {
+      top.push_back(absl::StrCat(report.rejections[i].second, " x ", report.rejections[i].first));
+    }
+    return absl::NotFoundError(absl::StrCat("no valid config of ", program.name, " for ",
+                                            profile.id(), " among ", report.configs, ": ",
+                                            absl::StrJoin(top, "; ")));
+  }
+  for (size_t i = 0; i < passed.size() && static_cast<int>(i) < options.top_k; ++i) {
+    passed[i].rec.rank = static_cast<int>(i) + 1;
+    report.recommendations.push_back(std::move(passed[i].rec));
+  }
+  return report;
+}
+
+absl::StatusOr<std::vector<Recommendation>> Recommend(const ir::Program& program,
+                                                      const HardwareProfile& profile,
+                                                      const RecommendOptions& options) {
+  auto report = RecommendWithReport(program, profile, options);
+  if (!report.ok()) return report.status();
+  return std::move(report->recommendations);
+}
+
+}  // namespace tilec::recommend

@@ -1,0 +1,88 @@
+// Tile recommendation: ranked configurations of a program's unbound tile
+// parameters for one hardware profile, with the predicted time and the
+// reason for each.
+//
+// Before: `program` verifies; unbound tile parameters are what is
+// recommended (a program with none gets its one config ranked and checked).
+// Steps:
+//  1. Deduction and the search space (space.h).
+//  2. Every config is bound (bind.h) and measured without lowering
+//     (kernel_stats.h, registers estimated); configs over the profile's
+//     limits (threads, shared memory, registers, nothing resident on an SM)
+//     are rejected, the rest ranked by the cost model (cost_model.h).
+//  3. In that order, each config is lowered as the backend would: ir::Verify
+//     and inference::InferLayouts on the profile's TargetInfo; a rejection,
+//     a T.gemm whose tile does not split over the warps without padding, or
+//     a plan whose exact register and shared-memory needs exceed the limits
+//     discards the config. Lowering stops once top_k configs passed (all of
+//     them with validate_all). The passing configs are re-ranked with the
+//     plan's numbers.
+// Deterministic: the same program (up to the names of nothing but its
+// locals) and profile give the same list; ties in predicted time are broken
+// by the config's values in Program.tile_params order, ascending.
+// Errors: INVALID_ARGUMENT for contradictions in deduction; NOT_FOUND when
+// no config of the space is valid, with the most common rejection reasons.
+#ifndef TILEC_COMPILER_RECOMMEND_RECOMMEND_H_
+#define TILEC_COMPILER_RECOMMEND_RECOMMEND_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/ir.h"
+#include "compiler/recommend/cost_model.h"
+#include "compiler/recommend/profile.h"
+#include "compiler/recommend/space.h"
+
+namespace tilec::recommend {
+
+struct RecommendOptions {
+  int top_k = 5;
+  // Values of dynamic dims for the cost model (kDefaultDynDim otherwise).
+  std::map<std::string, int64_t> dyn_dims;
+  // Lower every config within the limits, not only until top_k pass.
+  bool validate_all = false;
+};
+
+struct Recommendation {
+  int rank = 0;           // 1-based
+  Config config;          // every unbound tile parameter
+  double predicted_us = 0;
+  std::string limiter;    // "compute" | "memory" | "occupancy" | "waves"
+  std::string reason;     // one line
+  std::vector<KernelStats> kernels;  // with the plan's register and shared numbers
+  std::vector<KernelCost> costs;
+};
+
+struct RecommendReport {
+  SearchSpace space;
+  int64_t configs = 0;         // size of the space
+  int64_t over_limits = 0;     // rejected before lowering
+  int64_t lowered = 0;         // configs lowered
+  int64_t rejected_by_lowering = 0;
+  // Rejection reasons with their counts, most common first (ties by text).
+  std::vector<std::pair<std::string, int64_t>> rejections;
+  std::vector<Recommendation> recommendations;
+};
+
+absl::StatusOr<RecommendReport> RecommendWithReport(const ir::Program& program,
+                                                    const HardwareProfile& profile,
+                                                    const RecommendOptions& options);
+
+absl::StatusOr<std::vector<Recommendation>> Recommend(const ir::Program& program,
+                                                      const HardwareProfile& profile,
+                                                      const RecommendOptions& options);
+
+// Checks one bound config by lowering it (step 3 above) and predicts its
+// time: the Recommendation for it (rank 0), or the rejection as
+// RESOURCE_EXHAUSTED / the lowering's own status.
+absl::StatusOr<Recommendation> EvaluateConfig(const ir::Program& program,
+                                              const HardwareProfile& profile,
+                                              const Config& config,
+                                              const RecommendOptions& options);
+
+}  // namespace tilec::recommend
+
+#endif  // TILEC_COMPILER_RECOMMEND_RECOMMEND_H_
