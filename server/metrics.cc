@@ -1,0 +1,153 @@
+#include "server/metrics.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "prometheus/metric_family.h"
+
+namespace tilec::server {
+namespace {
+
+constexpr char kService[] = "tilec.v1.Tilec";
+
+class SnapshotCollector : public prometheus::Collectable {
+ public:
+  void Set(std::function<Snapshot()> fn) {
+    absl::MutexLock lock(&mu_);
+    fn_ = std::move(fn);
+  }
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    Snapshot s;
+    {
+      absl::MutexLock lock(&mu_);
+      if (fn_) s = fn_();
+    }
+    std::vector<prometheus::MetricFamily> out;
+    auto add = [&](const char* name, const char* help, prometheus::MetricType type, double v) {
+      prometheus::MetricFamily f;
+      f.name = name;
+      f.help = help;
+      f.type = type;
+      prometheus::ClientMetric m;
+      if (type == prometheus::MetricType::Counter) {
+        m.counter.value = v;
+      } else {
+        m.gauge.value = v;
+      }
+      f.metric.push_back(m);
+      out.push_back(std::move(f));
+    };
+    using T = prometheus::MetricType;
+    add("tilec_cache_hits_total", "Cache lookups that found a verified entry.", T::Counter,
+        s.cache_hits);
+    add("tilec_cache_misses_total", "Cache lookups that found no usable entry.", T::Counter,
+        s.cache_misses);
+    add("tilec_cache_evictions_total", "Entries evicted by the byte budget.", T::Counter,
+        s.cache_evictions);
+    add("tilec_cache_corrupt_total", "Entries found corrupt or truncated and evicted.",
+        T::Counter, s.cache_corrupt);
+    add("tilec_cache_bytes", "Artifact bytes in the cache.", T::Gauge, s.cache_bytes);
+    add("tilec_cache_entries", "Entries in the cache.", T::Gauge, s.cache_entries);
+    add("tilec_queue_depth", "Requests waiting for a thread or a compile slot.", T::Gauge,
+        s.queue_depth);
+    add("tilec_single_flight_joined_total",
+        "Requests answered by an identical request's compile.", T::Counter,
+        s.single_flight_joined);
+    return out;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::function<Snapshot()> fn_;
+};
+
+prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+          1,      2.5,   5,      10,    30,   60,    120,  300};
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  started_ = &prometheus::BuildCounter()
+                  .Name("grpc_server_started_total")
+                  .Help("RPCs started on the server.")
+                  .Register(*registry_);
+  handled_ = &prometheus::BuildCounter()
+                  .Name("grpc_server_handled_total")
+                  .Help("RPCs completed on the server, by status code.")
+                  .Register(*registry_);
+  handling_seconds_ = &prometheus::BuildHistogram()
+                           .Name("grpc_server_handling_seconds")
+                           .Help("Time from an RPC's start to its status, in seconds.")
+                           .Register(*registry_);
+  compile_seconds_ = &prometheus::BuildHistogram()
+                          .Name("tilec_compile_duration_seconds")
+                          .Help("Wall time of compiles (child processes), by target.")
+                          .Register(*registry_);
+  compiles_ = &prometheus::BuildCounter()
+                   .Name("tilec_compiles_total")
+                   .Help("Compiles run, by target and status code.")
+                   .Register(*registry_);
+  in_flight_ = &prometheus::BuildGauge()
+                    .Name("tilec_compiles_in_flight")
+                    .Help("Compiles running or waiting for a compile slot now.")
+                    .Register(*registry_)
+                    .Add({});
+  snapshot_collector_ = std::make_shared<SnapshotCollector>();
+}
+
+std::string ServerMetrics::CodeName(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk: return "OK";
+    case absl::StatusCode::kCancelled: return "CANCELLED";
+    case absl::StatusCode::kUnknown: return "UNKNOWN";
+    case absl::StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
+    case absl::StatusCode::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
+    case absl::StatusCode::kNotFound: return "NOT_FOUND";
+    case absl::StatusCode::kAlreadyExists: return "ALREADY_EXISTS";
+    case absl::StatusCode::kPermissionDenied: return "PERMISSION_DENIED";
+    case absl::StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
+    case absl::StatusCode::kFailedPrecondition: return "FAILED_PRECONDITION";
+    case absl::StatusCode::kAborted: return "ABORTED";
+    case absl::StatusCode::kOutOfRange: return "OUT_OF_RANGE";
+    case absl::StatusCode::kUnimplemented: return "UNIMPLEMENTED";
+    case absl::StatusCode::kInternal: return "INTERNAL";
+    case absl::StatusCode::kUnavailable: return "UNAVAILABLE";
+    case absl::StatusCode::kDataLoss: return "DATA_LOSS";
+    case absl::StatusCode::kUnauthenticated: return "UNAUTHENTICATED";
+    default: return "UNKNOWN";
+  }
+}
+
+void ServerMetrics::RpcStarted(const std::string& method, const std::string& type) {
+  started_->Add({{"grpc_service", kService}, {"grpc_method", method}, {"grpc_type", type}})
+      .Increment();
+}
+
+void ServerMetrics::RpcHandled(const std::string& method, const std::string& type,
+                               absl::StatusCode code, double seconds) {
+  handled_
+      ->Add({{"grpc_service", kService},
+             {"grpc_method", method},
+             {"grpc_type", type},
+             {"grpc_code", CodeName(code)}})
+      .Increment();
+  handling_seconds_
+      ->Add({{"grpc_service", kService}, {"grpc_method", method}, {"grpc_type", type}},
+            LatencyBuckets())
+      .Observe(seconds);
+}
+
+void ServerMetrics::CompileFinished(const std::string& target, absl::StatusCode code,
+                                    double seconds) {
+  compiles_->Add({{"target", target}, {"code", CodeName(code)}}).Increment();
+  compile_seconds_->Add({{"target", target}}, LatencyBuckets()).Observe(seconds);
+}
+
+void ServerMetrics::SetSnapshot(std::function<Snapshot()> snapshot) {
+  static_cast<SnapshotCollector*>(snapshot_collector_.get())->Set(std::move(snapshot));
+}
+
+}  // namespace tilec::server

@@ -1,0 +1,162 @@
+#include "server/service.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace tilec::server {
+namespace {
+
+std::string Authorization(grpc::CallbackServerContext* context) {
+  const auto& md = context->client_metadata();
+  auto it = md.find("authorization");
+  if (it == md.end()) return "";
+  return std::string(it->second.data(), it->second.size());
+}
+
+absl::Time DeadlineOf(grpc::CallbackServerContext* context) {
+  std::chrono::system_clock::time_point d = context->deadline();
+  if (d == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
+  return absl::FromChrono(d);
+}
+
+// A unary call's reactor that records metrics, relays cancellation and
+// deletes itself when done.
+class UnaryReactor : public grpc::ServerUnaryReactor {
+ public:
+  UnaryReactor(ServerMetrics* metrics, std::string method)
+      : metrics_(metrics), method_(std::move(method)), start_(absl::Now()),
+        cancel_(std::make_shared<cache::Cancellation>()) {
+    metrics_->RpcStarted(method_, "unary");
+  }
+  void FinishWith(const absl::Status& status) {
+    metrics_->RpcHandled(method_, "unary", status.code(),
+                         absl::ToDoubleSeconds(absl::Now() - start_));
+    Finish(ToGrpc(status));
+  }
+  void OnCancel() override { cancel_->Cancel(); }
+  void OnDone() override { delete this; }
+  std::shared_ptr<cache::Cancellation> cancel() { return cancel_; }
+
+ private:
+  ServerMetrics* metrics_;
+  std::string method_;
+  absl::Time start_;
+  std::shared_ptr<cache::Cancellation> cancel_;
+};
+
+class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk> {
+ public:
+  ArtifactWriter(const ServiceDeps& deps, grpc::CallbackServerContext* context,
+                 const tilec::v1::GetArtifactRequest* request)
+      : deps_(deps), start_(absl::Now()) {
+    deps_.metrics->RpcStarted("GetArtifact", "server_stream");
+    if (deps_.auth != nullptr) {
+      absl::Status s = deps_.auth->Check(Authorization(context), Access::kRead);
+      if (!s.ok()) {
+        Done(s);
+        return;
+      }
+    }
+    absl::StatusOr<std::string> blob = deps_.store->GetBlob(request->digest());
+    if (!blob.ok()) {
+      Done(blob.status());
+      return;
+    }
+    bytes_ = *std::move(blob);
+    chunk_ = request->chunk_bytes() > 0 ? std::min(request->chunk_bytes(), deps_.max_chunk_bytes)
+                                        : deps_.max_chunk_bytes;
+    Next();
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Done(absl::CancelledError("the client stopped reading"));
+      return;
+    }
+    Next();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void Next() {
+    if (offset_ >= static_cast<int64_t>(bytes_.size()) && offset_ > 0) {
+      Done(absl::OkStatus());
+      return;
+    }
+    int64_t n = std::min<int64_t>(chunk_, static_cast<int64_t>(bytes_.size()) - offset_);
+    chunk_msg_.set_offset(offset_);
+    chunk_msg_.set_total_bytes(static_cast<int64_t>(bytes_.size()));
+    chunk_msg_.set_data(bytes_.substr(static_cast<size_t>(offset_), static_cast<size_t>(n)));
+    offset_ += std::max<int64_t>(n, 1);  // an empty artifact is one empty chunk
+    StartWrite(&chunk_msg_);
+  }
+  void Done(const absl::Status& s) {
+    deps_.metrics->RpcHandled("GetArtifact", "server_stream", s.code(),
+                              absl::ToDoubleSeconds(absl::Now() - start_));
+    Finish(ToGrpc(s));
+  }
+
+  const ServiceDeps& deps_;
+  absl::Time start_;
+  std::string bytes_;
+  int64_t chunk_ = 0;
+  int64_t offset_ = 0;
+  tilec::v1::ArtifactChunk chunk_msg_;
+};
+
+}  // namespace
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* context,
+                                                const tilec::v1::CompileRequest* request,
+                                                tilec::v1::CompileResponse* response) {
+  auto* reactor = new UnaryReactor(deps_.metrics, "Compile");
+  if (deps_.auth != nullptr) {
+    absl::Status s = deps_.auth->Check(Authorization(context), Access::kCompile);
+    if (!s.ok()) {
+      reactor->FinishWith(s);
+      return reactor;
+    }
+  }
+  absl::Time deadline = DeadlineOf(context);
+  CompileCore* core = deps_.core;
+  absl::Status queued = deps_.scheduler->Submit([=] {
+    absl::StatusOr<tilec::v1::CompileResponse> r =
+        core->Compile(*request, deadline, reactor->cancel());
+    if (r.ok()) *response = *std::move(r);
+    reactor->FinishWith(r.status());
+  });
+  if (!queued.ok()) reactor->FinishWith(queued);
+  return reactor;
+}
+
+grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>* TilecService::GetArtifact(
+    grpc::CallbackServerContext* context, const tilec::v1::GetArtifactRequest* request) {
+  return new ArtifactWriter(deps_, context, request);
+}
+
+grpc::ServerUnaryReactor* TilecService::Stats(grpc::CallbackServerContext* context,
+                                              const tilec::v1::StatsRequest* request,
+                                              tilec::v1::StatsResponse* response) {
+  auto* reactor = new UnaryReactor(deps_.metrics, "Stats");
+  if (deps_.auth != nullptr) {
+    absl::Status s = deps_.auth->Check(Authorization(context), Access::kRead);
+    if (!s.ok()) {
+      reactor->FinishWith(s);
+      return reactor;
+    }
+  }
+  *response = deps_.stats();
+  reactor->FinishWith(absl::OkStatus());
+  return reactor;
+}
+
+}  // namespace tilec::server

@@ -1,0 +1,56 @@
+// The tilec.v1.Tilec gRPC service on the callback API. Handlers are thin:
+// they check the bearer token, adapt proto to the core (CompileCore, the
+// DiskStore, the stats source), and map absl::Status to grpc::Status 1:1.
+// Compile work runs on the Scheduler (a full queue is RESOURCE_EXHAUSTED);
+// a cancelled call cancels its compile; the call's deadline bounds it.
+// GetArtifact streams the verified blob in chunks of chunk_bytes (the
+// request's, capped by the server's), so artifacts larger than the message
+// size limit stream fine.
+#ifndef TILEC_SERVER_SERVICE_H_
+#define TILEC_SERVER_SERVICE_H_
+
+#include <functional>
+
+#include "compiler/cache/disk_store.h"
+#include "proto/tilec/v1/service.grpc.pb.h"
+#include "server/auth.h"
+#include "server/compile_core.h"
+#include "server/metrics.h"
+#include "server/scheduler.h"
+
+namespace tilec::server {
+
+struct ServiceDeps {
+  CompileCore* core = nullptr;
+  cache::DiskStore* store = nullptr;
+  Scheduler* scheduler = nullptr;
+  ServerMetrics* metrics = nullptr;
+  const TokenAuth* auth = nullptr;  // null: no authentication
+  std::function<tilec::v1::StatsResponse()> stats;
+  int64_t max_chunk_bytes = 1 << 20;
+};
+
+class TilecService final : public tilec::v1::Tilec::CallbackService {
+ public:
+  explicit TilecService(ServiceDeps deps) : deps_(std::move(deps)) {}
+
+  grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
+                                    const tilec::v1::CompileRequest* request,
+                                    tilec::v1::CompileResponse* response) override;
+  grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>* GetArtifact(
+      grpc::CallbackServerContext* context,
+      const tilec::v1::GetArtifactRequest* request) override;
+  grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context,
+                                  const tilec::v1::StatsRequest* request,
+                                  tilec::v1::StatsResponse* response) override;
+
+ private:
+  ServiceDeps deps_;
+};
+
+// absl and gRPC status codes are the same numbers; the message is kept.
+grpc::Status ToGrpc(const absl::Status& status);
+
+}  // namespace tilec::server
+
+#endif  // TILEC_SERVER_SERVICE_H_

@@ -1,0 +1,83 @@
+#include "server/worker.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "absl/status/status.h"
+#include "compiler/cache/cuda_compiler.h"
+#include "compiler/ir/proto_convert.h"
+#include "proto/tilec/v1/service.pb.h"
+
+namespace tilec::server {
+namespace {
+
+const std::string* g_out_of_memory = nullptr;
+
+bool WriteAll(int fd, const char* data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void OnOutOfMemory() {
+  WriteAll(1, g_out_of_memory->data(), g_out_of_memory->size());
+  ::_exit(0);
+}
+
+}  // namespace
+
+int RunCompileWorker() {
+  {
+    tilec::v1::WorkerResult oom;
+    oom.set_code(static_cast<int>(absl::StatusCode::kResourceExhausted));
+    oom.set_message("the compile ran out of its memory limit and was stopped");
+    g_out_of_memory = new std::string(oom.SerializeAsString());
+  }
+  std::set_new_handler(OnOutOfMemory);
+
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  tilec::v1::WorkerRequest request;
+  tilec::v1::WorkerResult result;
+  absl::Status status;
+  if (!request.ParseFromString(input)) {
+    status = absl::InternalError("compiler bug: the compile worker got a malformed request");
+  } else {
+    absl::StatusOr<ir::Program> program = ir::FromProto(request.program());
+    if (!program.ok()) {
+      status = program.status();
+    } else {
+      cache::CompileJob job;
+      job.program = std::make_shared<const ir::Program>(*std::move(program));
+      job.program_hash = request.program_hash();
+      job.target = request.target();
+      job.options.line_info = request.options().line_info();
+      job.options.max_registers = request.options().max_registers();
+      cache::CudaCompiler compiler;
+      absl::StatusOr<cache::Artifact> artifact = compiler.Compile(job);
+      if (artifact.ok()) {
+        result.set_artifact(std::move(artifact->bytes));
+        result.set_metadata_json(std::move(artifact->metadata_json));
+        result.set_compile_seconds(artifact->compile_seconds);
+      } else {
+        status = artifact.status();
+      }
+    }
+  }
+  result.set_code(static_cast<int>(status.code()));
+  result.set_message(std::string(status.message()));
+  std::string out = result.SerializeAsString();
+  return WriteAll(1, out.data(), out.size()) ? 0 : 1;
+}
+
+}  // namespace tilec::server

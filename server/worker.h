@@ -1,0 +1,20 @@
+// The compile worker: the child-process side of SubprocessCompiler. Reads a
+// tilec.v1.WorkerRequest from stdin, runs the real pipeline
+// (cache::CudaCompiler) on it, writes a tilec.v1.WorkerResult to stdout and
+// returns the process exit code (0 when a result was written, whatever the
+// compile's status).
+//
+// Running out of memory (RLIMIT_AS) is reported as a RESOURCE_EXHAUSTED
+// result written from a result prepared at startup, so it needs no memory.
+#ifndef TILEC_SERVER_WORKER_H_
+#define TILEC_SERVER_WORKER_H_
+
+namespace tilec::server {
+
+inline constexpr char kCompileWorkerCommand[] = "compile-worker";
+
+int RunCompileWorker();
+
+}  // namespace tilec::server
+
+#endif  // TILEC_SERVER_WORKER_H_
