@@ -16,6 +16,7 @@ namespace {
 
 constexpr int kMaxCallDepth = 100;
 constexpr int64_t kWorkBudget = 5'000'000;
+constexpr int kMaxDepth = 1000;
 
 // Variables and loads of an expression, in order of first appearance.
 class VarCollector : public ir::IRVisitor {
@@ -42,7 +43,7 @@ class VarCollector : public ir::IRVisitor {
 // Env
 
 Env::Slot* Env::Lookup(const std::string& name) {
-  for (Env* env = this; env != nullptr; env = env->parent_.get()) {
+  for (Env* env = this; env != nullptr; env = env->parent_) {
     auto it = env->slots_.find(name);
     if (it != env->slots_.end()) return &it->second;
   }
@@ -86,11 +87,23 @@ absl::Status Builder::Internal(std::string_view what) {
       Cat("internal error in the TileLang frontend (this is a compiler bug): ", what));
 }
 
+Env* Builder::NewEnv(Env* parent) {
+  envs_.push_back(std::make_unique<Env>(parent));
+  return envs_.back().get();
+}
+
 absl::Status Builder::Tick(SourceLoc loc) {
   if (++work_ > kWorkBudget) {
     return Err(loc, "staging evaluation exceeded its step budget (an endless loop?)");
   }
   return absl::OkStatus();
+}
+
+Builder::DepthGuard::DepthGuard(Builder& b, SourceLoc loc) : b_(b) {
+  if (++b_.depth_ > kMaxDepth) {
+    status_ = b_.Err(loc, Cat("the program nests expressions, statements and calls more than ",
+                              kMaxDepth, " levels deep"));
+  }
 }
 
 // ---- Parameters -----------------------------------------------------------
@@ -470,7 +483,7 @@ absl::StatusOr<Value> Builder::EvalModuleEntry(const std::string& name, ModuleEn
   const Stmt& s = *entry.stmt;
   // Module-level code runs as plain Python in a scope of its own.
   Frame f;
-  f.env = std::make_shared<Env>(nullptr);
+  f.env = NewEnv(nullptr);
   f.name = "<module>";
   absl::Status pushed = PushFrame(std::move(f), s.loc);
   if (!pushed.ok()) {
@@ -518,7 +531,7 @@ absl::StatusOr<Value> Builder::EvalModuleEntry(const std::string& name, ModuleEn
 // ---- Functions --------------------------------------------------------------
 
 absl::StatusOr<FunctionFlavor> Builder::DecoratorFlavor(const FunctionDefStmt& def,
-                                                        const std::shared_ptr<Env>& closure) {
+                                                        Env* closure) {
   FunctionFlavor flavor = FunctionFlavor::kPython;
   for (const ExprPtr& d : def.decorators) {
     const Expr* callee = d.get();
@@ -535,12 +548,12 @@ absl::StatusOr<FunctionFlavor> Builder::DecoratorFlavor(const FunctionDefStmt& d
 }
 
 absl::StatusOr<Value> Builder::MakeFunction(const FunctionDefStmt& def,
-                                            std::shared_ptr<Env> closure) {
+                                            Env* closure) {
   FunctionValue fn;
   fn.def = &def;
   fn.name = def.name;
   fn.loc = def.loc;
-  fn.closure = std::move(closure);
+  fn.closure = closure;
   absl::StatusOr<FunctionFlavor> flavor = DecoratorFlavor(def, fn.closure);
   if (!flavor.ok()) return flavor.status();
   fn.flavor = *flavor;
@@ -588,7 +601,7 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
   } else {
     return Internal("function value without a definition");
   }
-  auto env = std::make_shared<Env>(fn.closure);
+  Env* env = NewEnv(fn.closure);
   std::vector<bool> given(params->size(), false);
   std::vector<size_t> positional_params;
   ValueList varargs;

@@ -42,6 +42,9 @@
 namespace tilec::frontend {
 
 // A scope of names: one per function call (and per lambda/comprehension).
+// Scopes are owned by the Builder (Builder::NewEnv) and live as long as it:
+// closures refer to the scope they were defined in, and a scope holds the
+// functions defined in it, so shared ownership would leak the cycle.
 class Env {
  public:
   struct Slot {
@@ -51,7 +54,7 @@ class Env {
     int block_id = -1;
   };
 
-  explicit Env(std::shared_ptr<Env> parent) : parent_(std::move(parent)) {}
+  explicit Env(Env* parent) : parent_(parent) {}
 
   // Searches this scope, then the enclosing ones.
   Slot* Lookup(const std::string& name);
@@ -61,7 +64,7 @@ class Env {
 
  private:
   std::unordered_map<std::string, Slot> slots_;
-  std::shared_ptr<Env> parent_;
+  Env* parent_;
 };
 
 struct Arg {
@@ -182,17 +185,17 @@ class Builder {
   // Calls a `def` with arguments; runs its body in a new frame.
   absl::StatusOr<Value> CallFunction(const FunctionValue& fn, CallArgs args);
   // Builds a function value for a `def` evaluated in the current scope.
-  absl::StatusOr<Value> MakeFunction(const FunctionDefStmt& def, std::shared_ptr<Env> closure);
+  absl::StatusOr<Value> MakeFunction(const FunctionDefStmt& def, Env* closure);
   // Names a module-level binding (import, def, assignment), evaluated on
   // first use; nullopt when the module does not define `name`.
   absl::StatusOr<std::optional<Value>> ModuleGlobal(const std::string& name, SourceLoc loc);
   // The flavor a def's decorators give it (prim_func, macro, or plain).
   absl::StatusOr<FunctionFlavor> DecoratorFlavor(const FunctionDefStmt& def,
-                                                 const std::shared_ptr<Env>& closure);
+                                                 Env* closure);
 
   // Frames: one per function being run.
   struct Frame {
-    std::shared_ptr<Env> env;
+    Env* env = nullptr;
     bool kernel_syntax = false;
     size_t block_base = 0;  // blocks_.size() when the frame started
     std::optional<Value> return_value;
@@ -226,8 +229,26 @@ class Builder {
   // Buffer name hint for the call being evaluated.
   void set_name_hint(std::string hint) { name_hint_ = std::move(hint); }
 
+  // A new scope, owned by the builder.
+  Env* NewEnv(Env* parent);
+
   // Counts one unit of staging work; fails when the budget is exhausted.
   absl::Status Tick(SourceLoc loc);
+
+  // Bounds the nesting of evaluation (expressions, statements and calls
+  // together), so that deeply nested input is an error, not a stack overflow.
+  class DepthGuard {
+   public:
+    DepthGuard(Builder& b, SourceLoc loc);
+    ~DepthGuard() { --b_.depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    const absl::Status& status() const { return status_; }
+
+   private:
+    Builder& b_;
+    absl::Status status_;
+  };
 
   // Binding values given on the command line evaluate unknown names as
   // strings (`-D dtype=float16`).
@@ -297,6 +318,7 @@ class Builder {
   std::vector<ParamInfo> params_;
   std::unordered_map<const ir::VarNode*, int> param_of_var_;
   std::vector<Frame> frames_;
+  std::vector<std::unique_ptr<Env>> envs_;
   std::vector<Block> blocks_;
   int next_block_id_ = 0;
   int kernel_depth_ = 0;
@@ -305,6 +327,7 @@ class Builder {
   bool names_as_strings_ = false;
   std::string name_hint_;
   int64_t work_ = 0;
+  int depth_ = 0;
   std::unordered_map<std::string, ir::Buffer> tensor_params_;
   std::unordered_map<std::string, ir::Var> scalar_params_;
   std::vector<ir::Buffer> outputs_;

@@ -25,6 +25,8 @@ bool IsTensorTypeCtor(const Value& v) {
 }  // namespace
 
 absl::StatusOr<Value> Builder::Eval(const Expr& e) {
+  DepthGuard depth(*this, e.loc);
+  if (!depth.status().ok()) return depth.status();
   absl::Status tick = Tick(e.loc);
   if (!tick.ok()) return tick;
   switch (e.kind) {
@@ -537,6 +539,7 @@ absl::StatusOr<Value> Builder::EvalCall(const CallExpr& e) {
 
 absl::StatusOr<Value> Builder::EvalBoolOp(const BoolOpExpr& e) {
   bool is_and = e.op == BoolOpKind::kAnd;
+  if (e.values.empty()) return Internal("empty boolean operation");
   absl::StatusOr<Value> first = Eval(*e.values[0]);
   if (!first.ok()) return first;
   Value acc = *first;
@@ -570,6 +573,9 @@ absl::StatusOr<Value> Builder::EvalCompare(const CompareExpr& e) {
   absl::StatusOr<Value> left = Eval(*e.left);
   if (!left.ok()) return left;
   Value lhs = *left;
+  if (e.ops.empty() || e.comparators.size() != e.ops.size() || e.op_locs.size() != e.ops.size()) {
+    return Internal("malformed comparison");
+  }
   std::optional<Value> acc;
   for (size_t k = 0; k < e.ops.size(); ++k) {
     absl::StatusOr<Value> right = Eval(*e.comparators[k]);
@@ -640,8 +646,8 @@ absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
                                    " inside a kernel is not supported"));
   }
   if (e.comp_kind == ComprehensionKind::kSet) return Err(e.loc, "set comprehensions are not supported");
-  std::shared_ptr<Env> saved = frame().env;
-  frame().env = std::make_shared<Env>(saved);
+  Env* saved = frame().env;
+  frame().env = NewEnv(saved);
   ValueList out;
   DictItems dict_out;
   std::function<absl::Status(size_t)> run = [&](size_t g) -> absl::Status {

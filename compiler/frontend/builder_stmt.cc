@@ -26,6 +26,8 @@ absl::StatusOr<Flow> Builder::ExecBlock(const StmtList& body) {
 }
 
 absl::StatusOr<Flow> Builder::Exec(const Stmt& s) {
+  DepthGuard depth(*this, s.loc);
+  if (!depth.status().ok()) return depth.status();
   absl::Status tick = Tick(s.loc);
   if (!tick.ok()) return tick;
   switch (s.kind) {

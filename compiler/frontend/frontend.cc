@@ -142,7 +142,7 @@ absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std:
   // T, tilelang and torch are always known; other names evaluate in the
   // module, and unknown bare names are strings: `-D dtype=float16`.
   Builder::Frame f;
-  f.env = std::make_shared<Env>(nullptr);
+  f.env = b_.NewEnv(nullptr);
   f.env->Set("T", Value::Module("tilelang.language"));
   f.env->Set("tilelang", Value::Module("tilelang"));
   f.env->Set("torch", Value::Module("torch"));
@@ -168,7 +168,7 @@ absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std:
 absl::StatusOr<std::optional<Value>> Compiler::DefaultOf(const Param& p) {
   if (!p.default_value) return std::optional<Value>();
   Builder::Frame f;
-  f.env = std::make_shared<Env>(nullptr);
+  f.env = b_.NewEnv(nullptr);
   f.name = "<defaults>";
   absl::Status pushed = b_.PushFrame(std::move(f), p.loc);
   if (!pushed.ok()) return pushed;
@@ -182,7 +182,7 @@ absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
   const FunctionDefStmt& def = *fn.def;
   b_.PushBlock();
   Builder::Frame f;
-  f.env = std::make_shared<Env>(fn.closure);
+  f.env = b_.NewEnv(fn.closure);
   f.kernel_syntax = true;
   f.name = def.name;
   absl::Status pushed = b_.PushFrame(std::move(f), def.loc);
@@ -239,7 +239,7 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   // or an eager kernel.
   {
     Builder::Frame f;
-    f.env = std::make_shared<Env>(nullptr);
+    f.env = b_.NewEnv(nullptr);
     f.name = "<module>";
     absl::Status pushed = b_.PushFrame(std::move(f), def_.loc);
     if (!pushed.ok()) return pushed;
@@ -341,7 +341,7 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   }
 
   Builder::Frame f;
-  f.env = std::make_shared<Env>(nullptr);
+  f.env = b_.NewEnv(nullptr);
   f.name = def_.name;
   f.kernel_syntax = style_ == Style::kEager;
   if (style_ == Style::kEager) {

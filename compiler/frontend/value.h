@@ -167,7 +167,7 @@ struct FunctionValue {
   FunctionFlavor flavor = FunctionFlavor::kPython;
   const FunctionDefStmt* def = nullptr;  // set unless a lambda
   const LambdaExpr* lambda = nullptr;    // set for lambdas
-  std::shared_ptr<Env> closure;          // the scope the function was defined in
+  Env* closure = nullptr;  // the scope the function was defined in (owned by the builder)
   // Default values evaluated where the function was defined, one per
   // parameter (nullopt where the parameter has no default).
   std::vector<std::optional<Value>> defaults;
