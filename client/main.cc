@@ -10,6 +10,7 @@
 
 #include "client/cli.h"
 #include "client/commands.h"
+#include "client/remote.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
     std::fputs(tilec::cli::Usage().c_str(), args.empty() ? stderr : stdout);
     return args.empty() ? tilec::cli::kUsageError : tilec::cli::kOk;
   }
+  if (tilec::cli::IsRemoteCommand(args)) return tilec::cli::RemoteMain(args);
   auto flags = tilec::cli::ParseFlags(args);
   if (!flags.ok()) {
     std::fprintf(stderr, "%s", std::string(flags.status().message()).c_str());

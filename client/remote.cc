@@ -1,0 +1,325 @@
+#include "client/remote.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/tilec/v1/service.grpc.pb.h"
+#include "grpcpp/generic/generic_stub.h"
+
+namespace tilec::cli {
+namespace {
+
+struct RemoteFlags {
+  std::string command, server, token, tls_ca, file, function, out, digest;
+  std::vector<std::pair<std::string, std::string>> defines;
+  std::vector<std::string> targets;
+  bool json = false, line_info = false;
+  int max_registers = 0;
+  double timeout_s = 600;
+};
+
+int Usage(const std::string& msg) {
+  std::fprintf(stderr, "tilec: %s\nsee client/remote.h for the remote commands\n", msg.c_str());
+  return 2;
+}
+
+int ExitFor(const grpc::Status& s) {
+  switch (s.error_code()) {
+    case grpc::StatusCode::OK: return 0;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::UNIMPLEMENTED: return 1;
+    case grpc::StatusCode::UNAVAILABLE: return kRemoteUnreachable;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::CANCELLED: return kRemoteTemporary;
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED: return kRemoteRefused;
+    case grpc::StatusCode::NOT_FOUND: return 1;
+    default: return 70;
+  }
+}
+
+int Report(const grpc::Status& s) {
+  if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    std::fprintf(stderr, "%s\n", s.error_message().c_str());
+  } else if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    std::fprintf(stderr, "tilec: server unreachable: %s\n", s.error_message().c_str());
+  } else {
+    std::fprintf(stderr, "tilec: error %d: %s\n", static_cast<int>(s.error_code()),
+                 s.error_message().c_str());
+  }
+  return ExitFor(s);
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+std::shared_ptr<grpc::Channel> Connect(const RemoteFlags& f) {
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (!f.tls_ca.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    ReadFile(f.tls_ca, &ssl.pem_root_certs);
+    creds = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  return grpc::CreateCustomChannel(f.server, creds, args);
+}
+
+void Prepare(const RemoteFlags& f, grpc::ClientContext* ctx) {
+  if (!f.token.empty()) ctx->AddMetadata("authorization", "Bearer " + f.token);
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+}
+
+int Compile(const RemoteFlags& f) {
+  if (f.file.empty() || f.function.empty() || f.targets.empty()) {
+    return Usage("compile needs FILE, --fn NAME and at least one --target");
+  }
+  tilec::v1::CompileRequest req;
+  tilec::v1::TileLangSource* src = req.mutable_source();
+  if (!ReadFile(f.file, src->mutable_text())) {
+    std::fprintf(stderr, "tilec: cannot read %s\n", f.file.c_str());
+    return 4;
+  }
+  src->set_path(f.file);
+  src->set_function(f.function);
+  for (const auto& [k, v] : f.defines) {
+    tilec::v1::Binding* b = src->add_bindings();
+    b->set_name(k);
+    b->set_value(v);
+  }
+  for (const std::string& t : f.targets) req.add_targets(t);
+  req.mutable_options()->set_line_info(f.line_info);
+  req.mutable_options()->set_max_registers(f.max_registers);
+  auto stub = tilec::v1::Tilec::NewStub(Connect(f));
+  grpc::ClientContext ctx;
+  Prepare(f, &ctx);
+  tilec::v1::CompileResponse resp;
+  std::atomic<bool> done{false};
+  std::thread progress;
+  if (!f.json && ::isatty(2)) {
+    progress = std::thread([&] {
+      int ticks = 0;
+      while (!done.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        if (++ticks >= 4 && !done.load()) {
+          std::fprintf(stderr, "\rtilec: compiling %s on %s ... %.1f s", f.function.c_str(),
+                       f.server.c_str(), ticks / 4.0);
+        }
+      }
+      if (ticks >= 4) std::fprintf(stderr, "\r\033[K");
+    });
+  }
+  grpc::Status s = stub->Compile(&ctx, req, &resp);
+  done.store(true);
+  if (progress.joinable()) progress.join();
+  if (!s.ok()) return Report(s);
+  for (const auto& r : resp.results()) {
+    if (f.out.empty()) continue;
+    grpc::ClientContext gctx;
+    Prepare(f, &gctx);
+    tilec::v1::GetArtifactRequest greq;
+    greq.set_digest(r.digest());
+    auto reader = stub->GetArtifact(&gctx, greq);
+    std::string bytes;
+    tilec::v1::ArtifactChunk chunk;
+    while (reader->Read(&chunk)) bytes += chunk.data();
+    grpc::Status gs = reader->Finish();
+    if (!gs.ok()) return Report(gs);
+    std::string base = absl::StrCat(f.out, "/", f.function, ".", r.target());
+    std::ofstream(base + ".cubin", std::ios::binary) << bytes;
+    std::ofstream(base + ".json") << r.metadata_json();
+  }
+  if (f.json) {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions opts;
+    opts.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(resp, &json, opts);
+    std::printf("%s\n", json.c_str());
+  } else {
+    std::printf("program %s\n", resp.program_hash().c_str());
+    for (const auto& r : resp.results()) {
+      std::printf("%-7s %s %8lld bytes  %s\n", r.target().c_str(), r.digest().c_str(),
+                  static_cast<long long>(r.size_bytes()),
+                  r.cache_hit() ? "cache hit"
+                                : absl::StrCat("compiled in ", r.compile_seconds(), " s").c_str());
+    }
+  }
+  return 0;
+}
+
+int Get(const RemoteFlags& f) {
+  if (f.digest.empty() || f.out.empty()) return Usage("get needs DIGEST and -o FILE");
+  auto stub = tilec::v1::Tilec::NewStub(Connect(f));
+  grpc::ClientContext ctx;
+  Prepare(f, &ctx);
+  tilec::v1::GetArtifactRequest req;
+  req.set_digest(f.digest);
+  auto reader = stub->GetArtifact(&ctx, req);
+  std::string bytes;
+  tilec::v1::ArtifactChunk chunk;
+  while (reader->Read(&chunk)) bytes += chunk.data();
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) return Report(s);
+  std::ofstream out(f.out, std::ios::binary);
+  out << bytes;
+  if (!out) {
+    std::fprintf(stderr, "tilec: cannot write %s\n", f.out.c_str());
+    return 4;
+  }
+  return 0;
+}
+
+int Stats(const RemoteFlags& f) {
+  auto stub = tilec::v1::Tilec::NewStub(Connect(f));
+  grpc::ClientContext ctx;
+  Prepare(f, &ctx);
+  tilec::v1::StatsResponse resp;
+  grpc::Status s = stub->Stats(&ctx, tilec::v1::StatsRequest(), &resp);
+  if (!s.ok()) return Report(s);
+  std::string out;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  opts.always_print_primitive_fields = true;
+  opts.add_whitespace = !f.json;
+  (void)google::protobuf::util::MessageToJsonString(resp, &out, opts);
+  std::printf("%s\n", std::string(absl::StripTrailingAsciiWhitespace(out)).c_str());
+  return 0;
+}
+
+// grpc.health.v1.Health/Check through the generic stub (Debian ships no
+// generated health stubs): the request is the empty HealthCheckRequest
+// (service ""), the response's field 1 is the serving status (1 = SERVING).
+int Health(const RemoteFlags& f) {
+  grpc::GenericStub stub(Connect(f));
+  grpc::ClientContext ctx;
+  Prepare(f, &ctx);
+  grpc::ByteBuffer request, response;
+  grpc::Slice empty;
+  request = grpc::ByteBuffer(&empty, 1);
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) { done.set_value(s); });
+  grpc::Status s = done.get_future().get();
+  if (!s.ok()) return Report(s);
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (response.Dump(&slices).ok()) {
+    for (const grpc::Slice& sl : slices) {
+      bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+    }
+  }
+  bool serving = bytes.size() == 2 && bytes[0] == 0x08 && bytes[1] == 0x01;
+  std::printf("%s\n", serving ? "SERVING" : "NOT_SERVING");
+  return serving ? 0 : kRemoteUnreachable;
+}
+
+}  // namespace
+
+bool IsRemoteCommand(const std::vector<std::string>& args) {
+  if (args.empty()) return false;
+  const std::string& c = args[0];
+  if (c == "get" || c == "stats" || c == "health") return true;
+  if (c != "compile") return false;
+  if (std::getenv("TILEC_SERVER") != nullptr) return true;
+  for (const std::string& a : args) {
+    if (a == "--server" || a.rfind("--server=", 0) == 0) return true;
+  }
+  return false;
+}
+
+int RemoteMain(const std::vector<std::string>& args) {
+  RemoteFlags f;
+  f.command = args[0];
+  if (const char* s = std::getenv("TILEC_SERVER")) f.server = s;
+  if (const char* t = std::getenv("TILEC_TOKEN")) f.token = t;
+  std::string token_file;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string a = args[i], value;
+    size_t eq = a.find('=');
+    bool inline_value = a.rfind("--", 0) == 0 && eq != std::string::npos;
+    if (inline_value) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+    }
+    auto next = [&](std::string* out) {
+      if (inline_value) {
+        *out = value;
+        return true;
+      }
+      if (i + 1 >= args.size()) return false;
+      *out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--json") {
+      f.json = true;
+    } else if (a == "--line_info") {
+      f.line_info = true;
+    } else if (a == "--server" || a == "--token_file" || a == "--tls_ca" || a == "--fn" ||
+               a == "--target" || a == "--out" || a == "-o" || a == "-D" ||
+               a == "--max_registers" || a == "--timeout_s") {
+      if (!next(&v)) return Usage(absl::StrCat(a, " needs a value"));
+      if (a == "--server") f.server = v;
+      if (a == "--token_file") token_file = v;
+      if (a == "--tls_ca") f.tls_ca = v;
+      if (a == "--fn") f.function = v;
+      if (a == "--target") f.targets.push_back(v);
+      if (a == "--out" || a == "-o") f.out = v;
+      if (a == "-D") {
+        size_t e = v.find('=');
+        if (e == std::string::npos) return Usage("-D needs name=value");
+        f.defines.emplace_back(v.substr(0, e), v.substr(e + 1));
+      }
+      if (a == "--max_registers" && !absl::SimpleAtoi(v, &f.max_registers)) {
+        return Usage("--max_registers needs an integer");
+      }
+      if (a == "--timeout_s" && !absl::SimpleAtod(v, &f.timeout_s)) {
+        return Usage("--timeout_s needs a number");
+      }
+    } else if (a.rfind("-", 0) == 0) {
+      return Usage(absl::StrCat("unknown flag ", a));
+    } else if (f.command == "compile" && f.file.empty()) {
+      f.file = a;
+    } else if (f.command == "get" && f.digest.empty()) {
+      f.digest = a;
+    } else {
+      return Usage(absl::StrCat("unexpected argument ", a));
+    }
+  }
+  if (f.server.empty()) return Usage("no server: pass --server HOST:PORT or set TILEC_SERVER");
+  if (!token_file.empty()) {
+    if (!ReadFile(token_file, &f.token)) {
+      std::fprintf(stderr, "tilec: cannot read %s\n", token_file.c_str());
+      return 4;
+    }
+    f.token = std::string(absl::StripAsciiWhitespace(f.token));
+    f.token = f.token.substr(0, f.token.find_first_of(" \n"));
+  }
+  if (f.command == "compile") return Compile(f);
+  if (f.command == "get") return Get(f);
+  if (f.command == "stats") return Stats(f);
+  return Health(f);
+}
+
+}  // namespace tilec::cli

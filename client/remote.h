@@ -1,0 +1,39 @@
+// The tilec CLI as a thin client of a tilecd server: `compile`, `get`,
+// `stats` and `health` against --server HOST:PORT or $TILEC_SERVER.
+//
+//   tilec compile FILE --fn NAME [-D k=v ...] --target sm_90a [--target sm_80]
+//         [--out DIR] [--json] [--line_info] [--max_registers N]
+//   tilec get DIGEST -o FILE
+//   tilec stats [--json]
+//   tilec health
+// Common: --server HOST:PORT, --token_file F (bearer token, or
+// $TILEC_TOKEN), --tls_ca F (TLS with this root), --timeout_s S.
+//
+// Exit codes (a script branches on them): 0 OK; 1 the program is wrong
+// (INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED: the diagnostic is
+// printed); 2 usage; 4 a local file could not be read or written; 69 the
+// server is unreachable (UNAVAILABLE); 75 temporary (RESOURCE_EXHAUSTED,
+// DEADLINE_EXCEEDED, CANCELLED: retry); 77 refused (UNAUTHENTICATED,
+// PERMISSION_DENIED); 70 anything else (a compiler or server bug).
+// On a terminal, a long compile shows a progress line on stderr.
+#ifndef TILEC_CLIENT_REMOTE_H_
+#define TILEC_CLIENT_REMOTE_H_
+
+#include <string>
+#include <vector>
+
+namespace tilec::cli {
+
+inline constexpr int kRemoteUnreachable = 69;
+inline constexpr int kRemoteTemporary = 75;
+inline constexpr int kRemoteRefused = 77;
+
+// True when `args` (after the program name) is a remote invocation: `get`,
+// `stats` or `health`, or `compile` with --server or $TILEC_SERVER set.
+bool IsRemoteCommand(const std::vector<std::string>& args);
+
+int RemoteMain(const std::vector<std::string>& args);
+
+}  // namespace tilec::cli
+
+#endif  // TILEC_CLIENT_REMOTE_H_

@@ -1,0 +1,253 @@
+// End to end: a real tilecd on 127.0.0.1 (free ports), the real pipeline in
+// its compile workers, the real cache on disk.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "compiler/cache/digest.h"
+#include "compiler/cache/disk_store.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/tilecd_process.h"
+
+namespace tilec::e2e {
+namespace {
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+tilec::v1::CompileRequest GemmRequest(int m, std::vector<std::string> targets) {
+  tilec::v1::CompileRequest req;
+  auto* src = req.mutable_source();
+  src->set_path("examples/gemm.py");
+  src->set_text(ReadText(std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py"));
+  src->set_function("matmul");
+  const std::pair<const char*, std::string> binds[] = {
+      {"M", std::to_string(m)}, {"N", "128"}, {"K", "64"}, {"block_M", "64"},
+      {"block_N", "64"}, {"block_K", "32"}, {"dtype", "float16"}, {"accum_dtype", "float32"},
+      {"transpose_A", "False"}, {"transpose_B", "False"}, {"num_stages", "2"},
+      {"threads", "128"}, {"enable_rasterization", "True"}};
+  for (const auto& [k, v] : binds) {
+    auto* b = src->add_bindings();
+    b->set_name(k);
+    b->set_value(v);
+  }
+  for (const std::string& t : targets) req.add_targets(t);
+  return req;
+}
+
+grpc::Status Compile(Tilecd& d, const tilec::v1::CompileRequest& req,
+                     tilec::v1::CompileResponse* resp, const std::string& token = "") {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(170));
+  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+  return d.stub()->Compile(&ctx, req, resp);
+}
+
+tilec::v1::StatsResponse Stats(Tilecd& d) {
+  grpc::ClientContext ctx;
+  tilec::v1::StatsResponse r;
+  EXPECT_TRUE(d.stub()->Stats(&ctx, {}, &r).ok());
+  return r;
+}
+
+std::string Fetch(Tilecd& d, const std::string& digest, int64_t chunk, int* chunks) {
+  grpc::ClientContext ctx;
+  tilec::v1::GetArtifactRequest req;
+  req.set_digest(digest);
+  req.set_chunk_bytes(chunk);
+  auto reader = d.stub()->GetArtifact(&ctx, req);
+  std::string bytes;
+  tilec::v1::ArtifactChunk c;
+  *chunks = 0;
+  while (reader->Read(&c)) {
+    EXPECT_EQ(c.offset(), static_cast<int64_t>(bytes.size()));
+    bytes += c.data();
+    ++*chunks;
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  return bytes;
+}
+
+std::string HttpGet(int port, const std::string& path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "";
+  }
+  std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  (void)::write(fd, req.data(), req.size());
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  size_t body = out.find("\r\n\r\n");
+  return body == std::string::npos ? "" : out.substr(body + 4);
+}
+
+TEST(ServerE2E, CompileHitRestartCorruptAndStream) {
+  std::string cache = MakeTempDir("cache");
+  tilec::v1::CompileResponse first, second;
+  std::string digest;
+  {
+    Tilecd d;
+    ASSERT_TRUE(d.Start(cache));
+    grpc::Status s = Compile(d, GemmRequest(128, {"sm_80"}), &first);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    ASSERT_EQ(first.results_size(), 1);
+    EXPECT_FALSE(first.results(0).cache_hit());
+    digest = first.results(0).digest();
+    ASSERT_TRUE(Compile(d, GemmRequest(128, {"sm_80"}), &second).ok());
+    EXPECT_TRUE(second.results(0).cache_hit());
+    EXPECT_EQ(second.results(0).digest(), digest);
+    EXPECT_EQ(Stats(d).compiles(), 1);
+    int chunks = 0;
+    std::string bytes = Fetch(d, digest, 4096, &chunks);
+    EXPECT_EQ(cache::Sha256Hex(bytes), digest);
+    EXPECT_EQ(static_cast<int64_t>(bytes.size()), first.results(0).size_bytes());
+    EXPECT_GT(chunks, 1);
+    EXPECT_EQ(bytes.substr(1, 3), "ELF");
+  }
+  {
+    Tilecd d;  // a restart on the same cache
+    ASSERT_TRUE(d.Start(cache));
+    tilec::v1::CompileResponse again;
+    ASSERT_TRUE(Compile(d, GemmRequest(128, {"sm_80"}), &again).ok());
+    EXPECT_TRUE(again.results(0).cache_hit());
+    EXPECT_EQ(Stats(d).compiles(), 0);
+    // Corrupt the blob: the next request recompiles, never serves it.
+    {
+      std::fstream f(cache + "/blobs/" + digest, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(100);
+      f.put('\x5a');
+      f.put('\xa5');
+    }
+    ASSERT_TRUE(Compile(d, GemmRequest(128, {"sm_80"}), &again).ok());
+    EXPECT_FALSE(again.results(0).cache_hit());
+    EXPECT_EQ(again.results(0).digest(), digest);
+    tilec::v1::StatsResponse st = Stats(d);
+    EXPECT_EQ(st.compiles(), 1);
+    EXPECT_EQ(st.cache_corrupt(), 1);
+  }
+  {
+    // An artifact over the 4 MiB default message size streams intact. The
+    // test writes it as a second process sharing the cache directory would.
+    auto store = cache::DiskStore::Open(cache, int64_t{1} << 30);
+    ASSERT_TRUE(store.ok());
+    uint64_t seed = std::random_device{}();
+    std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+    std::mt19937_64 rng(seed);
+    std::string big(6 << 20, '\0');
+    for (char& c : big) c = static_cast<char>(rng() | 1);
+    auto big_digest = (*store)->Put(cache::Sha256Hex("big"), "", big, "{}");
+    ASSERT_TRUE(big_digest.ok());
+    Tilecd d;
+    ASSERT_TRUE(d.Start(cache));
+    int chunks = 0;
+    std::string got = Fetch(d, *big_digest, 0, &chunks);
+    EXPECT_EQ(got.size(), big.size());
+    EXPECT_TRUE(got == big);
+    EXPECT_GE(chunks, 6);
+  }
+}
+
+TEST(ServerE2E, SixtyFourIdenticalRequestsCompileOnceAndMetricsMove) {
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache")));
+  constexpr int kN = 64;
+  std::vector<grpc::Status> status(kN);
+  std::vector<tilec::v1::CompileResponse> resp(kN);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kN; ++i) {
+    threads.emplace_back([&, i] { status[i] = Compile(d, GemmRequest(256, {"sm_90a"}), &resp[i]); });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_TRUE(status[i].ok()) << status[i].error_message();
+    EXPECT_EQ(resp[i].results(0).digest(), resp[0].results(0).digest());
+  }
+  tilec::v1::StatsResponse st = Stats(d);
+  EXPECT_EQ(st.compiles(), 1);
+  EXPECT_EQ(st.single_flight_joined() + st.cache_hits(), kN - 1);
+
+  std::string text = HttpGet(d.metrics_port(), "/metrics");
+  EXPECT_NE(text.find("grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Compile\","
+                      "grpc_service=\"tilec.v1.Tilec\",grpc_type=\"unary\"} 64"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tilec_compiles_total{code=\"OK\",target=\"sm_90a\"} 1"),
+            std::string::npos);
+  std::string metrics_file = MakeTempDir("metrics") + "/metrics.txt";
+  std::ofstream(metrics_file) << text;
+  if (::access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool is not installed";
+  std::string cmd = "/usr/bin/promtool check metrics < " + metrics_file + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  EXPECT_EQ(::pclose(p), 0) << out;
+}
+
+TEST(ServerE2E, BadProgramIsInvalidArgumentWithLocation) {
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache")));
+  tilec::v1::CompileRequest req = GemmRequest(128, {"sm_80"});
+  req.mutable_source()->set_path("bad.py");
+  req.mutable_source()->set_text("def matmul(M):\n    x = (1 +\n");
+  tilec::v1::CompileResponse resp;
+  grpc::Status s = Compile(d, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message().rfind("bad.py:", 0), 0u) << s.error_message();
+  req = GemmRequest(128, {"sm_75"});
+  EXPECT_EQ(Compile(d, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Stats(d).compiles(), 0);
+}
+
+TEST(ServerE2E, CompileKilledByItsLimitFailsAlone) {
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--compile_timeout_s=0.05"}));
+  tilec::v1::CompileResponse resp;
+  grpc::Status s = Compile(d, GemmRequest(128, {"sm_80"}), &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_NE(s.error_message().find("time limit"), std::string::npos);
+  tilec::v1::StatsResponse st = Stats(d);  // still serving
+  EXPECT_EQ(st.compiles(), 1);
+  EXPECT_EQ(st.compile_failures(), 1);
+}
+
+TEST(ServerE2E, TokensAreChecked) {
+  std::string dir = MakeTempDir("tokens");
+  std::ofstream(dir + "/tokens") << "good-token\nreader-token read\n";
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--tokens_file=" + dir + "/tokens"}));
+  tilec::v1::CompileResponse resp;
+  tilec::v1::CompileRequest req = GemmRequest(128, {"sm_75"});  // refused before compiling
+  EXPECT_EQ(Compile(d, req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Compile(d, req, &resp, "bad-token").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Compile(d, req, &resp, "reader-token").error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  // A good token gets through to the request's own error.
+  EXPECT_EQ(Compile(d, req, &resp, "good-token").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::ClientContext ctx;
+  tilec::v1::StatsResponse st;
+  EXPECT_EQ(d.stub()->Stats(&ctx, {}, &st).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+}  // namespace
+}  // namespace tilec::e2e
