@@ -3,7 +3,9 @@
 //
 // Execution model:
 // - Blocks run one after another on each of `os_threads` OS threads (blocks
-//   are dealt from a shared counter, x fastest). All threads of a block run on
+//   are dealt from a shared counter, x fastest, or in a random order drawn
+//   from `shuffle_seed` when `shuffle_blocks`: a kernel whose result depends
+//   on the order of its blocks shows it). All threads of a block run on
 //   one OS thread, switching only inside runtime calls (barriers, warp
 //   collectives): between those, a thread runs alone.
 // - syncthreads() is a barrier over all threads of the block. Warp collectives
@@ -53,6 +55,8 @@ struct EmulatorOptions {
   uint8_t smem_fill = 0xFF;        // poison: NaN in every float type
   int os_threads = 1;              // blocks run concurrently on this many threads
   size_t max_smem_bytes = 232448;  // the largest dynamic shared memory per block (sm_90)
+  bool shuffle_blocks = false;     // run the blocks in a random order ...
+  uint64_t shuffle_seed = 0;       // ... drawn from this seed
   // When non-empty, cp_async sources, atomics and tl::check_global must lie
   // inside one of these.
   std::vector<GlobalBuffer> buffers;

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <mutex>
 #include <new>
+#include <numeric>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -64,6 +66,13 @@ absl::Status RunGrid(absl::string_view kernel_name, KernelEntry entry, void** ar
             });
 
   const uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
+  std::vector<uint64_t> order;  // block i runs as block order[i] (shuffled launches)
+  if (options.shuffle_blocks) {
+    order.resize(blocks);
+    std::iota(order.begin(), order.end(), uint64_t{0});
+    std::mt19937_64 rng(options.shuffle_seed);
+    std::shuffle(order.begin(), order.end(), rng);
+  }
   std::atomic<uint64_t> next{0};
   std::atomic<bool> stop{false};
   std::mutex mu;
@@ -77,8 +86,9 @@ absl::Status RunGrid(absl::string_view kernel_name, KernelEntry entry, void** ar
     try {
       BlockRunner runner(ctx);
       while (!stop) {
-        const uint64_t i = next++;
-        if (i >= blocks) break;
+        const uint64_t n = next++;
+        if (n >= blocks) break;
+        const uint64_t i = order.empty() ? n : order[n];
         Dim3 b;
         b.x = static_cast<uint32_t>(i % grid.x);
         b.y = static_cast<uint32_t>((i / grid.x) % grid.y);

@@ -3,6 +3,7 @@
 // the emulator: each primitive's lane-by-lane results against the PTX ISA's
 // documented layouts, the common gemm template end to end, and every check
 // the emulator makes.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -174,6 +175,13 @@ extern "C" __global__ void atomics(int32_t* counter, float* fsum, double* dsum,
   tl::atomic_add(dsum, 0.25);
   if (threadIdx.x == 0) tl::atomic_add(hsum, tl::half_t(1.0f));
   olds[old] = 1;  // every old value is seen exactly once
+}
+
+// Records the order blocks run in: order[k] is the linear id of the k-th.
+extern "C" __global__ void block_order(int32_t* counter, int32_t* order) {
+  if (threadIdx.x == 0) {
+    order[tl::atomic_add(counter, 1)] = blockIdx.x + gridDim.x * blockIdx.y;
+  }
 }
 
 extern "C" __global__ void early_exit(float* out) {
@@ -470,6 +478,34 @@ TEST(EmulatorTest, AtomicsAreAtomicAcrossOsThreads) {
   EXPECT_EQ(dsum, 0.25 * kBlocks * kThreads);
   EXPECT_EQ(float(hsum), static_cast<float>(kBlocks));
   for (int i = 0; i < kBlocks * kThreads; ++i) EXPECT_EQ(olds[i], 1) << i;
+}
+
+TEST(EmulatorTest, ShuffledBlockOrderIsAReproduciblePermutation) {
+  ASSERT_MODULE();
+  constexpr int kBlocks = 8 * 8;
+  auto run = [](bool shuffle, uint64_t seed) {
+    int32_t counter = 0;
+    std::vector<int32_t> order(kBlocks, -1);
+    int32_t* pc = &counter;
+    int32_t* po = order.data();
+    LaunchOptions options;
+    options.shuffle_blocks = shuffle;
+    options.shuffle_seed = seed;
+    absl::Status s =
+        Launch(*Module(), "block_order", {8, 8, 1}, {32, 1, 1}, 0, {Arg(pc), Arg(po)}, options);
+    EXPECT_TRUE(s.ok()) << s;
+    return order;
+  };
+  std::vector<int32_t> identity(kBlocks);
+  for (int i = 0; i < kBlocks; ++i) identity[i] = i;
+  EXPECT_EQ(run(false, 0), identity);
+  const uint64_t seed = std::random_device()();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::vector<int32_t> shuffled = run(true, seed);
+  EXPECT_NE(shuffled, identity);  // 1 / 64! to fail by chance
+  EXPECT_EQ(run(true, seed), shuffled);
+  std::sort(shuffled.begin(), shuffled.end());
+  EXPECT_EQ(shuffled, identity);
 }
 
 TEST(EmulatorTest, CommonGemmTemplateComputesTheBlockProduct) {
