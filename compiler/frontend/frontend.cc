@@ -131,13 +131,34 @@ class Compiler {
   ir::Stmt body_;
 };
 
+// The message of a diagnostic, without its location and source lines.
+std::string_view BareMessage(std::string_view msg) {
+  size_t at = msg.find("error: ");
+  if (at != std::string_view::npos) msg = msg.substr(at + 7);
+  return msg.substr(0, msg.find('\n'));
+}
+
 absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std::string& text) {
+  // A bare word that is not a Python expression is a string without quotes
+  // (`-D mode=causal-only`).
+  auto as_string = [&]() -> std::optional<Value> {
+    if (text.empty()) return std::nullopt;
+    char c = text[0];
+    if (c == '"' || c == '\'' || c == '(' || c == '[' || c == '{' || c == '-' || c == '+' ||
+        c == '.' || (c >= '0' && c <= '9')) {
+      return std::nullopt;
+    }
+    return Value::Str(text);
+  };
+  auto fail = [&](std::string_view why) -> absl::Status {
+    return absl::InvalidArgumentError(Cat(b_.file().path, ": error: cannot read -D ", name, "=",
+                                          text, ": ", BareMessage(why)));
+  };
   SourceFile value_file{Cat("-D ", name), text};
   absl::StatusOr<ExprPtr> expr = ParseExpression(value_file);
-  if (!expr.ok()) {
-    return absl::InvalidArgumentError(Cat("the value of -D ", name, "=", text,
-                                                   " is not a Python literal: ",
-                                                   SV(expr.status().message())));
+  if (!expr.ok() || !*expr) {
+    if (std::optional<Value> s = as_string()) return *s;
+    return fail(expr.ok() ? "empty value" : SV(expr.status().message()));
   }
   // T, tilelang and torch are always known; other names evaluate in the
   // module, and unknown bare names are strings: `-D dtype=float16`.
@@ -154,13 +175,8 @@ absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std:
   b_.set_names_as_strings(false);
   b_.PopFrame();
   if (!v.ok()) {
-    // Keep only the message: the location refers to the value text.
-    std::string_view msg = SV(v.status().message());
-    size_t at = msg.find("error: ");
-    if (at != std::string_view::npos) msg = msg.substr(at + 7);
-    msg = msg.substr(0, msg.find('\n'));
-    return absl::InvalidArgumentError(Cat(b_.file().path, ": error: cannot evaluate -D ",
-                                                   name, "=", text, ": ", msg));
+    if (std::optional<Value> s = as_string()) return *s;
+    return fail(SV(v.status().message()));
   }
   return v;
 }

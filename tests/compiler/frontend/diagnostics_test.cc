@@ -1,11 +1,20 @@
 // Diagnostics of the TileLang frontend: malformed and unsupported kernels.
 // Each case asserts the full first line, `file:line:col: error: message`,
 // pointing at the offending construct.
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "compiler/frontend/frontend.h"
+#include "compiler/ir/hash.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/verifier.h"
 #include "gtest/gtest.h"
 
 namespace tilec::frontend {
@@ -511,6 +520,81 @@ TEST(Diagnostics, MissingFunction) {
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(FirstLine(std::string(p.status().message())),
             "k.py: error: no top-level function named `b` (the file defines: a)");
+}
+
+TEST(Diagnostics, UnreadableBindingValue) {
+  SourceFile file{"k.py", "import tilelang.language as T\ndef f(block):\n    pass\n"};
+  Bindings b;
+  b.Set("block", "(64,");
+  absl::StatusOr<ir::Program> p = CompileTileLang(file, "f", b);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(FirstLine(std::string(p.status().message())).rfind(
+                "k.py: error: cannot read -D block=(64,: ", 0),
+            0u)
+      << p.status().message();
+}
+
+// Random edits of the example kernels (and of their bindings) never crash
+// the frontend: every input either builds or fails with a located error.
+TEST(Diagnostics, RandomMutationsOfExamplesNeverCrash) {
+  uint64_t seed = std::random_device{}() | 1;
+  if (const char* s = std::getenv("TILEC_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
+  std::cout << "seed " << seed << " (set TILEC_TEST_SEED to replay)\n";
+  std::mt19937_64 rng(seed);
+  struct Example {
+    std::string file, function, text;
+    Bindings bindings;
+  };
+  std::vector<Example> examples;
+  std::ifstream cases(std::string(TILEC_SOURCE_DIR) + "/examples/cases.txt");
+  std::string line;
+  while (std::getline(cases, line)) {
+    std::istringstream words(line.substr(0, line.find('#')));
+    Example e;
+    std::string name, kv;
+    if (!(words >> name >> e.file >> e.function)) continue;
+    while (words >> kv) e.bindings.Set(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+    std::ifstream in(std::string(TILEC_SOURCE_DIR) + "/examples/" + e.file);
+    std::stringstream text;
+    text << in.rdbuf();
+    e.text = text.str();
+    if (!e.text.empty()) examples.push_back(std::move(e));
+  }
+  ASSERT_FALSE(examples.empty());
+  static constexpr const char* kSnippets[] = {
+      "T.copy(", ")", "(", "[", "]", ":", ",", " + ", " // ", "-1", "None", "T.Kernel(",
+      "for i in T.Parallel(4):", "\n", "    ", "lambda x: x", "[x for x in y]", "while 1:",
+      "return ", "T.gemm(", "block_M", "= ", "if ", "else", "T.alloc_var(", "\"", "**",
+      "99999999999999999999", "T.reduce_sum(", "dim=", "not ", "and ", "yield", "@T.macro\n"};
+  constexpr int kIterations = 300;
+  int built = 0;
+  for (int it = 0; it < kIterations; ++it) {
+    const Example& e = examples[rng() % examples.size()];
+    std::string src = e.text;
+    for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; --edits) {
+      size_t pos = rng() % (src.size() + 1);
+      switch (rng() % 3) {
+        case 0: src.erase(pos, rng() % 16); break;
+        case 1: src.insert(pos, kSnippets[rng() % std::size(kSnippets)]); break;
+        default: src.insert(pos, src.substr(rng() % src.size(), rng() % 32)); break;
+      }
+    }
+    Bindings b = e.bindings;
+    if (rng() % 4 == 0) b.values[rng() % b.values.size()].second = kSnippets[rng() % std::size(kSnippets)];
+    absl::StatusOr<ir::Program> p = CompileTileLang(SourceFile{"fuzz.py", src}, e.function, b);
+    if (p.ok()) {
+      ++built;
+      (void)ir::Verify(*p);
+      EXPECT_EQ(ir::ProgramHash(*p).size(), 64u);
+      EXPECT_FALSE(ir::Print(*p).empty());
+      continue;
+    }
+    ASSERT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument)
+        << "seed " << seed << " iteration " << it << ": " << p.status();
+    EXPECT_EQ(std::string(p.status().message()).rfind("fuzz.py:", 0), 0u)
+        << "seed " << seed << " iteration " << it << ": " << p.status().message();
+  }
+  std::cout << built << " of " << kIterations << " mutants built\n";
 }
 
 }  // namespace
