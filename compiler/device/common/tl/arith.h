@@ -1,0 +1,130 @@
+// Scalar helpers that generated code calls for the IR's integer semantics,
+// plain vector copies and block rasterization. Target-neutral: built only on
+// the primitives (tl/types.h, tl/math.h) and the CUDA spellings the host twin
+// defines, so the emulator runs this very code.
+//
+//   floordiv(a, b) floormod(a, b)  Python's // and % (round toward -inf; the
+//                                  remainder has the divisor's sign), for
+//                                  integers, float and double
+//   ceildiv(a, b)                  -floordiv(-a, b)
+//   imin imax iabs                 integer min / max / abs
+//   quiet_nan<T>()                 a quiet NaN of float or double
+//   is_aligned<N>(p)               p is a multiple of N bytes
+//   copy_vec<N>(dst, src)          one N-byte (4, 8 or 16) load and store;
+//   zero_vec<N>(dst)               one N-byte store of zeros; both addresses
+//                                  must be N-byte aligned
+//   rasterize(panel, column_major, bx, by)
+//                                  T.use_swizzle: remaps the block index of a
+//                                  gridDim.x x gridDim.y grid so that
+//                                  consecutive blocks walk a panel of `panel`
+//                                  rows (columns when column_major) before
+//                                  moving on; a bijection of the grid.
+#ifndef TILEC_DEVICE_COMMON_TL_ARITH_H_
+#define TILEC_DEVICE_COMMON_TL_ARITH_H_
+
+#include "tl/math.h"
+#include "tl/types.h"
+
+namespace tl {
+
+template <typename T>
+__device__ __forceinline__ T floordiv(T a, T b) {
+  const T q = static_cast<T>(a / b);
+  return (static_cast<T>(q * b) != a && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+}
+__device__ __forceinline__ float floordiv(float a, float b) { return tl::floor(a / b); }
+__device__ __forceinline__ double floordiv(double a, double b) { return tl::floor(a / b); }
+
+template <typename T>
+__device__ __forceinline__ T floormod(T a, T b) {
+  const T r = static_cast<T>(a % b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+}
+__device__ __forceinline__ float floormod(float a, float b) {
+  return a - tl::floor(a / b) * b;
+}
+__device__ __forceinline__ double floormod(double a, double b) {
+  return a - tl::floor(a / b) * b;
+}
+
+template <typename T>
+__device__ __forceinline__ T ceildiv(T a, T b) {
+  return static_cast<T>(-floordiv(static_cast<T>(-a), b));
+}
+
+template <typename T>
+__device__ __forceinline__ T imin(T a, T b) {
+  return b < a ? b : a;
+}
+template <typename T>
+__device__ __forceinline__ T imax(T a, T b) {
+  return a < b ? b : a;
+}
+template <typename T>
+__device__ __forceinline__ T iabs(T a) {
+  return a < 0 ? static_cast<T>(-a) : a;
+}
+
+template <typename T>
+__device__ __forceinline__ T quiet_nan() {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "tl::quiet_nan<T>: T is float or double");
+  const T inf = infinity<T>();
+  return inf - inf;
+}
+
+template <int N>
+__device__ __forceinline__ bool is_aligned(const void* p) {
+  static_assert(N > 0 && (N & (N - 1)) == 0, "tl::is_aligned<N>: N must be a power of two");
+  return (reinterpret_cast<unsigned long long>(p) & (N - 1)) == 0;
+}
+
+template <int N>
+struct alignas(N) VecBytes {
+  static_assert(N == 4 || N == 8 || N == 16, "tl::VecBytes<N>: N must be 4, 8 or 16");
+  uint32_t words[N / 4];
+};
+
+template <int N>
+__device__ __forceinline__ void copy_vec(void* dst, const void* src) {
+  *static_cast<VecBytes<N>*>(dst) = *static_cast<const VecBytes<N>*>(src);
+}
+
+template <int N>
+__device__ __forceinline__ void zero_vec(void* dst) {
+  VecBytes<N> z;
+#pragma unroll
+  for (int i = 0; i < N / 4; ++i) z.words[i] = 0u;
+  *static_cast<VecBytes<N>*>(dst) = z;
+}
+
+// Row order: the grid's rows (by) are cut into panels of `panel` rows; block
+// number n = bx + by * gridDim.x walks its panel column by column, down the
+// panel's rows first; odd panels walk the columns right to left so the next
+// panel starts where the previous one ended.
+__device__ __forceinline__ void rasterize(int panel, bool column_major, int& bx, int& by) {
+  const int gx = static_cast<int>(gridDim.x);
+  const int gy = static_cast<int>(gridDim.y);
+  // Major: the dimension cut into panels; minor: the one walked across.
+  const int major_n = column_major ? gx : gy;
+  const int minor_n = column_major ? gy : gx;
+  if (panel <= 0 || panel >= major_n) return;
+  const int n = column_major ? by + bx * gy : bx + by * gx;
+  const int panel_blocks = panel * minor_n;
+  const int p = n / panel_blocks;
+  const int off = n % panel_blocks;
+  const int rows = imin(panel, major_n - p * panel);
+  int minor = off / rows;
+  const int major = p * panel + off % rows;
+  if (p % 2 == 1) minor = minor_n - 1 - minor;
+  if (column_major) {
+    bx = major;
+    by = minor;
+  } else {
+    bx = minor;
+    by = major;
+  }
+}
+
+}  // namespace tl
+
+#endif  // TILEC_DEVICE_COMMON_TL_ARITH_H_

@@ -1,0 +1,535 @@
+// CUDA emission: the translation unit, one kernel function per T.Kernel, its
+// parameters, block indices and shared-memory plan.
+#include "compiler/targets/cuda/emitter.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "compiler/inference/index_expr.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/visitor.h"
+#include "compiler/targets/cuda/emitter_internal.h"
+
+namespace tilec::cuda {
+
+// --- CodeWriter -------------------------------------------------------------
+
+void CodeWriter::Line(absl::string_view text) {
+  absl::StrAppend(&out_, std::string(2 * indent_, ' '), text, "\n");
+}
+
+void CodeWriter::Open(absl::string_view head) {
+  Line(absl::StrCat(head, head.empty() ? "{" : " {"));
+  ++indent_;
+}
+
+void CodeWriter::Close(absl::string_view tail) {
+  --indent_;
+  Line(absl::StrCat("}", tail));
+}
+
+void CodeWriter::Else() {
+  --indent_;
+  Line("} else {");
+  ++indent_;
+}
+
+void CodeWriter::Blank() { out_ += "\n"; }
+
+void CodeWriter::Indent(int delta) { indent_ = std::max(0, indent_ + delta); }
+
+void CodeWriter::Splice(const CodeWriter& other) {
+  for (absl::string_view line : absl::StrSplit(other.text(), '\n')) {
+    if (line.empty()) continue;
+    absl::StrAppend(&out_, std::string(2 * indent_, ' '), line, "\n");
+  }
+}
+
+// --- NameTable --------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kReserved[] = {
+    // C++ keywords and alternative tokens
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+    "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+    "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+    "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+    // names generated code and the device library use
+    "tl", "std", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
+    "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
+    "half", "main", "assert", "printf", "min", "max", "abs", "exp", "log", "sqrt", "floor",
+    "ceil", "round", "pow", "sin", "cos", "tanh", "erf"};
+
+}  // namespace
+
+NameTable::NameTable() {
+  for (const char* r : kReserved) used_.insert(r);
+}
+
+std::string NameTable::Fresh(absl::string_view hint) {
+  const bool prefix =
+      hint.empty() || std::isdigit(static_cast<unsigned char>(hint[0])) ||
+      (hint.size() >= 2 && hint[0] == '_' &&
+       (hint[1] == '_' || std::isupper(static_cast<unsigned char>(hint[1]))));
+  std::string base(prefix ? 1 : 0, 'v');
+  for (char c : hint) {
+    base.push_back((std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_');
+  }
+  std::string name = base;
+  for (int i = 1; used_.count(name); ++i) name = absl::StrCat(base, "_", i);
+  used_.insert(name);
+  return name;
+}
+
+// --- EmitContext ------------------------------------------------------------
+
+EmitContext::EmitContext(const ir::Program& program, const inference::LayoutPlan& plan,
+                         const CudaTarget& target)
+    : program_(program), plan_(plan), target_(target) {}
+
+void EmitContext::Fail(absl::Status s) {
+  if (status_.ok() && !s.ok()) status_ = std::move(s);
+}
+
+absl::Status EmitContext::Unimplemented(absl::string_view what) const {
+  return absl::UnimplementedError(
+      absl::StrCat(where_.empty() ? "" : absl::StrCat(where_, ": "), what,
+                   " is not supported on ", Sv(target_.name())));
+}
+
+absl::Status EmitContext::Internal(absl::string_view what) const {
+  return absl::InternalError(absl::StrCat("CUDA emitter", where_.empty() ? "" : " in ", where_,
+                                          ": ", what, " (this is a tilec bug)"));
+}
+
+std::string EmitContext::VarName(const ir::VarNode* v) {
+  auto it = var_names_.find(v);
+  if (it != var_names_.end()) return it->second;
+  for (const ir::TileParam& p : program_.tile_params) {
+    if (p.var.get() == v) {
+      Fail(absl::FailedPreconditionError(absl::StrCat(
+          "tile parameter ", v->name, " is unbound; bind it with -D ", v->name, "=<value>")));
+      return "0";
+    }
+  }
+  Fail(Internal(absl::StrCat("variable ", v->name, " is used out of scope")));
+  return "0";
+}
+
+std::string EmitContext::DeclareVar(const ir::Var& v) {
+  std::string name = Fresh(v->name);
+  var_names_[v.get()] = name;
+  return name;
+}
+
+void EmitContext::BindVarText(const ir::VarNode* v, std::string text) {
+  var_names_[v] = std::move(text);
+}
+
+BufferInfo* EmitContext::Info(const ir::BufferNode* b) {
+  auto it = buffers_.find(b);
+  return it == buffers_.end() ? nullptr : &it->second;
+}
+
+BufferInfo& EmitContext::AddBuffer(const ir::Buffer& b, std::string name) {
+  BufferInfo& info = buffers_[b.get()];
+  info.buffer = b;
+  info.name = std::move(name);
+  info.ctype = CType(b->dtype);
+  return info;
+}
+
+const inference::FragmentLayout* EmitContext::FragmentOf(const ir::BufferNode* b) {
+  auto it = plan_.fragments.find(b);
+  return it == plan_.fragments.end() ? nullptr : &it->second;
+}
+
+std::string EmitContext::Scratch(int64_t bytes, absl::string_view ctype) {
+  scratch_bytes_ = std::max(scratch_bytes_, bytes);
+  return absl::StrCat("reinterpret_cast<", ctype, "*>(", scratch_name_, ")");
+}
+
+void EmitContext::BeginKernel(std::string where, int64_t threads, std::string scratch_name) {
+  where_ = std::move(where);
+  threads_ = threads;
+  scratch_bytes_ = 0;
+  scratch_name_ = std::move(scratch_name);
+  written_.clear();
+  read_.clear();
+  pending_async_ = false;
+  pipeline_depth_ = 0;
+  stage_index_.clear();
+}
+
+void EmitContext::Reset() {
+  names_ = NameTable();
+  var_names_.clear();
+  buffers_.clear();
+  nonneg_vars_.clear();
+  slot_loops_.clear();
+}
+
+// --- shared helpers ---------------------------------------------------------
+
+namespace {
+
+class Substituter : public ir::IRMutator {
+ public:
+  explicit Substituter(const std::map<const ir::VarNode*, ir::Expr>& map) : map_(map) {}
+  ir::Expr Mutate(const ir::Expr& e) override {
+    if (const auto* v = e->as<ir::VarNode>()) {
+      auto it = map_.find(v);
+      if (it != map_.end()) return it->second;
+    }
+    return IRMutator::Mutate(e);
+  }
+  using IRMutator::Mutate;
+
+ private:
+  const std::map<const ir::VarNode*, ir::Expr>& map_;
+};
+
+}  // namespace
+
+ir::Expr Substitute(const ir::Expr& e, const std::map<const ir::VarNode*, ir::Expr>& map) {
+  if (map.empty()) return e;
+  Substituter s(map);
+  return s.Mutate(e);
+}
+
+std::vector<int> NonUnitDims(const ir::Region& r) {
+  std::vector<int> dims;
+  for (size_t d = 0; d < r.extents.size(); ++d) {
+    auto c = ConstValue(r.extents[d]);
+    if (!c || *c != 1) dims.push_back(static_cast<int>(d));
+  }
+  return dims;
+}
+
+std::vector<ir::Expr> RegionIndex(const ir::Region& r, const std::vector<ir::Expr>& iter_index,
+                                  const std::vector<int64_t>& iter_shape) {
+  std::vector<int> iter_dims;
+  for (size_t d = 0; d < iter_shape.size(); ++d) {
+    if (iter_shape[d] != 1) iter_dims.push_back(static_cast<int>(d));
+  }
+  std::vector<int> region_dims = NonUnitDims(r);
+  if (iter_dims.size() != region_dims.size()) return {};
+  std::vector<ir::Expr> out = r.mins;
+  for (size_t k = 0; k < region_dims.size(); ++k) {
+    out[region_dims[k]] = AddI(r.mins[region_dims[k]], iter_index[iter_dims[k]]);
+  }
+  return out;
+}
+
+std::string Hoist(EmitContext& ctx, absl::string_view hint, const std::string& text) {
+  bool simple = !text.empty();
+  for (char c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') simple = false;
+  }
+  if (simple) return text;
+  std::string name = ctx.Fresh(hint);
+  ctx.w().Line(absl::StrCat("const int ", name, " = ", text, ";"));
+  return name;
+}
+
+// --- kernels ----------------------------------------------------------------
+
+namespace {
+
+constexpr int64_t kSmemAlign = 128;
+
+int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+// Buffers a kernel body uses, and the shared buffers it allocates in order.
+class KernelScan : public ir::IRVisitor {
+ public:
+  explicit KernelScan(const inference::LayoutPlan& plan) : plan_(plan) {}
+  void VisitBuffer(const ir::Buffer& b) override {
+    used.insert(b.get());
+    IRVisitor::VisitBuffer(b);
+  }
+  void Visit(const ir::Stmt& s) override {
+    if (!s) return;
+    if (const auto* a = s->as<ir::AllocateNode>()) {
+      if (a->buffer->scope == ir::Scope::kShared) shared.push_back(a->buffer);
+    }
+    if (const auto* g = s->as<ir::GemmNode>()) PadGemmOperands(*g);
+    IRVisitor::Visit(s);
+  }
+  void Visit(const ir::Expr& e) override {
+    if (!e) return;
+    if (const auto* l = e->as<ir::LoadNode>()) used.insert(l->buffer.get());
+    IRVisitor::Visit(e);
+  }
+  std::set<const ir::BufferNode*> used;
+  std::vector<ir::Buffer> shared;
+  // Rows a shared gemm operand must have for a gemm padded to whole mma
+  // tiles (the rows past the buffer's own are read, never used).
+  std::map<const ir::BufferNode*, int64_t> padded_rows;
+
+ private:
+  void PadGemmOperands(const ir::GemmNode& g) {
+    auto it = plan_.gemms.find(&g);
+    if (it == plan_.gemms.end() || it->second.exact) return;
+    const inference::GemmWarpPartition& p = it->second;
+    auto ext = [](const ir::Region& r, int from_end) -> int64_t {
+      auto v = ConstValue(r.extents[r.extents.size() - from_end]);
+      return v ? *v : 0;
+    };
+    const int64_t m = ext(g.c, 2), n = ext(g.c, 1);
+    const int64_t mp = (m + 16 * p.warps_m - 1) / (16 * p.warps_m) * (16 * p.warps_m);
+    const int64_t np = (n + 8 * p.warps_n - 1) / (8 * p.warps_n) * (8 * p.warps_n);
+    if (mp > m && !g.transpose_a && g.a.buffer->scope == ir::Scope::kShared) {
+      padded_rows[g.a.buffer.get()] = std::max(padded_rows[g.a.buffer.get()], mp);
+    }
+    if (np > n && g.transpose_b && g.b.buffer->scope == ir::Scope::kShared) {
+      padded_rows[g.b.buffer.get()] = std::max(padded_rows[g.b.buffer.get()], np);
+    }
+  }
+  const inference::LayoutPlan& plan_;
+};
+
+void FlattenSeq(const ir::Stmt& s, std::vector<ir::Stmt>& out) {
+  if (const auto* q = s->as<ir::SeqNode>()) {
+    for (const ir::Stmt& x : q->stmts) FlattenSeq(x, out);
+  } else {
+    out.push_back(s);
+  }
+}
+
+absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
+                        const std::vector<ir::Buffer>& workspaces, CudaKernel& out,
+                        CodeWriter& file) {
+  const ir::Program& program = ctx.program();
+  out.name = absl::StrCat(NameTable().Fresh(program.name), "_k", index);
+  ctx.Reset();
+  auto threads = ConstValue(k.threads);
+  if (!threads) {
+    ctx.BeginKernel(out.name, 0, "");
+    return ctx.Unimplemented("a T.Kernel whose thread count is not a constant");
+  }
+  if (*threads < 1 || *threads > ctx.target().info.max_threads_per_block) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        out.name, ": T.Kernel with threads=", *threads, "; ", Sv(ctx.target().name()),
+        " allows 1 to ", ctx.target().info.max_threads_per_block, " threads per block"));
+  }
+  out.threads = *threads;
+  out.grid = k.grid;
+  // Generated names first, so that program names never shadow them.
+  const std::string smem = ctx.Fresh("smem");
+  const std::string tx = ctx.Fresh("tx");
+  const std::string scratch = ctx.Fresh("scratch");
+  ctx.BeginKernel(out.name, *threads, scratch);
+
+  KernelScan scan(ctx.plan());
+  scan.Visit(k.body);
+
+  // Parameters.
+  std::vector<std::string> params;
+  for (const ir::Param& p : program.params) {
+    if (p.tensor) {
+      const ir::Buffer& b = p.tensor;
+      BufferInfo& info = ctx.AddBuffer(b, ctx.Fresh(b->name));
+      params.push_back(absl::StrCat(info.ctype, "* __restrict__ ", info.name));
+      out.params.push_back({CudaKernelParam::Kind::kTensor, b->name, b->dtype, b->shape});
+    } else if (p.scalar) {
+      std::string name = ctx.DeclareVar(p.scalar);
+      params.push_back(absl::StrCat(CType(p.scalar->dtype), " ", name));
+      out.params.push_back({CudaKernelParam::Kind::kScalar, p.scalar->name, p.scalar->dtype, {}});
+    }
+  }
+  for (const ir::Buffer& b : workspaces) {
+    if (!scan.used.count(b.get())) continue;
+    BufferInfo& info = ctx.AddBuffer(b, ctx.Fresh(b->name));
+    params.push_back(absl::StrCat(info.ctype, "* __restrict__ ", info.name));
+    out.params.push_back({CudaKernelParam::Kind::kWorkspace, b->name, b->dtype, b->shape});
+  }
+  for (const ir::Var& d : program.dyn_dims) {
+    std::string name = ctx.DeclareVar(d);
+    ctx.nonneg_vars().insert(d.get());
+    params.push_back(absl::StrCat("int ", name));
+    out.params.push_back({CudaKernelParam::Kind::kDynDim, d->name, ir::DType::kInt32, {}});
+  }
+  for (const ir::TileParam& t : program.tile_params) {
+    if (!t.value) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "tile parameter ", t.var->name, " is unbound; bind it with -D ", t.var->name,
+          "=<value>"));
+    }
+  }
+
+  for (const ir::Var& v : k.block_vars) {
+    ctx.DeclareVar(v);
+    ctx.nonneg_vars().insert(v.get());
+  }
+
+  // Shared memory plan: every shared buffer at a 128-byte aligned offset,
+  // then the operators' scratch area.
+  CodeWriter prologue;
+  int64_t offset = 0;
+  std::vector<std::string> smem_lines;
+  for (const ir::Buffer& b : scan.shared) {
+    auto it = ctx.plan().shared.find(b.get());
+    if (it == ctx.plan().shared.end()) {
+      return ctx.Internal(absl::StrCat("shared buffer ", b->name, " has no layout in the plan"));
+    }
+    auto n = ConstProduct(b->shape);
+    if (!n) {
+      return ctx.Unimplemented(absl::StrCat("shared buffer ", b->name, " of symbolic shape"));
+    }
+    BufferInfo& info = ctx.AddBuffer(b, ctx.Fresh(b->name));
+    info.shared = &it->second;
+    const inference::SharedLayout& l = it->second;
+    const int64_t rows = std::max(l.rows, scan.padded_rows.count(b.get())
+                                              ? scan.padded_rows.at(b.get())
+                                              : int64_t{0});
+    info.bytes = std::max(*n, rows * l.cols) * ElemBytes(b->dtype);
+    info.smem_offset = offset;
+    info.layout_type = ctx.Fresh(absl::StrCat(b->name, "_layout"));
+    std::string type =
+        l.kind == inference::SharedLayout::Kind::kSwizzled
+            ? absl::StrCat("tl::Swizzled<", rows, ", ", l.cols, ", ", l.elem_bytes, ">")
+            : absl::StrCat("tl::RowMajor<", rows, ", ", l.cols, ">");
+    smem_lines.push_back(absl::StrCat("using ", info.layout_type, " = ", type, ";"));
+    smem_lines.push_back(absl::StrCat(info.ctype, "* ", info.name, " = reinterpret_cast<",
+                                      info.ctype, "*>(", smem, " + ", offset, ");  // ",
+                                      Sv(ir::DTypeName(b->dtype)), "[",
+                                      absl::StrJoin(l.shape, ", "), "]"));
+    offset = AlignUp(offset + info.bytes * info.stages, kSmemAlign);
+  }
+  const int64_t scratch_offset = offset;
+
+  // Body.
+  CodeWriter body;
+  CodeWriter* outer = ctx.SetWriter(&body);
+  absl::Status st = ctx.EmitStmt(k.body);
+  ctx.SetWriter(outer);
+  if (!st.ok()) return st;
+  if (!ctx.ok()) return ctx.status();
+
+  const int64_t smem_bytes =
+      ctx.scratch_bytes() > 0 ? AlignUp(scratch_offset + ctx.scratch_bytes(), 16) : offset;
+  out.smem_bytes = smem_bytes;
+  if (smem_bytes > ctx.target().info.shared_memory_per_block) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        out.name, " needs ", smem_bytes, " bytes of shared memory; ", Sv(ctx.target().name()),
+        " allows ", ctx.target().info.shared_memory_per_block,
+        " per block (use smaller tiles or fewer pipeline stages)"));
+  }
+
+  // Block indices, remapped by T.use_swizzle.
+  static const char* kAxes[] = {"x", "y", "z"};
+  std::vector<ir::Stmt> top;
+  FlattenSeq(k.body, top);
+  const ir::UseSwizzleNode* swizzle = nullptr;
+  for (const ir::Stmt& s : top) {
+    if (const auto* u = s->as<ir::UseSwizzleNode>()) {
+      if (u->enable) swizzle = u;
+    }
+  }
+  for (size_t i = 0; i < k.block_vars.size() && i < 3; ++i) {
+    const std::string& name = ctx.var_names().at(k.block_vars[i].get());
+    prologue.Line(absl::StrCat(swizzle && i < 2 ? "int " : "const int ", name, " = blockIdx.",
+                               kAxes[i], ";"));
+  }
+  if (swizzle && k.block_vars.size() >= 2) {
+    prologue.Line(absl::StrCat("tl::rasterize(", ctx.Expr(swizzle->panel_size), ", ",
+                               swizzle->column_major ? "true" : "false", ", ",
+                               ctx.var_names().at(k.block_vars[0].get()), ", ",
+                               ctx.var_names().at(k.block_vars[1].get()),
+                               ");  // T.use_swizzle"));
+  }
+
+  // Assemble.
+  if (!k.prelude.empty()) {
+    file.Line("// prelude");
+    for (absl::string_view line : absl::StrSplit(k.prelude, '\n')) file.Line(line);
+    file.Blank();
+  }
+  file.Line(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", *threads, ") ",
+                         out.name, "("));
+  for (size_t i = 0; i < params.size(); ++i) {
+    file.Line(absl::StrCat("    ", params[i], i + 1 < params.size() ? "," : ") {"));
+  }
+  if (params.empty()) file.Line("    ) {");
+  file.Indent(1);
+  if (smem_bytes > 0) file.Line(absl::StrCat("uint8_t* ", smem, " = tl::dynamic_smem();"));
+  file.Line(absl::StrCat("const int ", tx, " = threadIdx.x;"));
+  file.Splice(prologue);
+  for (const std::string& line : smem_lines) file.Line(line);
+  if (ctx.scratch_bytes() > 0) {
+    file.Line(absl::StrCat("uint8_t* ", scratch, " = ", smem, " + ", scratch_offset, ";  // ",
+                           ctx.scratch_bytes(), " bytes of operator scratch"));
+  }
+  file.Splice(body);
+  file.Indent(-1);
+  file.Line("}");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CudaSource> EmitCuda(const ir::Program& program,
+                                    const inference::LayoutPlan& plan, const CudaTarget& target) {
+  for (const ir::TileParam& t : program.tile_params) {
+    if (!t.value) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "tile parameter ", t.var->name, " is unbound; bind it with -D ", t.var->name,
+          "=<value>"));
+    }
+  }
+  CudaSource out;
+  CodeWriter file;
+  file.Line(absl::StrCat("// Generated by tilec from the tile program `", program.name, "` for ",
+                         Sv(target.name()), "."));
+  file.Line("#include \"tl/tl.h\"");
+  EmitContext ctx(program, plan, target);
+  std::vector<ir::Stmt> top;
+  if (program.body) FlattenSeq(program.body, top);
+  std::vector<ir::Buffer> workspaces;
+  int index = 0;
+  for (const ir::Stmt& s : top) {
+    if (const auto* a = s->as<ir::AllocateNode>()) {
+      if (a->buffer->scope != ir::Scope::kGlobal) {
+        return absl::InternalError(absl::StrCat("CUDA emitter: ", a->buffer->name,
+                                                " is allocated outside a kernel (a tilec bug)"));
+      }
+      workspaces.push_back(a->buffer);
+      ir::Expr bytes = ir::IntImm(ElemBytes(a->buffer->dtype), ir::DType::kInt64);
+      for (const ir::Expr& d : a->buffer->shape) {
+        ir::Expr d64 = d->dtype == ir::DType::kInt64 ? d : ir::Cast(ir::DType::kInt64, d);
+        if (auto c = ConstValue(d)) d64 = ir::IntImm(*c, ir::DType::kInt64);
+        bytes = MulI(bytes, d64);
+      }
+      out.workspaces.push_back({a->buffer->name, a->buffer->dtype, a->buffer->shape, bytes});
+      continue;
+    }
+    if (const auto* k = s->as<ir::KernelNode>()) {
+      file.Blank();
+      CudaKernel kernel;
+      if (absl::Status st = EmitKernel(ctx, *k, index++, workspaces, kernel, file); !st.ok()) {
+        return st;
+      }
+      out.kernels.push_back(std::move(kernel));
+      continue;
+    }
+    return absl::UnimplementedError(absl::StrCat(
+        "a statement outside every T.Kernel (", ir::PrintStmt(s), ") is not supported on ",
+        Sv(target.name())));
+  }
+  out.code = file.text();
+  return out;
+}
+
+}  // namespace tilec::cuda

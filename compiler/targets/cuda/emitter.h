@@ -1,0 +1,86 @@
+// CUDA C++ emission: a tile program plus its layout plan becomes one
+// translation unit of readable CUDA C++ that includes only "tl/tl.h" and
+// holds one `extern "C" __global__` function per T.Kernel
+// (docs/cuda_backend.md, "Generated code shape"). The same text compiles for
+// the GPU (NVRTC) and for the emulator (clang-19 with the host tl headers).
+//
+// Before: `program` verifies, every tile parameter is bound, and `plan` is
+// InferLayouts(program, target.info) for this very program (the plan is
+// keyed by the program's nodes).
+//
+// After (OK): `code` holds the translation unit; `kernels` describes each
+// kernel in launch order:
+// - name `<program name>_k<index>`;
+// - parameters: Program.params in order (tensors as `T* __restrict__`,
+//   scalars by value), then one pointer per global workspace the kernel
+//   uses, then one `int` per dynamic dim in Program.dyn_dims order;
+// - grid extents as IR expressions over the dynamic dims, the thread count,
+//   and the dynamic shared memory in bytes (every shared buffer and the
+//   scratch the tile operators need, 128-byte aligned offsets; the kernel
+//   must be launched with exactly that much).
+//
+// Lowering choices (see docs/cuda_backend.md "Emission"): fragments are
+// per-thread register arrays of the layout's local_size; T.Parallel nests and
+// the element loops of tile operators walk the thread's slots of their loop
+// partition; T.copy global<->shared moves 16-byte vectors (cp.async inside a
+// T.Pipelined body) with a predicated scalar path at tensor borders; T.gemm
+// calls tl::gemm_ss / tl::gemm_rs; block barriers are placed wherever a
+// shared buffer passes from one statement to another.
+//
+// Errors: FAILED_PRECONDITION for an unbound tile parameter; UNIMPLEMENTED
+// naming the feature and the target for anything this backend does not
+// lower; INVALID_ARGUMENT when a kernel needs more shared memory than the
+// target has per block; INTERNAL (a compiler bug) when the plan does not
+// match the program.
+#ifndef TILEC_COMPILER_TARGETS_CUDA_EMITTER_H_
+#define TILEC_COMPILER_TARGETS_CUDA_EMITTER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/inference/layout_inference.h"
+#include "compiler/ir/ir.h"
+#include "compiler/targets/cuda/target.h"
+
+namespace tilec::cuda {
+
+// One parameter of a generated kernel, in signature order.
+struct CudaKernelParam {
+  enum class Kind : uint8_t { kTensor, kScalar, kWorkspace, kDynDim };
+  Kind kind = Kind::kTensor;
+  std::string name;  // the program's name for it (C++ name in the source)
+  ir::DType dtype = ir::DType::kInt32;
+  std::vector<ir::Expr> shape;  // tensors and workspaces
+};
+
+struct CudaKernel {
+  std::string name;
+  std::vector<ir::Expr> grid;  // 1 to 3 extents (x, y, z), over the dyn dims
+  int64_t threads = 0;
+  int64_t smem_bytes = 0;  // dynamic shared memory
+  std::vector<CudaKernelParam> params;
+};
+
+// A T.alloc_global workspace: the caller allocates it before the first kernel
+// that uses it and passes it to each such kernel.
+struct CudaWorkspace {
+  std::string name;
+  ir::DType dtype = ir::DType::kFloat32;
+  std::vector<ir::Expr> shape;
+  ir::Expr bytes;  // int64 expression over the dyn dims
+};
+
+struct CudaSource {
+  std::string code;
+  std::vector<CudaKernel> kernels;  // launch order
+  std::vector<CudaWorkspace> workspaces;
+};
+
+absl::StatusOr<CudaSource> EmitCuda(const ir::Program& program,
+                                    const inference::LayoutPlan& plan, const CudaTarget& target);
+
+}  // namespace tilec::cuda
+
+#endif  // TILEC_COMPILER_TARGETS_CUDA_EMITTER_H_

@@ -1,0 +1,99 @@
+// T.atomic_add: tl::atomic_add per element.
+//
+// The tile form walks the slots of its loop partition (the source
+// fragment's layout, or a blocked layout over the destination region); each
+// element is added once (replica 0 of a replicated partition), elements
+// outside the destination tensor are dropped and elements outside the source
+// tensor read as zero. The scalar form adds once per block (thread 0) at
+// block level, and once per iteration inside a T.Parallel nest.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/targets/cuda/emitter_internal.h"
+
+namespace tilec::cuda {
+namespace {
+
+bool AtomicType(ir::DType t) {
+  return t == ir::DType::kFloat32 || t == ir::DType::kFloat64 || t == ir::DType::kInt32 ||
+         t == ir::DType::kFloat16;
+}
+
+std::string Join(std::vector<std::string> conds) {
+  std::vector<std::string> kept;
+  for (std::string& c : conds) {
+    if (!c.empty()) kept.push_back(std::move(c));
+  }
+  return absl::StrJoin(kept, " && ");
+}
+
+}  // namespace
+
+absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
+  const auto* a = s->as<ir::AtomicAddNode>();
+  const ir::Buffer& db = a->dst.buffer;
+  if (!AtomicType(db->dtype)) {
+    return ctx.Unimplemented(absl::StrCat("T.atomic_add into ", Sv(ir::DTypeName(db->dtype)), " (",
+                                          db->name, ")"));
+  }
+  if (db->scope != ir::Scope::kGlobal && db->scope != ir::Scope::kShared) {
+    return ctx.Unimplemented(absl::StrCat("T.atomic_add into a ", Sv(ir::ScopeName(db->scope)),
+                                          " buffer (", db->name, ")"));
+  }
+  if (!a->src) {
+    // Scalar form: one element.
+    std::string value = ctx.Convert(ctx.Emit(a->value), a->value->dtype, db->dtype).text;
+    SlotLoop* loop = ctx.slot_loop();
+    std::string guard = loop ? loop->replica_guard : "tx == 0";
+    std::string cond = Join({guard, db->scope == ir::Scope::kGlobal
+                                        ? InBounds(ctx, db, a->dst.mins)
+                                        : ""});
+    std::string line = absl::StrCat("tl::atomic_add(", ctx.Address(db, a->dst.mins), ", ",
+                                    value, ");");
+    if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
+    ctx.w().Line(line);
+    return ctx.status();
+  }
+  auto it = ctx.plan().loops.find(a);
+  if (it == ctx.plan().loops.end()) {
+    return ctx.Internal("tile T.atomic_add has no loop partition in the plan");
+  }
+  const inference::FragmentLayout& layout = it->second.layout;
+  const ir::Region& src = *a->src;
+  const ir::Buffer& sb = src.buffer;
+  std::vector<ir::Var> vars;
+  for (size_t d = 0; d < layout.shape.size(); ++d) vars.push_back(ir::MakeVar(absl::StrCat("i", d)));
+  SlotLoop loop;
+  for (const ir::Var& v : vars) loop.vars.push_back(v.get());
+  ctx.SlotLoopOver(layout, loop, [&](const std::vector<std::string>& logical) {
+    for (size_t d = 0; d < vars.size(); ++d) {
+      ctx.nonneg_vars().insert(vars[d].get());
+      if (logical[d] == "0") {
+        ctx.BindVarText(vars[d].get(), "0");
+        continue;
+      }
+      std::string n = ctx.DeclareVar(vars[d]);
+      ctx.w().Line(absl::StrCat("const int ", n, " = ", logical[d], ";"));
+    }
+    std::vector<ir::Expr> iter(vars.begin(), vars.end());
+    std::vector<ir::Expr> si = RegionIndex(src, iter, layout.shape);
+    std::vector<ir::Expr> di = RegionIndex(a->dst, iter, layout.shape);
+    if (si.empty() || di.empty()) {
+      ctx.Fail(ctx.Internal("T.atomic_add regions do not align with the partition"));
+      return;
+    }
+    std::vector<std::string> conds = {loop.replica_guard};
+    if (db->scope == ir::Scope::kGlobal) conds.push_back(InBounds(ctx, db, di));
+    if (sb->scope == ir::Scope::kGlobal) conds.push_back(InBounds(ctx, sb, si));
+    for (const std::string& c : conds) {
+      if (c == "false") return;  // never inside the tensors
+    }
+    std::string cond = Join(conds);
+    std::string value = ctx.Convert(ctx.Emit(ir::Load(sb, si)), sb->dtype, db->dtype).text;
+    std::string line = absl::StrCat("tl::atomic_add(", ctx.Address(db, di), ", ", value, ");");
+    if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
+    ctx.w().Line(line);
+  });
+  return ctx.status();
+}
+
+}  // namespace tilec::cuda

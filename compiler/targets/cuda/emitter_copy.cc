@@ -1,0 +1,390 @@
+// T.copy and T.fill.
+//
+// T.copy walks the slots of its loop partition (plan.loops): the followed
+// fragment's layout when one side is a fragment, else a blocked layout over
+// the destination region. Between global and shared memory, runs of
+// `vector` consecutive elements move as one 4/8/16-byte access (cp.async in a
+// T.Pipelined body) when the run lies inside the tensor and is aligned; runs
+// at a tensor border, or misaligned, take the scalar path, which reads zeros
+// outside the source tensor and drops writes outside the destination. A copy
+// between two fragments of different layouts goes through the scratch area
+// (write own slots, barrier, read own slots). A copy with a per-thread side
+// (T.alloc_local / T.alloc_var) is done whole by every thread.
+#include <tuple>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/targets/cuda/emitter_internal.h"
+
+namespace tilec::cuda {
+namespace {
+
+using ir::Scope;
+
+bool PerThread(Scope s) { return s == Scope::kLocal || s == Scope::kVar; }
+
+std::vector<ir::Expr> VarExprs(const std::vector<ir::Var>& vars) {
+  return std::vector<ir::Expr>(vars.begin(), vars.end());
+}
+
+// Declares the iteration variables of a slot loop from its logical index;
+// unit dims (logical "0") stay the literal.
+void BindIterVars(EmitContext& ctx, const std::vector<ir::Var>& vars,
+                  const std::vector<std::string>& logical) {
+  for (size_t d = 0; d < vars.size(); ++d) {
+    ctx.nonneg_vars().insert(vars[d].get());
+    if (logical[d] == "0") {
+      ctx.BindVarText(vars[d].get(), "0");
+      continue;
+    }
+    std::string name = ctx.DeclareVar(vars[d]);
+    ctx.w().Line(absl::StrCat("const int ", name, " = ", logical[d], ";"));
+  }
+}
+
+std::vector<ir::Var> MakeIterVars(size_t rank, absl::string_view prefix = "i") {
+  std::vector<ir::Var> vars;
+  for (size_t d = 0; d < rank; ++d) vars.push_back(ir::MakeVar(absl::StrCat(prefix, d)));
+  return vars;
+}
+
+std::string JoinConds(const std::vector<std::string>& conds) {
+  std::vector<std::string> kept;
+  for (const std::string& c : conds) {
+    if (!c.empty()) kept.push_back(c);
+  }
+  return absl::StrJoin(kept, " && ");
+}
+
+// `dst[di] = src[si]` with the copy's bounds rules and conversion.
+void ScalarElement(EmitContext& ctx, const ir::Region& src, const ir::Region& dst,
+                   const std::vector<ir::Expr>& si, const std::vector<ir::Expr>& di,
+                   const std::string& guard) {
+  const ir::Buffer& sb = src.buffer;
+  const ir::Buffer& db = dst.buffer;
+  std::string value = ctx.Expr(ir::Load(sb, si));
+  if (sb->scope == Scope::kGlobal) {
+    std::string in = InBounds(ctx, sb, si);
+    std::string zero = EmitContext::Literal(0, sb->dtype);
+    if (in == "false") {
+      value = zero;
+    } else if (!in.empty()) {
+      value = absl::StrCat(in, " ? ", value, " : ", zero);
+    }
+  }
+  value = ctx.Convert({value, 13}, sb->dtype, db->dtype).text;
+  std::vector<std::string> conds = {guard};
+  if (db->scope == Scope::kGlobal) conds.push_back(InBounds(ctx, db, di));
+  std::string cond = JoinConds(conds);
+  if (cond == "false" || absl::StrContains(cond, "&& false")) return;
+  std::string line = absl::StrCat(ctx.Access(db, di), " = ", value, ";");
+  if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
+  ctx.w().Line(line);
+}
+
+// Every thread copies the whole region (a per-thread side).
+absl::Status SerialCopy(EmitContext& ctx, const ir::CopyNode* c) {
+  const ir::Region& iter_region =
+      PerThread(c->dst.buffer->scope) ? c->dst : c->src;
+  std::vector<int64_t> shape;
+  for (const ir::Expr& e : iter_region.extents) {
+    auto v = ConstValue(e);
+    if (!v) return ctx.Unimplemented("T.copy of a symbolic extent to or from a local buffer");
+    shape.push_back(*v);
+  }
+  std::vector<ir::Var> vars = MakeIterVars(shape.size(), "j");
+  int open = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    ctx.nonneg_vars().insert(vars[d].get());
+    if (shape[d] == 1) {
+      ctx.BindVarText(vars[d].get(), "0");
+      continue;
+    }
+    std::string n = ctx.DeclareVar(vars[d]);
+    ctx.w().Open(absl::StrCat("for (int ", n, " = 0; ", n, " < ", shape[d], "; ++", n, ")"));
+    ++open;
+  }
+  std::vector<ir::Expr> iter = VarExprs(vars);
+  std::vector<ir::Expr> si = RegionIndex(c->src, iter, shape);
+  std::vector<ir::Expr> di = RegionIndex(c->dst, iter, shape);
+  if (si.empty() || di.empty()) return ctx.Internal("T.copy regions do not align");
+  ScalarElement(ctx, c->src, c->dst, si, di, "");
+  while (open-- > 0) ctx.w().Close();
+  return ctx.status();
+}
+
+// Fragment -> fragment between different layouts, through the scratch area.
+absl::Status ExchangeCopy(EmitContext& ctx, const ir::CopyNode* c) {
+  const ir::Buffer& sb = c->src.buffer;
+  const ir::Buffer& db = c->dst.buffer;
+  const inference::FragmentLayout* ls = ctx.FragmentOf(sb.get());
+  const inference::FragmentLayout* ld = ctx.FragmentOf(db.get());
+  if (!ls || !ld || ls->shape != ld->shape) {
+    return ctx.Internal(absl::StrCat("exchange copy ", sb->name, " -> ", db->name,
+                                     " without two fragment layouts of one shape"));
+  }
+  for (const ir::Region* r : {&c->src, &c->dst}) {
+    for (size_t d = 0; d < r->mins.size(); ++d) {
+      auto m = ConstValue(r->mins[d]);
+      auto e = ConstValue(r->extents[d]);
+      if (!m || *m != 0 || !e || *e != ls->shape[d]) {
+        return ctx.Unimplemented(
+            absl::StrCat("T.copy between parts of fragments ", sb->name, " and ", db->name,
+                         " with different layouts"));
+      }
+    }
+  }
+  int64_t n = 1;
+  for (int64_t x : ls->shape) n *= x;
+  const std::string ct = CType(db->dtype);
+  EmitContext::Access2 w, r;
+  w.writes.insert(EmitContext::ScratchKey());
+  r.reads.insert(EmitContext::ScratchKey());
+  ctx.BeforeShared(w);
+  std::string buf = ctx.Fresh(absl::StrCat(db->name, "_exchange"));
+  ctx.w().Line(absl::StrCat("// ", sb->name, " (", ls->kind, ") -> ", db->name, " (", ld->kind,
+                            ") through shared memory"));
+  ctx.w().Line(absl::StrCat(ct, "* ", buf, " = ", ctx.Scratch(n * ElemBytes(db->dtype), ct), ";"));
+  auto flat = [&](const std::vector<ir::Var>& vars) {
+    ir::Expr f = vars[0];
+    for (size_t d = 1; d < vars.size(); ++d) {
+      f = AddI(MulI(f, ir::IntImm(ls->shape[d])), vars[d]);
+    }
+    return ctx.Expr(f);
+  };
+  {
+    std::vector<ir::Var> vars = MakeIterVars(ls->shape.size());
+    SlotLoop loop;
+    for (const ir::Var& v : vars) loop.vars.push_back(v.get());
+    ctx.SlotLoopOver(*ls, loop, [&](const std::vector<std::string>& logical) {
+      BindIterVars(ctx, vars, logical);
+      std::string value = ctx.Convert({ctx.Access(sb, VarExprs(vars)), 0}, sb->dtype,
+                                      db->dtype).text;
+      std::string line = absl::StrCat(buf, "[", flat(vars), "] = ", value, ";");
+      if (!loop.replica_guard.empty()) line = absl::StrCat("if (", loop.replica_guard, ") ", line);
+      ctx.w().Line(line);
+    });
+  }
+  ctx.AfterShared(w);
+  ctx.BeforeShared(r);
+  {
+    std::vector<ir::Var> vars = MakeIterVars(ld->shape.size());
+    SlotLoop loop;
+    for (const ir::Var& v : vars) loop.vars.push_back(v.get());
+    ctx.SlotLoopOver(*ld, loop, [&](const std::vector<std::string>& logical) {
+      BindIterVars(ctx, vars, logical);
+      ctx.w().Line(absl::StrCat(ctx.Access(db, VarExprs(vars)), " = ", buf, "[", flat(vars),
+                                "];"));
+    });
+  }
+  ctx.AfterShared(r);
+  return ctx.status();
+}
+
+// Whether the run of `vector` elements along the iteration's last dim is
+// contiguous in both regions' buffers.
+bool VectorizableRegions(const ir::CopyNode* c, const std::vector<int64_t>& shape) {
+  if (shape.empty() || shape.back() == 1) return false;
+  for (const ir::Region* r : {&c->src, &c->dst}) {
+    std::vector<int> dims = NonUnitDims(*r);
+    if (dims.empty() || dims.back() != static_cast<int>(r->buffer->shape.size()) - 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
+                             const inference::LoopPartition& p) {
+  const inference::FragmentLayout& layout = p.layout;
+  const std::vector<int64_t>& shape = layout.shape;
+  const ir::Buffer& sb = c->src.buffer;
+  const ir::Buffer& db = c->dst.buffer;
+  std::vector<ir::Var> vars = MakeIterVars(shape.size());
+  std::vector<ir::Expr> iter = VarExprs(vars);
+  const int64_t v = p.vector;
+  const int64_t bytes = v * ElemBytes(sb->dtype);
+  const bool memory_sides = (sb->scope == Scope::kGlobal || sb->scope == Scope::kShared) &&
+                            (db->scope == Scope::kGlobal || db->scope == Scope::kShared);
+  const bool vectorize = v > 1 && memory_sides && sb->dtype == db->dtype &&
+                         (bytes == 4 || bytes == 8 || bytes == 16) &&
+                         layout.ContiguousRun() % v == 0 && layout.local_size % v == 0 &&
+                         VectorizableRegions(c, shape);
+  if (!vectorize) {
+    SlotLoop loop;
+    for (const ir::Var& x : vars) loop.vars.push_back(x.get());
+    ctx.SlotLoopOver(layout, loop, [&](const std::vector<std::string>& logical) {
+      BindIterVars(ctx, vars, logical);
+      std::vector<ir::Expr> si = RegionIndex(c->src, iter, shape);
+      std::vector<ir::Expr> di = RegionIndex(c->dst, iter, shape);
+      if (si.empty() || di.empty()) {
+        ctx.Fail(ctx.Internal(absl::StrCat("T.copy ", sb->name, " -> ", db->name,
+                                           ": regions do not align with the partition")));
+        return;
+      }
+      const bool side_effect = db->scope == Scope::kGlobal || db->scope == Scope::kShared;
+      ScalarElement(ctx, c->src, c->dst, si, di, side_effect ? loop.replica_guard : "");
+    });
+    return ctx.status();
+  }
+  // Vector runs: one group of v slots per iteration.
+  const bool async = ctx.in_pipeline() && ctx.target().info.supports_cp_async &&
+                     sb->scope == Scope::kGlobal && db->scope == Scope::kShared;
+  SlotLoop loop;
+  for (const ir::Var& x : vars) loop.vars.push_back(x.get());
+  loop.layout = &layout;
+  loop.slot = ctx.Fresh("s");
+  loop.replica_guard = ctx.ReplicaGuard(layout);
+  const std::string g = ctx.Fresh("g");
+  ctx.w().Line("#pragma unroll");
+  ctx.w().Open(absl::StrCat("for (int ", g, " = 0; ", g, " < ", layout.local_size / v, "; ++", g,
+                            ")"));
+  ctx.slot_loops().push_back(&loop);
+  ctx.w().Line(absl::StrCat("const int ", loop.slot, " = ", g, " * ", v, ";"));
+  std::vector<std::string> conds;
+  if (!loop.replica_guard.empty()) conds.push_back(loop.replica_guard);
+  if (layout.valid) conds.push_back(ctx.LayoutExprText(layout, layout.valid, loop.slot));
+  if (!conds.empty()) ctx.w().Open(absl::StrCat("if (", JoinConds(conds), ")"));
+  BindIterVars(ctx, vars, ctx.LogicalText(layout, loop.slot));
+  std::vector<ir::Expr> si = RegionIndex(c->src, iter, shape);
+  std::vector<ir::Expr> di = RegionIndex(c->dst, iter, shape);
+  if (si.empty() || di.empty()) {
+    ctx.slot_loops().pop_back();
+    return ctx.Internal(absl::StrCat("T.copy ", sb->name, " -> ", db->name,
+                                     ": regions do not align with the partition"));
+  }
+  std::string src_ptr = ctx.Address(sb, si);
+  std::string dst_ptr = ctx.Address(db, di);
+  std::vector<std::string> fast;
+  for (const auto& [b, idx, ptr] :
+       {std::tuple{sb, si, src_ptr}, std::tuple{db, di, dst_ptr}}) {
+    if (b->scope != Scope::kGlobal) continue;
+    fast.push_back(InBounds(ctx, b, idx, v - 1));
+    fast.push_back(absl::StrCat("tl::is_aligned<", bytes, ">(", ptr, ")"));
+  }
+  std::string fast_cond = JoinConds(fast);
+  std::string vec_stmt =
+      async ? absl::StrCat("tl::cp_async_", bytes, "(", dst_ptr, ", ", src_ptr, ", true);")
+            : absl::StrCat("tl::copy_vec<", bytes, ">(", dst_ptr, ", ", src_ptr, ");");
+  if (async) ctx.set_pending_async();
+  if (fast_cond.empty()) {
+    ctx.w().Line(vec_stmt);
+  } else {
+    if (fast_cond != "false") {
+      ctx.w().Open(absl::StrCat("if (", fast_cond, ")"));
+      ctx.w().Line(vec_stmt);
+      ctx.w().Else();
+    } else {
+      ctx.w().Open("");
+    }
+    // Border or misaligned run: element by element.
+    ir::Var e = ir::MakeVar("e");
+    std::string en = ctx.DeclareVar(e);
+    ctx.nonneg_vars().insert(e.get());
+    ctx.w().Line("#pragma unroll");
+    ctx.w().Open(absl::StrCat("for (int ", en, " = 0; ", en, " < ", v, "; ++", en, ")"));
+    std::vector<ir::Expr> se = si, de = di;
+    se.back() = AddI(se.back(), e);
+    de.back() = AddI(de.back(), e);
+    ScalarElement(ctx, c->src, c->dst, se, de, "");
+    ctx.w().Close();
+    ctx.w().Close();
+  }
+  if (!conds.empty()) ctx.w().Close();
+  ctx.slot_loops().pop_back();
+  ctx.w().Close();
+  return ctx.status();
+}
+
+}  // namespace
+
+absl::Status LowerCopy(EmitContext& ctx, const ir::Stmt& s) {
+  const auto* c = s->as<ir::CopyNode>();
+  if (PerThread(c->src.buffer->scope) || PerThread(c->dst.buffer->scope)) {
+    return SerialCopy(ctx, c);
+  }
+  auto it = ctx.plan().loops.find(c);
+  if (it == ctx.plan().loops.end()) {
+    return ctx.Internal(absl::StrCat("T.copy ", c->src.buffer->name, " -> ", c->dst.buffer->name,
+                                     " has no loop partition in the plan"));
+  }
+  if (it->second.exchange) return ExchangeCopy(ctx, c);
+  return PartitionedCopy(ctx, c, it->second);
+}
+
+absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s) {
+  const auto* f = s->as<ir::FillNode>();
+  const ir::Region& r = f->dst;
+  const ir::Buffer& b = r.buffer;
+  std::string value = ctx.Convert(ctx.Emit(f->value), f->value->dtype, b->dtype).text;
+  if (b->scope == Scope::kVar) {
+    ctx.w().Line(absl::StrCat(ctx.Access(b, {ir::IntImm(0)}), " = ", value, ";"));
+    return ctx.status();
+  }
+  std::vector<ir::Var> vars = MakeIterVars(r.extents.size());
+  // Whether the iteration var of dim d is inside the region (fragments are
+  // walked over the whole buffer).
+  auto region_cond = [&]() {
+    std::vector<std::string> conds;
+    for (size_t d = 0; d < r.extents.size(); ++d) {
+      auto m = ConstValue(r.mins[d]);
+      auto e = ConstValue(r.extents[d]);
+      auto n = ConstValue(b->shape[d]);
+      if (m && e && n && *m == 0 && *e >= *n) continue;
+      conds.push_back(absl::StrCat(ctx.Expr(vars[d]), " >= ", ctx.Emit(r.mins[d]).text));
+      conds.push_back(absl::StrCat(ctx.Expr(vars[d]), " < ",
+                                   ctx.Emit(AddI(r.mins[d], r.extents[d])).text));
+    }
+    return JoinConds(conds);
+  };
+  if (b->scope == Scope::kFragment) {
+    const inference::FragmentLayout* l = ctx.FragmentOf(b.get());
+    if (!l) return ctx.Internal(absl::StrCat("fragment ", b->name, " has no layout"));
+    SlotLoop loop;
+    for (const ir::Var& v : vars) loop.vars.push_back(v.get());
+    ctx.SlotLoopOver(*l, loop, [&](const std::vector<std::string>& logical) {
+      BindIterVars(ctx, vars, logical);
+      std::string cond = region_cond();
+      std::string line = absl::StrCat(ctx.Access(b, VarExprs(vars)), " = ", value, ";");
+      if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
+      ctx.w().Line(line);
+    });
+    return ctx.status();
+  }
+  // Shared, global and local: a flat loop over the region, strided over the
+  // threads (local: the whole region in every thread).
+  const bool per_thread = b->scope == Scope::kLocal;
+  ir::Expr total = ir::IntImm(1);
+  for (const ir::Expr& e : r.extents) total = MulI(total, e);
+  std::string fv = ctx.Fresh("f");
+  std::string fill = ctx.Fresh("fill");
+  ctx.w().Line(absl::StrCat("const ", CType(b->dtype), " ", fill, " = ", value, ";"));
+  if (per_thread) {
+    ctx.w().Open(absl::StrCat("for (int ", fv, " = 0; ", fv, " < ", ctx.Expr(total), "; ++", fv,
+                              ")"));
+  } else {
+    ctx.w().Open(absl::StrCat("for (int ", fv, " = tx; ", fv, " < ", ctx.Expr(total), "; ", fv,
+                              " += ", ctx.threads(), ")"));
+  }
+  // Unflatten f over the region's extents.
+  ir::Var flat = ir::MakeVar(fv);
+  ctx.BindVarText(flat.get(), fv);
+  ctx.nonneg_vars().insert(flat.get());
+  std::vector<ir::Expr> idx(r.extents.size());
+  ir::Expr rest = flat;
+  for (size_t k = r.extents.size(); k-- > 0;) {
+    ir::Expr i = k == 0 ? rest : ir::Binary(ir::BinaryOp::kMod, rest, r.extents[k]);
+    if (auto e = ConstValue(r.extents[k]); e && *e == 1) i = ir::IntImm(0);
+    idx[k] = AddI(r.mins[k], i);
+    if (k > 0) rest = ir::Binary(ir::BinaryOp::kDiv, rest, r.extents[k]);
+  }
+  std::string cond = b->scope == Scope::kGlobal ? InBounds(ctx, b, idx) : "";
+  std::string line = absl::StrCat(ctx.Access(b, idx), " = ", fill, ";");
+  if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
+  ctx.w().Line(line);
+  ctx.w().Close();
+  return ctx.status();
+}
+
+}  // namespace tilec::cuda

@@ -1,0 +1,146 @@
+// T.gemm: a call to the block-level tensor-core templates of tl/gemm.h.
+//
+//   tl::gemm_ss<M, N, K, WarpsM, WarpsN, TransA, TransB, LayoutA, LayoutB>(A, B, C)
+//   tl::gemm_rs<...>(A_frag, B, C)          A in registers (register-A layout)
+//
+// C is the accumulator fragment (mma accumulator layout of the gemm's warp
+// partition), A and B whole shared buffers addressed through their layout
+// types; clear_accum zero-fills C first. What the templates cannot do
+// (operand types other than float16/bfloat16 with a float32 accumulator,
+// tiles that do not split into whole mma tiles over the warps) is rejected
+// here with UNIMPLEMENTED before any code is generated.
+#include "absl/strings/str_cat.h"
+#include "compiler/targets/cuda/emitter_internal.h"
+
+namespace tilec::cuda {
+namespace {
+
+// The two trailing extents of a gemm operand region (leading unit dims
+// dropped), and whether the region covers its whole buffer.
+struct Operand {
+  int64_t rows = 0, cols = 0;
+  bool whole = true;
+};
+
+std::optional<Operand> OperandShape(const ir::Region& r) {
+  std::vector<int64_t> ext;
+  for (const ir::Expr& e : r.extents) {
+    auto v = ConstValue(e);
+    if (!v) return std::nullopt;
+    ext.push_back(*v);
+  }
+  Operand o;
+  for (size_t d = 0; d < r.extents.size(); ++d) {
+    auto m = ConstValue(r.mins[d]);
+    auto n = ConstValue(r.buffer->shape[d]);
+    if (!m || *m != 0 || !n || *n != ext[d]) o.whole = false;
+  }
+  while (ext.size() > 2 && ext.front() == 1) ext.erase(ext.begin());
+  if (ext.size() != 2) return std::nullopt;
+  o.rows = ext[0];
+  o.cols = ext[1];
+  return o;
+}
+
+}  // namespace
+
+absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
+  const auto* g = s->as<ir::GemmNode>();
+  auto pit = ctx.plan().gemms.find(g);
+  if (pit == ctx.plan().gemms.end()) {
+    return ctx.Internal("T.gemm has no warp partition in the layout plan");
+  }
+  const inference::GemmWarpPartition& p = pit->second;
+  const ir::Buffer& a = g->a.buffer;
+  const ir::Buffer& b = g->b.buffer;
+  const ir::Buffer& c = g->c.buffer;
+  auto as = OperandShape(g->a);
+  auto bs = OperandShape(g->b);
+  auto cs = OperandShape(g->c);
+  if (!as || !bs || !cs) {
+    return ctx.Unimplemented("T.gemm with operands that are not constant 2-D tiles");
+  }
+  const int64_t m = cs->rows, n = cs->cols;
+  const int64_t k = g->transpose_a ? as->rows : as->cols;
+  const std::string shape = absl::StrCat("T.gemm ", a->name, " x ", b->name, " -> ", c->name,
+                                         " (M=", m, ", N=", n, ", K=", k, ")");
+  const bool f16 = a->dtype == ir::DType::kFloat16 && b->dtype == ir::DType::kFloat16;
+  const bool bf16 = a->dtype == ir::DType::kBFloat16 && b->dtype == ir::DType::kBFloat16;
+  if ((!f16 && !bf16) || c->dtype != ir::DType::kFloat32) {
+    return ctx.Unimplemented(absl::StrCat(
+        shape, " with ", Sv(ir::DTypeName(a->dtype)), " x ", Sv(ir::DTypeName(b->dtype)), " -> ",
+        Sv(ir::DTypeName(c->dtype)), " (tensor-core gemm takes float16 or bfloat16 operands with a "
+        "float32 accumulator)"));
+  }
+  if (c->scope != ir::Scope::kFragment) {
+    return ctx.Unimplemented(absl::StrCat(shape, " accumulating into a ",
+                                          Sv(ir::ScopeName(c->scope)), " buffer"));
+  }
+  if (b->scope != ir::Scope::kShared || !bs->whole) {
+    return ctx.Unimplemented(absl::StrCat(shape, " with B not a whole shared buffer"));
+  }
+  // The tile the templates compute: M and N rounded up to whole mma tiles
+  // when the partition is inexact (the accumulator layout is then padded).
+  const int64_t mp = (m + 16 * p.warps_m - 1) / (16 * p.warps_m) * (16 * p.warps_m);
+  const int64_t np = (n + 8 * p.warps_n - 1) / (8 * p.warps_n) * (8 * p.warps_n);
+  const bool pad_ok = (mp == m || (a->scope == ir::Scope::kShared && !g->transpose_a)) &&
+                      (np == n || g->transpose_b);
+  if (k % 16 != 0 || !pad_ok || 32 * p.warps_m * p.warps_n * p.replicas != ctx.threads()) {
+    return ctx.Unimplemented(absl::StrCat(
+        shape, " over ", ctx.threads() / 32, " warps (", p.warps_m, " x ", p.warps_n,
+        "): K must be a multiple of 16, and a tile that does not split into whole mma tiles "
+        "(M a multiple of 16 * ", p.warps_m, ", N of 8 * ", p.warps_n,
+        ") needs A and B stored with M and N as their rows"));
+  }
+  const inference::FragmentLayout* cl = ctx.FragmentOf(c.get());
+  if (!cl || !inference::SameLayout(*cl, inference::MmaAccumulator(m, n, p))) {
+    return ctx.Internal(absl::StrCat("the accumulator ", c->name,
+                                     " of T.gemm is not in the mma accumulator layout"));
+  }
+  BufferInfo* ci = ctx.Info(c.get());
+  BufferInfo* bi = ctx.Info(b.get());
+  BufferInfo* ai = ctx.Info(a.get());
+  if (!ci || !bi || !ai) return ctx.Internal("T.gemm operand not declared");
+  if (g->clear_accum) {
+    ctx.w().Line("#pragma unroll");
+    ctx.w().Line(absl::StrCat("for (int i = 0; i < ", cl->local_size, "; ++i) ", ci->name,
+                              "[i] = 0.0f;  // clear_accum"));
+  }
+  std::string fn, a_arg, layout_a;
+  if (a->scope == ir::Scope::kShared) {
+    if (!as->whole) {
+      return ctx.Unimplemented(absl::StrCat(shape, " with A a part of a shared buffer"));
+    }
+    fn = "tl::gemm_ss";
+    a_arg = ctx.SharedBase(*ai);
+    layout_a = ai->layout_type;
+  } else if (a->scope == ir::Scope::kFragment) {
+    if (g->transpose_a) {
+      return ctx.Unimplemented(absl::StrCat(shape, " with transpose_A and A in registers"));
+    }
+    const inference::FragmentLayout* al = ctx.FragmentOf(a.get());
+    if (!al || !inference::SameLayout(*al, inference::RegisterA(m, k, p, false))) {
+      return ctx.Internal(absl::StrCat("the register A operand ", a->name,
+                                       " of T.gemm is not in the register-A layout"));
+    }
+    fn = "tl::gemm_rs";
+    a_arg = ai->name;
+    // gemm_rs does not read LayoutA; pass B's so the template is complete.
+    layout_a = bi->layout_type;
+  } else {
+    return ctx.Unimplemented(absl::StrCat(shape, " with A in ", Sv(ir::ScopeName(a->scope)),
+                                          " memory"));
+  }
+  if (mp != m || np != n) {
+    ctx.w().Line(absl::StrCat("// padded to whole mma tiles: ", mp, " x ", np,
+                              " (the extra rows of C are never read)"));
+  }
+  ctx.w().Line(absl::StrCat(fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
+                            g->transpose_a ? "true" : "false", ", ",
+                            g->transpose_b ? "true" : "false", ", ", layout_a, ", ",
+                            bi->layout_type, ">(", a_arg, ", ", ctx.SharedBase(*bi), ", ",
+                            ci->name, ");"));
+  return ctx.status();
+}
+
+}  // namespace tilec::cuda

@@ -1,0 +1,303 @@
+// Internals of the CUDA emitter (emitter.h), shared by its files:
+//   emitter.cc          program and kernel structure, parameters, smem plan
+//   emitter_expr.cc     expressions, element types, buffer addressing
+//   emitter_stmt.cc     statements, T.Parallel nests, loops, barriers
+//   emitter_slots.cc    fragment slots: partition loops and slot tables
+//   emitter_copy.cc     T.copy and T.fill
+//   emitter_gemm.cc     T.gemm
+//   emitter_reduce.cc   T.reduce_* and T.cumsum
+//   emitter_atomic.cc   T.atomic_add
+// Not part of tilec's API.
+#ifndef TILEC_COMPILER_TARGETS_CUDA_EMITTER_INTERNAL_H_
+#define TILEC_COMPILER_TARGETS_CUDA_EMITTER_INTERNAL_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "compiler/inference/layout.h"
+#include "compiler/inference/layout_inference.h"
+#include "compiler/ir/ir.h"
+#include "compiler/targets/cuda/emitter.h"
+#include "compiler/targets/cuda/target.h"
+
+namespace tilec::cuda {
+
+// Lines of generated code with indentation (two spaces per level).
+class CodeWriter {
+ public:
+  void Line(absl::string_view text);
+  void Open(absl::string_view head);  // "head {" and one level in
+  void Close(absl::string_view tail = "");  // one level out and "}tail"
+  void Else();  // "} else {" between two levels
+  void Blank();
+  void Indent(int delta);
+  // Appends text produced by another writer started at indent 0, re-indented
+  // to this writer's level.
+  void Splice(const CodeWriter& other);
+  const std::string& text() const { return out_; }
+  bool empty() const { return out_.empty(); }
+
+ private:
+  std::string out_;
+  int indent_ = 0;
+};
+
+// C++ identifiers, unique within one kernel.
+class NameTable {
+ public:
+  NameTable();
+  // A fresh identifier from `hint` (non-identifier characters replaced; a
+  // suffix _1, _2, ... when taken; keywords and reserved names avoided).
+  std::string Fresh(absl::string_view hint);
+
+ private:
+  std::set<std::string> used_;
+};
+
+// Element types (docs/cuda_backend.md, "Element types").
+std::string CType(ir::DType t);
+// float16, bfloat16, float8: stored in tl types, computed in float.
+bool IsNarrowFloat(ir::DType t);
+// int8, uint8, int16, bool... whose C++ arithmetic promotes to int.
+bool IsNarrowInt(ir::DType t);
+int64_t ElemBytes(ir::DType t);
+
+// An emitted C++ expression and its precedence (0 binds tightest: names,
+// literals, calls; 2 unary; 3 * / %; 4 + -; 5 shifts; 6 relational;
+// 7 equality; 8 &; 9 ^; 10 |; 11 &&; 12 ||; 13 ?:).
+struct CExpr {
+  std::string text;
+  int prec = 0;
+};
+
+// What a shared buffer, fragment, local or variable is in the generated code.
+struct BufferInfo {
+  ir::Buffer buffer;
+  std::string name;   // C++ name of the array / pointer / scalar
+  std::string ctype;  // element type
+  // kShared
+  int64_t smem_offset = 0;
+  int64_t bytes = 0;        // bytes of one copy of the buffer
+  int64_t stages = 1;       // copies for a multi-stage T.Pipelined loop
+  std::string layout_type;  // C++ alias of the tl layout type
+  const inference::SharedLayout* shared = nullptr;
+  // kFragment
+  const inference::FragmentLayout* fragment = nullptr;
+  // kGlobal: flat shape expressions (the strides are derived from them)
+};
+
+// One per-thread loop over the slots of a partition: a T.Parallel nest or a
+// tile operator's element loop. Fragment accesses inside it resolve to a slot
+// of the accessed fragment, through a constant table when the slot differs
+// from the loop's own.
+struct SlotLoop {
+  const inference::FragmentLayout* layout = nullptr;
+  std::string slot;  // C++ name of the slot variable
+  // IR variables bound to the logical index (nest variables; empty for
+  // operator loops), with their constant loop mins.
+  std::vector<const ir::VarNode*> vars;
+  std::vector<int64_t> mins;
+  // Lets met so far inside the loop body, in order (evaluated when building
+  // slot tables).
+  std::vector<std::pair<const ir::VarNode*, ir::Expr>> lets;
+  // Declarations to place before the loop (slot tables).
+  std::vector<std::string> decls;
+  std::map<std::vector<int64_t>, std::string> tables;
+  // Replica guard for side effects outside fragments ("" when unreplicated).
+  std::string replica_guard;
+};
+
+class EmitContext {
+ public:
+  EmitContext(const ir::Program& program, const inference::LayoutPlan& plan,
+              const CudaTarget& target);
+
+  const ir::Program& program() const { return program_; }
+  const inference::LayoutPlan& plan() const { return plan_; }
+  const CudaTarget& target() const { return target_; }
+  CodeWriter& w() { return *writer_; }
+  // Redirects output to `w` until the returned writer is restored.
+  CodeWriter* SetWriter(CodeWriter* w) {
+    CodeWriter* old = writer_;
+    writer_ = w;
+    return old;
+  }
+
+  // --- errors: the first failure wins; emission goes on but its text is
+  // dropped.
+  void Fail(absl::Status s);
+  const absl::Status& status() const { return status_; }
+  bool ok() const { return status_.ok(); }
+  absl::Status Unimplemented(absl::string_view what) const;  // "... is not supported on sm_80"
+  absl::Status Internal(absl::string_view what) const;       // "... (a tilec bug)"
+
+  // --- names
+  NameTable& names() { return names_; }
+  std::string Fresh(absl::string_view hint) { return names_.Fresh(hint); }
+  // The C++ name of an IR variable (declared with DeclareVar, or a dyn dim /
+  // scalar parameter / block variable).
+  std::string VarName(const ir::VarNode* v);
+  std::string DeclareVar(const ir::Var& v);
+  // Makes `v` print as `text` (a literal or an existing C++ name).
+  void BindVarText(const ir::VarNode* v, std::string text);
+
+  // --- buffers
+  BufferInfo* Info(const ir::BufferNode* b);
+  BufferInfo& AddBuffer(const ir::Buffer& b, std::string name);
+  const inference::FragmentLayout* FragmentOf(const ir::BufferNode* b);
+
+  // --- expressions (emitter_expr.cc)
+  // Variables known to be >= 0 (thread and slot indices, block and loop
+  // variables with non-negative mins, dynamic dims).
+  std::set<const ir::VarNode*>& nonneg_vars() { return nonneg_vars_; }
+  // Whether an integer expression is known to be >= 0 (constants, such
+  // variables, and + * / % min max of such).
+  bool NonNegative(const ir::Expr& e);
+  CExpr Emit(const ir::Expr& e);
+  std::string Expr(const ir::Expr& e) { return Emit(e).text; }
+  // `text` (of dtype `from`) converted to `to`.
+  CExpr Convert(CExpr value, ir::DType from, ir::DType to);
+  // An lvalue for buffer[indices] (fragments resolve through the innermost
+  // slot loop, or directly when replicated everywhere).
+  std::string Access(const ir::Buffer& b, const std::vector<ir::Expr>& indices);
+  // Global/local: the row-major flat index; shared: the layout offset.
+  std::string FlatIndex(const ir::Buffer& b, const std::vector<ir::Expr>& indices);
+  // The pointer to element `indices` of a global or shared buffer.
+  std::string Address(const ir::Buffer& b, const std::vector<ir::Expr>& indices);
+  // `buf[ofs]` for a shared buffer: the current stage's base.
+  std::string SharedBase(const BufferInfo& info);
+  // Literal text of a constant of dtype t.
+  static std::string Literal(double v, ir::DType t);
+  static std::string IntLiteral(int64_t v, ir::DType t);
+
+  // --- statements (emitter_stmt.cc)
+  absl::Status EmitStmt(const ir::Stmt& s);
+
+  // --- slot loops (emitter_slots.cc)
+  SlotLoop* slot_loop() { return slot_loops_.empty() ? nullptr : slot_loops_.back(); }
+  // Emits `for (slot...) { <bind logical index> body }` over `layout`'s slots
+  // of this thread. `bind` receives the C++ expressions of the logical
+  // index; `body` emits the loop body (the SlotLoop is active meanwhile).
+  // Invalid (padding) slots are skipped.
+  void SlotLoopOver(const inference::FragmentLayout& layout, SlotLoop& loop,
+                    const std::function<void(const std::vector<std::string>&)>& body);
+  // The slot of fragment `frag` holding element `indices` in the current
+  // slot loop, as C++ text (the loop's slot, a table lookup or an
+  // expression).
+  std::string FragmentSlot(const ir::Buffer& frag, const std::vector<ir::Expr>& indices);
+  // The C++ condition "this thread is replica 0 of the partition's
+  // iteration", or "" when the partition is not replicated.
+  std::string ReplicaGuard(const inference::FragmentLayout& layout);
+  // `layout`'s inverse map for thread `tx` and slot `slot`, as C++.
+  std::vector<std::string> LogicalText(const inference::FragmentLayout& layout,
+                                       const std::string& slot);
+  std::string LayoutExprText(const inference::FragmentLayout& layout, const ir::Expr& e,
+                             const std::string& slot);
+
+  // --- barriers (emitter_stmt.cc)
+  // Keys of what a statement reads and writes among the block-shared state
+  // (shared buffers, the scratch area).
+  struct Access2 {
+    std::set<const void*> reads, writes;
+  };
+  // Inserts a barrier when `a` reads what another thread may have written
+  // since the last barrier, or writes what others may still read or write.
+  void BeforeShared(const Access2& a);
+  void AfterShared(const Access2& a);
+  void Barrier();  // commits and waits for pending cp.async, then syncthreads
+  static const void* ScratchKey();
+  // Shared buffers read and written by a statement (recursively).
+  Access2 SharedAccesses(const ir::Stmt& s);
+
+  // --- kernel state
+  int64_t threads() const { return threads_; }
+  bool in_pipeline() const { return pipeline_depth_ > 0; }
+  void set_pending_async() { pending_async_ = true; }
+  // Scratch shared memory for one operator: base pointer text of at least
+  // `bytes` bytes (shared by all operators of the kernel, one at a time).
+  std::string Scratch(int64_t bytes, absl::string_view ctype);
+
+  // Kernel-level state, managed by emitter.cc.
+  // Starts a kernel: `where` names it in messages.
+  void BeginKernel(std::string where, int64_t threads, std::string scratch_name);
+  // Forgets the previous kernel's names, buffers and variables.
+  void Reset();
+  int64_t scratch_bytes() const { return scratch_bytes_; }
+
+  std::vector<SlotLoop*>& slot_loops() { return slot_loops_; }
+  std::set<const void*>& written() { return written_; }
+  std::set<const void*>& read() { return read_; }
+  int& pipeline_depth() { return pipeline_depth_; }
+  std::map<const ir::VarNode*, std::string>& var_names() { return var_names_; }
+  // Pipelined stage of each multi-staged shared buffer (C++ expression of the
+  // current stage index), set while emitting a multi-stage loop.
+  std::map<const ir::BufferNode*, std::string>& stage_index() { return stage_index_; }
+
+ private:
+  const ir::Program& program_;
+  const inference::LayoutPlan& plan_;
+  const CudaTarget& target_;
+  CodeWriter* writer_ = nullptr;
+  absl::Status status_;
+  std::string where_;
+  NameTable names_;
+  std::map<const ir::VarNode*, std::string> var_names_;
+  std::map<const ir::BufferNode*, BufferInfo> buffers_;
+  std::vector<SlotLoop*> slot_loops_;
+  std::set<const void*> written_, read_;
+  bool pending_async_ = false;
+  int pipeline_depth_ = 0;
+  int64_t threads_ = 0;
+  int64_t scratch_bytes_ = 0;
+  std::string scratch_name_;
+  std::map<const ir::BufferNode*, std::string> stage_index_;
+  std::set<const ir::VarNode*> nonneg_vars_;
+};
+
+// Tile operator lowerings (registered in target.cc).
+absl::Status LowerCopy(EmitContext& ctx, const ir::Stmt& s);
+absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s);
+absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s);
+absl::Status LowerReduce(EmitContext& ctx, const ir::Stmt& s);
+absl::Status LowerCumsum(EmitContext& ctx, const ir::Stmt& s);
+absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s);
+
+// --- helpers shared by the files
+
+// Substitutes variables in an expression.
+ir::Expr Substitute(const ir::Expr& e, const std::map<const ir::VarNode*, ir::Expr>& map);
+// The constant value of an integer expression (constant folding), if any.
+std::optional<int64_t> ConstValue(const ir::Expr& e);
+// Product of constant extents; nullopt when one is symbolic.
+std::optional<int64_t> ConstProduct(const std::vector<ir::Expr>& extents);
+// The dims of a region whose extent is not the constant 1, in order.
+std::vector<int> NonUnitDims(const ir::Region& r);
+// Region indices for an iteration index over `iter_shape`: the region's
+// non-unit dims take the iteration's non-unit dims in order (both aligned
+// from the first), unit dims take their min. Empty when the shapes do not
+// align.
+std::vector<ir::Expr> RegionIndex(const ir::Region& r, const std::vector<ir::Expr>& iter_index,
+                                  const std::vector<int64_t>& iter_shape);
+// C++ condition that `indices` lie inside buffer `b`, and also the last index
+// plus `extra_last` ("" when always true, "false" when never).
+std::string InBounds(EmitContext& ctx, const ir::Buffer& b, const std::vector<ir::Expr>& indices,
+                     int64_t extra_last = 0);
+// Folding integer builders (constants fold, x + 0, x * 1, x * 0 vanish).
+ir::Expr AddI(const ir::Expr& a, const ir::Expr& b);
+ir::Expr SubI(const ir::Expr& a, const ir::Expr& b);
+ir::Expr MulI(const ir::Expr& a, const ir::Expr& b);
+// A C++ `int` variable name for the IR expression `e` placed in the current
+// writer: `const int name = e;` (or the text itself when trivial).
+std::string Hoist(EmitContext& ctx, absl::string_view hint, const std::string& text);
+
+}  // namespace tilec::cuda
+
+#endif  // TILEC_COMPILER_TARGETS_CUDA_EMITTER_INTERNAL_H_

@@ -1,0 +1,90 @@
+#include "compiler/targets/cuda/target.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/targets/cuda/emitter_internal.h"
+
+namespace tilec::cuda {
+
+CudaTarget CudaTarget::ForArch(CudaArch arch) {
+  CudaTarget t;
+  t.arch = arch;
+  t.info = arch == CudaArch::kSm90a ? inference::TargetInfo::Sm90a()
+                                     : inference::TargetInfo::Sm80();
+  return t;
+}
+
+absl::StatusOr<CudaTarget> CudaTarget::FromName(absl::string_view name) {
+  absl::StatusOr<CudaArch> arch = ParseCudaArch(std::string_view(name.data(), name.size()));
+  if (!arch.ok()) return arch.status();
+  return ForArch(*arch);
+}
+
+absl::string_view TileOpName(ir::StmtKind kind) {
+  switch (kind) {
+    case ir::StmtKind::kCopy: return "T.copy";
+    case ir::StmtKind::kGemm: return "T.gemm";
+    case ir::StmtKind::kFill: return "T.fill";
+    case ir::StmtKind::kReduce: return "T.reduce";
+    case ir::StmtKind::kCumsum: return "T.cumsum";
+    case ir::StmtKind::kAtomicAdd: return "T.atomic_add";
+    case ir::StmtKind::kSeq: return "sequence";
+    case ir::StmtKind::kKernel: return "T.Kernel";
+    case ir::StmtKind::kAllocate: return "allocation";
+    case ir::StmtKind::kFor: return "loop";
+    case ir::StmtKind::kIf: return "if";
+    case ir::StmtKind::kStore: return "store";
+    case ir::StmtKind::kLet: return "let";
+    case ir::StmtKind::kAnnotateLayout: return "T.annotate_layout";
+    case ir::StmtKind::kUseSwizzle: return "T.use_swizzle";
+  }
+  return "statement";
+}
+
+absl::Status LoweringRegistry::Register(ir::StmtKind op, absl::string_view target,
+                                        TileOpLowering fn) {
+  auto [it, inserted] = impls_.emplace(std::make_pair(op, std::string(target)), fn);
+  if (!inserted) {
+    return absl::InternalError(absl::StrCat(Sv(TileOpName(op)), " is registered twice for target ",
+                                            target, " (a tilec bug)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TileOpLowering> LoweringRegistry::Find(ir::StmtKind op,
+                                                      absl::string_view target) const {
+  auto it = impls_.find(std::make_pair(op, std::string(target)));
+  if (it == impls_.end()) {
+    return absl::UnimplementedError(
+        absl::StrCat(Sv(TileOpName(op)), " has no lowering for target ", target));
+  }
+  return it->second;
+}
+
+const LoweringRegistry& CudaLowerings() {
+  static const LoweringRegistry* registry = [] {
+    auto* r = new LoweringRegistry;
+    const std::pair<ir::StmtKind, TileOpLowering> ops[] = {
+        {ir::StmtKind::kCopy, &LowerCopy},     {ir::StmtKind::kFill, &LowerFill},
+        {ir::StmtKind::kGemm, &LowerGemm},     {ir::StmtKind::kReduce, &LowerReduce},
+        {ir::StmtKind::kCumsum, &LowerCumsum}, {ir::StmtKind::kAtomicAdd, &LowerAtomicAdd},
+    };
+    // sm_90a runs the sm_80 lowerings (mma.sync, ldmatrix, cp.async) until
+    // its own (wgmma, TMA) are registered in their place.
+    for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
+      for (const auto& [op, fn] : ops) {
+        absl::Status st = r->Register(op, Sv(CudaArchName(arch)), fn);
+        if (!st.ok()) {
+          std::fprintf(stderr, "tilec: %s\n", std::string(st.message()).c_str());
+          std::abort();
+        }
+      }
+    }
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace tilec::cuda

@@ -1,0 +1,72 @@
+// The CUDA targets tilec compiles for, and the per-target registry of tile
+// operator lowerings.
+//
+// A CudaTarget names an architecture (sm_80, sm_90a) and carries the limits
+// that inference and emission check (inference::TargetInfo). Tile operators
+// (T.copy, T.gemm, T.fill, T.reduce_*, T.cumsum, T.atomic_add) are lowered to
+// CUDA C++ by implementations registered per (operator, target); lookup of an
+// operator no implementation covers on a target fails loudly with
+// UNIMPLEMENTED naming both, e.g. "T.gemm has no lowering for target sm_90a",
+// instead of silently picking another target's code.
+#ifndef TILEC_COMPILER_TARGETS_CUDA_TARGET_H_
+#define TILEC_COMPILER_TARGETS_CUDA_TARGET_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "compiler/inference/target_info.h"
+#include "compiler/ir/ir.h"
+#include "compiler/targets/cuda/nvrtc.h"
+
+namespace tilec::cuda {
+
+// Abseil as installed here has its own absl::string_view, distinct from
+// std::string_view, and absl::StrCat takes only the former.
+inline absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+inline absl::string_view Sv(absl::string_view s) { return s; }
+
+struct CudaTarget {
+  CudaArch arch = CudaArch::kSm80;
+  inference::TargetInfo info;  // limits and features (name == CudaArchName(arch))
+
+  absl::string_view name() const { return Sv(CudaArchName(arch)); }
+
+  static CudaTarget ForArch(CudaArch arch);
+  // "sm_80" or "sm_90a"; INVALID_ARGUMENT naming the accepted values otherwise.
+  static absl::StatusOr<CudaTarget> FromName(absl::string_view name);
+};
+
+// "T.copy", "T.gemm", "T.fill", "T.reduce", "T.cumsum", "T.atomic_add"; the
+// statement kind's name for anything else.
+absl::string_view TileOpName(ir::StmtKind kind);
+
+class EmitContext;  // compiler/targets/cuda/emitter_internal.h
+
+// Emits the code of one tile operator statement into the context.
+using TileOpLowering = absl::Status (*)(EmitContext& ctx, const ir::Stmt& stmt);
+
+class LoweringRegistry {
+ public:
+  // Registers `fn` for `op` on the target named `target`. Registering the
+  // same pair twice is a compiler bug (INTERNAL).
+  absl::Status Register(ir::StmtKind op, absl::string_view target, TileOpLowering fn);
+
+  // The implementation of `op` on `target`: UNIMPLEMENTED naming the
+  // operator and the target when there is none.
+  absl::StatusOr<TileOpLowering> Find(ir::StmtKind op, absl::string_view target) const;
+
+ private:
+  std::map<std::pair<ir::StmtKind, std::string>, TileOpLowering> impls_;
+};
+
+// Every CUDA lowering, registered for sm_80 and sm_90a (built on first use).
+const LoweringRegistry& CudaLowerings();
+
+}  // namespace tilec::cuda
+
+#endif  // TILEC_COMPILER_TARGETS_CUDA_TARGET_H_
