@@ -75,8 +75,7 @@ absl::Status Builder::Err(SourceLoc loc, std::string_view message) const {
 absl::Status Builder::At(const absl::Status& status, SourceLoc loc) const {
   if (status.ok() || status.code() != absl::StatusCode::kInvalidArgument) return status;
   std::string_view msg = SV(status.message());
-  if (StartsWith(msg, Cat(file_.path, ":")) &&
-      Contains(msg, ": error: ")) {
+  if (StartsWith(msg, Cat(file_.path, ":")) && Contains(msg, ": error: ")) {
     return status;
   }
   return Err(loc, msg);
@@ -206,14 +205,12 @@ absl::Status Builder::NotStatic(const Value& v, SourceLoc loc, std::string_view 
   if (v.kind == ValueKind::kExpr) {
     if (std::optional<std::string> p = UnboundParamIn(v.expr, false)) {
       return Err(loc, Cat("parameter `", *p, "` is not bound, but ", use,
-                                   " needs its value at staging time; bind it with -D ", *p,
-                                   "=<value>"));
+                          " needs its value at staging time; bind it with -D ", *p, "=<value>"));
     }
     return Err(loc, Cat(use, " must be known at staging time, but it is the runtime value `",
-                                 ir::PrintExpr(v.expr), "`"));
+                        ir::PrintExpr(v.expr), "`"));
   }
-  return Err(loc, Cat(use, " must be known at staging time, but it is a ",
-                               DescribeValue(v)));
+  return Err(loc, Cat(use, " must be known at staging time, but it is a ", DescribeValue(v)));
 }
 
 absl::StatusOr<int64_t> Builder::StaticInt(const Value& v, SourceLoc loc,
@@ -222,8 +219,8 @@ absl::StatusOr<int64_t> Builder::StaticInt(const Value& v, SourceLoc loc,
   if (v.kind == ValueKind::kExpr) {
     if (std::optional<int64_t> c = ir::AsConstInt(v.expr)) return *c;
     if (v.expr && ir::IsFloat(v.expr->dtype)) {
-      return Err(loc, Cat(use, " must be an integer, got a ",
-                                   ir::DTypeName(v.expr->dtype), " value"));
+      return Err(loc,
+                 Cat(use, " must be an integer, got a ", ir::DTypeName(v.expr->dtype), " value"));
     }
     return NotStatic(v, loc, use);
   }
@@ -278,8 +275,7 @@ absl::StatusOr<ir::Expr> Builder::SizeExpr(const Value& v, SourceLoc loc, std::s
     if (!x.ok()) return x.status();
     e = *x;
     if (!ir::IsInt(e->dtype)) {
-      return Err(loc, Cat(use, " must be an integer, got a ", ir::DTypeName(e->dtype),
-                                   " value"));
+      return Err(loc, Cat(use, " must be an integer, got a ", ir::DTypeName(e->dtype), " value"));
     }
     if (std::optional<int64_t> c = ir::AsConstInt(e); c && *c < 0) {
       return Err(loc, Cat(use, " must not be negative, got ", *c));
@@ -320,8 +316,9 @@ bool Builder::KernelSyntax() const { return !frames_.empty() && frames_.back().k
 
 absl::Status Builder::Emit(ir::Stmt s, SourceLoc loc, std::string_view what) {
   if (blocks_.empty()) {
-    return Err(loc, Cat(what, " is only allowed inside a kernel (a @T.prim_func body, "
-                                       "an eager @tilelang.jit body or a @T.macro)"));
+    return Err(loc, Cat(what,
+                        " is only allowed inside a kernel (a @T.prim_func body, "
+                        "an eager @tilelang.jit body or a @T.macro)"));
   }
   if (!InKernel()) {
     const auto* alloc = s->as<ir::AllocateNode>();
@@ -384,16 +381,17 @@ void Builder::BindName(const std::string& name, const Value& v) {
 absl::Status Builder::AssignName(const std::string& name, const Value& v, SourceLoc loc) {
   Env::Slot* existing = frame().env->LookupLocal(name);
   bool target_is_var = existing && existing->value.kind == ValueKind::kBuffer &&
-                       existing->value.buffer &&
-                       existing->value.buffer->scope == ir::Scope::kVar;
-  bool value_is_var = v.kind == ValueKind::kBuffer && v.buffer && v.buffer->scope == ir::Scope::kVar;
+                       existing->value.buffer && existing->value.buffer->scope == ir::Scope::kVar;
+  bool value_is_var =
+      v.kind == ValueKind::kBuffer && v.buffer && v.buffer->scope == ir::Scope::kVar;
   if (target_is_var && !value_is_var && KernelSyntax() && InPrimFunc()) {
     if (!BlockOpen(existing->block_id)) {
       return Err(loc, Cat("`", name, "` is used outside the block that allocated it"));
     }
     return StoreElement(existing->value.buffer, {ir::IntImm(0)}, v, loc);
   }
-  if (KernelSyntax() && InKernel() && (v.kind == ValueKind::kExpr || v.kind == ValueKind::kElement)) {
+  if (KernelSyntax() && InKernel() &&
+      (v.kind == ValueKind::kExpr || v.kind == ValueKind::kElement)) {
     absl::StatusOr<ir::Expr> e = ExprOf(v, loc);
     if (!e.ok()) return e.status();
     bool trivial = (*e)->kind == ir::ExprKind::kVar || (*e)->kind == ir::ExprKind::kIntImm ||
@@ -464,8 +462,7 @@ absl::StatusOr<Value> Builder::ImportValue(const std::string& module, const std:
   return Value::Module(Cat(module, ".", name));
 }
 
-absl::StatusOr<std::optional<Value>> Builder::ModuleGlobal(const std::string& name,
-                                                           SourceLoc loc) {
+absl::StatusOr<std::optional<Value>> Builder::ModuleGlobal(const std::string& name, SourceLoc loc) {
   auto it = module_entries_.find(name);
   if (it == module_entries_.end()) return std::optional<Value>();
   absl::StatusOr<Value> v = EvalModuleEntry(name, it->second, loc);
@@ -530,8 +527,7 @@ absl::StatusOr<Value> Builder::EvalModuleEntry(const std::string& name, ModuleEn
 
 // ---- Functions --------------------------------------------------------------
 
-absl::StatusOr<FunctionFlavor> Builder::DecoratorFlavor(const FunctionDefStmt& def,
-                                                        Env* closure) {
+absl::StatusOr<FunctionFlavor> Builder::DecoratorFlavor(const FunctionDefStmt& def, Env* closure) {
   FunctionFlavor flavor = FunctionFlavor::kPython;
   for (const ExprPtr& d : def.decorators) {
     const Expr* callee = d.get();
@@ -547,8 +543,7 @@ absl::StatusOr<FunctionFlavor> Builder::DecoratorFlavor(const FunctionDefStmt& d
   return flavor;
 }
 
-absl::StatusOr<Value> Builder::MakeFunction(const FunctionDefStmt& def,
-                                            Env* closure) {
+absl::StatusOr<Value> Builder::MakeFunction(const FunctionDefStmt& def, Env* closure) {
   FunctionValue fn;
   fn.def = &def;
   fn.name = def.name;
@@ -586,12 +581,11 @@ absl::StatusOr<Value> Builder::CallValue(const Value& fn, CallArgs args) {
 
 absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs args) {
   if (fn.flavor == FunctionFlavor::kPrimFunc) {
-    return Err(args.loc, Cat("calling the @T.prim_func `", fn.name,
-                                      "` from kernel code is not supported"));
+    return Err(args.loc,
+               Cat("calling the @T.prim_func `", fn.name, "` from kernel code is not supported"));
   }
   if (fn.flavor == FunctionFlavor::kMacro && !InPrimFunc()) {
-    return Err(args.loc,
-               Cat("the @T.macro `", fn.name, "` can only be called inside a kernel"));
+    return Err(args.loc, Cat("the @T.macro `", fn.name, "` can only be called inside a kernel"));
   }
   const std::vector<Param>* params = nullptr;
   if (fn.lambda) {
@@ -624,8 +618,7 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
       varargs.push_back(a.value);
     } else {
       return Err(a.loc, Cat("`", fn.name, "` takes ", positional_params.size(),
-                                     " positional arguments but ", args.positional.size(),
-                                     " were given"));
+                            " positional arguments but ", args.positional.size(), " were given"));
     }
   }
   DictItems varkw;
@@ -637,8 +630,7 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
         continue;
       }
       if (given[k]) {
-        return Err(a.loc, Cat("`", fn.name, "` got multiple values for argument '", name,
-                                       "'"));
+        return Err(a.loc, Cat("`", fn.name, "` got multiple values for argument '", name, "'"));
       }
       env->Set(name, a.value);
       given[k] = true;
@@ -646,8 +638,7 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
     }
     if (!matched) {
       if (varkw_index < 0) {
-        return Err(a.loc, Cat("`", fn.name, "` got an unexpected keyword argument '",
-                                       name, "'"));
+        return Err(a.loc, Cat("`", fn.name, "` got an unexpected keyword argument '", name, "'"));
       }
       varkw.emplace_back(Value::Str(name), a.value);
     }
@@ -662,8 +653,7 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
       if (k < fn.defaults.size() && fn.defaults[k]) {
         env->Set(p.name, *fn.defaults[k]);
       } else {
-        return Err(args.loc, Cat("`", fn.name, "` is missing the argument '", p.name,
-                                          "'"));
+        return Err(args.loc, Cat("`", fn.name, "` is missing the argument '", p.name, "'"));
       }
     }
   }

@@ -157,8 +157,8 @@ class Builder {
   absl::StatusOr<ir::Expr> SizeExpr(const Value& v, SourceLoc loc, std::string_view use,
                                     bool tile_size);
   // A shape: an int, or a tuple/list of ints and expressions.
-  absl::StatusOr<std::vector<ir::Expr>> ShapeOf(const Value& v, SourceLoc loc,
-                                                std::string_view use, bool tile_size);
+  absl::StatusOr<std::vector<ir::Expr>> ShapeOf(const Value& v, SourceLoc loc, std::string_view use,
+                                                bool tile_size);
 
   // ---- IR emission ---------------------------------------------------------
   bool KernelSyntax() const;
@@ -190,8 +190,7 @@ class Builder {
   // first use; nullopt when the module does not define `name`.
   absl::StatusOr<std::optional<Value>> ModuleGlobal(const std::string& name, SourceLoc loc);
   // The flavor a def's decorators give it (prim_func, macro, or plain).
-  absl::StatusOr<FunctionFlavor> DecoratorFlavor(const FunctionDefStmt& def,
-                                                 Env* closure);
+  absl::StatusOr<FunctionFlavor> DecoratorFlavor(const FunctionDefStmt& def, Env* closure);
 
   // Frames: one per function being run.
   struct Frame {
@@ -306,8 +305,7 @@ class Builder {
   absl::StatusOr<Value> Iterable(const Value& v, SourceLoc loc, ValueList* items);
 
   void IndexModule();
-  absl::StatusOr<Value> EvalModuleEntry(const std::string& name, ModuleEntry& entry,
-                                        SourceLoc loc);
+  absl::StatusOr<Value> EvalModuleEntry(const std::string& name, ModuleEntry& entry, SourceLoc loc);
   absl::StatusOr<Value> ImportValue(const std::string& module, const std::string& name,
                                     SourceLoc loc);
 

@@ -81,8 +81,7 @@ absl::StatusOr<Value> Builder::Eval(const Expr& e) {
         if (!v.ok()) return v;
         if (!d.keys[k]) {
           if (v->kind != ValueKind::kDict) {
-            return Err(d.values[k]->loc, Cat("`**` needs a dict, got ",
-                                                      DescribeValue(*v)));
+            return Err(d.values[k]->loc, Cat("`**` needs a dict, got ", DescribeValue(*v)));
           }
           for (const auto& item : *v->dict) items.push_back(item);
           continue;
@@ -136,17 +135,15 @@ absl::StatusOr<Value> Builder::EvalName(const NameExpr& e) {
     if (Env::Slot* slot = frame().env->Lookup(e.id)) {
       if (!BlockOpen(slot->block_id)) {
         return Err(e.loc, Cat("`", e.id,
-                                       "` was bound inside a loop, branch or kernel body and is "
-                                       "used outside it; use T.alloc_var to carry a value out"));
+                              "` was bound inside a loop, branch or kernel body and is "
+                              "used outside it; use T.alloc_var to carry a value out"));
       }
       return slot->value;
     }
   }
-  if (std::find(pending_tensors_.begin(), pending_tensors_.end(), e.id) !=
-      pending_tensors_.end()) {
-    return Err(e.loc, Cat("tensor parameter `", e.id,
-                                   "` is used before its annotation `", e.id,
-                                   ": T.Tensor(shape, dtype)`"));
+  if (std::find(pending_tensors_.begin(), pending_tensors_.end(), e.id) != pending_tensors_.end()) {
+    return Err(e.loc, Cat("tensor parameter `", e.id, "` is used before its annotation `", e.id,
+                          ": T.Tensor(shape, dtype)`"));
   }
   absl::StatusOr<std::optional<Value>> global = ModuleGlobal(e.id, e.loc);
   if (!global.ok()) return global.status();
@@ -162,8 +159,7 @@ absl::StatusOr<Value> Builder::EvalConstant(const ConstantExpr& e) {
     case ConstantKind::kBool: return Value::Bool(e.bool_value);
     case ConstantKind::kInt:
       if (e.int_overflows) {
-        return Err(e.loc, Cat("integer literal ", e.str_value,
-                                       " does not fit in 64 bits"));
+        return Err(e.loc, Cat("integer literal ", e.str_value, " does not fit in 64 bits"));
       }
       return Value::Int(e.int_value);
     case ConstantKind::kFloat: return Value::Float(e.float_value);
@@ -314,9 +310,9 @@ absl::StatusOr<Value> Builder::IndexBuffer(const ir::Buffer& b, const SubscriptE
   for (const SubscriptItem& item : e.items) {
     if (item.is_slice) {
       Index x{true, Value::None(), std::nullopt, std::nullopt, std::nullopt, item.loc};
-      for (auto [part, slot] : {std::pair{item.lower.get(), &x.lo},
-                                std::pair{item.upper.get(), &x.hi},
-                                std::pair{item.step.get(), &x.step}}) {
+      for (auto [part, slot] :
+           {std::pair{item.lower.get(), &x.lo}, std::pair{item.upper.get(), &x.hi},
+            std::pair{item.step.get(), &x.step}}) {
         if (!part) continue;
         absl::StatusOr<Value> pv = Eval(*part);
         if (!pv.ok()) return pv.status();
@@ -345,9 +341,8 @@ absl::StatusOr<Value> Builder::IndexBuffer(const ir::Buffer& b, const SubscriptE
   size_t rank = b->shape.size();
   if (idx.size() != rank) {
     return Err(e.lbracket_loc, Cat("buffer `", b->name, "` has ", rank,
-                                            rank == 1 ? " dimension" : " dimensions", " but ",
-                                            idx.size(), idx.size() == 1 ? " index was" :
-                                            " indices were", " given"));
+                                   rank == 1 ? " dimension" : " dimensions", " but ", idx.size(),
+                                   idx.size() == 1 ? " index was" : " indices were", " given"));
   }
   auto index_expr = [&](const Value& v, SourceLoc loc) -> absl::StatusOr<ir::Expr> {
     absl::StatusOr<ir::Expr> x = ExprOf(v, loc);
@@ -356,8 +351,8 @@ absl::StatusOr<Value> Builder::IndexBuffer(const ir::Buffer& b, const SubscriptE
     }
     if ((*x)->dtype == ir::DType::kBool) return CastTo(ir::DType::kInt32, *x);
     if (!ir::IsInt((*x)->dtype)) {
-      return Err(loc, Cat("a buffer index must be an integer, got a ",
-                                   ir::DTypeName((*x)->dtype), " value"));
+      return Err(loc, Cat("a buffer index must be an integer, got a ", ir::DTypeName((*x)->dtype),
+                          " value"));
     }
     return *x;
   };
@@ -399,8 +394,8 @@ absl::StatusOr<Value> Builder::IndexBuffer(const ir::Buffer& b, const SubscriptE
     ir::Expr extent = SimplifyIndex(*ext_e);
     if (HasRuntimeVars(extent)) {
       return Err(x.loc, Cat("the extent of this slice, `", ir::PrintExpr(extent),
-                                     "`, depends on runtime values; region extents must be "
-                                     "known when the kernel is launched"));
+                            "`, depends on runtime values; region extents must be "
+                            "known when the kernel is launched"));
     }
     if (std::optional<int64_t> c = ir::AsConstInt(extent); c && *c < 0) {
       return Err(x.loc, Cat("this slice has a negative extent (", *c, ")"));
@@ -642,10 +637,10 @@ absl::StatusOr<Value> Builder::EvalLambda(const LambdaExpr& e) {
 
 absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
   if (KernelSyntax()) {
-    return Err(e.loc, Cat(ComprehensionKindName(e.comp_kind),
-                                   " inside a kernel is not supported"));
+    return Err(e.loc, Cat(ComprehensionKindName(e.comp_kind), " inside a kernel is not supported"));
   }
-  if (e.comp_kind == ComprehensionKind::kSet) return Err(e.loc, "set comprehensions are not supported");
+  if (e.comp_kind == ComprehensionKind::kSet)
+    return Err(e.loc, "set comprehensions are not supported");
   Env* saved = frame().env;
   frame().env = NewEnv(saved);
   ValueList out;
@@ -711,14 +706,14 @@ absl::StatusOr<Value> Builder::Iterable(const Value& v, SourceLoc loc, ValueList
     case ValueKind::kRange: {
       const RangeValue& r = *v.range;
       for (int64_t k = r.start; r.step > 0 ? k < r.stop : k > r.stop; k += r.step) {
-        if (items->size() >= kMaxSequence) return Err(loc, "range is too long to iterate at staging time");
+        if (items->size() >= kMaxSequence)
+          return Err(loc, "range is too long to iterate at staging time");
         items->push_back(Value::Int(k, v.params));
       }
       return v;
     }
     case ValueKind::kExpr:
-    case ValueKind::kElement:
-      return NotStatic(v, loc, "iteration");
+    case ValueKind::kElement: return NotStatic(v, loc, "iteration");
     default: break;
   }
   return Err(loc, Cat("a ", DescribeValue(v), " is not iterable here"));

@@ -78,7 +78,8 @@ absl::StatusOr<Flow> Builder::Exec(const Stmt& s) {
       }
       return Err(s.loc, Cat("the kernel-building code raised ", what));
     }
-    case StmtKind::kTry: return Err(s.loc, "try statements are not supported in kernel-building code");
+    case StmtKind::kTry:
+      return Err(s.loc, "try statements are not supported in kernel-building code");
     case StmtKind::kAssert: return ExecAssert(*s.as<AssertStmt>());
     case StmtKind::kImport:
     case StmtKind::kImportFrom: return ExecImport(s);
@@ -90,8 +91,7 @@ absl::StatusOr<Flow> Builder::Exec(const Stmt& s) {
       if (!v.ok()) return v.status();
       if (v->kind == ValueKind::kKernel || v->kind == ValueKind::kLoop) {
         return Err(e.loc, Cat(DescribeValue(*v), " must be used in a `",
-                                       v->kind == ValueKind::kKernel ? "with" : "for",
-                                       "` statement"));
+                              v->kind == ValueKind::kKernel ? "with" : "for", "` statement"));
       }
       return Flow::kNormal;
     }
@@ -102,8 +102,8 @@ absl::StatusOr<Flow> Builder::Exec(const Stmt& s) {
       if (frame().loops.empty()) return Err(s.loc, Cat("`", word, "` outside a loop"));
       if (frame().loops.back()) {
         return Err(s.loc, Cat("`", word,
-                                       "` inside a kernel loop or a runtime branch is not "
-                                       "supported"));
+                              "` inside a kernel loop or a runtime branch is not "
+                              "supported"));
       }
       return s.kind == StmtKind::kBreak ? Flow::kBreak : Flow::kContinue;
     }
@@ -119,8 +119,9 @@ absl::StatusOr<Flow> Builder::ExecReturn(const ReturnStmt& s) {
     v = *r;
   }
   if (blocks_.size() > frame().block_base) {
-    return Err(s.loc, "`return` inside a kernel, a kernel loop or a runtime branch is not "
-                      "supported; assign a T.alloc_var inside and return it after");
+    return Err(s.loc,
+               "`return` inside a kernel, a kernel loop or a runtime branch is not "
+               "supported; assign a T.alloc_var inside and return it after");
   }
   frame().return_value = std::move(v);
   return Flow::kReturn;
@@ -192,8 +193,8 @@ absl::Status Builder::AssignTarget(const Expr& target, const Value& v) {
     }
     size_t fixed = elts->size() - (star >= 0 ? 1 : 0);
     if ((star < 0 && items.size() != elts->size()) || (star >= 0 && items.size() < fixed)) {
-      return Err(target.loc, Cat("cannot unpack ", items.size(), " values into ",
-                                          elts->size(), " targets"));
+      return Err(target.loc,
+                 Cat("cannot unpack ", items.size(), " values into ", elts->size(), " targets"));
     }
     size_t rest = items.size() - fixed;
     size_t pos = 0;
@@ -250,22 +251,23 @@ absl::Status Builder::AssignTarget(const Expr& target, const Value& v) {
     }
     return Err(target.loc, Cat("cannot assign into a ", DescribeValue(*container)));
   }
-  if (target.as<AttributeExpr>()) return Err(target.loc, "assigning to attributes is not supported");
+  if (target.as<AttributeExpr>())
+    return Err(target.loc, "assigning to attributes is not supported");
   return Err(target.loc, "unsupported assignment target");
 }
 
 absl::Status Builder::StoreElement(const ir::Buffer& b, std::vector<ir::Expr> indices,
                                    const Value& v, SourceLoc loc) {
   if (!v.IsNumber() && !IsRuntimeScalar(v)) {
-    return Err(loc, Cat("cannot store a ", DescribeValue(v), " into an element of `",
-                                 b->name, "`", v.kind == ValueKind::kBuffer ||
-                                 v.kind == ValueKind::kRegion ? "; use T.copy" : ""));
+    return Err(
+        loc,
+        Cat("cannot store a ", DescribeValue(v), " into an element of `", b->name, "`",
+            v.kind == ValueKind::kBuffer || v.kind == ValueKind::kRegion ? "; use T.copy" : ""));
   }
   // TileLang (TVM) casts the stored value to the buffer's dtype.
   absl::StatusOr<ir::Expr> value = ExprAs(v, b->dtype, loc);
   if (!value.ok()) return value.status();
-  return Emit(ir::Store(b, std::move(indices), *value), loc,
-              Cat("a store to `", b->name, "`"));
+  return Emit(ir::Store(b, std::move(indices), *value), loc, Cat("a store to `", b->name, "`"));
 }
 
 absl::StatusOr<Flow> Builder::ExecAugAssign(const AugAssignStmt& s) {
@@ -298,8 +300,8 @@ absl::StatusOr<Flow> Builder::ExecAugAssign(const AugAssignStmt& s) {
       }
       absl::StatusOr<Value> next = At(ApplyBinOp(s.op, *where, *rhs), s.op_loc);
       if (!next.ok()) return next.status();
-      absl::Status st = StoreElement(where->element->buffer, where->element->indices, *next,
-                                     s.target->loc);
+      absl::Status st =
+          StoreElement(where->element->buffer, where->element->indices, *next, s.target->loc);
       if (!st.ok()) return st;
       return Flow::kNormal;
     }
@@ -326,8 +328,10 @@ absl::StatusOr<Flow> Builder::ExecAnnAssign(const AnnAssignStmt& s) {
       if (tensor_params_.count(n->id)) {
         return Err(s.target->loc, Cat("tensor parameter `", n->id, "` is annotated twice"));
       }
-      return Err(s.target->loc, Cat("`", n->id, ": T.Tensor(...)` declares a tensor parameter, "
-                                    "but `", frame().name, "` has no parameter `", n->id, "`"));
+      return Err(s.target->loc, Cat("`", n->id,
+                                    ": T.Tensor(...)` declares a tensor parameter, "
+                                    "but `",
+                                    frame().name, "` has no parameter `", n->id, "`"));
     }
     if (s.value) return Err(s.value->loc, "a tensor parameter annotation takes no value");
     const TensorTypeValue& tt = *ann->tensor_type;
@@ -381,8 +385,7 @@ absl::StatusOr<Flow> Builder::ExecAnnAssign(const AnnAssignStmt& s) {
   if (pending) {
     return Err(s.annotation->loc,
                Cat("the annotation of parameter `", n->id,
-                            "` must be T.Tensor(shape, dtype) or a scalar type, got ",
-                            DescribeValue(*ann)));
+                   "` must be T.Tensor(shape, dtype) or a scalar type, got ", DescribeValue(*ann)));
   }
   if (!s.value) return Flow::kNormal;
   absl::StatusOr<Value> v = Eval(*s.value);
@@ -447,15 +450,15 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
     return Err(s.target->loc, "a kernel loop variable must be a plain name");
   }
   if (names.size() != n) {
-    return Err(s.target->loc, Cat("this loop has ", n, n == 1 ? " dimension" :
-                                           " dimensions", " but ", names.size(),
-                                           names.size() == 1 ? " variable" : " variables"));
+    return Err(s.target->loc,
+               Cat("this loop has ", n, n == 1 ? " dimension" : " dimensions", " but ",
+                   names.size(), names.size() == 1 ? " variable" : " variables"));
   }
   std::vector<ir::Var> vars;
   PushBlock();
   for (size_t d = 0; d < n; ++d) {
-    ir::DType t = loop.extents[d]->dtype == ir::DType::kInt64 ? ir::DType::kInt64
-                                                               : ir::DType::kInt32;
+    ir::DType t =
+        loop.extents[d]->dtype == ir::DType::kInt64 ? ir::DType::kInt64 : ir::DType::kInt32;
     ir::Var var = ir::MakeVar(names[d]->id, t);
     vars.push_back(var);
     if (loop.step) {
@@ -565,13 +568,14 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
   absl::StatusOr<Value> ctx = Eval(*item.context);
   if (!ctx.ok()) return ctx.status();
   if (ctx->kind != ValueKind::kKernel) {
-    return Err(item.context->loc, Cat("`with` is only supported with T.Kernel(...), got ",
-                                               DescribeValue(*ctx)));
+    return Err(item.context->loc,
+               Cat("`with` is only supported with T.Kernel(...), got ", DescribeValue(*ctx)));
   }
   const KernelSpec& spec = *ctx->kernel;
   if (!InPrimFunc()) {
-    return Err(item.context->loc, "T.Kernel is only allowed inside a @T.prim_func or an eager "
-                                  "@tilelang.jit function");
+    return Err(item.context->loc,
+               "T.Kernel is only allowed inside a @T.prim_func or an eager "
+               "@tilelang.jit function");
   }
   if (InKernel()) return Err(item.context->loc, "T.Kernel blocks cannot be nested");
   size_t n = spec.grid.size();
@@ -593,9 +597,8 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
       names.push_back(en->id);
     }
     if (names.size() != n) {
-      return Err(item.target->loc, Cat("T.Kernel has ", n, " grid dimension",
-                                                n == 1 ? "" : "s", " but ", names.size(),
-                                                " block indices are bound"));
+      return Err(item.target->loc, Cat("T.Kernel has ", n, " grid dimension", n == 1 ? "" : "s",
+                                       " but ", names.size(), " block indices are bound"));
     }
   } else {
     return Err(item.target->loc, "a block index must be bound to a plain name");
@@ -645,8 +648,9 @@ absl::StatusOr<Flow> Builder::ExecAssert(const AssertStmt& s) {
     // it can only be checked once they are bound, so it is skipped here.
     return Flow::kNormal;
   }
-  return Err(s.loc, "an assert on a runtime value is not supported; tilec checks asserts at "
-                    "staging time");
+  return Err(s.loc,
+             "an assert on a runtime value is not supported; tilec checks asserts at "
+             "staging time");
 }
 
 absl::StatusOr<Flow> Builder::ExecImport(const Stmt& s) {
@@ -664,10 +668,9 @@ absl::StatusOr<Flow> Builder::ExecImport(const Stmt& s) {
   const auto& from = *s.as<ImportFromStmt>();
   for (const ImportAlias& al : from.names) {
     if (al.name == "*") return Err(al.loc, "`from ... import *` is not supported inside functions");
-    absl::StatusOr<Value> v = from.level > 0
-                                  ? absl::StatusOr<Value>(Value::Module(Cat(
-                                        ".", from.module, ".", al.name)))
-                                  : ImportValue(from.module, al.name, al.loc);
+    absl::StatusOr<Value> v =
+        from.level > 0 ? absl::StatusOr<Value>(Value::Module(Cat(".", from.module, ".", al.name)))
+                       : ImportValue(from.module, al.name, al.loc);
     if (!v.ok()) return v.status();
     BindName(al.asname.empty() ? al.name : al.asname, *v);
   }

@@ -151,8 +151,8 @@ absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std:
     return Value::Str(text);
   };
   auto fail = [&](std::string_view why) -> absl::Status {
-    return absl::InvalidArgumentError(Cat(b_.file().path, ": error: cannot read -D ", name, "=",
-                                          text, ": ", BareMessage(why)));
+    return absl::InvalidArgumentError(
+        Cat(b_.file().path, ": error: cannot read -D ", name, "=", text, ": ", BareMessage(why)));
   };
   SourceFile value_file{Cat("-D ", name), text};
   absl::StatusOr<ExprPtr> expr = ParseExpression(value_file);
@@ -207,18 +207,17 @@ absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
     for (const Param& p : def.params) {
       if (!Bindable(p)) return b_.Err(p.loc, "a @T.prim_func takes plain parameters only");
       if (!p.annotation) {
-        return b_.Err(p.loc, Cat("parameter `", p.name, "` of the @T.prim_func `",
-                                          def.name,
-                                          "` needs an annotation: T.Tensor(shape, dtype) or a "
-                                          "scalar type such as T.int32"));
+        return b_.Err(p.loc, Cat("parameter `", p.name, "` of the @T.prim_func `", def.name,
+                                 "` needs an annotation: T.Tensor(shape, dtype) or a "
+                                 "scalar type such as T.int32"));
       }
       absl::StatusOr<Value> ann = b_.Eval(*p.annotation);
       if (!ann.ok()) return ann.status();
       if (ann->kind == ValueKind::kTensorType) {
         std::vector<ir::Expr> shape;
         for (const Value& d : ann->tensor_type->shape) {
-          absl::StatusOr<ir::Expr> e = b_.SizeExpr(d, p.annotation->loc, "a tensor dimension",
-                                                   false);
+          absl::StatusOr<ir::Expr> e =
+              b_.SizeExpr(d, p.annotation->loc, "a tensor dimension", false);
           if (!e.ok()) return e.status();
           b_.MarkShape(d);
           shape.push_back(*e);
@@ -232,10 +231,10 @@ absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
         b_.scalar_params()[p.name] = var;
         b_.BindName(p.name, Value::Runtime(var));
       } else {
-        return b_.Err(p.annotation->loc,
-                      Cat("the annotation of parameter `", p.name,
-                                   "` must be T.Tensor(shape, dtype) or a scalar type, got ",
-                                   DescribeValue(*ann)));
+        return b_.Err(
+            p.annotation->loc,
+            Cat("the annotation of parameter `", p.name,
+                "` must be T.Tensor(shape, dtype) or a scalar type, got ", DescribeValue(*ann)));
       }
       abi_.push_back(p.name);
     }
@@ -265,8 +264,9 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
     if (*flavor == FunctionFlavor::kPrimFunc) {
       style_ = Style::kPrimFunc;
     } else if (*flavor == FunctionFlavor::kMacro) {
-      return b_.Err(def_.name_loc, Cat("`", def_.name, "` is a @T.macro; compile the "
-                                                "kernel that uses it"));
+      return b_.Err(def_.name_loc, Cat("`", def_.name,
+                                       "` is a @T.macro; compile the "
+                                       "kernel that uses it"));
     } else {
       style_ = HasNestedPrimFunc(def_) ? Style::kGenerator : Style::kEager;
     }
@@ -286,7 +286,8 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   }
   std::vector<std::pair<std::string, std::string>> given;
   for (const auto& [name, value] : bindings.values) {
-    auto it = std::find_if(given.begin(), given.end(), [&](const auto& g) { return g.first == name; });
+    auto it =
+        std::find_if(given.begin(), given.end(), [&](const auto& g) { return g.first == name; });
     if (it != given.end()) {
       it->second = value;
     } else {
@@ -295,14 +296,12 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   }
   for (const auto& [name, value] : given) {
     if (std::find(bindable.begin(), bindable.end(), name) != bindable.end()) continue;
-    std::string list = bindable.empty() ? "it takes none"
-                                        : Cat("its parameters are: ",
-                                                       Join(bindable, ", "));
+    std::string list =
+        bindable.empty() ? "it takes none" : Cat("its parameters are: ", Join(bindable, ", "));
     bool tensor = std::find(annotated.begin(), annotated.end(), name) != annotated.end();
-    return b_.Err(def_.name_loc,
-                  Cat("the binding -D ", name, "=", value,
-                               tensor ? " names a tensor parameter" : " names no parameter",
-                               " of `", def_.name, "`; ", list));
+    return b_.Err(def_.name_loc, Cat("the binding -D ", name, "=", value,
+                                     tensor ? " names a tensor parameter" : " names no parameter",
+                                     " of `", def_.name, "`; ", list));
   }
   auto binding_of = [&](const std::string& name) -> const std::string* {
     for (const auto& [n, v] : given) {
@@ -375,10 +374,9 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
     std::vector<ir::Stmt> stmts = b_.PopBlock();
     if (!flow.ok()) return flow.status();
     if (!b_.pending_tensors().empty()) {
-      return b_.Err(def_.name_loc,
-                    Cat("tensor parameter `", b_.pending_tensors()[0],
-                                 "` is never annotated; add `", b_.pending_tensors()[0],
-                                 ": T.Tensor(shape, dtype)` to the body"));
+      return b_.Err(def_.name_loc, Cat("tensor parameter `", b_.pending_tensors()[0],
+                                       "` is never annotated; add `", b_.pending_tensors()[0],
+                                       ": T.Tensor(shape, dtype)` to the body"));
     }
     for (const Param& p : def_.params) {
       if (std::find(annotated.begin(), annotated.end(), p.name) != annotated.end()) {
@@ -391,9 +389,10 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   if (!flow.ok()) return flow.status();
   if (!returned || returned->kind != ValueKind::kFunction ||
       returned->function->flavor != FunctionFlavor::kPrimFunc || !returned->function->def) {
-    return b_.Err(def_.name_loc,
-                  Cat("`", def_.name, "` must return the @T.prim_func it defines, but it "
-                               "returned ", returned ? DescribeValue(*returned) : "nothing"));
+    return b_.Err(def_.name_loc, Cat("`", def_.name,
+                                     "` must return the @T.prim_func it defines, but it "
+                                     "returned ",
+                                     returned ? DescribeValue(*returned) : "nothing"));
   }
   absl::Status s = BuildPrimFunc(*returned->function);
   if (!s.ok()) return s;
@@ -459,10 +458,10 @@ absl::StatusOr<ir::Program> CompileTileLang(const SourceFile& file, std::string_
   if (!def) {
     std::vector<std::string> names;
     for (const FunctionDefStmt* f : (*module)->Functions()) names.push_back(f->name);
-    return absl::InvalidArgumentError(Cat(
-        file.path, ": error: no top-level function named `", function, "`",
-        names.empty() ? " (the file defines none)"
-                      : Cat(" (the file defines: ", Join(names, ", "), ")")));
+    return absl::InvalidArgumentError(
+        Cat(file.path, ": error: no top-level function named `", function, "`",
+            names.empty() ? " (the file defines none)"
+                          : Cat(" (the file defines: ", Join(names, ", "), ")")));
   }
   Compiler compiler(**module, *def);
   return compiler.Run(bindings);

@@ -19,8 +19,7 @@ inline void Put(std::string& out, const char* s) { out.append(s); }
 inline void Put(std::string& out, const std::string& s) { out.append(s); }
 inline void Put(std::string& out, char c) { out.push_back(c); }
 template <std::integral T>
-  requires(!std::same_as<T, char> && !std::same_as<T, bool>)
-void Put(std::string& out, T v) {
+requires(!std::same_as<T, char> && !std::same_as<T, bool>) void Put(std::string& out, T v) {
   out += std::to_string(v);
 }
 

@@ -39,19 +39,26 @@ std::optional<Value> PythonBuiltin(std::string_view name);
 std::optional<Value> MethodOf(const Value& self, std::string_view attr);
 
 // Calls builtin `fn` (tl_builtins.cc dispatches; tile operators live in
-// tl_ops.cc).
+// tl_ops.cc, other TileLang functions in tl_lang.cc, Python's in
+// py_builtins.cc).
 absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& args);
+
+// Python builtins (range, len, min, ...), `math.*` functions and methods of
+// staging values (py_builtins.cc).
+absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& args);
+absl::StatusOr<Value> CallMath(Builder& b, std::string_view fn, CallArgs& args);
+absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value& self,
+                                 CallArgs& args);
 
 // Tile operators and allocations (tl_ops.cc): returns nullopt when `name` is
 // not one of them.
-std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view name,
-                                                CallArgs& args);
+std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view name, CallArgs& args);
 
 // TileLang language functions other than tile operators (tl_lang.cc): T.Kernel,
 // loops, expressions, dtypes, symbols, tensor types, layouts. Returns nullopt
 // when `name` is not one of them.
-std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name,
-                                                CallArgs& args, const BuiltinValue& fn);
+std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name, CallArgs& args,
+                                                const BuiltinValue& fn);
 
 // Matches call arguments to a signature. `names` lists the parameters in
 // positional order; the first `required` of them must be given. The result

@@ -63,13 +63,13 @@ absl::StatusOr<Value> MathCall(Builder& b, ir::CallFn fn, std::string_view name,
     return b.Err(args.keywords[0].second.loc, Cat(name, "() takes no keyword arguments"));
   }
   if (static_cast<int>(args.positional.size()) != arity) {
-    return b.Err(args.loc, Cat(name, "() takes ", arity, " argument",
-                                        arity == 1 ? "" : "s", " (", args.positional.size(),
-                                        " given)"));
+    return b.Err(args.loc, Cat(name, "() takes ", arity, " argument", arity == 1 ? "" : "s", " (",
+                               args.positional.size(), " given)"));
   }
   if (fn == ir::CallFn::kAbs) {
     const Arg& a = args.positional[0];
-    if (a.value.kind == ValueKind::kFloat) return Value::Float(std::fabs(a.value.f), a.value.params);
+    if (a.value.kind == ValueKind::kFloat)
+      return Value::Float(std::fabs(a.value.f), a.value.params);
     if (a.value.IsIntLike() && a.value.AsInt() != std::numeric_limits<int64_t>::min()) {
       return Value::Int(a.value.AsInt() < 0 ? -a.value.AsInt() : a.value.AsInt(), a.value.params);
     }
@@ -144,8 +144,8 @@ absl::StatusOr<Value> IntDivision(Builder& b, std::string_view name, CallArgs& a
   absl::StatusOr<std::pair<ir::Expr, ir::Expr>> ops = PromoteOperands(x, y);
   if (!ops.ok()) return b.At(ops.status(), args.loc);
   if (!ir::IsInt(ops->first->dtype)) {
-    return b.Err(args.loc, Cat(name, "() needs integer operands, got ",
-                                        ir::DTypeName(ops->first->dtype)));
+    return b.Err(args.loc,
+                 Cat(name, "() needs integer operands, got ", ir::DTypeName(ops->first->dtype)));
   }
   Value r;
   if (name == "T.ceildiv") {
@@ -163,16 +163,21 @@ absl::StatusOr<Value> DTypeCtor(Builder& b, ir::DType t, CallArgs& args) {
   absl::StatusOr<Args> a = Bind(b, args, name, {"value"}, 0);
   if (!a.ok()) return a.status();
   if (!(*a)[0]) {
-    return b.Err(args.loc, Cat(name, "() without a value declares a scalar; that is "
-                                              "only supported as a parameter annotation"));
+    return b.Err(args.loc, Cat(name,
+                               "() without a value declares a scalar; that is "
+                               "only supported as a parameter annotation"));
   }
   const Arg& v = *(*a)[0];
   if (v.value.kind == ValueKind::kStr) {
     double d = 0;
-    if (v.value.s == "inf") d = std::numeric_limits<double>::infinity();
-    else if (v.value.s == "-inf") d = -std::numeric_limits<double>::infinity();
-    else if (v.value.s == "nan") d = std::numeric_limits<double>::quiet_NaN();
-    else return b.Err(v.loc, Cat(name, "() of the string ", ValueRepr(v.value)));
+    if (v.value.s == "inf")
+      d = std::numeric_limits<double>::infinity();
+    else if (v.value.s == "-inf")
+      d = -std::numeric_limits<double>::infinity();
+    else if (v.value.s == "nan")
+      d = std::numeric_limits<double>::quiet_NaN();
+    else
+      return b.Err(v.loc, Cat(name, "() of the string ", ValueRepr(v.value)));
     if (!ir::IsFloat(t)) return b.Err(v.loc, Cat(name, "() cannot hold ", v.value.s));
     return Value::Runtime(ir::FloatImm(d, t));
   }
@@ -199,8 +204,7 @@ absl::StatusOr<std::vector<int64_t>> IntList(Builder& b, const std::optional<Arg
   std::vector<int64_t> out;
   if (!a || a->value.kind == ValueKind::kNone) return out;
   if (!a->value.IsSequence()) {
-    return b.Err(a->loc, Cat(use, " must be a list of ints, got ",
-                                      DescribeValue(a->value)));
+    return b.Err(a->loc, Cat(use, " must be a list of ints, got ", DescribeValue(a->value)));
   }
   for (const Value& v : a->value.Items()) {
     absl::StatusOr<int64_t> x = b.StaticInt(v, a->loc, use);
@@ -213,11 +217,11 @@ absl::StatusOr<std::vector<int64_t>> IntList(Builder& b, const std::optional<Arg
 absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view name,
                                  CallArgs& args) {
   std::vector<std::string_view> names = {"start", "stop", "step", "annotations"};
-  if (kind == ir::ForKind::kUnrolled) names = {"start", "stop", "step", "explicit",
-                                               "unroll_factor", "annotations"};
+  if (kind == ir::ForKind::kUnrolled)
+    names = {"start", "stop", "step", "explicit", "unroll_factor", "annotations"};
   if (kind == ir::ForKind::kVectorized) names = {"start", "stop", "annotations"};
-  if (kind == ir::ForKind::kPipelined) names = {"start", "stop", "num_stages", "order", "stage",
-                                                "sync", "group", "annotations"};
+  if (kind == ir::ForKind::kPipelined)
+    names = {"start", "stop", "num_stages", "order", "stage", "sync", "group", "annotations"};
   absl::StatusOr<Args> a = Bind(b, args, name, names, 1);
   if (!a.ok()) return a.status();
   const Arg& start = *(*a)[0];
@@ -258,18 +262,18 @@ absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view 
       span = *neg;
       mag = -step;
     }
-    absl::StatusOr<Value> up = b.At(ApplyBinOp(BinOpKind::kAdd, span, Value::Int(mag - 1)),
-                                    args.loc);
+    absl::StatusOr<Value> up =
+        b.At(ApplyBinOp(BinOpKind::kAdd, span, Value::Int(mag - 1)), args.loc);
     if (!up.ok()) return up;
-    absl::StatusOr<Value> c = b.At(ApplyBinOp(BinOpKind::kFloorDiv, *up, Value::Int(mag)),
-                                   args.loc);
+    absl::StatusOr<Value> c =
+        b.At(ApplyBinOp(BinOpKind::kFloorDiv, *up, Value::Int(mag)), args.loc);
     if (!c.ok()) return c;
     count = *c;
     if (count.IsIntLike() && count.AsInt() < 0) count = Value::Int(0);
     spec.step = ir::IntImm(step, min->dtype);
   }
-  absl::StatusOr<ir::Expr> ext = b.SizeExpr(count, has_stop ? stop->loc : start.loc,
-                                            "a loop extent", true);
+  absl::StatusOr<ir::Expr> ext =
+      b.SizeExpr(count, has_stop ? stop->loc : start.loc, "a loop extent", true);
   if (!ext.ok()) return ext.status();
   spec.mins.push_back(min);
   spec.extents.push_back(*ext);
@@ -301,8 +305,7 @@ absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
     for (const Value& v : seq.value.Items()) grid_args.push_back(Arg{v, seq.loc});
   }
   if (grid_args.empty() || grid_args.size() > 3) {
-    return b.Err(args.loc, Cat("T.Kernel takes 1 to 3 grid extents, got ",
-                                        grid_args.size()));
+    return b.Err(args.loc, Cat("T.Kernel takes 1 to 3 grid extents, got ", grid_args.size()));
   }
   KernelSpec spec;
   spec.loc = args.loc;
@@ -345,9 +348,10 @@ absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
 }
 
 absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& args) {
-  absl::StatusOr<Args> a =
-      Bind(b, args, name, {"shape", "dtype", "data", "strides", "elem_offset", "scope", "align",
-                           "offset_factor", "buffer_type", "axis_separators"}, 1);
+  absl::StatusOr<Args> a = Bind(b, args, name,
+                                {"shape", "dtype", "data", "strides", "elem_offset", "scope",
+                                 "align", "offset_factor", "buffer_type", "axis_separators"},
+                                1);
   if (!a.ok()) return a.status();
   ir::DType t = ir::DType::kFloat32;
   if ((*a)[1]) {
@@ -386,8 +390,8 @@ absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
   if (!a.ok()) return a.status();
   const Arg& fn = *(*a)[1];
   if (fn.value.kind != ValueKind::kFunction) {
-    return b.Err(fn.loc, Cat("T.Layout needs an index function (a lambda), got ",
-                                      DescribeValue(fn.value)));
+    return b.Err(fn.loc,
+                 Cat("T.Layout needs an index function (a lambda), got ", DescribeValue(fn.value)));
   }
   const FunctionValue& f = *fn.value.function;
   const std::vector<Param>& params = f.lambda ? f.lambda->params : f.def->params;
@@ -395,7 +399,7 @@ absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
   size_t rank = shape.IsSequence() ? shape.Items().size() : 1;
   if (rank != params.size()) {
     return b.Err(fn.loc, Cat("the index function of T.Layout takes ", params.size(),
-                                      " indices but the shape has ", rank, " dimensions"));
+                             " indices but the shape has ", rank, " dimensions"));
   }
   ir::Layout layout;
   layout.kind = ir::Layout::Kind::kCustom;
@@ -422,8 +426,8 @@ absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
 
 }  // namespace
 
-std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name,
-                                                CallArgs& args, const BuiltinValue& fn) {
+std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name, CallArgs& args,
+                                                const BuiltinValue& fn) {
   if (name == "T.<dtype>") return DTypeCtor(b, fn.self->dtype, args);
   if (name == "T.dtype") {
     absl::StatusOr<Args> a = Bind(b, args, name, {"name"}, 1);
@@ -447,13 +451,12 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc, "T.infinity()");
     if (!t.ok()) return t.status();
     if (!ir::IsFloat(*t)) {
-      return b.Err((*a)[0]->loc, Cat("T.infinity() needs a float dtype, got ",
-                                              ir::DTypeName(*t)));
+      return b.Err((*a)[0]->loc, Cat("T.infinity() needs a float dtype, got ", ir::DTypeName(*t)));
     }
     return Value::Runtime(ir::Infinity(*t));
   }
-  if (name == "T.ceildiv" || name == "T.floordiv" || name == "T.floormod" ||
-      name == "T.truncdiv" || name == "T.truncmod") {
+  if (name == "T.ceildiv" || name == "T.floordiv" || name == "T.floormod" || name == "T.truncdiv" ||
+      name == "T.truncmod") {
     return IntDivision(b, name, args);
   }
   if (name == "T.max" || name == "T.min") return MinMax(b, name == "T.max", args, name);
@@ -486,10 +489,9 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     std::vector<Arg> extents = args.positional;
     for (const auto& [kw, arg] : args.keywords) {
       bool hint = name == "T.Parallel" && (kw == "coalesced_width" || kw == "loop_layout" ||
-                                          kw == "prefer_async" || kw == "annotations");
+                                           kw == "prefer_async" || kw == "annotations");
       if (!hint) {
-        return b.Err(arg.loc, Cat(name, "() got an unexpected keyword argument '", kw,
-                                           "'"));
+        return b.Err(arg.loc, Cat(name, "() got an unexpected keyword argument '", kw, "'"));
       }
     }
     if (extents.size() == 1 && extents[0].value.IsSequence()) {
@@ -509,7 +511,8 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     }
     return Value::Loop(std::move(spec));
   }
-  if (name == "T.serial" || name == "T.Serial") return SingleLoop(b, ir::ForKind::kSerial, name, args);
+  if (name == "T.serial" || name == "T.Serial")
+    return SingleLoop(b, ir::ForKind::kSerial, name, args);
   if (name == "T.unroll" || name == "T.Unroll") {
     return SingleLoop(b, ir::ForKind::kUnrolled, name, args);
   }
@@ -538,8 +541,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     if (!n.ok()) return n.status();
     ValueList values;
     for (const std::string& part : SplitAny(*n, ", \t")) {
-      absl::StatusOr<Value> v = Symbol(b, part, ParamInfo::Kind::kConstSymbol,
-                                       ir::DType::kInt32);
+      absl::StatusOr<Value> v = Symbol(b, part, ParamInfo::Kind::kConstSymbol, ir::DType::kInt32);
       if (!v.ok()) return v.status();
       values.push_back(*v);
     }
@@ -551,8 +553,9 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     absl::StatusOr<Args> a = Bind(b, args, name, {"shape", "dtype"}, 1);
     if (!a.ok()) return a.status();
     if (!b.eager() || b.InKernel() || !b.InPrimFunc()) {
-      return b.Err(args.loc, "T.empty is only supported in the body of an eager @tilelang.jit "
-                             "function, outside T.Kernel");
+      return b.Err(args.loc,
+                   "T.empty is only supported in the body of an eager @tilelang.jit "
+                   "function, outside T.Kernel");
     }
     ir::DType t = ir::DType::kFloat32;
     if ((*a)[1]) {
@@ -572,12 +575,12 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   if (name == "T.Tensor" || name == "T.Buffer") return TensorType(b, name, args);
   if (name == "T.Layout") return Layout(b, args);
   if (name == "tilelang.layout.make_swizzled_layout") {
-    absl::StatusOr<Args> a = Bind(b, args, "make_swizzled_layout",
-                                  {"buffer", "k_major", "allow_pad"}, 1);
+    absl::StatusOr<Args> a =
+        Bind(b, args, "make_swizzled_layout", {"buffer", "k_major", "allow_pad"}, 1);
     if (!a.ok()) return a.status();
     if ((*a)[0]->value.kind != ValueKind::kBuffer) {
-      return b.Err((*a)[0]->loc, Cat("make_swizzled_layout needs a buffer, got ",
-                                              DescribeValue((*a)[0]->value)));
+      return b.Err((*a)[0]->loc,
+                   Cat("make_swizzled_layout needs a buffer, got ", DescribeValue((*a)[0]->value)));
     }
     return Value::Layout(ir::Layout{ir::Layout::Kind::kSwizzled, {}, {}});
   }

@@ -42,16 +42,17 @@ using Args = std::vector<std::optional<Arg>>;
 absl::StatusOr<Value> Alloc(Builder& b, std::string_view name, ir::Scope scope, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, name, {"shape", "dtype", "scope"}, 2);
   if (!a.ok()) return a.status();
-  absl::StatusOr<ir::DType> t = b.StaticDType((*a)[1]->value, (*a)[1]->loc,
-                                              Cat("the dtype of ", name));
+  absl::StatusOr<ir::DType> t =
+      b.StaticDType((*a)[1]->value, (*a)[1]->loc, Cat("the dtype of ", name));
   if (!t.ok()) return t.status();
   bool tile = scope != ir::Scope::kGlobal;
   absl::StatusOr<std::vector<ir::Expr>> shape =
       b.ShapeOf((*a)[0]->value, (*a)[0]->loc, Cat("the shape of ", name), tile);
   if (!shape.ok()) return shape.status();
   if (scope == ir::Scope::kGlobal && b.InKernel()) {
-    return b.Err(args.loc, "T.alloc_global must be outside T.Kernel (workspaces are allocated "
-                           "between kernels)");
+    return b.Err(args.loc,
+                 "T.alloc_global must be outside T.Kernel (workspaces are allocated "
+                 "between kernels)");
   }
   ir::Buffer buf = ir::MakeBuffer(b.TakeNameHint("buf"), *t, *shape, scope);
   absl::Status s = b.Emit(ir::Allocate(buf), args.loc, name);
@@ -62,8 +63,8 @@ absl::StatusOr<Value> Alloc(Builder& b, std::string_view name, ir::Scope scope, 
 absl::StatusOr<Value> AllocVar(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.alloc_var", {"dtype", "init", "scope"}, 1);
   if (!a.ok()) return a.status();
-  absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc,
-                                              "the dtype of T.alloc_var");
+  absl::StatusOr<ir::DType> t =
+      b.StaticDType((*a)[0]->value, (*a)[0]->loc, "the dtype of T.alloc_var");
   if (!t.ok()) return t.status();
   ir::Expr init;
   if ((*a)[1] && (*a)[1]->value.kind != ValueKind::kNone) {
@@ -79,8 +80,8 @@ absl::StatusOr<Value> AllocVar(Builder& b, CallArgs& args) {
 
 // An operand of a tile operator before head addresses are resolved.
 struct Operand {
-  std::optional<ir::Region> region;       // a buffer or a region
-  std::optional<ElementValue> head;       // a head address
+  std::optional<ir::Region> region;  // a buffer or a region
+  std::optional<ElementValue> head;  // a head address
   SourceLoc loc;
 };
 
@@ -96,12 +97,12 @@ absl::StatusOr<Operand> ReadOperand(Builder& b, const Arg& a, std::string_view f
         op.head = *a.value.element;
         return op;
       }
-      return b.Err(a.loc, Cat(fn, " needs a buffer or a region here, got a single "
-                                           "element; slice it (A[i, lo:hi])"));
+      return b.Err(a.loc, Cat(fn,
+                              " needs a buffer or a region here, got a single "
+                              "element; slice it (A[i, lo:hi])"));
     default: break;
   }
-  return b.Err(a.loc, Cat(fn, " needs a buffer or a region, got ",
-                                   DescribeValue(a.value)));
+  return b.Err(a.loc, Cat(fn, " needs a buffer or a region, got ", DescribeValue(a.value)));
 }
 
 // The region a head address covers when the other operand has `extents`.
@@ -113,8 +114,10 @@ absl::StatusOr<ir::Region> HeadRegion(Builder& b, const ElementValue& head,
   ir::Region region{head.buffer, head.indices, {}};
   for (size_t k = 0; m > r && k < m - r; ++k) {
     if (ir::AsConstInt(extents[k]) != 1) {
-      return b.Err(loc, Cat(fn, ": the other operand has ", m, " dimensions, more than "
-                                     "the ", r, " of `", head.buffer->name, "`"));
+      return b.Err(loc, Cat(fn, ": the other operand has ", m,
+                            " dimensions, more than "
+                            "the ",
+                            r, " of `", head.buffer->name, "`"));
     }
   }
   for (size_t d = 0; d < r; ++d) {
@@ -140,8 +143,9 @@ absl::StatusOr<std::pair<ir::Region, ir::Region>> ResolvePair(Builder& b, const 
                                                               const Operand& y, SourceLoc loc,
                                                               std::string_view fn) {
   if (x.head && y.head) {
-    return b.Err(loc, Cat(fn, " cannot tell the extents: both operands are single "
-                                       "elements; slice one of them (A[i, lo:hi])"));
+    return b.Err(loc, Cat(fn,
+                          " cannot tell the extents: both operands are single "
+                          "elements; slice one of them (A[i, lo:hi])"));
   }
   ir::Region rx, ry;
   if (x.head) {
@@ -176,18 +180,19 @@ absl::StatusOr<std::pair<ir::Region, ir::Region>> ResolvePair(Builder& b, const 
     for (const ir::Expr& e : ex) all_const &= ir::AsConstInt(e).has_value();
     for (const ir::Expr& e : ey) all_const &= ir::AsConstInt(e).has_value();
     if (all_const) {
-      return b.Err(loc, Cat(fn, ": the extents of `", rx.buffer->name, "` ",
-                                     ExtentsText(rx.extents), " and of `", ry.buffer->name, "` ",
-                                     ExtentsText(ry.extents), " do not match"));
+      return b.Err(
+          loc, Cat(fn, ": the extents of `", rx.buffer->name, "` ", ExtentsText(rx.extents),
+                   " and of `", ry.buffer->name, "` ", ExtentsText(ry.extents), " do not match"));
     }
   }
   return std::make_pair(rx, ry);
 }
 
 absl::StatusOr<Value> Copy(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a =
-      BindArgs(b, args, "T.copy", {"src", "dst", "coalesced_width", "disable_tma",
-                                   "eviction_policy", "loop_layout", "annotations"}, 2);
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.copy",
+                                    {"src", "dst", "coalesced_width", "disable_tma",
+                                     "eviction_policy", "loop_layout", "annotations"},
+                                    2);
   if (!a.ok()) return a.status();
   absl::StatusOr<Operand> src = ReadOperand(b, *(*a)[0], "T.copy", true);
   if (!src.ok()) return src.status();
@@ -204,7 +209,8 @@ absl::StatusOr<Value> Copy(Builder& b, CallArgs& args) {
 absl::StatusOr<Value> Gemm(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.gemm",
                                     {"A", "B", "C", "transpose_A", "transpose_B", "policy",
-                                     "clear_accum", "k_pack", "wg_wait", "mbar"}, 3);
+                                     "clear_accum", "k_pack", "wg_wait", "mbar"},
+                                    3);
   if (!a.ok()) return a.status();
   auto gemm = std::make_shared<ir::GemmNode>();
   ir::Region* regions[3] = {&gemm->a, &gemm->b, &gemm->c};
@@ -227,14 +233,13 @@ absl::StatusOr<Value> Gemm(Builder& b, CallArgs& args) {
     const Arg& p = *(*a)[5];
     if (p.value.kind == ValueKind::kGemmPolicy) {
       gemm->policy = p.value.policy;
-    } else if (p.value.kind == ValueKind::kStr && (p.value.s == "Square" ||
-               p.value.s == "FullRow" || p.value.s == "FullCol")) {
-      gemm->policy = p.value.s == "Square" ? ir::GemmPolicy::kSquare
+    } else if (p.value.kind == ValueKind::kStr &&
+               (p.value.s == "Square" || p.value.s == "FullRow" || p.value.s == "FullCol")) {
+      gemm->policy = p.value.s == "Square"    ? ir::GemmPolicy::kSquare
                      : p.value.s == "FullRow" ? ir::GemmPolicy::kFullRow
                                               : ir::GemmPolicy::kFullCol;
     } else {
-      return b.Err(p.loc, Cat("policy must be a T.GemmWarpPolicy, got ",
-                                       DescribeValue(p.value)));
+      return b.Err(p.loc, Cat("policy must be a T.GemmWarpPolicy, got ", DescribeValue(p.value)));
     }
   }
   if ((*a)[7]) {
@@ -246,8 +251,9 @@ absl::StatusOr<Value> Gemm(Builder& b, CallArgs& args) {
     absl::StatusOr<int64_t> w = b.StaticInt((*a)[8]->value, (*a)[8]->loc, "wg_wait");
     if (!w.ok()) return w.status();
     if (*w != 0) {
-      return b.Err((*a)[8]->loc, "T.gemm with wg_wait other than 0 (leaving the result pending) "
-                                 "is not supported");
+      return b.Err((*a)[8]->loc,
+                   "T.gemm with wg_wait other than 0 (leaving the result pending) "
+                   "is not supported");
     }
   }
   if ((*a)[9] && (*a)[9]->value.kind != ValueKind::kNone) {
@@ -289,9 +295,8 @@ absl::StatusOr<int> Dim(Builder& b, const std::optional<Arg>& a, int64_t dflt, s
   }
   int64_t r = static_cast<int64_t>(rank);
   if (dim < -r || dim >= r) {
-    return b.Err(a ? a->loc : call_loc, Cat(fn, ": dim ", dim,
-                                                         " is out of range for a buffer of rank ",
-                                                         rank));
+    return b.Err(a ? a->loc : call_loc,
+                 Cat(fn, ": dim ", dim, " is out of range for a buffer of rank ", rank));
   }
   return static_cast<int>(dim < 0 ? dim + r : dim);
 }
@@ -323,13 +328,13 @@ absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) 
   }
   if (expected.empty()) expected.push_back(ir::IntImm(1));
   const std::vector<ir::Expr>& got = (*dst)->shape;
-  bool keep_dim = got.size() == (*src)->shape.size() && got.size() > 1 &&
-                  ir::AsConstInt(got[*dim]) == 1;
+  bool keep_dim =
+      got.size() == (*src)->shape.size() && got.size() > 1 && ir::AsConstInt(got[*dim]) == 1;
   if (keep_dim) {
-    return b.Err((*a)[1]->loc, Cat(name, ": an output that keeps the reduced dimension "
-                                            "as extent 1 is not supported; give `",
-                                            (*dst)->name, "` the shape ",
-                                            ExtentsText(expected)));
+    return b.Err((*a)[1]->loc, Cat(name,
+                                   ": an output that keeps the reduced dimension "
+                                   "as extent 1 is not supported; give `",
+                                   (*dst)->name, "` the shape ", ExtentsText(expected)));
   }
   bool mismatch = got.size() != expected.size();
   for (size_t d = 0; !mismatch && d < got.size(); ++d) {
@@ -338,12 +343,11 @@ absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) 
   }
   if (mismatch) {
     return b.Err((*a)[1]->loc, Cat(name, ": the output `", (*dst)->name, "` has shape ",
-                                            ExtentsText(got), " but reducing dim ", *dim,
-                                            " of `", (*src)->name, "` gives ",
-                                            ExtentsText(expected)));
+                                   ExtentsText(got), " but reducing dim ", *dim, " of `",
+                                   (*src)->name, "` gives ", ExtentsText(expected)));
   }
-  absl::Status s = b.Emit(std::make_shared<ir::ReduceNode>(kind, *src, *dst, *dim, clear),
-                          args.loc, name);
+  absl::Status s =
+      b.Emit(std::make_shared<ir::ReduceNode>(kind, *src, *dst, *dim, clear), args.loc, name);
   if (!s.ok()) return s;
   return Value::None();
 }
@@ -367,8 +371,8 @@ absl::StatusOr<Value> Cumsum(Builder& b, CallArgs& args) {
     if (!r.ok()) return r.status();
     reverse = *r;
   }
-  absl::Status s = b.Emit(std::make_shared<ir::CumsumNode>(*src, dst, *dim, reverse), args.loc,
-                          "T.cumsum");
+  absl::Status s =
+      b.Emit(std::make_shared<ir::CumsumNode>(*src, dst, *dim, reverse), args.loc, "T.cumsum");
   if (!s.ok()) return s;
   return Value::None();
 }
@@ -385,7 +389,7 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   const Arg& dst = *(*a)[0];
   const Arg& value = *(*a)[1];
   bool value_tile = value.value.kind == ValueKind::kBuffer ? !IsRuntimeScalar(value.value)
-                                                          : value.value.kind == ValueKind::kRegion;
+                                                           : value.value.kind == ValueKind::kRegion;
   bool dst_tile = dst.value.kind == ValueKind::kRegion ||
                   (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
   if (value_tile || dst_tile) {
@@ -403,7 +407,8 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   }
   if (dst.value.kind != ValueKind::kElement) {
     return b.Err(dst.loc, Cat("T.atomic_add needs a buffer element or a tile as its "
-                                       "destination, got ", DescribeValue(dst.value)));
+                              "destination, got ",
+                              DescribeValue(dst.value)));
   }
   const ElementValue& e = *dst.value.element;
   absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, e.buffer->dtype, value.loc);
@@ -421,24 +426,23 @@ absl::StatusOr<Value> AnnotateLayout(Builder& b, CallArgs& args) {
   const Arg& m = *(*a)[0];
   if (m.value.kind != ValueKind::kDict) {
     return b.Err(m.loc, Cat("T.annotate_layout needs a dict {buffer: layout}, got ",
-                                     DescribeValue(m.value)));
+                            DescribeValue(m.value)));
   }
   for (const auto& [key, layout] : *m.value.dict) {
     if (key.kind != ValueKind::kBuffer) {
-      return b.Err(m.loc, Cat("T.annotate_layout: a key must be a buffer, got ",
-                                       DescribeValue(key)));
+      return b.Err(m.loc,
+                   Cat("T.annotate_layout: a key must be a buffer, got ", DescribeValue(key)));
     }
     if (layout.kind != ValueKind::kLayout) {
       return b.Err(m.loc, Cat("T.annotate_layout: the layout of `", key.buffer->name,
-                                       "` must be a T.Layout or make_swizzled_layout(...), got ",
-                                       DescribeValue(layout)));
+                              "` must be a T.Layout or make_swizzled_layout(...), got ",
+                              DescribeValue(layout)));
     }
     if (layout.layout->kind == ir::Layout::Kind::kCustom &&
         layout.layout->vars.size() != key.buffer->shape.size()) {
-      return b.Err(m.loc, Cat("T.annotate_layout: the layout of `", key.buffer->name,
-                                       "` takes ", layout.layout->vars.size(),
-                                       " indices but the buffer has ", key.buffer->shape.size(),
-                                       " dimensions"));
+      return b.Err(m.loc, Cat("T.annotate_layout: the layout of `", key.buffer->name, "` takes ",
+                              layout.layout->vars.size(), " indices but the buffer has ",
+                              key.buffer->shape.size(), " dimensions"));
     }
     absl::Status s = b.Emit(std::make_shared<ir::AnnotateLayoutNode>(key.buffer, *layout.layout),
                             args.loc, "T.annotate_layout");
@@ -459,8 +463,7 @@ absl::StatusOr<Value> UseSwizzle(Builder& b, CallArgs& args) {
     if (*o == "column" || *o == "col") {
       column = true;
     } else if (*o != "row") {
-      return b.Err((*a)[1]->loc, Cat("order must be \"row\" or \"column\", got '", *o,
-                                              "'"));
+      return b.Err((*a)[1]->loc, Cat("order must be \"row\" or \"column\", got '", *o, "'"));
     }
   }
   bool enable = true;
@@ -477,8 +480,7 @@ absl::StatusOr<Value> UseSwizzle(Builder& b, CallArgs& args) {
 
 }  // namespace
 
-std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view name,
-                                                CallArgs& args) {
+std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view name, CallArgs& args) {
   if (name == "T.alloc_shared") return Alloc(b, name, ir::Scope::kShared, args);
   if (name == "T.alloc_fragment") return Alloc(b, name, ir::Scope::kFragment, args);
   if (name == "T.alloc_local") return Alloc(b, name, ir::Scope::kLocal, args);

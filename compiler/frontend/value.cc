@@ -235,18 +235,15 @@ std::string DescribeValue(const Value& v) {
     case ValueKind::kDict: return "dict";
     case ValueKind::kDType: return "dtype";
     case ValueKind::kExpr: return "runtime expression";
-    case ValueKind::kBuffer:
-      return Cat("buffer `", v.buffer ? v.buffer->name : "?", "`");
+    case ValueKind::kBuffer: return Cat("buffer `", v.buffer ? v.buffer->name : "?", "`");
     case ValueKind::kElement:
       return Cat("element of buffer `",
-                          v.element && v.element->buffer ? v.element->buffer->name : "?", "`");
+                 v.element && v.element->buffer ? v.element->buffer->name : "?", "`");
     case ValueKind::kRegion:
-      return Cat("region of buffer `",
-                          v.region && v.region->buffer ? v.region->buffer->name : "?", "`");
-    case ValueKind::kFunction:
-      return Cat("function `", v.function ? v.function->name : "?", "`");
-    case ValueKind::kBuiltin:
-      return Cat("function `", v.builtin ? v.builtin->name : "?", "`");
+      return Cat("region of buffer `", v.region && v.region->buffer ? v.region->buffer->name : "?",
+                 "`");
+    case ValueKind::kFunction: return Cat("function `", v.function ? v.function->name : "?", "`");
+    case ValueKind::kBuiltin: return Cat("function `", v.builtin ? v.builtin->name : "?", "`");
     case ValueKind::kModule: return Cat("module `", v.s, "`");
     case ValueKind::kRange: return "range";
     case ValueKind::kLoop: return "loop";
@@ -275,8 +272,7 @@ std::string ValueRepr(const Value& v) {
       if (v.dict) {
         for (size_t k = 0; k < v.dict->size(); ++k) {
           if (k) out += ", ";
-          out += Cat(ValueRepr((*v.dict)[k].first), ": ",
-                          ValueRepr((*v.dict)[k].second));
+          out += Cat(ValueRepr((*v.dict)[k].first), ": ", ValueRepr((*v.dict)[k].second));
         }
       }
       return out + "}";
@@ -286,9 +282,8 @@ std::string ValueRepr(const Value& v) {
     case ValueKind::kRange:
       if (!v.range) return "range()";
       return Cat("range(", v.range->start, ", ", v.range->stop,
-                          v.range->step == 1 ? "" : Cat(", ", v.range->step), ")");
-    case ValueKind::kGemmPolicy:
-      return Cat("T.GemmWarpPolicy.", ir::GemmPolicyName(v.policy));
+                 v.range->step == 1 ? "" : Cat(", ", v.range->step), ")");
+    case ValueKind::kGemmPolicy: return Cat("T.GemmWarpPolicy.", ir::GemmPolicyName(v.policy));
     default: return DescribeValue(v);
   }
 }

@@ -93,8 +93,8 @@ struct Value {
   bool b = false;
   int64_t i = 0;
   double f = 0;
-  std::string s;    // kStr; kModule: the module path ("tilelang.language")
-  ParamSet params;  // kInt, kFloat, kBool: parameters the value derives from
+  std::string s;                          // kStr; kModule: the module path ("tilelang.language")
+  ParamSet params;                        // kInt, kFloat, kBool: parameters the value derives from
   ir::DType dtype = ir::DType::kFloat32;  // kDType
   ir::GemmPolicy policy = ir::GemmPolicy::kSquare;
 
@@ -176,7 +176,7 @@ struct FunctionValue {
 };
 
 struct BuiltinValue {
-  std::string name;  // "T.copy", "range", "math.sqrt", "list.append", ...
+  std::string name;                   // "T.copy", "range", "math.sqrt", "list.append", ...
   std::shared_ptr<const Value> self;  // receiver of a bound method, or null
 };
 
@@ -185,7 +185,7 @@ struct LoopSpec {
   // One entry per loop of the nest (T.Parallel(M, N) is two loops; T.grid too).
   std::vector<ir::Expr> mins;
   std::vector<ir::Expr> extents;
-  ir::Expr step;  // serial/unroll with a step other than 1 (single loop); else null
+  ir::Expr step;        // serial/unroll with a step other than 1 (single loop); else null
   ir::Expr num_stages;  // T.Pipelined only; null when not given
   std::vector<int64_t> order, stage;
   SourceLoc loc;
@@ -211,7 +211,6 @@ struct ElementValue {
   ir::Buffer buffer;
   std::vector<ir::Expr> indices;
 };
-
 
 // Short description for diagnostics: "int", "str", "buffer `A_shared`",
 // "runtime expression", "function `f`", "module `math`", ...

@@ -1,11 +1,11 @@
 #include "compiler/frontend/value_ops.h"
-#include "compiler/frontend/str_util.h"
 
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "absl/status/status.h"
+#include "compiler/frontend/str_util.h"
 
 namespace tilec::frontend {
 namespace {
@@ -32,8 +32,8 @@ bool FitsIntType(int64_t v, DType t) {
 std::string OpText(BinOpKind op) { return std::string(BinOpSymbol(op)); }
 
 absl::Status Unsupported(BinOpKind op, const Value& a, const Value& b) {
-  return Error(Cat("unsupported operand types for ", OpText(op), ": ", DescribeValue(a),
-                            " and ", DescribeValue(b)));
+  return Error(Cat("unsupported operand types for ", OpText(op), ": ", DescribeValue(a), " and ",
+                   DescribeValue(b)));
 }
 
 ParamSet Union(const Value& a, const Value& b) {
@@ -45,7 +45,7 @@ ParamSet Union(const Value& a, const Value& b) {
 absl::StatusOr<Value> IntResult(bool overflow, int64_t v, const Value& a, const Value& b) {
   if (overflow) {
     return Error(Cat("integer overflow in ", ValueRepr(a), " and ", ValueRepr(b),
-                              " (staging integers are 64-bit)"));
+                     " (staging integers are 64-bit)"));
   }
   return Value::Int(v, Union(a, b));
 }
@@ -57,7 +57,8 @@ absl::StatusOr<int64_t> IntPow(int64_t base, int64_t exp) {
       if (__builtin_mul_overflow(result, base, &result)) return Error("integer overflow in **");
     }
     exp >>= 1;
-    if (exp > 0 && __builtin_mul_overflow(base, base, &base)) return Error("integer overflow in **");
+    if (exp > 0 && __builtin_mul_overflow(base, base, &base))
+      return Error("integer overflow in **");
   }
   return result;
 }
@@ -111,8 +112,8 @@ absl::StatusOr<Value> NumberBinOp(BinOpKind op, const Value& a, const Value& b) 
       if (y == -1) return Value::Int(0, Union(a, b));
       return Value::Int(FloorMod(x, y), Union(a, b));
     case BinOpKind::kPow: {
-      if (y < 0) return Value::Float(std::pow(static_cast<double>(x), static_cast<double>(y)),
-                                     Union(a, b));
+      if (y < 0)
+        return Value::Float(std::pow(static_cast<double>(x), static_cast<double>(y)), Union(a, b));
       absl::StatusOr<int64_t> p = IntPow(x, y);
       if (!p.ok()) return p.status();
       return Value::Int(*p, Union(a, b));
@@ -127,12 +128,9 @@ absl::StatusOr<Value> NumberBinOp(BinOpKind op, const Value& a, const Value& b) 
     case BinOpKind::kRShift:
       if (y < 0) return Error("negative shift count");
       return Value::Int(y >= 63 ? (x < 0 ? -1 : 0) : (x >> y), Union(a, b));
-    case BinOpKind::kBitAnd:
-      return both_bool ? Value::Bool(x & y) : Value::Int(x & y, Union(a, b));
-    case BinOpKind::kBitOr:
-      return both_bool ? Value::Bool(x | y) : Value::Int(x | y, Union(a, b));
-    case BinOpKind::kBitXor:
-      return both_bool ? Value::Bool(x ^ y) : Value::Int(x ^ y, Union(a, b));
+    case BinOpKind::kBitAnd: return both_bool ? Value::Bool(x & y) : Value::Int(x & y, Union(a, b));
+    case BinOpKind::kBitOr: return both_bool ? Value::Bool(x | y) : Value::Int(x | y, Union(a, b));
+    case BinOpKind::kBitXor: return both_bool ? Value::Bool(x ^ y) : Value::Int(x ^ y, Union(a, b));
     default: return Unsupported(op, a, b);
   }
 }
@@ -225,8 +223,8 @@ bool IsRuntimeScalar(const Value& v) {
 
 ir::Expr MakeLiteral(const Value& number, DType t) {
   if (ir::IsFloat(t)) return ir::FloatImm(number.AsFloat(), t);
-  if (t == DType::kBool) return ir::BoolImm(number.kind == ValueKind::kFloat ? number.f != 0
-                                                                             : number.AsInt() != 0);
+  if (t == DType::kBool)
+    return ir::BoolImm(number.kind == ValueKind::kFloat ? number.f != 0 : number.AsInt() != 0);
   int64_t v = number.kind == ValueKind::kFloat ? static_cast<int64_t>(number.f) : number.AsInt();
   return ir::IntImm(v, t);
 }
@@ -241,7 +239,7 @@ absl::StatusOr<ir::Expr> ToExpr(const Value& v) {
   if (IsRuntimeScalar(v)) return RuntimeOf(v);
   if (v.kind == ValueKind::kBuffer) {
     return Error(Cat("a whole ", DescribeValue(v),
-                              " cannot be used as a scalar; index it (buffer[i, ...])"));
+                     " cannot be used as a scalar; index it (buffer[i, ...])"));
   }
   if (v.kind == ValueKind::kRegion) {
     return Error(Cat("a ", DescribeValue(v), " cannot be used as a scalar value"));
@@ -374,11 +372,10 @@ absl::StatusOr<Value> RuntimeBinOp(BinOpKind op, const Value& a, const Value& b)
         "`/` between integer runtime values is ambiguous (as in TileLang); use `//` for floor "
         "division, or make an operand a float");
   }
-  bool bit_op = op == BinOpKind::kLShift || op == BinOpKind::kRShift ||
-                op == BinOpKind::kBitAnd || op == BinOpKind::kBitOr || op == BinOpKind::kBitXor;
+  bool bit_op = op == BinOpKind::kLShift || op == BinOpKind::kRShift || op == BinOpKind::kBitAnd ||
+                op == BinOpKind::kBitOr || op == BinOpKind::kBitXor;
   if (bit_op && ir::IsFloat(t)) {
-    return Error(Cat("`", OpText(op), "` needs integer operands, got ",
-                              ir::DTypeName(t)));
+    return Error(Cat("`", OpText(op), "` needs integer operands, got ", ir::DTypeName(t)));
   }
   if (bit_op && t == DType::kBool) {
     if (op == BinOpKind::kBitAnd) return Value::Runtime(ir::Binary(ir::BinaryOp::kAnd, x, y));
@@ -412,7 +409,8 @@ absl::StatusOr<Value> ApplyUnaryOp(UnaryOpKind op, const Value& a) {
       case UnaryOpKind::kNot: return Value::Runtime(ir::Unary(ir::UnaryOp::kNot, AsBool(e)));
       case UnaryOpKind::kNeg:
         if (e->dtype == DType::kBool) e = CastTo(DType::kInt32, e);
-        if (const auto* f = e->as<ir::FloatImmNode>()) return Value::Runtime(ir::FloatImm(-f->value, e->dtype));
+        if (const auto* f = e->as<ir::FloatImmNode>())
+          return Value::Runtime(ir::FloatImm(-f->value, e->dtype));
         if (const auto* i = e->as<ir::IntImmNode>()) {
           if (i->value != std::numeric_limits<int64_t>::min() && FitsIntType(-i->value, e->dtype)) {
             return Value::Runtime(ir::IntImm(-i->value, e->dtype));
@@ -432,12 +430,10 @@ absl::StatusOr<Value> ApplyUnaryOp(UnaryOpKind op, const Value& a) {
     return Value::Bool(!*t);
   }
   if (!a.IsNumber()) {
-    return Error(Cat("bad operand type for unary ", UnaryOpSymbol(op), ": ",
-                              DescribeValue(a)));
+    return Error(Cat("bad operand type for unary ", UnaryOpSymbol(op), ": ", DescribeValue(a)));
   }
   switch (op) {
-    case UnaryOpKind::kPos:
-      return a.kind == ValueKind::kBool ? Value::Int(a.AsInt(), a.params) : a;
+    case UnaryOpKind::kPos: return a.kind == ValueKind::kBool ? Value::Int(a.AsInt(), a.params) : a;
     case UnaryOpKind::kNeg:
       if (a.kind == ValueKind::kFloat) return Value::Float(-a.f, a.params);
       if (a.AsInt() == std::numeric_limits<int64_t>::min()) return Error("integer overflow in -");
@@ -547,8 +543,8 @@ absl::StatusOr<Value> ApplyCompare(CmpOpKind op, const Value& a, const Value& b)
     }
     if (cmp == 0) cmp = x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
   } else {
-    return Error(Cat("`", CmpOpSymbol(op), "` is not supported between ",
-                              DescribeValue(a), " and ", DescribeValue(b)));
+    return Error(Cat("`", CmpOpSymbol(op), "` is not supported between ", DescribeValue(a), " and ",
+                     DescribeValue(b)));
   }
   switch (op) {
     case CmpOpKind::kLt: return Value::Bool(cmp < 0);

@@ -32,7 +32,8 @@ std::string FirstLine(std::string_view s) { return std::string(s.substr(0, s.fin
 
 const std::vector<Case>& Cases() {
   static const std::vector<Case> kCases = {
-      {"WhileInKernel", R"py(import tilelang.language as T
+      {"WhileInKernel",
+       R"py(import tilelang.language as T
 def f(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32")):
@@ -40,28 +41,37 @@ def f(n):
             while True:
                 pass
     return main
-)py", "f", {{"n", "4"}},
+)py",
+       "f",
+       {{"n", "4"}},
        "test.py:6:13: error: while loops inside a kernel are not supported"},
 
-      {"ComprehensionInKernel", R"py(import tilelang.language as T
+      {"ComprehensionInKernel",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((4,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         xs = [i for i in range(4)]
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:14: error: list comprehension inside a kernel is not supported"},
 
-      {"LambdaOutsideLayout", R"py(import tilelang.language as T
+      {"LambdaOutsideLayout",
+       R"py(import tilelang.language as T
 def f():
     g = lambda x: x + 1
     @T.prim_func
     def main(A: T.Tensor((4,), "float32")):
         pass
     return main
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:3:9: error: lambda is only supported as a T.Layout index function"},
 
-      {"UnboundParamInStaticIf", R"py(import tilelang.language as T
+      {"UnboundParamInStaticIf",
+       R"py(import tilelang.language as T
 def f(flag):
     @T.prim_func
     def main(A: T.Tensor((4,), "float32")):
@@ -69,11 +79,14 @@ def f(flag):
             if flag:
                 A[0] = 1.0
     return main
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:6:16: error: parameter `flag` is not bound, but the condition of this `if` "
        "needs its value at staging time; bind it with -D flag=<value>"},
 
-      {"UnboundParamInStagingRange", R"py(import tilelang.language as T
+      {"UnboundParamInStagingRange",
+       R"py(import tilelang.language as T
 def f(n):
     sizes = []
     for i in range(n):
@@ -82,174 +95,231 @@ def f(n):
     def main(A: T.Tensor((4,), "float32")):
         pass
     return main
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:4:20: error: parameter `n` is not bound, but range() needs its value at staging "
        "time; bind it with -D n=<value>"},
 
-      {"UnboundParamAsTupleLength", R"py(import tilelang.language as T
+      {"UnboundParamAsTupleLength",
+       R"py(import tilelang.language as T
 def f(rank):
     shape = (16,) * rank
     @T.prim_func
     def main(A: T.Tensor(shape, "float32")):
         pass
     return main
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:3:21: error: parameter `rank` is not bound, but the repetition count of a tuple "
        "needs its value at staging time; bind it with -D rank=<value>"},
 
-      {"UnboundParamAsDtype", R"py(import tilelang.language as T
+      {"UnboundParamAsDtype",
+       R"py(import tilelang.language as T
 def f(dtype):
     @T.prim_func
     def main(A: T.Tensor((4,), dtype)):
         pass
     return main
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:4:32: error: parameter `dtype` is not bound, but the tensor dtype needs its value "
        "at staging time; bind it with -D dtype=<value>"},
 
-      {"BindingNamesNoParameter", R"py(import tilelang.language as T
+      {"BindingNamesNoParameter",
+       R"py(import tilelang.language as T
 def gemm(M, block_M=64):
     @T.prim_func
     def main(A: T.Tensor((M,), "float32")):
         pass
     return main
-)py", "gemm", {{"M", "64"}, {"block_m", "32"}},
+)py",
+       "gemm",
+       {{"M", "64"}, {"block_m", "32"}},
        "test.py:2:5: error: the binding -D block_m=32 names no parameter of `gemm`; its "
        "parameters are: M, block_M"},
 
-      {"BindingNamesATensor", R"py(import tilelang.language as T
+      {"BindingNamesATensor",
+       R"py(import tilelang.language as T
 def add(A, block: int = 64):
     N = T.const("N")
     A: T.Tensor((N,), "float32")
-)py", "add", {{"A", "3"}},
+)py",
+       "add",
+       {{"A", "3"}},
        "test.py:2:5: error: the binding -D A=3 names a tensor parameter of `add`; its "
        "parameters are: block, N"},
 
-      {"StagingAssert", R"py(import tilelang.language as T
+      {"StagingAssert",
+       R"py(import tilelang.language as T
 def f(block):
     assert block % 16 == 0, f"block={block} is not a multiple of 16"
     @T.prim_func
     def main(A: T.Tensor((block,), "float32")):
         pass
     return main
-)py", "f", {{"block", "24"}},
+)py",
+       "f",
+       {{"block", "24"}},
        "test.py:3:5: error: assertion failed: block=24 is not a multiple of 16"},
 
-      {"CopyTwoElements", R"py(import tilelang.language as T
+      {"CopyTwoElements",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((4, 4), "float32"), B: T.Tensor((4, 4), "float32")):
     with T.Kernel(1, threads=32) as bx:
         T.copy(A[0, 0], B[1, 1])
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:9: error: T.copy cannot tell the extents: both operands are single elements; "
        "slice one of them (A[i, lo:hi])"},
 
-      {"CopyExtentMismatch", R"py(import tilelang.language as T
+      {"CopyExtentMismatch",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((64, 64), "float32")):
     with T.Kernel(1, threads=32) as bx:
         S = T.alloc_shared((16, 32), "float32")
         T.copy(A[0:16, 0:16], S)
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:6:9: error: T.copy: the extents of `A` [16, 16] and of `S` [16, 32] do not "
        "match"},
 
-      {"IndexCountMismatch", R"py(import tilelang.language as T
+      {"IndexCountMismatch",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((4, 4), "float32")):
     with T.Kernel(1, threads=32) as bx:
         A[0] = 1.0
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:10: error: buffer `A` has 2 dimensions but 1 index was given"},
 
-      {"UndefinedName", R"py(import tilelang.language as T
+      {"UndefinedName",
+       R"py(import tilelang.language as T
 def f():
     size = blok * 2
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:3:12: error: name `blok` is not defined"},
 
-      {"UnsupportedTFunction", R"py(import tilelang.language as T
+      {"UnsupportedTFunction",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((4,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         T.sync_threads()
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:11: error: `T.sync_threads` is not supported by tilec"},
 
-      {"GemmWgWait", R"py(import tilelang.language as T
+      {"GemmWgWait",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16, 16), "float16")):
     with T.Kernel(1, threads=128) as bx:
         S = T.alloc_shared((16, 16), "float16")
         C = T.alloc_fragment((16, 16), "float32")
         T.gemm(S, S, C, wg_wait=-1)
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:7:25: error: T.gemm with wg_wait other than 0 (leaving the result pending) is "
        "not supported"},
 
-      {"GemmUnknownKeyword", R"py(import tilelang.language as T
+      {"GemmUnknownKeyword",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16, 16), "float16")):
     with T.Kernel(1, threads=128) as bx:
         S = T.alloc_shared((16, 16), "float16")
         C = T.alloc_fragment((16, 16), "float32")
         T.gemm(S, S, C, trans_A=True)
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:7:25: error: T.gemm() got an unexpected keyword argument 'trans_A'"},
 
-      {"ReduceKeepDim", R"py(import tilelang.language as T
+      {"ReduceKeepDim",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16, 16), "float32")):
     with T.Kernel(1, threads=128) as bx:
         X = T.alloc_fragment((16, 16), "float32")
         Y = T.alloc_fragment((16, 1), "float32")
         T.reduce_max(X, Y, dim=1)
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:7:25: error: T.reduce_max: an output that keeps the reduced dimension as extent "
        "1 is not supported; give `Y` the shape [16]"},
 
-      {"ReduceDimOutOfRange", R"py(import tilelang.language as T
+      {"ReduceDimOutOfRange",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16, 16), "float32")):
     with T.Kernel(1, threads=128) as bx:
         X = T.alloc_fragment((16, 16), "float32")
         Y = T.alloc_fragment((16,), "float32")
         T.reduce_sum(X, Y, dim=2)
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:7:28: error: T.reduce_sum: dim 2 is out of range for a buffer of rank 2"},
 
-      {"SharedOutsideKernel", R"py(import tilelang.language as T
+      {"SharedOutsideKernel",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     S = T.alloc_shared((16,), "float32")
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:4:9: error: T.alloc_shared must be inside a T.Kernel block"},
 
-      {"NestedKernel", R"py(import tilelang.language as T
+      {"NestedKernel",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         with T.Kernel(1, threads=32) as by:
             pass
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:14: error: T.Kernel blocks cannot be nested"},
 
-      {"WithOnNonKernel", R"py(import tilelang.language as T
+      {"WithOnNonKernel",
+       R"py(import tilelang.language as T
 def f():
     with open("x") as fh:
         pass
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:3:10: error: name `open` is not defined"},
 
-      {"WithOnValue", R"py(import tilelang.language as T
+      {"WithOnValue",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Parallel(4) as i:
         pass
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:4:10: error: `with` is only supported with T.Kernel(...), got loop"},
 
-      {"ReturnInsideRuntimeIfInMacro", R"py(import tilelang.language as T
+      {"ReturnInsideRuntimeIfInMacro",
+       R"py(import tilelang.language as T
 @T.macro
 def pick(x):
     if x > 0:
@@ -260,224 +330,304 @@ def pick(x):
 def main(A: T.Tensor((16,), "int32")):
     with T.Kernel(1, threads=32) as bx:
         A[0] = pick(bx)
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:9: error: `return` inside a kernel, a kernel loop or a runtime branch is not "
        "supported; assign a T.alloc_var inside and return it after"},
 
-      {"BreakInKernelLoop", R"py(import tilelang.language as T
+      {"BreakInKernelLoop",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         for i in T.serial(16):
             break
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:6:13: error: `break` inside a kernel loop or a runtime branch is not supported"},
 
-      {"IntegerTrueDivision", R"py(import tilelang.language as T
+      {"IntegerTrueDivision",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         for i in T.Parallel(16):
             A[i / 2] = 0.0
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:6:17: error: `/` between integer runtime values is ambiguous (as in TileLang); "
        "use `//` for floor division, or make an operand a float"},
 
-      {"SliceStep", R"py(import tilelang.language as T
+      {"SliceStep",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         S = T.alloc_shared((8,), "float32")
         T.copy(A[0:16:2], S)
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:6:18: error: buffer slices with a step other than 1 are not supported"},
 
-      {"RuntimeSliceExtent", R"py(import tilelang.language as T
+      {"RuntimeSliceExtent",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         S = T.alloc_shared((16,), "float32")
         for i in T.serial(16):
             T.copy(A[0:i], S)
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:7:22: error: the extent of this slice, `i`, depends on runtime values; region "
        "extents must be known when the kernel is launched"},
 
-      {"GeneratorReturnsNothing", R"py(import tilelang.language as T
+      {"GeneratorReturnsNothing",
+       R"py(import tilelang.language as T
 def f(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32")):
         pass
-)py", "f", {{"n", "4"}},
+)py",
+       "f",
+       {{"n", "4"}},
        "test.py:2:5: error: `f` must return the @T.prim_func it defines, but it returned "
        "nothing"},
 
-      {"EmptyOutsideEager", R"py(import tilelang.language as T
+      {"EmptyOutsideEager",
+       R"py(import tilelang.language as T
 def f(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32")):
         B = T.empty((n,), "float32")
     return main
-)py", "f", {{"n", "4"}},
+)py",
+       "f",
+       {{"n", "4"}},
        "test.py:5:13: error: T.empty is only supported in the body of an eager @tilelang.jit "
        "function, outside T.Kernel"},
 
-      {"ClassInKernelBuilder", R"py(import tilelang.language as T
+      {"ClassInKernelBuilder",
+       R"py(import tilelang.language as T
 def f():
     class Config:
         block = 64
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:3:5: error: class definitions are not supported in kernel-building code"},
 
-      {"TryStatement", R"py(import tilelang.language as T
+      {"TryStatement",
+       R"py(import tilelang.language as T
 def f():
     try:
         x = 1
     except Exception:
         x = 2
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:3:5: error: try statements are not supported in kernel-building code"},
 
-      {"LetUsedOutsideItsLoop", R"py(import tilelang.language as T
+      {"LetUsedOutsideItsLoop",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         for i in T.serial(16):
             v = A[i] * 2.0
         A[0] = v
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:7:16: error: `v` was bound inside a loop, branch or kernel body and is used "
        "outside it; use T.alloc_var to carry a value out"},
 
-      {"RuntimeAssert", R"py(import tilelang.language as T
+      {"RuntimeAssert",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         assert A[0] > 0.0
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:9: error: an assert on a runtime value is not supported; tilec checks asserts "
        "at staging time"},
 
-      {"EagerTensorUsedBeforeAnnotation", R"py(import tilelang.language as T
+      {"EagerTensorUsedBeforeAnnotation",
+       R"py(import tilelang.language as T
 def add(A, block: int = 64):
     N = T.const("N")
     x = A
     A: T.Tensor((N,), "float32")
-)py", "add", {},
+)py",
+       "add",
+       {},
        "test.py:4:9: error: tensor parameter `A` is used before its annotation `A: "
        "T.Tensor(shape, dtype)`"},
 
-      {"EagerTensorAnnotatedTwice", R"py(import tilelang.language as T
+      {"EagerTensorAnnotatedTwice",
+       R"py(import tilelang.language as T
 def add(A, block: int = 64):
     N = T.const("N")
     A: T.Tensor((N,), "float32")
     A: T.Tensor((N,), "float16")
-)py", "add", {},
+)py",
+       "add",
+       {},
        "test.py:5:5: error: tensor parameter `A` is annotated twice"},
 
-      {"EagerAnnotationOfNonParameter", R"py(import tilelang.language as T
+      {"EagerAnnotationOfNonParameter",
+       R"py(import tilelang.language as T
 def add(A, block: int = 64):
     N = T.const("N")
     A: T.Tensor((N,), "float32")
     C: T.Tensor((N,), "float32")
-)py", "add", {},
+)py",
+       "add",
+       {},
        "test.py:5:5: error: `C: T.Tensor(...)` declares a tensor parameter, but `add` has no "
        "parameter `C`"},
 
-      {"KernelWithFourDims", R"py(import tilelang.language as T
+      {"KernelWithFourDims",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, 2, 3, 4) as bx:
         pass
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:4:10: error: T.Kernel takes 1 to 3 grid extents, got 4"},
 
-      {"StoreBufferIntoElement", R"py(import tilelang.language as T
+      {"StoreBufferIntoElement",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         A[0] = B
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:9: error: cannot store a buffer `B` into an element of `A`; use T.copy"},
 
-      {"RaiseExecuted", R"py(import tilelang.language as T
+      {"RaiseExecuted",
+       R"py(import tilelang.language as T
 def f(dtype="int8"):
     if dtype not in ("float16", "bfloat16"):
         raise ValueError(f"unsupported dtype {dtype}")
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:4:9: error: the kernel-building code raised ValueError: unsupported dtype int8"},
 
-      {"AtomicAddReturnPrev", R"py(import tilelang.language as T
+      {"AtomicAddReturnPrev",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         T.atomic_add(A[0], 1.0, return_prev=True)
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:33: error: T.atomic_add(return_prev=True) is not supported"},
 
-      {"StagingOverflow", R"py(import tilelang.language as T
+      {"StagingOverflow",
+       R"py(import tilelang.language as T
 def f():
     big = 2 ** 70
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:3:13: error: integer overflow in **"},
 
-      {"SetDisplay", R"py(import tilelang.language as T
+      {"SetDisplay",
+       R"py(import tilelang.language as T
 def f():
     s = {1, 2}
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:3:9: error: set displays are not supported"},
 
-      {"UnknownDtype", R"py(import tilelang.language as T
+      {"UnknownDtype",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
         S = T.alloc_shared((16,), "float17")
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:5:35: error: unknown dtype 'float17' for the dtype of T.alloc_shared"},
 
-      {"MultiDimThreads", R"py(import tilelang.language as T
+      {"MultiDimThreads",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=(32, 4)) as bx:
         pass
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:4:22: error: multi-dimensional thread blocks are not supported"},
 
-      {"PrimFuncParamWithoutAnnotation", R"py(import tilelang.language as T
+      {"PrimFuncParamWithoutAnnotation",
+       R"py(import tilelang.language as T
 @T.prim_func
 def main(A, B: T.Tensor((16,), "float32")):
     pass
-)py", "main", {},
+)py",
+       "main",
+       {},
        "test.py:3:10: error: parameter `A` of the @T.prim_func `main` needs an annotation: "
        "T.Tensor(shape, dtype) or a scalar type such as T.int32"},
 
-      {"TupleIndexOutOfRange", R"py(import tilelang.language as T
+      {"TupleIndexOutOfRange",
+       R"py(import tilelang.language as T
 def f():
     sizes = (16, 32)
     x = sizes[2]
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:4:15: error: tuple index 2 is out of range (length 2)"},
 
-      {"WrongArgumentCount", R"py(import tilelang.language as T
+      {"WrongArgumentCount",
+       R"py(import tilelang.language as T
 def f():
     def helper(a, b):
         return a + b
     x = helper(1)
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:5:9: error: `helper` is missing the argument 'b'"},
 
-      {"RecursionLimit", R"py(import tilelang.language as T
+      {"RecursionLimit",
+       R"py(import tilelang.language as T
 def f():
     def g(n):
         return g(n + 1)
     g(0)
-)py", "f", {},
+)py",
+       "f",
+       {},
        "test.py:4:16: error: call depth exceeds 100 (unbounded recursion?)"},
 
-      {"SyntaxError", R"py(import tilelang.language as T
+      {"SyntaxError",
+       R"py(import tilelang.language as T
 def f(:
     pass
-)py", "f", {},
+)py",
+       "f",
+       {},
        nullptr},
   };
   return kCases;
@@ -528,8 +678,8 @@ TEST(Diagnostics, UnreadableBindingValue) {
   b.Set("block", "(64,");
   absl::StatusOr<ir::Program> p = CompileTileLang(file, "f", b);
   ASSERT_FALSE(p.ok());
-  EXPECT_EQ(FirstLine(std::string(p.status().message())).rfind(
-                "k.py: error: cannot read -D block=(64,: ", 0),
+  EXPECT_EQ(FirstLine(std::string(p.status().message()))
+                .rfind("k.py: error: cannot read -D block=(64,: ", 0),
             0u)
       << p.status().message();
 }
@@ -561,11 +711,40 @@ TEST(Diagnostics, RandomMutationsOfExamplesNeverCrash) {
     if (!e.text.empty()) examples.push_back(std::move(e));
   }
   ASSERT_FALSE(examples.empty());
-  static constexpr const char* kSnippets[] = {
-      "T.copy(", ")", "(", "[", "]", ":", ",", " + ", " // ", "-1", "None", "T.Kernel(",
-      "for i in T.Parallel(4):", "\n", "    ", "lambda x: x", "[x for x in y]", "while 1:",
-      "return ", "T.gemm(", "block_M", "= ", "if ", "else", "T.alloc_var(", "\"", "**",
-      "99999999999999999999", "T.reduce_sum(", "dim=", "not ", "and ", "yield", "@T.macro\n"};
+  static constexpr const char* kSnippets[] = {"T.copy(",
+                                              ")",
+                                              "(",
+                                              "[",
+                                              "]",
+                                              ":",
+                                              ",",
+                                              " + ",
+                                              " // ",
+                                              "-1",
+                                              "None",
+                                              "T.Kernel(",
+                                              "for i in T.Parallel(4):",
+                                              "\n",
+                                              "    ",
+                                              "lambda x: x",
+                                              "[x for x in y]",
+                                              "while 1:",
+                                              "return ",
+                                              "T.gemm(",
+                                              "block_M",
+                                              "= ",
+                                              "if ",
+                                              "else",
+                                              "T.alloc_var(",
+                                              "\"",
+                                              "**",
+                                              "99999999999999999999",
+                                              "T.reduce_sum(",
+                                              "dim=",
+                                              "not ",
+                                              "and ",
+                                              "yield",
+                                              "@T.macro\n"};
   constexpr int kIterations = 300;
   int built = 0;
   for (int it = 0; it < kIterations; ++it) {
@@ -580,7 +759,8 @@ TEST(Diagnostics, RandomMutationsOfExamplesNeverCrash) {
       }
     }
     Bindings b = e.bindings;
-    if (rng() % 4 == 0) b.values[rng() % b.values.size()].second = kSnippets[rng() % std::size(kSnippets)];
+    if (rng() % 4 == 0)
+      b.values[rng() % b.values.size()].second = kSnippets[rng() % std::size(kSnippets)];
     absl::StatusOr<ir::Program> p = CompileTileLang(SourceFile{"fuzz.py", src}, e.function, b);
     if (p.ok()) {
       ++built;

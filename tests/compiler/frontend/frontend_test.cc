@@ -86,8 +86,12 @@ def gemm(M, N, K, block_M, block_N, block_K, dtype="float16", num_stages=2):
 
 TEST(Frontend, GeneratorGemm) {
   ir::Program p = Ok(kGemm, "gemm",
-                     {{"M", "256"}, {"N", "128"}, {"K", "64"}, {"block_M", "64"},
-                      {"block_N", "32"}, {"block_K", "16"}});
+                     {{"M", "256"},
+                      {"N", "128"},
+                      {"K", "64"},
+                      {"block_M", "64"},
+                      {"block_N", "32"},
+                      {"block_K", "16"}});
   EXPECT_EQ(p.name, "gemm");
   ASSERT_EQ(p.params.size(), 3u);
   EXPECT_EQ(p.params[0].tensor->name, "A");
@@ -99,7 +103,8 @@ TEST(Frontend, GeneratorGemm) {
   // and the defaulted num_stages are.
   ASSERT_EQ(p.tile_params.size(), 4u);
   std::vector<std::pair<std::string, int64_t>> tiles;
-  for (const ir::TileParam& t : p.tile_params) tiles.emplace_back(t.var->name, t.value.value_or(-1));
+  for (const ir::TileParam& t : p.tile_params)
+    tiles.emplace_back(t.var->name, t.value.value_or(-1));
   EXPECT_EQ(tiles, (std::vector<std::pair<std::string, int64_t>>{
                        {"block_M", 64}, {"block_N", 32}, {"block_K", 16}, {"num_stages", 2}}));
   auto kernels = Find<ir::KernelNode>(p);
@@ -114,14 +119,13 @@ TEST(Frontend, GeneratorGemm) {
   EXPECT_EQ(ir::AsConstInt(loops[0]->num_stages), 2);
   std::string text = ir::Print(p);
   EXPECT_TRUE(Contains(text, "T.copy(A[by * 64:by * 64 + 64, k * 16:k * 16 + 16], A_s)")) << text;
-  EXPECT_TRUE(Contains(text, "T.copy(C_l, C[by * 64:by * 64 + 64, bx * 32:bx * 32 + 32])"))
-      << text;
+  EXPECT_TRUE(Contains(text, "T.copy(C_l, C[by * 64:by * 64 + 64, bx * 32:bx * 32 + 32])")) << text;
   EXPECT_EQ(Find<ir::GemmNode>(p).size(), 1u);
 }
 
 TEST(Frontend, UnboundParametersBecomeDynDimsAndTileParams) {
-  ir::Program p = Ok(kGemm, "gemm",
-                     {{"M", "256"}, {"N", "128"}, {"block_N", "32"}, {"block_K", "16"}});
+  ir::Program p =
+      Ok(kGemm, "gemm", {{"M", "256"}, {"N", "128"}, {"block_N", "32"}, {"block_K", "16"}});
   ASSERT_EQ(p.dyn_dims.size(), 1u);
   EXPECT_EQ(p.dyn_dims[0]->name, "K");
   ASSERT_EQ(p.tile_params.size(), 4u);
@@ -143,7 +147,8 @@ def f(n, a="float", b=T.float16, c=torch.bfloat16, d="half"):
              D: T.Tensor((n,), d), E: T.Tensor((n,), "float8_e4m3fn")):
         pass
     return main
-)py", "f", {{"n", "8"}});
+)py",
+                     "f", {{"n", "8"}});
   ASSERT_EQ(p.params.size(), 5u);
   EXPECT_EQ(p.params[0].tensor->dtype, ir::DType::kFloat32);
   EXPECT_EQ(p.params[1].tensor->dtype, ir::DType::kFloat16);
@@ -168,16 +173,27 @@ def f(a, b, c, d, e, g, h):
 
 TEST(Frontend, BindingValueForms) {
   ir::Program p = Ok(kBindingKinds, "f",
-                     {{"a", "3"}, {"b", "0.5"}, {"c", "True"}, {"d", "'hello world'"},
-                      {"e", "bfloat16"}, {"g", "T.float16"}, {"h", "(64, 32)"}});
+                     {{"a", "3"},
+                      {"b", "0.5"},
+                      {"c", "True"},
+                      {"d", "'hello world'"},
+                      {"e", "bfloat16"},
+                      {"g", "T.float16"},
+                      {"h", "(64, 32)"}});
   ASSERT_EQ(p.params.size(), 1u);
   EXPECT_EQ(p.params[0].tensor->dtype, ir::DType::kBFloat16);
   EXPECT_EQ(ConstShape(p.params[0].tensor), (std::vector<int64_t>{64, 32}));
   // A bare tuple and torch dtype names work too; a later binding replaces an
   // earlier one.
   ir::Program q = Ok(kBindingKinds, "f",
-                     {{"a", "3"}, {"b", "0.5"}, {"c", "True"}, {"d", "\"hello world\""},
-                      {"e", "float32"}, {"e", "torch.float16"}, {"g", "float16"}, {"h", "64,32"}});
+                     {{"a", "3"},
+                      {"b", "0.5"},
+                      {"c", "True"},
+                      {"d", "\"hello world\""},
+                      {"e", "float32"},
+                      {"e", "torch.float16"},
+                      {"g", "float16"},
+                      {"h", "64,32"}});
   ASSERT_EQ(q.params.size(), 1u);
   EXPECT_EQ(q.params[0].tensor->dtype, ir::DType::kFloat16);
 }
@@ -194,7 +210,8 @@ def add(A, B, block: int = 64, threads: int = 128):
         for i in T.Parallel(block):
             C[by, bx * block + i] = A[by, bx * block + i] + B[by, bx * block + i]
     return C
-)py", "add", {{"M", "16"}});
+)py",
+                     "add", {{"M", "16"}});
   ASSERT_EQ(p.params.size(), 3u);
   EXPECT_EQ(p.params[0].tensor->name, "A");
   EXPECT_EQ(p.params[1].tensor->name, "B");
@@ -219,7 +236,8 @@ def direct(A: T.Tensor((64,), "float32"), n: T.int32):
     with T.Kernel(1, threads=64) as bx:
         for i in T.Parallel(64):
             A[i] = A[i] * 2.0 + n
-)py", "direct");
+)py",
+                     "direct");
   ASSERT_EQ(p.params.size(), 2u);
   ASSERT_TRUE(p.params[1].scalar);
   EXPECT_EQ(p.params[1].scalar->name, "n");
@@ -261,7 +279,8 @@ def f(x):
     def main(A: T.Tensor((a, b, c, d, e, g, len(h), i, j, k, m, n, p, q, r, s, t, u), "float32")):
         pass
     return main
-)py", "f", {{"x", "5"}});
+)py",
+                     "f", {{"x", "5"}});
   ASSERT_EQ(p.params.size(), 1u);
   EXPECT_EQ(ConstShape(p.params[0].tensor),
             (std::vector<int64_t>{6, 2, 1024, 7, 9, 6, 3, 6, 10, 7, 8, 4, 3, 4, 6, 6, 3, 2}));
@@ -308,7 +327,8 @@ def f():
             for i in range(4):
                 A[0, 1, i % 3] = 0.0
     return main
-)py", "f");
+)py",
+                     "f");
   EXPECT_EQ(ConstShape(p.params[0].tensor), (std::vector<int64_t>{1, 2, 3}));
   auto loops = Find<ir::ForNode>(p);
   ASSERT_EQ(loops.size(), 1u);
@@ -335,7 +355,8 @@ def f():
             scale(A, twice(3.0))
             scale(A, twice(bx))
     return main
-)py", "f");
+)py",
+                     "f");
   auto loops = Find<ir::ForNode>(p);
   ASSERT_EQ(loops.size(), 2u);
   std::string text = ir::Print(p);
@@ -356,10 +377,8 @@ def f(n):
         pass
     return main
 )py";
-  EXPECT_EQ(ConstShape(Ok(kSrc, "f", {{"n", "256"}}).params[0].tensor),
-            (std::vector<int64_t>{64}));
-  EXPECT_EQ(ConstShape(Ok(kSrc, "f", {{"n", "64"}}).params[0].tensor),
-            (std::vector<int64_t>{32}));
+  EXPECT_EQ(ConstShape(Ok(kSrc, "f", {{"n", "256"}}).params[0].tensor), (std::vector<int64_t>{64}));
+  EXPECT_EQ(ConstShape(Ok(kSrc, "f", {{"n", "64"}}).params[0].tensor), (std::vector<int64_t>{32}));
 }
 
 constexpr char kLoops[] = R"py(
@@ -423,7 +442,8 @@ def main(Q: T.Tensor((2, 128, 4, 64), "float16"), O: T.Tensor((128, 64), "float1
         T.copy(Q_s, O[bx * 32, 0])
         T.copy(X[bz, bx * 16, 0], X_s)
         T.copy(X_s, X_s)
-)py", "main");
+)py",
+                     "main");
   auto copies = Find<ir::CopyNode>(p);
   ASSERT_EQ(copies.size(), 4u);
   auto exts = [](const ir::Region& r) {
@@ -451,7 +471,8 @@ def f(bk):
             for k in T.serial(4):
                 T.copy(A[k * bk:(k + 1) * bk], S)
     return main
-)py", "f");
+)py",
+                     "f");
   ASSERT_EQ(p.tile_params.size(), 1u);
   auto copies = Find<ir::CopyNode>(p);
   ASSERT_EQ(copies.size(), 1u);
@@ -469,7 +490,8 @@ def main(A: T.Tensor((64, 32), "float16"), B: T.Tensor((64, 32), "float16")):
         T.gemm(A_s, B_s, C, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, clear_accum=True,
                k_pack=2)
         T.gemm(A_s, B_s[0:64, 0:32], C, False, True)
-)py", "main");
+)py",
+                     "main");
   auto gemms = Find<ir::GemmNode>(p);
   ASSERT_EQ(gemms.size(), 2u);
   EXPECT_FALSE(gemms[0]->transpose_a);
@@ -496,7 +518,8 @@ def main(A: T.Tensor((16, 32), "float16")):
         T.reduce_absmax(X, R, 1)
         T.cumsum(X)
         T.cumsum(X, X, dim=1, reverse=True)
-)py", "main");
+)py",
+                     "main");
   auto fills = Find<ir::FillNode>(p);
   ASSERT_EQ(fills.size(), 2u);
   const auto* one = fills[0]->value->as<ir::FloatImmNode>();
@@ -532,7 +555,8 @@ def main(A: T.Tensor((64,), "float32"), C: T.Tensor((64,), "float32")):
             T.atomic_add(C[bx * 16 + i], A[i])
         T.atomic_add(C[bx * 16], F)
         T.atomic_add(C[0:16], F, memory_order="relaxed")
-)py", "main");
+)py",
+                     "main");
   auto adds = Find<ir::AtomicAddNode>(p);
   ASSERT_EQ(adds.size(), 3u);
   EXPECT_FALSE(adds[0]->src.has_value());
@@ -559,7 +583,8 @@ def main(A: T.Tensor((16, 32), "float16")):
         })
         T.use_swizzle(panel_size=8, order="column", enable=False)
         T.copy(A, A_s)
-)py", "main");
+)py",
+                     "main");
   auto layouts = Find<ir::AnnotateLayoutNode>(p);
   ASSERT_EQ(layouts.size(), 2u);
   EXPECT_EQ(layouts[0]->buffer->name, "A_s");
@@ -586,7 +611,8 @@ def f(block=64):
             for i, j in T.Parallel(block, 16):
                 A[bx * block + i, j] = 0.0
     return main
-)py", "f");
+)py",
+                     "f");
   ASSERT_EQ(p.dyn_dims.size(), 1u);
   EXPECT_EQ(p.dyn_dims[0]->name, "n");
   EXPECT_EQ(ir::PrintExpr(Find<ir::KernelNode>(p)[0]->grid[0]), "T.ceildiv(n, 64)");
@@ -602,7 +628,8 @@ def main(A: T.Tensor((256,), "float32")):
         lit = 3
         for i in T.Parallel(64):
             A[base + i] = A[alias] + lit
-)py", "main");
+)py",
+                     "main");
   auto lets = Find<ir::LetNode>(p);
   ASSERT_EQ(lets.size(), 1u);
   EXPECT_EQ(lets[0]->var->name, "base");
@@ -622,7 +649,8 @@ def main(A: T.Tensor((64,), "float32"), B: T.Tensor((1,), "float32")):
             acc += 1
             cnt += 1
         B[0] = acc
-)py", "main");
+)py",
+                     "main");
   auto allocs = Find<ir::AllocateNode>(p);
   ASSERT_EQ(allocs.size(), 2u);
   EXPECT_EQ(allocs[0]->buffer->scope, ir::Scope::kVar);
@@ -649,7 +677,8 @@ def main(A: T.Tensor((16,), "float16"), F: T.Tensor((16,), "float32"),
             A[i] = A[i] * 0.5 + 1
             A[i] = F[i]
             F[i] = I[i] // 2
-)py", "main");
+)py",
+                     "main");
   auto stores = Find<ir::StoreNode>(p);
   ASSERT_EQ(stores.size(), 3u);
   // Python literals take the float16 operand's dtype; no cast is needed.
@@ -678,7 +707,8 @@ def main(A: T.Tensor((16,), "float16"), I: T.Tensor((16,), "int32")):
             I[i] = A[i].astype(T.int32)
             A[i] = T.max(A[i], 0) + T.exp2(A[i]) * T.float16(2)
             A[i] = T.if_then_else(i < 8, A[i], T.rsqrt(A[i]))
-)py", "main");
+)py",
+                     "main");
   auto stores = Find<ir::StoreNode>(p);
   ASSERT_EQ(stores.size(), 5u);
   const auto* inf = stores[0]->value->as<ir::FloatImmNode>();
@@ -704,7 +734,8 @@ def main(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
     with T.Kernel(2, threads=32) as bx:
         for i in T.Parallel(32):
             B[bx * 32 + i] = W[bx * 32 + i]
-)py", "main");
+)py",
+                     "main");
   const auto* seq = p.body->as<ir::SeqNode>();
   ASSERT_TRUE(seq);
   ASSERT_EQ(seq->stmts.size(), 3u);
@@ -771,8 +802,8 @@ def f(block):
 }
 
 TEST(Frontend, HashIsStableAndFollowsTileSizes) {
-  Binds binds = {{"M", "256"}, {"N", "128"}, {"K", "64"}, {"block_M", "64"}, {"block_N", "32"},
-                 {"block_K", "16"}};
+  Binds binds = {{"M", "256"},      {"N", "128"},      {"K", "64"},
+                 {"block_M", "64"}, {"block_N", "32"}, {"block_K", "16"}};
   std::string h1 = ir::ProgramHash(Ok(kGemm, "gemm", binds));
   std::string h2 = ir::ProgramHash(Ok(kGemm, "gemm", binds));
   EXPECT_EQ(h1, h2);

@@ -1,0 +1,683 @@
+// Python builtins, `math`, and methods of staging values (list.append,
+// str.split, dict.items, expr.astype, ...), evaluated with Python semantics.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <numeric>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "compiler/frontend/str_util.h"
+#include "compiler/frontend/tl_builtins.h"
+#include "compiler/frontend/value_ops.h"
+
+namespace tilec::frontend {
+namespace {
+
+using Args = std::vector<std::optional<Arg>>;
+
+absl::StatusOr<Value> StagingMinMax(Builder& b, bool is_max, const ValueList& items, SourceLoc loc,
+                                    std::string_view fn) {
+  if (items.empty()) return b.Err(loc, Cat(fn, "() of an empty sequence"));
+  Value best = items[0];
+  for (size_t k = 1; k < items.size(); ++k) {
+    const Value& v = items[k];
+    if (IsRuntimeScalar(best) || IsRuntimeScalar(v)) {
+      // A runtime value (a symbolic parameter): the IR min/max.
+      absl::StatusOr<std::pair<ir::Expr, ir::Expr>> ops = PromoteOperands(best, v);
+      if (!ops.ok()) return b.At(ops.status(), loc);
+      ParamSet p = best.params;
+      p.Merge(v.params);
+      best = Value::Runtime(
+          FoldBinary(is_max ? ir::BinaryOp::kMax : ir::BinaryOp::kMin, ops->first, ops->second));
+      best.params = p;
+      continue;
+    }
+    absl::StatusOr<Value> better =
+        b.At(ApplyCompare(is_max ? CmpOpKind::kGt : CmpOpKind::kLt, v, best), loc);
+    if (!better.ok()) return better.status();
+    if (better->b) best = v;
+  }
+  return best;
+}
+
+}  // namespace
+
+absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& args) {
+  const SourceLoc loc = args.loc;
+  auto pos = [&](size_t k) -> const Value& { return args.positional[k].value; };
+  auto pos_loc = [&](size_t k) { return args.positional[k].loc; };
+  auto need = [&](size_t lo, size_t hi) -> absl::Status {
+    if (!args.keywords.empty() && name != "sorted" && name != "enumerate" && name != "sum" &&
+        name != "print" && name != "dict" && name != "min" && name != "max" && name != "round") {
+      return b.Err(args.keywords[0].second.loc, Cat(name, "() takes no keyword arguments here"));
+    }
+    if (args.positional.size() < lo || args.positional.size() > hi) {
+      return b.Err(loc, Cat(name, "() takes ", lo == hi ? Cat(lo) : Cat(lo, " to ", hi),
+                            " arguments (", args.positional.size(), " given)"));
+    }
+    return absl::OkStatus();
+  };
+  if (name == "range") {
+    if (b.KernelSyntax()) {
+      // Inside a kernel, TileLang runs `range` as T.serial.
+      std::optional<absl::StatusOr<Value>> r =
+          CallTlLang(b, "T.serial", args, BuiltinValue{"T.serial", nullptr});
+      if (r) return *r;
+      return Builder::Internal("T.serial is missing");
+    }
+    if (absl::Status s = need(1, 3); !s.ok()) return s;
+    int64_t v[3] = {0, 0, 1};
+    ParamSet params;
+    for (size_t k = 0; k < args.positional.size(); ++k) {
+      absl::StatusOr<int64_t> x = b.StaticInt(pos(k), pos_loc(k), "range()");
+      if (!x.ok()) return x.status();
+      params.Merge(pos(k).params);
+      v[args.positional.size() == 1 ? 1 : k] = *x;
+    }
+    if (v[2] == 0) return b.Err(loc, "range() step must not be zero");
+    Value r = Value::Range(v[0], v[1], v[2]);
+    r.params = params;
+    return r;
+  }
+  if (name == "print") return Value::None();
+  if (name == "len") {
+    if (absl::Status s = need(1, 1); !s.ok()) return s;
+    const Value& x = pos(0);
+    if (x.kind == ValueKind::kStr) return Value::Int(static_cast<int64_t>(x.s.size()));
+    if (x.IsSequence()) return Value::Int(static_cast<int64_t>(x.Items().size()));
+    if (x.kind == ValueKind::kDict) return Value::Int(static_cast<int64_t>(x.dict->size()));
+    if (x.kind == ValueKind::kRange) {
+      const RangeValue& r = *x.range;
+      int64_t n = r.step > 0 ? (r.stop - r.start + r.step - 1) / r.step
+                             : (r.start - r.stop - r.step - 1) / (-r.step);
+      return Value::Int(std::max<int64_t>(0, n));
+    }
+    if (x.kind == ValueKind::kBuffer) {
+      return b.Err(pos_loc(0), "len() of a buffer is not supported; use buffer.shape[0]");
+    }
+    return b.Err(pos_loc(0), Cat("len() of a ", DescribeValue(x), " is not supported"));
+  }
+  if (name == "min" || name == "max") {
+    if (args.positional.empty()) return b.Err(loc, Cat(name, "() needs arguments"));
+    if (!args.keywords.empty()) {
+      return b.Err(args.keywords[0].second.loc,
+                   Cat(name, "() with keyword arguments is not supported"));
+    }
+    ValueList items;
+    if (args.positional.size() == 1) {
+      if (pos(0).IsSequence()) {
+        items = pos(0).Items();
+      } else {
+        return b.Err(pos_loc(0), Cat(name, "() of a single ", DescribeValue(pos(0))));
+      }
+    } else {
+      for (const Arg& a : args.positional) items.push_back(a.value);
+    }
+    return StagingMinMax(b, name == "max", items, loc, name);
+  }
+  if (name == "abs") {
+    if (absl::Status s = need(1, 1); !s.ok()) return s;
+    const Value& x = pos(0);
+    if (IsRuntimeScalar(x)) {
+      absl::StatusOr<ir::Expr> e = b.ExprOf(x, pos_loc(0));
+      if (!e.ok()) return e.status();
+      return Value::Runtime(ir::Call(ir::CallFn::kAbs, {*e}));
+    }
+    if (x.kind == ValueKind::kFloat) return Value::Float(std::fabs(x.f), x.params);
+    if (x.IsIntLike()) {
+      if (x.AsInt() == std::numeric_limits<int64_t>::min()) return b.Err(loc, "integer overflow");
+      return Value::Int(std::llabs(x.AsInt()), x.params);
+    }
+    return b.Err(pos_loc(0), Cat("abs() of a ", DescribeValue(x)));
+  }
+  if (name == "int") {
+    if (absl::Status s = need(1, 1); !s.ok()) return s;
+    const Value& x = pos(0);
+    if (x.kind == ValueKind::kFloat) {
+      if (!std::isfinite(x.f) || std::fabs(x.f) >= 9.2e18) {
+        return b.Err(pos_loc(0), Cat("cannot convert ", ValueRepr(x), " to int"));
+      }
+      return Value::Int(static_cast<int64_t>(x.f), x.params);
+    }
+    if (x.kind == ValueKind::kStr) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(x.s, &v)) {
+        return b.Err(pos_loc(0), Cat("invalid literal for int(): ", ValueRepr(x)));
+      }
+      return Value::Int(v);
+    }
+    absl::StatusOr<int64_t> v = b.StaticInt(x, pos_loc(0), "int()");
+    if (!v.ok()) return v.status();
+    return Value::Int(*v, x.params);
+  }
+  if (name == "float") {
+    if (absl::Status s = need(1, 1); !s.ok()) return s;
+    const Value& x = pos(0);
+    if (x.IsNumber()) return Value::Float(x.AsFloat(), x.params);
+    if (x.kind == ValueKind::kStr) {
+      std::string t(absl::StripAsciiWhitespace(x.s));
+      if (t == "inf" || t == "+inf" || t == "infinity") {
+        return Value::Float(std::numeric_limits<double>::infinity());
+      }
+      if (t == "-inf" || t == "-infinity") {
+        return Value::Float(-std::numeric_limits<double>::infinity());
+      }
+      if (t == "nan") return Value::Float(std::numeric_limits<double>::quiet_NaN());
+      double d = 0;
+      if (!absl::SimpleAtod(t, &d)) {
+        return b.Err(pos_loc(0), Cat("could not convert string to float: ", ValueRepr(x)));
+      }
+      return Value::Float(d);
+    }
+    return b.NotStatic(x, pos_loc(0), "float()");
+  }
+  if (name == "bool") {
+    if (absl::Status s = need(0, 1); !s.ok()) return s;
+    if (args.positional.empty()) return Value::Bool(false);
+    absl::StatusOr<bool> t = b.StaticBool(pos(0), pos_loc(0), "bool()");
+    if (!t.ok()) return t.status();
+    return Value::Bool(*t);
+  }
+  if (name == "str") {
+    if (absl::Status s = need(0, 1); !s.ok()) return s;
+    if (args.positional.empty()) return Value::Str("");
+    const Value& x = pos(0);
+    return Value::Str(x.kind == ValueKind::kStr ? x.s : ValueRepr(x));
+  }
+  if (name == "tuple" || name == "list" || name == "reversed" || name == "sorted") {
+    if (args.positional.size() > 1 || (name != "sorted" && !args.keywords.empty())) {
+      return b.Err(loc, Cat(name, "() takes at most one argument"));
+    }
+    ValueList items;
+    if (!args.positional.empty()) {
+      absl::Status s = [&]() -> absl::Status {
+        const Value& x = pos(0);
+        if (x.IsSequence()) {
+          items = x.Items();
+          return absl::OkStatus();
+        }
+        if (x.kind == ValueKind::kStr) {
+          for (char c : x.s) items.push_back(Value::Str(std::string(1, c)));
+          return absl::OkStatus();
+        }
+        if (x.kind == ValueKind::kDict) {
+          for (const auto& kv : *x.dict) items.push_back(kv.first);
+          return absl::OkStatus();
+        }
+        if (x.kind == ValueKind::kRange) {
+          const RangeValue& r = *x.range;
+          for (int64_t k = r.start; r.step > 0 ? k < r.stop : k > r.stop; k += r.step) {
+            if (items.size() > (1u << 20)) return b.Err(loc, "range is too long");
+            items.push_back(Value::Int(k, x.params));
+          }
+          return absl::OkStatus();
+        }
+        return b.NotStatic(x, pos_loc(0), Cat(name, "()"));
+      }();
+      if (!s.ok()) return s;
+    }
+    if (name == "reversed") std::reverse(items.begin(), items.end());
+    if (name == "sorted") {
+      bool reverse = false;
+      for (const auto& [kw, a] : args.keywords) {
+        if (kw != "reverse") {
+          return b.Err(a.loc, Cat("sorted() keyword '", kw, "' is not supported"));
+        }
+        absl::StatusOr<bool> r = b.StaticBool(a.value, a.loc, "sorted(reverse=)");
+        if (!r.ok()) return r.status();
+        reverse = *r;
+      }
+      absl::Status err = absl::OkStatus();
+      std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
+        if (!err.ok()) return false;
+        absl::StatusOr<Value> lt = ApplyCompare(CmpOpKind::kLt, x, y);
+        if (!lt.ok()) {
+          err = b.At(lt.status(), loc);
+          return false;
+        }
+        return lt->kind == ValueKind::kBool && lt->b;
+      });
+      if (!err.ok()) return err;
+      if (reverse) std::reverse(items.begin(), items.end());
+    }
+    return name == "tuple" ? Value::Tuple(std::move(items)) : Value::List(std::move(items));
+  }
+  if (name == "dict") {
+    DictItems items;
+    if (args.positional.size() > 1) return b.Err(loc, "dict() takes at most one argument");
+    if (!args.positional.empty()) {
+      const Value& x = pos(0);
+      if (x.kind == ValueKind::kDict) {
+        items = *x.dict;
+      } else if (x.IsSequence()) {
+        for (const Value& pair : x.Items()) {
+          if (!pair.IsSequence() || pair.Items().size() != 2) {
+            return b.Err(pos_loc(0), "dict() needs a sequence of pairs");
+          }
+          items.emplace_back(pair.Items()[0], pair.Items()[1]);
+        }
+      } else {
+        return b.Err(pos_loc(0), Cat("dict() of a ", DescribeValue(x)));
+      }
+    }
+    for (const auto& [kw, a] : args.keywords) items.emplace_back(Value::Str(kw), a.value);
+    return Value::Dict(std::move(items));
+  }
+  if (name == "enumerate") {
+    absl::StatusOr<Args> a = BindArgs(b, args, "enumerate", {"iterable", "start"}, 1);
+    if (!a.ok()) return a.status();
+    int64_t start = 0;
+    if ((*a)[1]) {
+      absl::StatusOr<int64_t> s = b.StaticInt((*a)[1]->value, (*a)[1]->loc, "enumerate(start=)");
+      if (!s.ok()) return s.status();
+      start = *s;
+    }
+    CallArgs inner{loc, {*(*a)[0]}, {}};
+    absl::StatusOr<Value> items = CallPython(b, "list", inner);
+    if (!items.ok()) return items;
+    ValueList out;
+    for (const Value& v : items->Items()) out.push_back(Value::Tuple({Value::Int(start++), v}));
+    return Value::List(std::move(out));
+  }
+  if (name == "zip") {
+    std::vector<ValueList> lists;
+    for (const Arg& a : args.positional) {
+      CallArgs inner{a.loc, {a}, {}};
+      absl::StatusOr<Value> items = CallPython(b, "list", inner);
+      if (!items.ok()) return items;
+      lists.push_back(items->Items());
+    }
+    ValueList out;
+    size_t n = lists.empty() ? 0 : lists[0].size();
+    for (const ValueList& l : lists) n = std::min(n, l.size());
+    for (size_t k = 0; k < n; ++k) {
+      ValueList t;
+      for (const ValueList& l : lists) t.push_back(l[k]);
+      out.push_back(Value::Tuple(std::move(t)));
+    }
+    return Value::List(std::move(out));
+  }
+  if (name == "sum" || name == "any" || name == "all") {
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"iterable", "start"}, 1);
+    if (!a.ok()) return a.status();
+    CallArgs inner{loc, {*(*a)[0]}, {}};
+    absl::StatusOr<Value> items = CallPython(b, "list", inner);
+    if (!items.ok()) return items;
+    if (name == "sum") {
+      Value acc = (*a)[1] ? (*a)[1]->value : Value::Int(0);
+      for (const Value& v : items->Items()) {
+        absl::StatusOr<Value> next = b.At(ApplyBinOp(BinOpKind::kAdd, acc, v), loc);
+        if (!next.ok()) return next;
+        acc = *next;
+      }
+      return acc;
+    }
+    bool is_any = name == "any";
+    for (const Value& v : items->Items()) {
+      absl::StatusOr<bool> t = b.StaticBool(v, loc, Cat(name, "()"));
+      if (!t.ok()) return t.status();
+      if (*t == is_any) return Value::Bool(is_any);
+    }
+    return Value::Bool(!is_any);
+  }
+  if (name == "round") {
+    absl::StatusOr<Args> a = BindArgs(b, args, "round", {"number", "ndigits"}, 1);
+    if (!a.ok()) return a.status();
+    const Value& x = (*a)[0]->value;
+    if (!x.IsNumber()) return b.NotStatic(x, (*a)[0]->loc, "round()");
+    if (!(*a)[1] || (*a)[1]->value.kind == ValueKind::kNone) {
+      double r = std::nearbyint(x.AsFloat());  // banker's rounding, as Python
+      if (!std::isfinite(r) || std::fabs(r) >= 9.2e18) return b.Err(loc, "round() overflow");
+      return Value::Int(static_cast<int64_t>(r), x.params);
+    }
+    absl::StatusOr<int64_t> nd = b.StaticInt((*a)[1]->value, (*a)[1]->loc, "round(ndigits)");
+    if (!nd.ok()) return nd.status();
+    double scale = std::pow(10.0, static_cast<double>(*nd));
+    return Value::Float(std::nearbyint(x.AsFloat() * scale) / scale, x.params);
+  }
+  if (name == "pow") {
+    if (absl::Status s = need(2, 2); !s.ok()) return s;
+    return b.At(ApplyBinOp(BinOpKind::kPow, pos(0), pos(1)), loc);
+  }
+  if (name == "divmod") {
+    if (absl::Status s = need(2, 2); !s.ok()) return s;
+    absl::StatusOr<Value> q = b.At(ApplyBinOp(BinOpKind::kFloorDiv, pos(0), pos(1)), loc);
+    if (!q.ok()) return q;
+    absl::StatusOr<Value> r = b.At(ApplyBinOp(BinOpKind::kMod, pos(0), pos(1)), loc);
+    if (!r.ok()) return r;
+    return Value::Tuple({*q, *r});
+  }
+  return b.Err(loc, Cat("`", name, "` is not supported"));
+}
+
+absl::StatusOr<Value> CallMath(Builder& b, std::string_view fn, CallArgs& args) {
+  std::string name = Cat("math.", fn);
+  ValueList xs;
+  ParamSet params;
+  if (!args.keywords.empty()) {
+    return b.Err(args.keywords[0].second.loc, Cat(name, "() takes no keyword arguments"));
+  }
+  for (const Arg& a : args.positional) {
+    if (!a.value.IsNumber()) {
+      if (IsRuntimeScalar(a.value)) {
+        return b.Err(a.loc, Cat(name, "() needs a value known at staging time; use the T.", fn,
+                                " family in kernel code"));
+      }
+      return b.Err(a.loc, Cat(name, "() of a ", DescribeValue(a.value)));
+    }
+    params.Merge(a.value.params);
+    xs.push_back(a.value);
+  }
+  auto arity = [&](size_t lo, size_t hi) -> absl::Status {
+    if (xs.size() < lo || xs.size() > hi) {
+      return b.Err(args.loc,
+                   Cat(name, "() takes ", lo, lo == hi ? "" : Cat(" to ", hi), " arguments"));
+    }
+    return absl::OkStatus();
+  };
+  auto to_int = [&](double d) -> absl::StatusOr<Value> {
+    if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) {
+      return b.Err(args.loc, Cat(name, "() result is not a finite integer"));
+    }
+    return Value::Int(static_cast<int64_t>(d), params);
+  };
+  auto f = [&](double d) { return Value::Float(d, params); };
+  auto domain = [&]() { return b.Err(args.loc, Cat(name, "(): math domain error")); };
+  if (fn == "gcd" || fn == "lcm" || fn == "prod") {
+    if (fn == "prod") {
+      if (absl::Status s = arity(1, 1); !s.ok()) return s;
+    }
+    int64_t acc = fn == "gcd" ? 0 : 1;
+    for (const Value& x : xs) {
+      if (!x.IsIntLike()) return b.Err(args.loc, Cat(name, "() needs integers"));
+      int64_t v = x.AsInt();
+      if (fn == "gcd") acc = std::gcd(acc, v);
+      if (fn == "lcm") acc = (acc == 0 || v == 0) ? 0 : std::lcm(acc, v);
+    }
+    return Value::Int(acc, params);
+  }
+  if (fn == "log") {
+    if (absl::Status s = arity(1, 2); !s.ok()) return s;
+    if (xs[0].AsFloat() <= 0) return domain();
+    double r = std::log(xs[0].AsFloat());
+    if (xs.size() == 2) {
+      if (xs[1].AsFloat() <= 0 || xs[1].AsFloat() == 1) return domain();
+      r /= std::log(xs[1].AsFloat());
+    }
+    return f(r);
+  }
+  if (fn == "pow") {
+    if (absl::Status s = arity(2, 2); !s.ok()) return s;
+    return f(std::pow(xs[0].AsFloat(), xs[1].AsFloat()));
+  }
+  if (absl::Status s = arity(1, 1); !s.ok()) return s;
+  double x = xs[0].AsFloat();
+  if (fn == "sqrt") return x < 0 ? domain() : absl::StatusOr<Value>(f(std::sqrt(x)));
+  if (fn == "log2") return x <= 0 ? domain() : absl::StatusOr<Value>(f(std::log2(x)));
+  if (fn == "log10") return x <= 0 ? domain() : absl::StatusOr<Value>(f(std::log10(x)));
+  if (fn == "exp") return f(std::exp(x));
+  if (fn == "exp2") return f(std::exp2(x));
+  if (fn == "fabs") return f(std::fabs(x));
+  if (fn == "sin") return f(std::sin(x));
+  if (fn == "cos") return f(std::cos(x));
+  if (fn == "tanh") return f(std::tanh(x));
+  if (fn == "isinf") return Value::Bool(std::isinf(x));
+  if (fn == "isnan") return Value::Bool(std::isnan(x));
+  if (fn == "isfinite") return Value::Bool(std::isfinite(x));
+  if (fn == "ceil")
+    return xs[0].IsIntLike() ? Value::Int(xs[0].AsInt(), params) : to_int(std::ceil(x));
+  if (fn == "floor") {
+    return xs[0].IsIntLike() ? Value::Int(xs[0].AsInt(), params) : to_int(std::floor(x));
+  }
+  if (fn == "trunc") {
+    return xs[0].IsIntLike() ? Value::Int(xs[0].AsInt(), params) : to_int(std::trunc(x));
+  }
+  if (fn == "isqrt") {
+    if (!xs[0].IsIntLike() || xs[0].AsInt() < 0) return domain();
+    int64_t v = xs[0].AsInt();
+    int64_t r = static_cast<int64_t>(std::sqrt(static_cast<double>(v)));
+    while (r > 0 && r * r > v) --r;
+    while ((r + 1) * (r + 1) <= v) ++r;
+    return Value::Int(r, params);
+  }
+  return b.Err(args.loc, Cat("`", name, "` is not supported"));
+}
+
+absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value& self,
+                                 CallArgs& args) {
+  const SourceLoc loc = args.loc;
+  auto arg = [&](size_t k) -> const Value& { return args.positional[k].value; };
+  auto argc = [&](size_t lo, size_t hi) -> absl::Status {
+    if (!args.keywords.empty()) {
+      return b.Err(args.keywords[0].second.loc, Cat(name, "() takes no keyword arguments"));
+    }
+    if (args.positional.size() < lo || args.positional.size() > hi) {
+      return b.Err(loc, Cat(name, "() takes ", lo, lo == hi ? "" : Cat(" to ", hi), " arguments (",
+                            args.positional.size(), " given)"));
+    }
+    return absl::OkStatus();
+  };
+  if (name == "expr.astype") {
+    if (absl::Status s = argc(1, 1); !s.ok()) return s;
+    absl::StatusOr<ir::DType> t = b.StaticDType(arg(0), args.positional[0].loc, "astype()");
+    if (!t.ok()) return t.status();
+    absl::StatusOr<ir::Expr> e = b.ExprOf(self, loc);
+    if (!e.ok()) return e.status();
+    return Value::Runtime(CastTo(*t, *e));
+  }
+  if (name == "list.append") {
+    if (absl::Status s = argc(1, 1); !s.ok()) return s;
+    self.list->push_back(arg(0));
+    return Value::None();
+  }
+  if (name == "list.extend") {
+    if (absl::Status s = argc(1, 1); !s.ok()) return s;
+    CallArgs inner{loc, {args.positional[0]}, {}};
+    absl::StatusOr<Value> items = CallPython(b, "list", inner);
+    if (!items.ok()) return items;
+    self.list->insert(self.list->end(), items->Items().begin(), items->Items().end());
+    return Value::None();
+  }
+  if (name == "list.insert") {
+    if (absl::Status s = argc(2, 2); !s.ok()) return s;
+    absl::StatusOr<int64_t> k = b.StaticInt(arg(0), args.positional[0].loc, "list.insert index");
+    if (!k.ok()) return k.status();
+    int64_t n = static_cast<int64_t>(self.list->size());
+    int64_t at = std::clamp<int64_t>(*k < 0 ? *k + n : *k, 0, n);
+    self.list->insert(self.list->begin() + at, arg(1));
+    return Value::None();
+  }
+  if (name == "list.pop") {
+    if (absl::Status s = argc(0, 1); !s.ok()) return s;
+    int64_t n = static_cast<int64_t>(self.list->size());
+    int64_t k = n - 1;
+    if (!args.positional.empty()) {
+      absl::StatusOr<int64_t> x = b.StaticInt(arg(0), args.positional[0].loc, "list.pop index");
+      if (!x.ok()) return x.status();
+      k = *x < 0 ? *x + n : *x;
+    }
+    if (k < 0 || k >= n) return b.Err(loc, "pop index out of range");
+    Value v = (*self.list)[k];
+    self.list->erase(self.list->begin() + k);
+    return v;
+  }
+  if (name == "list.copy") {
+    if (absl::Status s = argc(0, 0); !s.ok()) return s;
+    return Value::List(*self.list);
+  }
+  if (name == "list.index" || name == "tuple.index" || name == "list.count" ||
+      name == "tuple.count") {
+    if (absl::Status s = argc(1, 1); !s.ok()) return s;
+    const ValueList& items = self.Items();
+    int64_t count = 0;
+    for (size_t k = 0; k < items.size(); ++k) {
+      if (StagingEquals(items[k], arg(0)).value_or(false)) {
+        if (EndsWith(name, "index")) return Value::Int(static_cast<int64_t>(k));
+        ++count;
+      }
+    }
+    if (EndsWith(name, "index")) {
+      return b.Err(loc, Cat(ValueRepr(arg(0)), " is not in the ", DescribeValue(self)));
+    }
+    return Value::Int(count);
+  }
+  if (name == "dict.get") {
+    if (absl::Status s = argc(1, 2); !s.ok()) return s;
+    for (const auto& [k, v] : *self.dict) {
+      if (StagingEquals(k, arg(0)).value_or(false)) return v;
+    }
+    return args.positional.size() == 2 ? arg(1) : Value::None();
+  }
+  if (name == "dict.pop") {
+    if (absl::Status s = argc(1, 2); !s.ok()) return s;
+    for (auto it = self.dict->begin(); it != self.dict->end(); ++it) {
+      if (StagingEquals(it->first, arg(0)).value_or(false)) {
+        Value v = it->second;
+        self.dict->erase(it);
+        return v;
+      }
+    }
+    if (args.positional.size() == 2) return arg(1);
+    return b.Err(loc, Cat("key ", ValueRepr(arg(0)), " is not in the dict"));
+  }
+  if (name == "dict.items" || name == "dict.keys" || name == "dict.values") {
+    if (absl::Status s = argc(0, 0); !s.ok()) return s;
+    ValueList out;
+    for (const auto& [k, v] : *self.dict) {
+      if (name == "dict.items") out.push_back(Value::Tuple({k, v}));
+      if (name == "dict.keys") out.push_back(k);
+      if (name == "dict.values") out.push_back(v);
+    }
+    return Value::List(std::move(out));
+  }
+  if (name == "dict.copy") {
+    if (absl::Status s = argc(0, 0); !s.ok()) return s;
+    return Value::Dict(*self.dict);
+  }
+  if (name == "dict.update") {
+    if (args.positional.size() > 1) return b.Err(loc, "dict.update() takes at most 1 argument");
+    DictItems add;
+    if (!args.positional.empty()) {
+      if (arg(0).kind != ValueKind::kDict) return b.Err(loc, "dict.update() needs a dict");
+      add = *arg(0).dict;
+    }
+    for (const auto& [kw, a] : args.keywords) add.emplace_back(Value::Str(kw), a.value);
+    for (const auto& [k, v] : add) {
+      bool found = false;
+      for (auto& item : *self.dict) {
+        if (StagingEquals(item.first, k).value_or(false)) {
+          item.second = v;
+          found = true;
+        }
+      }
+      if (!found) self.dict->emplace_back(k, v);
+    }
+    return Value::None();
+  }
+  // str methods
+  auto str_arg = [&](size_t k, std::string_view what) -> absl::StatusOr<std::string> {
+    return b.StaticStr(arg(k), args.positional[k].loc, what);
+  };
+  if (name == "str.split") {
+    if (absl::Status s = argc(0, 1); !s.ok()) return s;
+    ValueList out;
+    if (args.positional.empty() || arg(0).kind == ValueKind::kNone) {
+      for (const std::string& part : SplitAny(self.s, " \t\n")) out.push_back(Value::Str(part));
+    } else {
+      absl::StatusOr<std::string> sep = str_arg(0, "str.split separator");
+      if (!sep.ok()) return sep.status();
+      if (sep->empty()) return b.Err(loc, "empty separator");
+      size_t pos = 0;
+      for (size_t at; (at = self.s.find(*sep, pos)) != std::string::npos; pos = at + sep->size()) {
+        out.push_back(Value::Str(self.s.substr(pos, at - pos)));
+      }
+      out.push_back(Value::Str(self.s.substr(pos)));
+    }
+    return Value::List(std::move(out));
+  }
+  if (name == "str.join") {
+    if (absl::Status s = argc(1, 1); !s.ok()) return s;
+    CallArgs inner{loc, {args.positional[0]}, {}};
+    absl::StatusOr<Value> items = CallPython(b, "list", inner);
+    if (!items.ok()) return items;
+    std::string out;
+    for (size_t k = 0; k < items->Items().size(); ++k) {
+      const Value& v = items->Items()[k];
+      if (v.kind != ValueKind::kStr) return b.Err(loc, "str.join() needs strings");
+      if (k) out += self.s;
+      out += v.s;
+    }
+    return Value::Str(out);
+  }
+  if (name == "str.strip") {
+    if (absl::Status s = argc(0, 0); !s.ok()) return s;
+    return Value::Str(std::string(absl::StripAsciiWhitespace(self.s)));
+  }
+  if (name == "str.lower" || name == "str.upper") {
+    if (absl::Status s = argc(0, 0); !s.ok()) return s;
+    std::string out = self.s;
+    for (char& c : out) c = name == "str.lower" ? std::tolower(c) : std::toupper(c);
+    return Value::Str(out);
+  }
+  if (name == "str.replace") {
+    if (absl::Status s = argc(2, 2); !s.ok()) return s;
+    absl::StatusOr<std::string> from = str_arg(0, "str.replace()");
+    if (!from.ok()) return from.status();
+    absl::StatusOr<std::string> to = str_arg(1, "str.replace()");
+    if (!to.ok()) return to.status();
+    if (from->empty()) return b.Err(loc, "str.replace() with an empty pattern is not supported");
+    std::string out;
+    size_t pos = 0;
+    for (size_t at; (at = self.s.find(*from, pos)) != std::string::npos; pos = at + from->size()) {
+      out += self.s.substr(pos, at - pos) + *to;
+    }
+    return Value::Str(out + self.s.substr(pos));
+  }
+  if (name == "str.startswith" || name == "str.endswith") {
+    if (absl::Status s = argc(1, 1); !s.ok()) return s;
+    absl::StatusOr<std::string> x = str_arg(0, name);
+    if (!x.ok()) return x.status();
+    return Value::Bool(name == "str.startswith" ? StartsWith(self.s, *x) : EndsWith(self.s, *x));
+  }
+  if (name == "str.format") {
+    // "{}" and "{0}" / "{name}" fields, without format specs.
+    std::string out;
+    size_t next = 0;
+    for (size_t k = 0; k < self.s.size(); ++k) {
+      char c = self.s[k];
+      if ((c == '{' || c == '}') && k + 1 < self.s.size() && self.s[k + 1] == c) {
+        out += c;
+        ++k;
+        continue;
+      }
+      if (c != '{') {
+        out += c;
+        continue;
+      }
+      size_t end = self.s.find('}', k);
+      if (end == std::string::npos) return b.Err(loc, "str.format(): unmatched '{'");
+      std::string field = self.s.substr(k + 1, end - k - 1);
+      const Value* v = nullptr;
+      size_t index = 0;
+      if (field.empty()) {
+        index = next++;
+        if (index < args.positional.size()) v = &args.positional[index].value;
+      } else if (absl::SimpleAtoi(field, &index)) {
+        if (index < args.positional.size()) v = &args.positional[index].value;
+      } else {
+        for (const auto& [kw, a] : args.keywords) {
+          if (kw == field) v = &a.value;
+        }
+      }
+      if (!v) return b.Err(loc, Cat("str.format(): no argument for {", field, "}"));
+      out += v->kind == ValueKind::kStr ? v->s : ValueRepr(*v);
+      k = end;
+    }
+    return Value::Str(out);
+  }
+  return b.Err(loc, Cat("`", name, "` is not supported"));
+}
+
+}  // namespace tilec::frontend
