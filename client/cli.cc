@@ -27,14 +27,16 @@ std::string Usage() {
   return "usage:\n"
          "  tilec parse FILE --fn NAME [-D name=value ...] [--print] [--json]\n"
          "  tilec run FILE --fn NAME [-D name=value ...] --interp [--seed S]\n"
-         "            [--dim name=size ...] [--in x.npy ...] [--out DIR] [--shuffle-blocks]\n";
+         "            [--dim name=size ...] [--in x.npy ...] [--out DIR] [--shuffle-blocks]\n"
+         "  tilec recommend FILE --fn NAME [-D name=value ...] --target PROFILE [--top K]\n"
+         "            [--dim name=size ...] [--profiles DIR] [--json]\n";
 }
 
 absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   Flags f;
   if (args.empty()) return Bad("missing command");
   f.command = args[0];
-  if (f.command != "parse" && f.command != "run") {
+  if (f.command != "parse" && f.command != "run" && f.command != "recommend") {
     return Bad(absl::StrCat("unknown command '", f.command, "'"));
   }
   for (size_t i = 1; i < args.size(); ++i) {
@@ -71,6 +73,16 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       auto v = value(a);
       if (!v.ok()) return v.status();
       if (!absl::SimpleAtoi(*v, &f.seed)) return Bad(absl::StrCat("--seed expects an integer, got '", *v, "'"));
+    } else if (a == "--target" || a == "--profiles") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      (a == "--target" ? f.target : f.profiles_dir) = *v;
+    } else if (a == "--top") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      if (!absl::SimpleAtoi(*v, &f.top) || f.top < 1) {
+        return Bad(absl::StrCat("--top expects an integer >= 1, got '", *v, "'"));
+      }
     } else if (a == "--in") {
       auto v = value(a);
       if (!v.ok()) return v.status();
@@ -99,6 +111,9 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   }
   if (f.file.empty()) return Bad("missing FILE");
   if (f.function.empty()) return Bad("missing --fn NAME");
+  if (f.command == "recommend" && f.target.empty()) {
+    return Bad("recommend needs --target PROFILE (h100, h200, a100, mi300x, mi250x, host, ...)");
+  }
   if (f.command == "run" && !f.interp) {
     return Bad("run needs an executor: --interp (the reference interpreter)");
   }

@@ -24,7 +24,7 @@ enum ExitCode : int {
 };
 
 struct Flags {
-  std::string command;  // parse | run
+  std::string command;  // parse | run | recommend
   std::string file;
   std::string function;
   std::vector<std::pair<std::string, std::string>> defines;  // -D k=v, in order
@@ -37,6 +37,10 @@ struct Flags {
   std::vector<std::string> inputs;  // --in x.npy, one per tensor parameter in order
   std::string out_dir;
   std::vector<std::pair<std::string, int64_t>> dims;  // --dim M=100 for dynamic dims
+  // recommend
+  std::string target;        // --target h100 (a hardware profile id or alias)
+  int top = 5;               // --top K
+  std::string profiles_dir;  // --profiles DIR: more hardware profiles (*.textproto)
 };
 
 // Parses argv after the program name. Errors are INVALID_ARGUMENT with a

@@ -2,6 +2,7 @@
 //
 //   tilec parse FILE --fn NAME -D k=v ... [--print] [--json]
 //   tilec run FILE --fn NAME -D k=v ... --interp [--seed S] [--in x.npy ...] [--out DIR]
+//   tilec recommend FILE --fn NAME -D k=v ... --target h100 [--top 5] [--json]
 //
 // Exit codes are in client/cli.h.
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "client/cli.h"
 #include "client/commands.h"
+#include "client/recommend_command.h"
 #include "client/remote.h"
 
 int main(int argc, char** argv) {
@@ -25,5 +27,6 @@ int main(int argc, char** argv) {
     return tilec::cli::kUsageError;
   }
   if (flags->command == "parse") return tilec::cli::ParseCommand(*flags);
+  if (flags->command == "recommend") return tilec::cli::RecommendCommand(*flags);
   return tilec::cli::RunCommand(*flags);
 }

@@ -26,7 +26,8 @@ KernelCost PredictKernel(const KernelStats& k, const HardwareProfile& p) {
   const double t_matrix = k.matrix_flops / matrix_rate_sm;
   const double t_shared = k.shared_read_bytes / shared_rate_sm;
   const double t_vector = k.vector_flops / vector_rate_sm;
-  const double compute_s = busiest * (std::max(t_matrix, t_shared) + t_vector);
+  const double t_loop = k.loop_trips * kIterationCycles / (p.boost_clock_mhz() * 1e6);
+  const double compute_s = busiest * (std::max(t_matrix, t_shared) + t_vector + t_loop);
 
   const double bandwidth = p.memory_bandwidth_gbps() * 1e9;
   const double stage_bytes = k.bytes_per_stage > 0 ? k.bytes_per_stage : k.global_bytes;
@@ -37,10 +38,14 @@ KernelCost PredictKernel(const KernelStats& k, const HardwareProfile& p) {
   const double achieved = std::max(1.0, std::min(bandwidth, active_sms * in_flight_sm / latency_s));
   const double tile_bytes = blocks * k.global_bytes;
   const double unique = k.unique_bytes > 0 ? std::min(k.unique_bytes, tile_bytes) : tile_bytes;
-  const double hit = unique > 0 ? std::min(1.0, static_cast<double>(p.l2_cache_bytes()) / unique) : 1;
+  const double working_set =
+      std::min(unique, sms * static_cast<double>(c.blocks_per_sm) * stage_bytes * std::max(stages, 2.0));
+  const double hit =
+      working_set > 0 ? std::min(1.0, static_cast<double>(p.l2_cache_bytes()) / working_set) : 1;
   const double dram_bytes = unique + (tile_bytes - unique) * (1 - hit);
-  const double memory_s =
-      std::max(dram_bytes / achieved, tile_bytes / (kL2BandwidthFactor * bandwidth));
+  const double dram_s = dram_bytes / achieved;
+  const double l2_s = tile_bytes / (kL2BandwidthFactor * bandwidth);
+  const double memory_s = std::max(dram_s, l2_s);
   c.achieved_gbps = achieved / 1e9;
 
   const double overlap = stages * resident;
@@ -73,10 +78,10 @@ KernelCost PredictKernel(const KernelStats& k, const HardwareProfile& p) {
         (k.matrix_flops + k.vector_flops) * 1e-9, c.waves, occupancy);
   } else {
     c.limiter = "memory";
-    c.reason = absl::StrFormat("memory-bound: %.1f MB tile traffic, %.1f MB from DRAM at %.0f GB/s, "
+    c.reason = absl::StrFormat("%s-bound: %.1f MB tile traffic, %.1f MB from DRAM at %.0f GB/s, "
                                "%.1f waves; %s",
-                               tile_bytes * 1e-6, dram_bytes * 1e-6, c.achieved_gbps, c.waves,
-                               occupancy);
+                               l2_s > dram_s ? "L2" : "DRAM", tile_bytes * 1e-6,
+                               dram_bytes * 1e-6, c.achieved_gbps, c.waves, occupancy);
   }
   return c;
 }

@@ -6,12 +6,15 @@
 // SM count):
 //   compute = W * (max(matrix flops / per-SM matrix peak of A's dtype,
 //                      shared operand bytes / per-SM shared bandwidth)
-//                  + vector flops / per-SM FP32 rate)
+//                  + vector flops / per-SM FP32 rate
+//                  + loop trips * kIterationCycles / clock)
 //   memory  = max(DRAM bytes / achieved bandwidth, B * global bytes / L2
 //             bandwidth). Tile traffic beyond the kernel's unique bytes
 //             (re-reads of the same tensors by other blocks) hits L2 with
-//             rate min(1, L2 size / unique bytes); DRAM bytes = unique +
-//             missed re-reads. Achieved = min(DRAM bandwidth, active SMs *
+//             rate min(1, L2 size / working set), the working set being
+//             the smaller of the unique bytes and what the resident blocks
+//             stream through their pipelines (S * R * bytes per stage *
+//             max(num_stages, 2)); DRAM bytes = unique + missed re-reads. Achieved = min(DRAM bandwidth, active SMs *
 //             bytes in flight per SM / memory latency) (Little's law), bytes
 //             in flight per SM = min(R, W) * bytes per stage * num_stages.
 //             L2 bandwidth is modelled as kL2BandwidthFactor * DRAM's.
@@ -39,6 +42,9 @@ namespace tilec::recommend {
 
 inline constexpr double kLaunchOverheadUs = 2.0;
 inline constexpr double kL2BandwidthFactor = 3.0;
+// Cost of one main-loop iteration beyond its work (barriers, waits on the
+// pipeline, address arithmetic), in SM clock cycles.
+inline constexpr double kIterationCycles = 100.0;
 
 struct KernelCost {
   double time_us = 0;

@@ -212,12 +212,14 @@ class Analyzer {
         env_[f->var.get()] = Eval(f->min, 0) + (extent > 0 ? (extent - 1) / 2 : 0);
         if (f->kind == ir::ForKind::kPipelined) {
           stats_.num_stages = std::max(stats_.num_stages, Eval(f->num_stages, 1));
+          stats_.loop_trips += mult * extent;
           double bytes = 0;
           Walk(f->body, mult * extent, &bytes);
           stats_.bytes_per_stage = std::max(stats_.bytes_per_stage, bytes);
           return;
         }
         if (stage_bytes == nullptr && f->kind == ir::ForKind::kSerial) {
+          stats_.loop_trips += mult * extent;
           double bytes = 0;
           Walk(f->body, mult * extent, &bytes);
           stats_.bytes_per_stage = std::max(stats_.bytes_per_stage, bytes);

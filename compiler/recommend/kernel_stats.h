@@ -26,6 +26,10 @@
 //    and write), loads and stores move to or from global buffers, times the
 //    trip counts of the loops around them; and, once, the size of every
 //    global buffer touched (what the kernel must move at least once).
+//  - loop trips: iterations of each T.Pipelined loop and of serial loops not
+//    nested in another main loop, times the trips around them (each costs
+//    a barrier and the pipeline's bookkeeping).
+//  - an if with an else counts each branch at half weight.
 //  - arithmetic: T.gemm is 2*M*N*K matrix flops in the dtype of A; each
 //    arithmetic operation in a statement counts once per execution, each
 //    reduced or scanned element once (vector flops).
@@ -62,6 +66,7 @@ struct KernelStats {
   double shared_read_bytes = 0;   // per block: T.gemm operand reads from shared memory
   double bytes_per_stage = 0;     // global bytes one iteration of the main loop brings in
   int64_t num_stages = 1;         // of the T.Pipelined loops (largest)
+  double loop_trips = 0;          // iterations of the main (pipelined or top serial) loops
 };
 
 absl::StatusOr<std::vector<KernelStats>> AnalyzeKernels(

@@ -92,6 +92,23 @@ TEST(CostModelTest, ReReadsBeyondL2GoToDram) {
   EXPECT_LT(PredictKernel(fits, H100()).time_us, PredictKernel(spills, H100()).time_us);
 }
 
+TEST(CostModelTest, MoreMainLoopIterationsForTheSameWorkAreSlower) {
+  KernelStats k;
+  k.blocks = 132 * 4;
+  k.threads = 128;
+  k.shared_bytes = 48 * 1024;
+  k.registers = 96;
+  k.matrix_flops = 2.0 * 128 * 128 * 4096;
+  k.global_bytes = 64 * 1024;
+  k.unique_bytes = 8 << 20;
+  k.bytes_per_stage = 16 * 1024;
+  k.num_stages = 2;
+  k.loop_trips = 4096 / 64;
+  KernelStats small_k = k;
+  small_k.loop_trips = 4096 / 16;
+  EXPECT_LT(PredictKernel(k, H100()).time_us, PredictKernel(small_k, H100()).time_us);
+}
+
 TEST(CostModelTest, ProgramTimeSumsKernels) {
   ProgramCost one = PredictProgram({Streaming()}, H100());
   ProgramCost two = PredictProgram({Streaming(), Streaming()}, H100());
