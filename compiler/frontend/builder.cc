@@ -15,7 +15,7 @@ namespace tilec::frontend {
 namespace {
 
 constexpr int kMaxCallDepth = 100;
-constexpr int64_t kWorkBudget = 5'000'000;
+constexpr int64_t kWorkBudget = 2'000'000;
 constexpr int kMaxDepth = 1000;
 
 // Variables and loads of an expression, in order of first appearance.

@@ -14,7 +14,7 @@
 namespace tilec::frontend {
 namespace {
 
-constexpr size_t kMaxSequence = 1 << 20;
+constexpr size_t kMaxSequence = kMaxStagingItems;
 
 bool IsTensorTypeCtor(const Value& v) {
   return v.kind == ValueKind::kBuiltin &&
@@ -652,6 +652,7 @@ absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
       if (e.comp_kind == ComprehensionKind::kDict) {
         absl::StatusOr<Value> val = Eval(*e.value);
         if (!val.ok()) return val.status();
+        if (dict_out.size() >= kMaxDictItems) return Err(e.loc, "the dict is too large");
         dict_out.emplace_back(*v, *val);
       } else {
         if (out.size() >= kMaxSequence) return Err(e.loc, "comprehension result is too large");

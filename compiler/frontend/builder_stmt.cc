@@ -238,6 +238,8 @@ absl::Status Builder::AssignTarget(const Expr& target, const Value& v) {
             return absl::OkStatus();
           }
         }
+        if (container->dict->size() >= kMaxDictItems)
+          return Err(target.loc, "the dict is too large");
         container->dict->emplace_back(*key, v);
         return absl::OkStatus();
       }
@@ -280,6 +282,9 @@ absl::StatusOr<Flow> Builder::ExecAugAssign(const AugAssignStmt& s) {
       ValueList items;
       absl::StatusOr<Value> it = Iterable(*rhs, s.value->loc, &items);
       if (!it.ok()) return it.status();
+      if (cur->list->size() + items.size() > kMaxStagingItems) {
+        return Err(s.op_loc, "the list is too large");
+      }
       cur->list->insert(cur->list->end(), items.begin(), items.end());
       return Flow::kNormal;
     }

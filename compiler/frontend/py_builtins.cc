@@ -209,7 +209,7 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
         if (x.kind == ValueKind::kRange) {
           const RangeValue& r = *x.range;
           for (int64_t k = r.start; r.step > 0 ? k < r.stop : k > r.stop; k += r.step) {
-            if (items.size() > (1u << 20)) return b.Err(loc, "range is too long");
+            if (items.size() >= kMaxStagingItems) return b.Err(loc, "range is too long");
             items.push_back(Value::Int(k, x.params));
           }
           return absl::OkStatus();
@@ -467,6 +467,10 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
     if (!e.ok()) return e.status();
     return Value::Runtime(CastTo(*t, *e));
   }
+  if ((name == "list.append" || name == "list.extend" || name == "list.insert") &&
+      self.list->size() >= kMaxStagingItems) {
+    return b.Err(loc, "the list is too large");
+  }
   if (name == "list.append") {
     if (absl::Status s = argc(1, 1); !s.ok()) return s;
     self.list->push_back(arg(0));
@@ -477,6 +481,9 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
     CallArgs inner{loc, {args.positional[0]}, {}};
     absl::StatusOr<Value> items = CallPython(b, "list", inner);
     if (!items.ok()) return items;
+    if (self.list->size() + items->Items().size() > kMaxStagingItems) {
+      return b.Err(loc, "the list is too large");
+    }
     self.list->insert(self.list->end(), items->Items().begin(), items->Items().end());
     return Value::None();
   }
@@ -572,7 +579,10 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
           found = true;
         }
       }
-      if (!found) self.dict->emplace_back(k, v);
+      if (!found) {
+        if (self.dict->size() >= kMaxDictItems) return b.Err(loc, "the dict is too large");
+        self.dict->emplace_back(k, v);
+      }
     }
     return Value::None();
   }
@@ -632,6 +642,7 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
     size_t pos = 0;
     for (size_t at; (at = self.s.find(*from, pos)) != std::string::npos; pos = at + from->size()) {
       out += self.s.substr(pos, at - pos) + *to;
+      if (out.size() > kMaxStagingItems) return b.Err(loc, "the string is too large");
     }
     return Value::Str(out + self.s.substr(pos));
   }

@@ -137,7 +137,11 @@ absl::StatusOr<Value> NumberBinOp(BinOpKind op, const Value& a, const Value& b) 
 
 absl::StatusOr<Value> Repeat(const Value& seq, const Value& count) {
   int64_t n = std::max<int64_t>(0, count.AsInt());
-  if (n > (1 << 20)) return Error(Cat("sequence repetition by ", n, " is too large"));
+  size_t unit = seq.kind == ValueKind::kStr ? seq.s.size() : seq.Items().size();
+  if (unit == 0) n = 0;
+  if (n > 0 && static_cast<uint64_t>(n) > kMaxStagingItems / unit) {
+    return Error(Cat("sequence repetition by ", n, " is too large"));
+  }
   if (seq.kind == ValueKind::kStr) {
     std::string out;
     for (int64_t k = 0; k < n; ++k) out += seq.s;
@@ -153,6 +157,9 @@ absl::StatusOr<Value> Repeat(const Value& seq, const Value& count) {
 absl::StatusOr<Value> StagingBinOp(BinOpKind op, const Value& a, const Value& b) {
   if (a.IsNumber() && b.IsNumber()) return NumberBinOp(op, a, b);
   if (op == BinOpKind::kAdd) {
+    size_t total =
+        a.kind == ValueKind::kStr ? a.s.size() + b.s.size() : a.Items().size() + b.Items().size();
+    if (total > kMaxStagingItems) return Error("the result of `+` is too large");
     if (a.kind == ValueKind::kStr && b.kind == ValueKind::kStr) return Value::Str(a.s + b.s);
     if ((a.kind == ValueKind::kTuple && b.kind == ValueKind::kTuple) ||
         (a.kind == ValueKind::kList && b.kind == ValueKind::kList)) {

@@ -41,6 +41,12 @@
 
 namespace tilec::frontend {
 
+// The largest staging str, tuple, list or dict tilec builds (elements or
+// characters); bigger ones are an error rather than a memory blow-up.
+inline constexpr size_t kMaxStagingItems = 1 << 16;
+// Dicts are searched linearly: they stay small.
+inline constexpr size_t kMaxDictItems = 1 << 12;
+
 // True for values that denote a runtime scalar: kExpr, kElement, and a kBuffer
 // of scope var.
 bool IsRuntimeScalar(const Value& v);
