@@ -229,6 +229,31 @@ def add(A, B, block: int = 64, threads: int = 128):
   EXPECT_EQ(loops[0]->kind, ir::ForKind::kParallel);
 }
 
+TEST(Frontend, EagerScalarParameterAndBareStringBinding) {
+  ir::Program p = Ok(R"py(
+@tilelang.jit(out_idx=[-1])
+def scale(X, n, mode="copy"):
+    N = T.const("N")
+    X: T.Tensor((N,), "float32")
+    n: T.int32
+    Y = T.empty((N,), "float32")
+    with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+        for i in T.Parallel(32):
+            if mode == "causal-only":
+                Y[bx * 32 + i] = X[bx * 32 + i] * n
+            else:
+                Y[bx * 32 + i] = X[bx * 32 + i]
+    return Y
+)py", "scale", {{"N", "64"}, {"mode", "causal-only"}});
+  ASSERT_EQ(p.params.size(), 3u);
+  EXPECT_EQ(p.params[0].tensor->name, "X");
+  ASSERT_TRUE(p.params[1].scalar);
+  EXPECT_EQ(p.params[1].scalar->name, "n");
+  EXPECT_EQ(p.params[2].tensor->name, "Y");
+  std::string text = ir::Print(p);
+  EXPECT_TRUE(Contains(text, "X[bx * 32 + i] * T.cast(n, \"float32\")")) << text;
+}
+
 TEST(Frontend, DirectPrimFuncWithScalarParam) {
   ir::Program p = Ok(R"py(
 @T.prim_func
