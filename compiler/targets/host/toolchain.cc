@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "compiler/device/device_headers.h"
 #include "compiler/device/host/tl/abi.h"
 
@@ -147,6 +150,104 @@ std::string ReadAll(const std::string& path) {
   return ss.str();
 }
 
+// FNV-1a, 64 bits: stable across processes and machines.
+class Fnv64 {
+ public:
+  void Add(std::string_view bytes) {
+    for (unsigned char c : bytes) h_ = (h_ ^ c) * 0x100000001b3ull;
+    h_ = (h_ ^ 0xFF) * 0x100000001b3ull;  // terminator: "ab"+"c" != "a"+"bc"
+  }
+  std::string Hex() const { return absl::StrCat(absl::Hex(h_, absl::kZeroPad16)); }
+
+ private:
+  uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+// The file `program` runs: itself when it has a '/', else the first match on
+// PATH; empty when not found.
+std::string ResolveProgram(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  for (absl::string_view d : absl::StrSplit(path != nullptr ? path : "", ':')) {
+    const std::string candidate = absl::StrCat(d.empty() ? "." : d, "/", program);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+// The embedded headers written into `root`/<key>/include, and tl/tl.h
+// precompiled with exactly the flags of the kernel compiles (the key covers
+// the headers' text, the flags, and the compiler binary's identity, so a
+// changed one makes a new entry). Entries are built once under a file lock
+// and never modified; deleting the cache is always safe between compiles.
+struct HeaderCache {
+  fs::path include_dir;
+  fs::path pch;  // empty when precompiling failed or was not asked for
+};
+
+absl::StatusOr<HeaderCache> PrepareHeaders(const fs::path& root,
+                                           const std::vector<std::string>& flags, bool use_pch) {
+  Fnv64 key;
+  key.Add(absl::StrCat("abi ", tl::host::kAbiVersion, use_pch ? " pch" : ""));
+  const auto headers = device::DeviceHeaders(device::DeviceTarget::kHost);
+  for (const device::DeviceHeader& h : headers) {
+    key.Add(h.path);
+    key.Add(h.text);
+  }
+  for (const std::string& f : flags) key.Add(f);
+  struct stat st {};
+  if (const std::string clang = ResolveProgram(flags[0]);
+      !clang.empty() && stat(clang.c_str(), &st) == 0) {
+    key.Add(absl::StrCat(clang, " ", st.st_size, " ", st.st_mtime, " ", st.st_ino));
+  }
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  const fs::path entry = root / key.Hex();
+  HeaderCache cache{entry / "include", use_pch ? entry / "tl.h.pch" : fs::path()};
+  const fs::path ready = entry / "ready";
+  if (fs::exists(ready)) {
+    if (!fs::exists(cache.pch)) cache.pch.clear();
+    return cache;
+  }
+  const std::string lock_path = (root / (key.Hex() + ".lock")).string();
+  const int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot use the host header cache ",
+                                                      root.string(), ": ", std::strerror(errno)));
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { close(fd); }  // closing releases the flock
+  } unlock{lock};
+  while (flock(lock, LOCK_EX) != 0) {
+    if (errno != EINTR) return absl::InternalError("flock failed on the host header cache");
+  }
+  if (!fs::exists(ready)) {  // not built by another process meanwhile
+    fs::remove_all(entry, ec);
+    for (const device::DeviceHeader& h : headers) {
+      if (absl::Status s = WriteFile(cache.include_dir / std::string(h.path), h.text); !s.ok()) {
+        return s;
+      }
+    }
+    if (use_pch) {
+      std::vector<std::string> argv = flags;
+      for (const std::string& f :
+           {std::string("-I") + cache.include_dir.string(), std::string("-x"),
+            std::string("c++-header"), (cache.include_dir / "tl" / "tl.h").string(),
+            std::string("-o"), cache.pch.string()}) {
+        argv.push_back(f);
+      }
+      // A failure here is not fatal: the kernel compiles without the PCH and
+      // reports whatever is wrong itself.
+      absl::StatusOr<int> rc = RunTool(argv, (entry / "pch.log").string());
+      if (!rc.ok() || *rc != 0) fs::remove(cache.pch, ec);
+    }
+    if (absl::Status s = WriteFile(ready, ""); !s.ok()) return s;
+  }
+  if (!fs::exists(cache.pch)) cache.pch.clear();
+  return cache;
+}
+
 }  // namespace
 
 std::vector<std::string> FindKernels(const std::string& source) {
@@ -216,11 +317,17 @@ absl::StatusOr<HostModule> CompileHost(const std::string& source, const HostOpti
     }
   } cleanup{dir, options.keep_files};
 
-  for (const device::DeviceHeader& h : device::DeviceHeaders(device::DeviceTarget::kHost)) {
-    if (absl::Status s = WriteFile(dir / "include" / std::string(h.path), h.text); !s.ok()) {
-      return s;
-    }
-  }
+  // The flags every compile of these headers shares (the PCH must match them).
+  std::vector<std::string> flags = {options.clang, "-std=c++20", options.opt_level};
+  if (options.debug_info) flags.push_back("-g");
+  for (const char* f : {"-fPIC", "-DTILEC_HOST"}) flags.push_back(f);
+  for (const std::string& f : options.extra_flags) flags.push_back(f);
+  fs::path cache_root = options.cache_dir;
+  if (cache_root.empty())
+    cache_root = fs::path(parent) / absl::StrCat("tilec-host-cache-", getuid());
+  absl::StatusOr<HeaderCache> headers = PrepareHeaders(cache_root, flags, options.use_pch);
+  if (!headers.ok()) return headers.status();
+
   std::string text = source;
   absl::StrAppend(&text,
                   "\n\n// Appended by tilec's host toolchain: the emulator's entry points.\n",
@@ -229,11 +336,13 @@ absl::StatusOr<HostModule> CompileHost(const std::string& source, const HostOpti
     absl::StrAppend(&text, "TILEC_HOST_ENTRY(", k, ")\n");
   if (absl::Status s = WriteFile(dir / "kernel.cc", text); !s.ok()) return s;
 
-  std::vector<std::string> argv = {options.clang, "-std=c++20", options.opt_level};
-  if (options.debug_info) argv.push_back("-g");
-  for (const char* f : {"-fPIC", "-shared", "-DTILEC_HOST"}) argv.push_back(f);
-  argv.push_back("-I" + (dir / "include").string());
-  for (const std::string& f : options.extra_flags) argv.push_back(f);
+  std::vector<std::string> argv = flags;
+  argv.push_back("-shared");
+  argv.push_back("-I" + headers->include_dir.string());
+  if (!headers->pch.empty()) {
+    argv.push_back("-include-pch");
+    argv.push_back(headers->pch.string());
+  }
   for (const std::string& f :
        {std::string("-o"), (dir / "kernel.so").string(), (dir / "kernel.cc").string()}) {
     argv.push_back(f);

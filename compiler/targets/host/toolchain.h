@@ -1,13 +1,16 @@
 // The host toolchain: builds generated CUDA C++ into a shared object for the
 // SIMT emulator, and loads it.
 //
-// CompileHost writes the source and the embedded host device headers
-// (compiler/device: DeviceHeaders(kHost), i.e. host/tl/ + common/tl/) into a
-// fresh temporary directory, appends one emulator entry point per
-// `__global__` function it finds in the source (TILEC_HOST_ENTRY, tl/entry.h:
-// the generated code carries nothing host-specific), runs
+// CompileHost writes the source into a fresh temporary directory, appends one
+// emulator entry point per `__global__` function it finds in the source
+// (TILEC_HOST_ENTRY, tl/entry.h: the generated code carries nothing
+// host-specific), runs
 //   clang++-19 -std=c++20 -O1 -g -fPIC -shared -DTILEC_HOST
-// and dlopens the result. The directory is removed afterwards unless
+// against the embedded host device headers (compiler/device:
+// DeviceHeaders(kHost), i.e. host/tl/ + common/tl/) and dlopens the result.
+// The headers live in a cache directory keyed by their text, the flags and
+// the compiler, together with a precompiled tl/tl.h (about 1 s saved per
+// compile). The temporary directory is removed afterwards unless
 // `keep_files` is set.
 //
 // Errors: FAILED_PRECONDITION when clang cannot be run; INTERNAL when clang
@@ -32,7 +35,11 @@ struct HostOptions {
   bool debug_info = true;                // -g
   std::vector<std::string> extra_flags;  // appended to the command line
   std::string work_dir;                  // parent of the temporary directory; $TMPDIR or /tmp
-  bool keep_files = false;               // keep the source, headers and .so for debugging
+  bool keep_files = false;               // keep the source and .so for debugging
+  // Where the headers (and their precompiled form) are kept between compiles;
+  // default <work_dir>/tilec-host-cache-<uid>. Safe to share and to delete.
+  std::string cache_dir;
+  bool use_pch = true;  // precompile tl/tl.h once per cache entry
 };
 
 // A loaded kernel module. Copies share the loaded object, which is unloaded

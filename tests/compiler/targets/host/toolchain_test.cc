@@ -80,9 +80,50 @@ TEST(ToolchainTest, KeepFilesLeavesTheBuildDirectory) {
   const std::filesystem::path dir(m->dir());
   EXPECT_TRUE(std::filesystem::exists(dir / "kernel.cc"));
   EXPECT_TRUE(std::filesystem::exists(dir / "kernel.so"));
-  EXPECT_TRUE(std::filesystem::exists(dir / "include" / "tl" / "tl.h"));
-  EXPECT_TRUE(std::filesystem::exists(dir / "include" / "tl" / "gemm.h"));
   std::filesystem::remove_all(dir);
+}
+
+// The entries of a header cache directory.
+std::vector<std::filesystem::path> Entries(const std::filesystem::path& cache) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& e : std::filesystem::directory_iterator(cache)) {
+    if (e.is_directory()) out.push_back(e.path());
+  }
+  return out;
+}
+
+TEST(ToolchainTest, HeaderCacheIsBuiltOncePerFlagSet) {
+  char templ[] = "/tmp/tilec-host-cache-test-XXXXXX";
+  ASSERT_NE(mkdtemp(templ), nullptr);
+  const std::filesystem::path cache(templ);
+  HostOptions options;
+  options.cache_dir = cache.string();
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<HostModule> m = CompileHost(kScalarKernel, options);
+    ASSERT_TRUE(m.ok()) << m.status();
+    std::vector<std::filesystem::path> entries = Entries(cache);
+    ASSERT_EQ(entries.size(), 1u) << "compile " << i;
+    EXPECT_TRUE(std::filesystem::exists(entries[0] / "ready"));
+    EXPECT_TRUE(std::filesystem::exists(entries[0] / "tl.h.pch"));
+    EXPECT_TRUE(std::filesystem::exists(entries[0] / "include" / "tl" / "gemm.h"));
+  }
+  // Other flags (or no PCH) make another entry; each works.
+  options.opt_level = "-O0";
+  ASSERT_TRUE(CompileHost(kScalarKernel, options).ok());
+  options.use_pch = false;
+  absl::StatusOr<HostModule> m = CompileHost(kScalarKernel, options);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(Entries(cache).size(), 3u);
+  std::vector<float> x = {1, 2, 3, 4}, y(4, 0.0f);
+  float* py = y.data();
+  const float* px = x.data();
+  float a = 2.0f;
+  int64_t b = 1;
+  int n = 4;
+  double c = 0.5;
+  ASSERT_TRUE(Launch(*m, "axpb", {1, 1, 1}, {4, 1, 1}, 0, {&py, &px, &a, &b, &n, &c}).ok());
+  EXPECT_EQ(y, (std::vector<float>{3.5f, 5.5f, 7.5f, 9.5f}));
+  std::filesystem::remove_all(cache);
 }
 
 TEST(ToolchainTest, ClangErrorsAreReportedWithTheLog) {
