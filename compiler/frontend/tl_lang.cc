@@ -10,6 +10,7 @@
 //   one loop from a (a step other than 1 iterates a counter and binds the
 //   name to a + counter * step); T.Pipelined(n or a, b, num_stages=, order=,
 //   stage=) -> a kPipelined loop (num_stages stays unset when not given;
+//   num_stages=0, TileLang's "no pipelining", gives a serial loop;
 //   sync=, group= and annotations are scheduling hints and are accepted and
 //   ignored, as are T.Parallel's coalesced_width, loop_layout, prefer_async
 //   and annotations, and T.unroll's explicit and unroll_factor).
@@ -289,6 +290,12 @@ absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view 
     if (!stage.ok()) return stage.status();
     spec.order = *order;
     spec.stage = *stage;
+    if (ir::AsConstInt(spec.num_stages) == 0) {
+      // num_stages=0 turns pipelining off in TileLang: a plain serial loop,
+      // unless a manual schedule (order/stage) sets the depth itself.
+      spec.num_stages = nullptr;
+      if (spec.order.empty() && spec.stage.empty()) spec.kind = ir::ForKind::kSerial;
+    }
   }
   return Value::Loop(std::move(spec));
 }

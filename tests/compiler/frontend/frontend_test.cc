@@ -244,7 +244,8 @@ def scale(X, n, mode="copy"):
             else:
                 Y[bx * 32 + i] = X[bx * 32 + i]
     return Y
-)py", "scale", {{"N", "64"}, {"mode", "causal-only"}});
+)py",
+                     "scale", {{"N", "64"}, {"mode", "causal-only"}});
   ASSERT_EQ(p.params.size(), 3u);
   EXPECT_EQ(p.params[0].tensor->name, "X");
   ASSERT_TRUE(p.params[1].scalar);
@@ -428,13 +429,15 @@ def f():
                 A[0, v] = 0
             for g, h in T.grid(2, 3):
                 A[g, h] = 0
+            for z in T.Pipelined(2, num_stages=0):
+                A[z, 3] = 0
     return main
 )py";
 
 TEST(Frontend, LoopForms) {
   ir::Program p = Ok(kLoops, "f");
   auto loops = Find<ir::ForNode>(p);
-  ASSERT_EQ(loops.size(), 9u);
+  ASSERT_EQ(loops.size(), 10u);
   // T.Parallel(4, 8): two directly nested parallel loops.
   EXPECT_EQ(loops[0]->kind, ir::ForKind::kParallel);
   EXPECT_EQ(loops[0]->body.get(), loops[1]);
@@ -453,6 +456,9 @@ TEST(Frontend, LoopForms) {
   EXPECT_EQ(loops[6]->kind, ir::ForKind::kVectorized);
   EXPECT_EQ(loops[7]->kind, ir::ForKind::kSerial);
   EXPECT_EQ(loops[7]->body.get(), loops[8]);
+  // num_stages=0 turns pipelining off.
+  EXPECT_EQ(loops[9]->kind, ir::ForKind::kSerial);
+  EXPECT_FALSE(loops[9]->num_stages);
 }
 
 TEST(Frontend, CopyRegions) {
