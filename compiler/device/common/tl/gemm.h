@@ -13,11 +13,13 @@
 // column count (kRows may be larger: further rows are not read). Operands
 // are tl::half_t or tl::bfloat16_t, C is float.
 //
-// Preconditions: the block has 32 * WarpsM * WarpsN threads, all calling;
-// M % (16 * WarpsM) == 0, N % (8 * WarpsN) == 0, K % 16 == 0 (checked at
-// compile time).
+// Preconditions: the block has a multiple of 32 * WarpsM * WarpsN threads,
+// all calling; M % (16 * WarpsM) == 0, N % (8 * WarpsN) == 0, K % 16 == 0
+// (checked at compile time). When the block has more warps than the
+// partition, each further group of WarpsM * WarpsN warps computes the same
+// tile again (the replicated warp groups of layout inference).
 //
-// Warp w = threadIdx.x / 32 owns rows wm * WM .. (wm + 1) * WM - 1 and columns
+// Warp w = (threadIdx.x / 32) % (WarpsM * WarpsN) owns rows wm * WM .. (wm + 1) * WM - 1 and columns
 // wn * WN .. of C, wm = w % WarpsM, wn = w / WarpsM, WM = M / WarpsM,
 // WN = N / WarpsN. C_frag (MI * NI * 4 floats, MI = WM / 16, NI = WN / 8)
 // is in the accumulator layout: local ((mi * NI + ni) * 2 + h) * 2 + e holds
@@ -174,7 +176,7 @@ __device__ __forceinline__ void gemm_ss(const AT* A_smem, const AT* B_smem, CT* 
   constexpr int WN = N / WarpsN;
   constexpr int MI = WM / 16;
   constexpr int NI = WN / 8;
-  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32 % (WarpsM * WarpsN);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int m_base = (warp % WarpsM) * WM;
   const int n_base = (warp / WarpsM) * WN;
@@ -214,7 +216,7 @@ __device__ __forceinline__ void gemm_rs(const AT* A_frag, const AT* B_smem, CT* 
   constexpr int MI = WM / 16;
   constexpr int NI = WN / 8;
   constexpr int KI = K / 8;  // 8-column groups of the A fragment
-  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32 % (WarpsM * WarpsN);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int n_base = (warp / WarpsM) * WN;
 #pragma unroll
