@@ -28,8 +28,8 @@ ir::Program Load(const std::string& case_name, const std::set<std::string>& unbi
   return *program;
 }
 
-void Run(benchmark::State& state, const std::string& case_name,
-         const std::set<std::string>& unbind, const std::string& target) {
+void Run(benchmark::State& state, const std::string& case_name, const std::set<std::string>& unbind,
+         const std::string& target) {
   const ir::Program program = Load(case_name, unbind);
   const HardwareProfile profile = *FindProfile(BuiltinProfiles(), target);
   RecommendOptions options;
@@ -50,7 +50,8 @@ const std::set<std::string> kGemm = {"block_M", "block_N", "block_K", "threads",
 const std::set<std::string> kFlash = {"block_M", "block_N", "num_stages", "threads"};
 const std::set<std::string> kDecode = {"block_N", "block_H", "num_stages"};
 
-BENCHMARK_CAPTURE(Run, gemm_h100, "gemm_f16_nn_small", kGemm, "h100")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(Run, gemm_h100, "gemm_f16_nn_small", kGemm, "h100")
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Run, gemm_mi300x, "gemm_f16_nn_small", kGemm, "mi300x")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Run, flash_attention_h100, "flash_attention_small", kFlash, "h100")

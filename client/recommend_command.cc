@@ -40,18 +40,17 @@ void PrintJson(const Flags& flags, const recommend::HardwareProfile& profile,
                                    ", \"reason\": ", Json(d.reason), "}"));
   }
   for (const auto& s : report.space.searched) {
-    searched.push_back(absl::StrCat("{\"name\": ", Json(s.name), ", \"role\": ",
-                                    Json(recommend::ParamRoleName(s.role)), ", \"values\": [",
-                                    absl::StrJoin(s.values, ", "), "], \"origin\": ",
-                                    Json(s.origin), "}"));
+    searched.push_back(absl::StrCat(
+        "{\"name\": ", Json(s.name), ", \"role\": ", Json(recommend::ParamRoleName(s.role)),
+        ", \"values\": [", absl::StrJoin(s.values, ", "), "], \"origin\": ", Json(s.origin), "}"));
   }
   for (const auto& r : report.recommendations) {
     std::vector<std::string> config;
     for (const auto& [k, v] : r.config) config.push_back(absl::StrCat(Json(k), ": ", v));
-    recs.push_back(absl::StrCat("{\"rank\": ", r.rank, ", \"config\": {",
-                                absl::StrJoin(config, ", "), "}, \"predicted_us\": ",
-                                JsonNumber(r.predicted_us), ", \"limiter\": ", Json(r.limiter),
-                                ", \"reason\": ", Json(r.reason), "}"));
+    recs.push_back(
+        absl::StrCat("{\"rank\": ", r.rank, ", \"config\": {", absl::StrJoin(config, ", "),
+                     "}, \"predicted_us\": ", JsonNumber(r.predicted_us),
+                     ", \"limiter\": ", Json(r.limiter), ", \"reason\": ", Json(r.reason), "}"));
   }
   std::printf(
       "{\"function\": %s, \"target\": %s, \"configs\": %lld, \"over_limits\": %lld, "
@@ -59,9 +58,9 @@ void PrintJson(const Flags& flags, const recommend::HardwareProfile& profile,
       "\"recommendations\": [%s]}\n",
       Json(flags.function).c_str(), Json(profile.id()).c_str(),
       static_cast<long long>(report.configs), static_cast<long long>(report.over_limits),
-      static_cast<long long>(report.lowered),
-      static_cast<long long>(report.rejected_by_lowering), absl::StrJoin(deduced, ", ").c_str(),
-      absl::StrJoin(searched, ", ").c_str(), absl::StrJoin(recs, ", ").c_str());
+      static_cast<long long>(report.lowered), static_cast<long long>(report.rejected_by_lowering),
+      absl::StrJoin(deduced, ", ").c_str(), absl::StrJoin(searched, ", ").c_str(),
+      absl::StrJoin(recs, ", ").c_str());
 }
 
 void PrintTable(const Flags& flags, const recommend::HardwareProfile& profile,
@@ -76,8 +75,8 @@ void PrintTable(const Flags& flags, const recommend::HardwareProfile& profile,
                 d.value ? absl::StrCat(*d.value).c_str() : d.equals.c_str(), d.reason.c_str());
   }
   for (const auto& s : report.space.searched) {
-    std::printf("searched %s in {%s}  (%s)\n", s.name.c_str(), absl::StrJoin(s.values, ", ").c_str(),
-                s.origin.c_str());
+    std::printf("searched %s in {%s}  (%s)\n", s.name.c_str(),
+                absl::StrJoin(s.values, ", ").c_str(), s.origin.c_str());
   }
   if (report.recommendations.empty()) return;
   std::vector<std::string> names;
@@ -92,8 +91,8 @@ void PrintTable(const Flags& flags, const recommend::HardwareProfile& profile,
       absl::StrAppend(&line, absl::StrFormat("  %*lld", static_cast<int>(n.size()),
                                              static_cast<long long>(r.config.at(n))));
     }
-    absl::StrAppend(&line, absl::StrFormat("  %7.1f  %-9s  %s", r.predicted_us, r.limiter,
-                                           r.reason));
+    absl::StrAppend(&line,
+                    absl::StrFormat("  %7.1f  %-9s  %s", r.predicted_us, r.limiter, r.reason));
     std::printf("%s\n", line.c_str());
   }
 }

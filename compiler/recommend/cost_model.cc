@@ -38,8 +38,8 @@ KernelCost PredictKernel(const KernelStats& k, const HardwareProfile& p) {
   const double achieved = std::max(1.0, std::min(bandwidth, active_sms * in_flight_sm / latency_s));
   const double tile_bytes = blocks * k.global_bytes;
   const double unique = k.unique_bytes > 0 ? std::min(k.unique_bytes, tile_bytes) : tile_bytes;
-  const double working_set =
-      std::min(unique, sms * static_cast<double>(c.blocks_per_sm) * stage_bytes * std::max(stages, 2.0));
+  const double working_set = std::min(
+      unique, sms * static_cast<double>(c.blocks_per_sm) * stage_bytes * std::max(stages, 2.0));
   const double hit =
       working_set > 0 ? std::min(1.0, static_cast<double>(p.l2_cache_bytes()) / working_set) : 1;
   const double dram_bytes = unique + (tile_bytes - unique) * (1 - hit);
@@ -55,16 +55,14 @@ KernelCost PredictKernel(const KernelStats& k, const HardwareProfile& p) {
   c.memory_us = memory_s * 1e6;
   c.time_us = time_s * 1e6 + kLaunchOverheadUs;
 
-  const std::string occupancy =
-      absl::StrFormat("%d block%s/SM (%s), %d stage%s", c.blocks_per_sm,
-                      c.blocks_per_sm == 1 ? "" : "s", c.occupancy_limit, k.num_stages,
-                      k.num_stages == 1 ? "" : "s");
+  const std::string occupancy = absl::StrFormat("%d block%s/SM (%s), %d stage%s", c.blocks_per_sm,
+                                                c.blocks_per_sm == 1 ? "" : "s", c.occupancy_limit,
+                                                k.num_stages, k.num_stages == 1 ? "" : "s");
   if (c.sm_utilization < 0.8) {
     c.limiter = "waves";
     c.reason = absl::StrFormat(
-        "%d blocks on %d SMs: the busiest SM runs %d, %.0f%% of SM slots used; %s",
-        k.blocks, p.sm_count(), static_cast<int64_t>(busiest), 100 * c.sm_utilization,
-        occupancy);
+        "%d blocks on %d SMs: the busiest SM runs %d, %.0f%% of SM slots used; %s", k.blocks,
+        p.sm_count(), static_cast<int64_t>(busiest), 100 * c.sm_utilization, occupancy);
   } else if (memory_s >= compute_s && achieved < 0.6 * bandwidth) {
     c.limiter = "occupancy";
     c.reason = absl::StrFormat(
@@ -72,16 +70,16 @@ KernelCost PredictKernel(const KernelStats& k, const HardwareProfile& p) {
         in_flight_sm / 1024, c.achieved_gbps, p.memory_bandwidth_gbps(), occupancy);
   } else if (compute_s >= memory_s) {
     c.limiter = "compute";
-    c.reason = absl::StrFormat(
-        "%s-bound: %.2f GFLOP/block, %.1f waves; %s",
-        t_shared > t_matrix ? "shared-memory" : "compute",
-        (k.matrix_flops + k.vector_flops) * 1e-9, c.waves, occupancy);
+    c.reason = absl::StrFormat("%s-bound: %.2f GFLOP/block, %.1f waves; %s",
+                               t_shared > t_matrix ? "shared-memory" : "compute",
+                               (k.matrix_flops + k.vector_flops) * 1e-9, c.waves, occupancy);
   } else {
     c.limiter = "memory";
-    c.reason = absl::StrFormat("%s-bound: %.1f MB tile traffic, %.1f MB from DRAM at %.0f GB/s, "
-                               "%.1f waves; %s",
-                               l2_s > dram_s ? "L2" : "DRAM", tile_bytes * 1e-6,
-                               dram_bytes * 1e-6, c.achieved_gbps, c.waves, occupancy);
+    c.reason = absl::StrFormat(
+        "%s-bound: %.1f MB tile traffic, %.1f MB from DRAM at %.0f GB/s, "
+        "%.1f waves; %s",
+        l2_s > dram_s ? "L2" : "DRAM", tile_bytes * 1e-6, dram_bytes * 1e-6, c.achieved_gbps,
+        c.waves, occupancy);
   }
   return c;
 }
@@ -96,9 +94,9 @@ ProgramCost PredictProgram(const std::vector<KernelStats>& kernels, const Hardwa
   }
   if (!out.kernels.empty()) {
     out.limiter = out.kernels[slowest].limiter;
-    out.reason = kernels.size() == 1
-                     ? out.kernels[slowest].reason
-                     : absl::StrCat("kernel ", slowest, " (slowest): ", out.kernels[slowest].reason);
+    out.reason = kernels.size() == 1 ? out.kernels[slowest].reason
+                                     : absl::StrCat("kernel ", slowest,
+                                                    " (slowest): ", out.kernels[slowest].reason);
   }
   return out;
 }

@@ -14,10 +14,10 @@
 //             rate min(1, L2 size / working set), the working set being
 //             the smaller of the unique bytes and what the resident blocks
 //             stream through their pipelines (S * R * bytes per stage *
-//             max(num_stages, 2)); DRAM bytes = unique + missed re-reads. Achieved = min(DRAM bandwidth, active SMs *
-//             bytes in flight per SM / memory latency) (Little's law), bytes
-//             in flight per SM = min(R, W) * bytes per stage * num_stages.
-//             L2 bandwidth is modelled as kL2BandwidthFactor * DRAM's.
+//             max(num_stages, 2)); DRAM bytes = unique + missed re-reads. Achieved = min(DRAM
+//             bandwidth, active SMs * bytes in flight per SM / memory latency) (Little's law),
+//             bytes in flight per SM = min(R, W) * bytes per stage * num_stages. L2 bandwidth is
+//             modelled as kL2BandwidthFactor * DRAM's.
 //   time    = max(compute, memory) + min(compute, memory) / (num_stages *
 //             min(R, W)) + kLaunchOverheadUs
 // (pipelining and co-resident blocks overlap the smaller part with the
@@ -55,8 +55,8 @@ struct KernelCost {
   double waves = 0;             // B / (S * R)
   double sm_utilization = 0;    // B / (W * S)
   double achieved_gbps = 0;
-  std::string limiter;          // "compute" | "memory" | "occupancy" | "waves"
-  std::string reason;           // one line
+  std::string limiter;  // "compute" | "memory" | "occupancy" | "waves"
+  std::string reason;   // one line
 };
 
 struct ProgramCost {

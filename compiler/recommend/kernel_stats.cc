@@ -250,16 +250,18 @@ class Analyzer {
         double* sb = stage_bytes ? stage_bytes : &top_level_bytes_;
         GlobalRegion(c->src, mult, 1, sb);
         GlobalRegion(c->dst, mult, 1, nullptr);
-        if (c->src.buffer->scope == ir::Scope::kGlobal && c->dst.buffer->scope == ir::Scope::kShared) {
-          const int64_t bytes = static_cast<int64_t>(Elements(c->src.extents) *
-                                                     ElemBytes(c->src.buffer->dtype));
-          staging_words_ = std::max(staging_words_, (bytes / std::max<int64_t>(stats_.threads, 1) + 3) / 4);
+        if (c->src.buffer->scope == ir::Scope::kGlobal &&
+            c->dst.buffer->scope == ir::Scope::kShared) {
+          const int64_t bytes =
+              static_cast<int64_t>(Elements(c->src.extents) * ElemBytes(c->src.buffer->dtype));
+          staging_words_ =
+              std::max(staging_words_, (bytes / std::max<int64_t>(stats_.threads, 1) + 3) / 4);
         }
         if (plan_) {
           auto it = plan_->loops.find(s.get());
           if (it != plan_->loops.end() && it->second.exchange) {
-            const int64_t bytes = static_cast<int64_t>(Elements(c->dst.extents) *
-                                                       ElemBytes(c->dst.buffer->dtype));
+            const int64_t bytes =
+                static_cast<int64_t>(Elements(c->dst.extents) * ElemBytes(c->dst.buffer->dtype));
             exchange_bytes_ = std::max(exchange_bytes_, bytes);
             shared_[nullptr] = exchange_bytes_;
           }
@@ -355,7 +357,8 @@ int64_t BlocksPerSm(const KernelStats& k, const HardwareProfile& p, std::string*
   };
   take(p.max_threads_per_sm() / std::max<int64_t>(k.threads, 1), "threads");
   if (k.shared_bytes > 0) {
-    take(p.shared_memory_per_sm_bytes() / (k.shared_bytes + p.shared_memory_reserved_per_block_bytes()),
+    take(p.shared_memory_per_sm_bytes() /
+             (k.shared_bytes + p.shared_memory_reserved_per_block_bytes()),
          "shared memory");
   }
   take(p.registers_per_sm() / std::max<int64_t>(k.registers * k.threads, 1), "registers");
@@ -365,10 +368,12 @@ int64_t BlocksPerSm(const KernelStats& k, const HardwareProfile& p, std::string*
 
 absl::Status CheckLimits(const KernelStats& k, const HardwareProfile& p) {
   auto over = [&](std::string what) {
-    return absl::ResourceExhaustedError(absl::StrCat("kernel ", k.index, ": ", what, " on ", p.id()));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("kernel ", k.index, ": ", what, " on ", p.id()));
   };
   if (k.threads > p.max_threads_per_block()) {
-    return over(absl::StrCat("threads ", k.threads, " > ", p.max_threads_per_block(), " per block"));
+    return over(
+        absl::StrCat("threads ", k.threads, " > ", p.max_threads_per_block(), " per block"));
   }
   if (k.threads % p.warp_size() != 0) {
     return over(absl::StrCat("threads ", k.threads, " is not a whole number of ", p.warp_size(),

@@ -52,21 +52,21 @@ inline constexpr int64_t kDefaultDynDim = 4096;
 inline constexpr int64_t kRegisterOverhead = 32;
 
 struct KernelStats {
-  int index = 0;            // kernel number in program order
-  int64_t blocks = 1;       // grid size
-  int64_t threads = 1;      // per block
+  int index = 0;        // kernel number in program order
+  int64_t blocks = 1;   // grid size
+  int64_t threads = 1;  // per block
   int64_t shared_bytes = 0;
-  int64_t registers = 0;    // per thread, estimated
+  int64_t registers = 0;  // per thread, estimated
   bool registers_from_plan = false;
   double matrix_flops = 0;  // per block
   ir::DType matrix_dtype = ir::DType::kFloat16;
-  double vector_flops = 0;        // per block
-  double global_bytes = 0;        // per block
-  double unique_bytes = 0;        // whole kernel: sizes of the global buffers it touches
-  double shared_read_bytes = 0;   // per block: T.gemm operand reads from shared memory
-  double bytes_per_stage = 0;     // global bytes one iteration of the main loop brings in
-  int64_t num_stages = 1;         // of the T.Pipelined loops (largest)
-  double loop_trips = 0;          // iterations of the main (pipelined or top serial) loops
+  double vector_flops = 0;       // per block
+  double global_bytes = 0;       // per block
+  double unique_bytes = 0;       // whole kernel: sizes of the global buffers it touches
+  double shared_read_bytes = 0;  // per block: T.gemm operand reads from shared memory
+  double bytes_per_stage = 0;    // global bytes one iteration of the main loop brings in
+  int64_t num_stages = 1;        // of the T.Pipelined loops (largest)
+  double loop_trips = 0;         // iterations of the main (pipelined or top serial) loops
 };
 
 absl::StatusOr<std::vector<KernelStats>> AnalyzeKernels(

@@ -31,7 +31,8 @@ class ErrorCollector : public google::protobuf::io::ErrorCollector {
 };
 
 absl::Status Bad(std::string_view origin, std::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(std::string(origin), ": invalid hardware profile: ", std::string(what)));
+  return absl::InvalidArgumentError(
+      absl::StrCat(std::string(origin), ": invalid hardware profile: ", std::string(what)));
 }
 
 void SortById(std::vector<HardwareProfile>& profiles) {
@@ -153,7 +154,9 @@ absl::StatusOr<std::vector<HardwareProfile>> LoadProfiles(const std::string& dir
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       if (entry.path().extension() == ".textproto") files.push_back(entry.path().string());
     }
-    if (ec) return absl::NotFoundError(absl::StrCat("cannot list profile folder ", dir, ": ", ec.message()));
+    if (ec)
+      return absl::NotFoundError(
+          absl::StrCat("cannot list profile folder ", dir, ": ", ec.message()));
     std::sort(files.begin(), files.end());
     std::map<std::string, std::string> seen;
     for (const std::string& f : files) {
@@ -185,8 +188,9 @@ absl::StatusOr<HardwareProfile> FindProfile(const std::vector<HardwareProfile>& 
   }
   std::vector<std::string> ids;
   for (const HardwareProfile& p : profiles) ids.push_back(p.id());
-  return absl::NotFoundError(absl::StrCat("unknown target '", std::string(target),
-                                          "'; known hardware profiles: ", absl::StrJoin(ids, ", ")));
+  return absl::NotFoundError(
+      absl::StrCat("unknown target '", std::string(target),
+                   "'; known hardware profiles: ", absl::StrJoin(ids, ", ")));
 }
 
 double MatrixPeakTflops(const HardwareProfile& profile, ir::DType dtype) {

@@ -39,8 +39,7 @@ std::string Summary(const absl::Status& st) {
 }  // namespace
 
 absl::StatusOr<Recommendation> EvaluateConfig(const ir::Program& program,
-                                              const HardwareProfile& profile,
-                                              const Config& config,
+                                              const HardwareProfile& profile, const Config& config,
                                               const RecommendOptions& options) {
   auto bound = BindTileParams(program, config);
   if (!bound.ok()) return bound.status();

@@ -47,20 +47,20 @@ struct RecommendOptions {
 };
 
 struct Recommendation {
-  int rank = 0;           // 1-based
-  Config config;          // every unbound tile parameter
+  int rank = 0;   // 1-based
+  Config config;  // every unbound tile parameter
   double predicted_us = 0;
-  std::string limiter;    // "compute" | "memory" | "occupancy" | "waves"
-  std::string reason;     // one line
+  std::string limiter;               // "compute" | "memory" | "occupancy" | "waves"
+  std::string reason;                // one line
   std::vector<KernelStats> kernels;  // with the plan's register and shared numbers
   std::vector<KernelCost> costs;
 };
 
 struct RecommendReport {
   SearchSpace space;
-  int64_t configs = 0;         // size of the space
-  int64_t over_limits = 0;     // rejected before lowering
-  int64_t lowered = 0;         // configs lowered
+  int64_t configs = 0;      // size of the space
+  int64_t over_limits = 0;  // rejected before lowering
+  int64_t lowered = 0;      // configs lowered
   int64_t rejected_by_lowering = 0;
   // Rejection reasons with their counts, most common first (ties by text).
   std::vector<std::pair<std::string, int64_t>> rejections;
@@ -79,8 +79,7 @@ absl::StatusOr<std::vector<Recommendation>> Recommend(const ir::Program& program
 // time: the Recommendation for it (rank 0), or the rejection as
 // RESOURCE_EXHAUSTED / the lowering's own status.
 absl::StatusOr<Recommendation> EvaluateConfig(const ir::Program& program,
-                                              const HardwareProfile& profile,
-                                              const Config& config,
+                                              const HardwareProfile& profile, const Config& config,
                                               const RecommendOptions& options);
 
 }  // namespace tilec::recommend

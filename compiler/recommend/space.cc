@@ -24,10 +24,10 @@ int64_t NextPow2(int64_t v) {
 struct ParamFacts {
   bool threads = false;
   bool stages = false;
-  bool gemm = false;                     // sizes a T.gemm operand
-  int64_t divisor = 1;                   // required multiple (lcm of requirements)
+  bool gemm = false;    // sizes a T.gemm operand
+  int64_t divisor = 1;  // required multiple (lcm of requirements)
   std::string divisor_reason;
-  int64_t cap = 0;                       // next pow2 of the global dims it tiles; 0 = none
+  int64_t cap = 0;  // next pow2 of the global dims it tiles; 0 = none
   std::optional<int64_t> fixed;
   std::string fixed_reason;
 };
@@ -148,9 +148,9 @@ class FactCollector : public ir::IRVisitor {
     ParamFacts& f = facts_[p];
     if (f.fixed && *f.fixed != value) {
       if (status_.ok()) {
-        status_ = absl::InvalidArgumentError(absl::StrCat(
-            "tile parameter ", NameOf(p), " must be ", *f.fixed,
-            " (", f.fixed_reason, ") and ", value, " (", reason, ")"));
+        status_ = absl::InvalidArgumentError(absl::StrCat("tile parameter ", NameOf(p), " must be ",
+                                                          *f.fixed, " (", f.fixed_reason, ") and ",
+                                                          value, " (", reason, ")"));
       }
       return;
     }
@@ -367,13 +367,13 @@ absl::StatusOr<SearchSpace> BuildSearchSpace(const ir::Program& program,
       }
       sp.origin = "declared candidates";
       if (sp.values.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "no declared candidate of tile parameter ", name, " is valid: ", divisor_reason));
+        return absl::InvalidArgumentError(absl::StrCat("no declared candidate of tile parameter ",
+                                                       name, " is valid: ", divisor_reason));
       }
       if (sp.values.size() == 1 && cands.size() > 1) {
-        space.deduced.push_back({name, sp.values[0], "",
-                                 absl::StrCat("the only declared candidate where ",
-                                              divisor_reason)});
+        space.deduced.push_back(
+            {name, sp.values[0], "",
+             absl::StrCat("the only declared candidate where ", divisor_reason)});
         continue;
       }
     } else if (sp.role == ParamRole::kThreads) {

@@ -24,8 +24,8 @@ std::string Describe(const Recommendation& r) {
 }
 
 // A GEMM with every tile parameter free except the ones named.
-ir::Program Gemm(const std::set<std::string>& unbind = {"block_M", "block_N", "block_K",
-                                                        "threads", "num_stages"}) {
+ir::Program Gemm(const std::set<std::string>& unbind = {"block_M", "block_N", "block_K", "threads",
+                                                        "num_stages"}) {
   auto p = ParseExample("gemm_f16_nn_small", unbind);
   EXPECT_TRUE(p.ok()) << p.status();
   return *p;
@@ -210,8 +210,7 @@ TEST_P(ExampleTest, RecommendsValidConfigs) {
   ASSERT_FALSE(recs.empty());
   std::printf("%s on %s: %lld configs, %lld over limits, %lld lowered, %lld rejected\n",
               spec.case_name, target.c_str(), static_cast<long long>(report->configs),
-              static_cast<long long>(report->over_limits),
-              static_cast<long long>(report->lowered),
+              static_cast<long long>(report->over_limits), static_cast<long long>(report->lowered),
               static_cast<long long>(report->rejected_by_lowering));
   for (const Recommendation& r : recs) {
     std::printf("  %s\n", Describe(r).c_str());

@@ -66,8 +66,9 @@ inline absl::StatusOr<ir::Program> ParseExample(
 }
 
 // Compiles a kernel written inline in a test.
-inline absl::StatusOr<ir::Program> ParseSource(const std::string& source, const std::string& fn,
-                                               const std::vector<std::pair<std::string, std::string>>& bind) {
+inline absl::StatusOr<ir::Program> ParseSource(
+    const std::string& source, const std::string& fn,
+    const std::vector<std::pair<std::string, std::string>>& bind) {
   frontend::Bindings bindings;
   for (const auto& [k, v] : bind) bindings.Set(k, v);
   auto program = frontend::CompileTileLang({"test.py", source}, fn, bindings);

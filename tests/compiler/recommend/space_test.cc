@@ -27,8 +27,8 @@ const SearchedParam* Find(const SearchSpace& s, const std::string& name) {
 
 TEST(SpaceTest, GemmDefaultsByRole) {
   // M = N = 128, K = 64: sizes are capped by the tensor dims they tile.
-  auto program = ParseExample("gemm_f16_nn_small",
-                              {"block_M", "block_N", "block_K", "threads", "num_stages"});
+  auto program =
+      ParseExample("gemm_f16_nn_small", {"block_M", "block_N", "block_K", "threads", "num_stages"});
   ASSERT_TRUE(program.ok()) << program.status();
   auto space = BuildSearchSpace(*program, Profile("h100"));
   ASSERT_TRUE(space.ok()) << space.status();
