@@ -29,14 +29,17 @@ std::string Usage() {
          "  tilec run FILE --fn NAME [-D name=value ...] --interp [--seed S]\n"
          "            [--dim name=size ...] [--in x.npy ...] [--out DIR] [--shuffle-blocks]\n"
          "  tilec recommend FILE --fn NAME [-D name=value ...] --target PROFILE [--top K]\n"
-         "            [--dim name=size ...] [--profiles DIR] [--json]\n";
+         "            [--dim name=size ...] [--profiles DIR] [--json]\n"
+         "  tilec compile FILE --fn NAME [-D name=value ...] --target sm_80|sm_90a --local\n"
+         "            -o DIR [--json]   (in this process, no cache; writes .cubin .cu .json)\n";
 }
 
 absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   Flags f;
   if (args.empty()) return Bad("missing command");
   f.command = args[0];
-  if (f.command != "parse" && f.command != "run" && f.command != "recommend") {
+  if (f.command != "parse" && f.command != "run" && f.command != "recommend" &&
+      f.command != "compile") {
     return Bad(absl::StrCat("unknown command '", f.command, "'"));
   }
   for (size_t i = 1; i < args.size(); ++i) {
@@ -87,7 +90,9 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       auto v = value(a);
       if (!v.ok()) return v.status();
       f.inputs.push_back(*v);
-    } else if (a == "--out") {
+    } else if (a == "--local") {
+      f.local = true;
+    } else if (a == "--out" || a == "-o") {
       auto v = value(a);
       if (!v.ok()) return v.status();
       f.out_dir = *v;
@@ -113,6 +118,9 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   if (f.function.empty()) return Bad("missing --fn NAME");
   if (f.command == "recommend" && f.target.empty()) {
     return Bad("recommend needs --target PROFILE (h100, h200, a100, mi300x, mi250x, host, ...)");
+  }
+  if (f.command == "compile" && (f.target.empty() || f.out_dir.empty())) {
+    return Bad("compile --local needs --target sm_80|sm_90a and -o DIR");
   }
   if (f.command == "run" && !f.interp) {
     return Bad("run needs an executor: --interp (the reference interpreter)");

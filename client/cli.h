@@ -24,7 +24,7 @@ enum ExitCode : int {
 };
 
 struct Flags {
-  std::string command;  // parse | run | recommend
+  std::string command;  // parse | run | recommend | compile (--local)
   std::string file;
   std::string function;
   std::vector<std::pair<std::string, std::string>> defines;  // -D k=v, in order
@@ -41,6 +41,8 @@ struct Flags {
   std::string target;        // --target h100 (a hardware profile id or alias)
   int top = 5;               // --top K
   std::string profiles_dir;  // --profiles DIR: more hardware profiles (*.textproto)
+  // compile --local: --target sm_80|sm_90a, output folder in out_dir (-o/--out)
+  bool local = false;
 };
 
 // Parses argv after the program name. Errors are INVALID_ARGUMENT with a

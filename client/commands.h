@@ -21,6 +21,10 @@ int ParseCommand(const Flags& flags);
 // and writes every tensor parameter to --out as .npy.
 int RunCommand(const Flags& flags);
 
+// Compiles for --target in this process (no cache) and writes <program>.cubin,
+// .cu and .json to -o DIR (compile_command.cc).
+int CompileCommand(const Flags& flags);
+
 // Prints a failed status the way users read it: diagnostics as they are,
 // anything else with its code, and internal errors as compiler bugs.
 int ReportError(const absl::Status& status);

@@ -3,8 +3,10 @@
 //   tilec parse FILE --fn NAME -D k=v ... [--print] [--json]
 //   tilec run FILE --fn NAME -D k=v ... --interp [--seed S] [--in x.npy ...] [--out DIR]
 //   tilec recommend FILE --fn NAME -D k=v ... --target h100 [--top 5] [--json]
+//   tilec compile FILE --fn NAME -D k=v ... --target sm_80 --local -o DIR [--json]
 //
 // Exit codes are in client/cli.h.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -20,7 +22,11 @@ int main(int argc, char** argv) {
     std::fputs(tilec::cli::Usage().c_str(), args.empty() ? stderr : stdout);
     return args.empty() ? tilec::cli::kUsageError : tilec::cli::kOk;
   }
-  if (tilec::cli::IsRemoteCommand(args)) return tilec::cli::RemoteMain(args);
+  // compile --local runs in this process; other compiles go to a server or
+  // the embedded cache.
+  const bool local_compile =
+      args[0] == "compile" && std::find(args.begin(), args.end(), "--local") != args.end();
+  if (!local_compile && tilec::cli::IsRemoteCommand(args)) return tilec::cli::RemoteMain(args);
   auto flags = tilec::cli::ParseFlags(args);
   if (!flags.ok()) {
     std::fprintf(stderr, "%s", std::string(flags.status().message()).c_str());
@@ -28,5 +34,6 @@ int main(int argc, char** argv) {
   }
   if (flags->command == "parse") return tilec::cli::ParseCommand(*flags);
   if (flags->command == "recommend") return tilec::cli::RecommendCommand(*flags);
+  if (flags->command == "compile") return tilec::cli::CompileCommand(*flags);
   return tilec::cli::RunCommand(*flags);
 }

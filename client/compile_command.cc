@@ -1,0 +1,69 @@
+// `tilec compile FILE --fn NAME -D ... --target sm_80|sm_90a --local -o DIR`:
+// the whole CUDA pipeline in this process, without the artifact cache. Writes
+// DIR/<program>.cubin, DIR/<program>.cu (the generated source) and
+// DIR/<program>.json (launch metadata, compiler/targets/cuda/artifact.h) and
+// prints one line per kernel (or the metadata with --json).
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/commands.h"
+#include "compiler/inference/index_expr.h"
+#include "compiler/ir/printer.h"
+#include "compiler/targets/cuda/artifact.h"
+#include "compiler/targets/cuda/target.h"
+
+namespace tilec::cli {
+namespace {
+
+std::string GridText(const cuda::CudaKernel& k) {
+  std::vector<std::string> dims;
+  for (const ir::Expr& g : k.grid) {
+    std::optional<int64_t> v = inference::EvalInt(g);
+    dims.push_back(v ? absl::StrCat(*v) : ir::PrintExpr(g));
+  }
+  while (dims.size() < 3) dims.push_back("1");
+  return absl::StrCat("(", absl::StrJoin(dims, ", "), ")");
+}
+
+}  // namespace
+
+int CompileCommand(const Flags& flags) {
+  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(flags.target);
+  if (!target.ok()) {
+    std::fprintf(stderr, "tilec: --target: %s\n", std::string(target.status().message()).c_str());
+    return kUsageError;
+  }
+  absl::StatusOr<ir::Program> program = LoadProgram(flags);
+  if (!program.ok()) return ReportError(program.status());
+  absl::StatusOr<cuda::CudaArtifact> artifact = cuda::BuildCudaArtifact(*program, *target);
+  if (!artifact.ok()) return ReportError(artifact.status());
+  if (absl::Status st = cuda::WriteCudaArtifact(*artifact, flags.out_dir, program->name);
+      !st.ok()) {
+    std::fprintf(stderr, "tilec: %s\n", std::string(st.message()).c_str());
+    return kIoError;
+  }
+  if (flags.json) {
+    std::fputs(cuda::CudaArtifactMetadataJson(*artifact).c_str(), stdout);
+    return kOk;
+  }
+  const std::string base = (std::filesystem::path(flags.out_dir) / program->name).string();
+  std::printf("%s for %s (NVRTC %s, %.2f s): %s.cubin (%zu bytes), %s.cu, %s.json\n",
+              program->name.c_str(), artifact->target.c_str(), artifact->nvrtc_version.c_str(),
+              artifact->compile_seconds, base.c_str(), artifact->cubin.size(), base.c_str(),
+              base.c_str());
+  for (size_t i = 0; i < artifact->source.kernels.size(); ++i) {
+    const cuda::CudaKernel& k = artifact->source.kernels[i];
+    const cuda::PtxasKernelInfo& p = artifact->ptxas[i];
+    std::printf("  %s  grid %s  block %lld  smem %lld B  registers %d  spills %lld/%lld B\n",
+                k.name.c_str(), GridText(k).c_str(), static_cast<long long>(k.threads),
+                static_cast<long long>(k.smem_bytes), p.registers,
+                static_cast<long long>(p.spill_store_bytes),
+                static_cast<long long>(p.spill_load_bytes));
+  }
+  return kOk;
+}
+
+}  // namespace tilec::cli

@@ -1,0 +1,172 @@
+#include "compiler/targets/cuda/artifact.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/inference/index_expr.h"
+#include "compiler/inference/layout_inference.h"
+#include "compiler/ir/printer.h"
+
+namespace tilec::cuda {
+namespace {
+
+std::string Json(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// An IR expression as metadata text: constants as integers.
+std::string ExprText(const ir::Expr& e) {
+  if (std::optional<int64_t> v = inference::EvalInt(e)) return absl::StrCat(*v);
+  return ir::PrintExpr(e);
+}
+
+std::string ShapeJson(const std::vector<ir::Expr>& shape) {
+  std::vector<std::string> dims;
+  for (const ir::Expr& d : shape) dims.push_back(Json(ExprText(d)));
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+absl::string_view KindName(CudaKernelParam::Kind k) {
+  switch (k) {
+    case CudaKernelParam::Kind::kTensor: return "tensor";
+    case CudaKernelParam::Kind::kScalar: return "scalar";
+    case CudaKernelParam::Kind::kWorkspace: return "workspace";
+    case CudaKernelParam::Kind::kDynDim: return "dyn_dim";
+  }
+  return "?";
+}
+
+}  // namespace
+
+absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program,
+                                               const CudaTarget& target,
+                                               const NvrtcOptions& options) {
+  for (const ir::TileParam& t : program.tile_params) {
+    if (!t.value) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "tile parameter ", t.var->name, " is unbound; bind it with -D ", t.var->name,
+          "=<value>"));
+    }
+  }
+  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target.info);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<CudaSource> source = EmitCuda(program, *plan, target);
+  if (!source.ok()) return source.status();
+  absl::StatusOr<NvrtcResult> nvrtc =
+      CompileCuda(source->code, absl::StrCat(program.name, ".cu"), target.arch, options);
+  if (!nvrtc.ok()) return nvrtc.status();
+
+  CudaArtifact a;
+  a.program = program.name;
+  a.target = std::string(target.name());
+  a.nvrtc_version = nvrtc->nvrtc_version;
+  a.cubin = std::move(nvrtc->cubin);
+  a.compile_seconds = nvrtc->compile_seconds;
+  for (const CudaKernel& k : source->kernels) {
+    PtxasKernelInfo info;
+    info.name = k.name;
+    for (const PtxasKernelInfo& p : nvrtc->kernels) {
+      if (p.name == k.name) info = p;
+    }
+    a.ptxas.push_back(info);
+  }
+  a.source = *std::move(source);
+  for (const ir::TileParam& t : program.tile_params) a.config.emplace_back(t.var->name, *t.value);
+  for (const ir::Var& d : program.dyn_dims) a.dyn_dims.push_back(d->name);
+  for (const ir::Param& p : program.params) {
+    if (p.tensor) {
+      a.params.push_back({CudaKernelParam::Kind::kTensor, p.tensor->name, p.tensor->dtype,
+                          p.tensor->shape});
+    } else if (p.scalar) {
+      a.params.push_back({CudaKernelParam::Kind::kScalar, p.scalar->name, p.scalar->dtype, {}});
+    }
+  }
+  return a;
+}
+
+std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
+  std::vector<std::string> config, dims, params, workspaces, kernels;
+  for (const auto& [name, value] : a.config) config.push_back(absl::StrCat(Json(name), ": ", value));
+  for (const std::string& d : a.dyn_dims) dims.push_back(Json(d));
+  for (const CudaKernelParam& p : a.params) {
+    std::string entry = absl::StrCat("{\"name\": ", Json(p.name), ", \"kind\": ",
+                                     Json(KindName(p.kind)), ", \"dtype\": ",
+                                     Json(Sv(ir::DTypeName(p.dtype))));
+    if (p.kind == CudaKernelParam::Kind::kTensor) {
+      absl::StrAppend(&entry, ", \"shape\": ", ShapeJson(p.shape));
+    }
+    params.push_back(entry + "}");
+  }
+  for (const CudaWorkspace& w : a.source.workspaces) {
+    workspaces.push_back(absl::StrCat("{\"name\": ", Json(w.name), ", \"dtype\": ",
+                                      Json(Sv(ir::DTypeName(w.dtype))), ", \"shape\": ",
+                                      ShapeJson(w.shape), ", \"bytes\": ",
+                                      Json(ExprText(w.bytes)), "}"));
+  }
+  for (size_t i = 0; i < a.source.kernels.size(); ++i) {
+    const CudaKernel& k = a.source.kernels[i];
+    std::vector<ir::Expr> grid = k.grid;
+    while (grid.size() < 3) grid.push_back(ir::IntImm(1));
+    std::vector<std::string> kparams;
+    for (const CudaKernelParam& p : k.params) kparams.push_back(Json(p.name));
+    const PtxasKernelInfo info = i < a.ptxas.size() ? a.ptxas[i] : PtxasKernelInfo();
+    kernels.push_back(absl::StrCat(
+        "{\"name\": ", Json(k.name), ", \"grid\": ", ShapeJson(grid), ", \"block\": [",
+        k.threads, ", 1, 1], \"smem_bytes\": ", k.smem_bytes, ", \"registers\": ",
+        info.registers, ", \"spill_store_bytes\": ", info.spill_store_bytes,
+        ", \"spill_load_bytes\": ", info.spill_load_bytes,
+        ", \"stack_frame_bytes\": ", info.stack_frame_bytes, ", \"params\": [",
+        absl::StrJoin(kparams, ", "), "]}"));
+  }
+  return absl::StrCat("{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", Json(a.program),
+                      ", \"target\": ", Json(a.target), ", \"nvrtc\": ", Json(a.nvrtc_version),
+                      ",\n \"config\": {", absl::StrJoin(config, ", "), "},\n \"dyn_dims\": [",
+                      absl::StrJoin(dims, ", "), "],\n \"params\": [",
+                      absl::StrJoin(params, ",\n   "), "],\n \"workspaces\": [",
+                      absl::StrJoin(workspaces, ",\n   "), "],\n \"kernels\": [",
+                      absl::StrJoin(kernels, ",\n   "), "]}\n");
+}
+
+absl::Status WriteCudaArtifact(const CudaArtifact& a, const std::string& dir,
+                               const std::string& base) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create the output folder ", dir, ": ", ec.message()));
+  }
+  const std::pair<std::string, const std::string*> files[] = {
+      {".cubin", &a.cubin}, {".cu", &a.source.code}, {".json", nullptr}};
+  const std::string json = CudaArtifactMetadataJson(a);
+  for (const auto& [ext, text] : files) {
+    const std::string path = (std::filesystem::path(dir) / (base + ext)).string();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    const std::string& bytes = text ? *text : json;
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tilec::cuda

@@ -1,0 +1,79 @@
+// A compiled CUDA artifact: the cubin of a tile program for one target, the
+// generated CUDA C++ it was built from, and the launch metadata a runtime
+// needs to call it.
+//
+// BuildCudaArtifact runs inference, emission and NVRTC on a verified program
+// whose tile parameters are all bound. The metadata (CudaArtifactMetadataJson)
+// is one JSON object:
+//
+//   {"schema": "tilec.cuda.artifact.v1", "program": "matmul", "target": "sm_80",
+//    "nvrtc": "13.0",
+//    "config": {"block_M": 128, ...},            bound tile parameters
+//    "dyn_dims": ["M"],                          in kernel-parameter order
+//    "params": [                                 the program's ABI, in order
+//      {"name": "A", "kind": "tensor", "dtype": "float16", "shape": ["M", "4096"]},
+//      {"name": "eps", "kind": "scalar", "dtype": "float32"}],
+//    "workspaces": [                             T.alloc_global buffers
+//      {"name": "glse", "dtype": "float32", "shape": [...], "bytes": "M * 16"}],
+//    "kernels": [                                launch order
+//      {"name": "matmul_k0", "grid": ["32", "T.ceildiv(M, 128)", "1"],
+//       "block": [128, 1, 1], "smem_bytes": 24576,
+//       "registers": 96, "spill_store_bytes": 0, "spill_load_bytes": 0,
+//       "stack_frame_bytes": 0,
+//       "params": ["A", "B", "C", "M"]}]}        the kernel's signature order
+//
+// Expressions (shapes, grid extents, workspace bytes) are IR expressions over
+// the dynamic dims printed by the IR printer; constants print as integers. A
+// kernel needs `smem_bytes` of dynamic shared memory (above 48 KiB the
+// launcher must raise cudaFuncAttributeMaxDynamicSharedMemorySize). Tensor
+// arguments must be 16-byte aligned (cudaMalloc's 256 bytes are).
+#ifndef TILEC_COMPILER_TARGETS_CUDA_ARTIFACT_H_
+#define TILEC_COMPILER_TARGETS_CUDA_ARTIFACT_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/ir/ir.h"
+#include "compiler/targets/cuda/emitter.h"
+#include "compiler/targets/cuda/nvrtc.h"
+#include "compiler/targets/cuda/target.h"
+
+namespace tilec::cuda {
+
+struct CudaArtifact {
+  std::string program;        // the program's name
+  std::string target;         // "sm_80", "sm_90a"
+  std::string nvrtc_version;  // "13.0"
+  CudaSource source;          // generated code, kernels, workspaces
+  std::string cubin;
+  // ptxas's report for source.kernels[i] (same order; zeros if ptxas did not
+  // report a kernel).
+  std::vector<PtxasKernelInfo> ptxas;
+  std::vector<std::pair<std::string, int64_t>> config;  // bound tile parameters
+  std::vector<std::string> dyn_dims;
+  std::vector<CudaKernelParam> params;  // Program.params, in order
+  double compile_seconds = 0;           // NVRTC's share
+};
+
+// Errors: those of InferLayouts and EmitCuda (FAILED_PRECONDITION for an
+// unbound tile parameter, UNIMPLEMENTED for unsupported constructs, ...) and
+// of CompileCuda (FAILED_PRECONDITION without NVRTC; INTERNAL when the
+// generated code does not compile, a tilec bug).
+absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program,
+                                               const CudaTarget& target,
+                                               const NvrtcOptions& options = {});
+
+std::string CudaArtifactMetadataJson(const CudaArtifact& artifact);
+
+// Writes <dir>/<base>.cubin, <dir>/<base>.cu and <dir>/<base>.json, creating
+// `dir` if needed. PERMISSION_DENIED / NOT_FOUND style errors name the file.
+absl::Status WriteCudaArtifact(const CudaArtifact& artifact, const std::string& dir,
+                               const std::string& base);
+
+}  // namespace tilec::cuda
+
+#endif  // TILEC_COMPILER_TARGETS_CUDA_ARTIFACT_H_
