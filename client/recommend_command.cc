@@ -32,7 +32,10 @@ std::string JsonNumber(double v) { return absl::StrFormat("%.6g", v); }
 
 void PrintJson(const Flags& flags, const recommend::HardwareProfile& profile,
                const recommend::RecommendReport& report) {
-  std::vector<std::string> deduced, searched, recs;
+  std::vector<std::string> deduced, searched, recs, rejections;
+  for (const auto& [reason, count] : report.rejections) {
+    rejections.push_back(absl::StrCat("{\"reason\": ", Json(reason), ", \"count\": ", count, "}"));
+  }
   for (const auto& d : report.space.deduced) {
     deduced.push_back(absl::StrCat("{\"name\": ", Json(d.name), ", ",
                                    d.value ? absl::StrCat("\"value\": ", *d.value)
@@ -55,12 +58,12 @@ void PrintJson(const Flags& flags, const recommend::HardwareProfile& profile,
   std::printf(
       "{\"function\": %s, \"target\": %s, \"configs\": %lld, \"over_limits\": %lld, "
       "\"lowered\": %lld, \"rejected_by_lowering\": %lld, \"deduced\": [%s], \"searched\": [%s], "
-      "\"recommendations\": [%s]}\n",
+      "\"rejections\": [%s], \"recommendations\": [%s]}\n",
       Json(flags.function).c_str(), Json(profile.id()).c_str(),
       static_cast<long long>(report.configs), static_cast<long long>(report.over_limits),
       static_cast<long long>(report.lowered), static_cast<long long>(report.rejected_by_lowering),
       absl::StrJoin(deduced, ", ").c_str(), absl::StrJoin(searched, ", ").c_str(),
-      absl::StrJoin(recs, ", ").c_str());
+      absl::StrJoin(rejections, ", ").c_str(), absl::StrJoin(recs, ", ").c_str());
 }
 
 void PrintTable(const Flags& flags, const recommend::HardwareProfile& profile,
@@ -77,6 +80,10 @@ void PrintTable(const Flags& flags, const recommend::HardwareProfile& profile,
   for (const auto& s : report.space.searched) {
     std::printf("searched %s in {%s}  (%s)\n", s.name.c_str(),
                 absl::StrJoin(s.values, ", ").c_str(), s.origin.c_str());
+  }
+  for (size_t i = 0; i < report.rejections.size() && i < 3; ++i) {
+    std::printf("rejected %lld x %s\n", static_cast<long long>(report.rejections[i].second),
+                report.rejections[i].first.c_str());
   }
   if (report.recommendations.empty()) return;
   std::vector<std::string> names;

@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "compiler/inference/layout_inference.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/recommend/bind.h"
@@ -34,6 +35,22 @@ std::string Summary(const absl::Status& st) {
   std::string msg(st.message());
   if (size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
   return absl::StrCat(absl::StatusCodeToString(st.code()), ": ", msg);
+}
+
+// `text` with every run of digits replaced by N (and no '~'), so that one
+// kind of rejection is counted once.
+std::string WithoutNumbers(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '~') continue;
+    if (text[i] >= '0' && text[i] <= '9') {
+      while (i + 1 < text.size() && text[i + 1] >= '0' && text[i + 1] <= '9') ++i;
+      out += 'N';
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -95,12 +112,9 @@ absl::StatusOr<RecommendReport> RecommendWithReport(const ir::Program& program,
     if (!limits.ok()) {
       ++report.over_limits;
       // Count by kind of limit, not by number.
-      std::string msg(limits.message());
-      size_t colon = msg.find(": ");
-      std::string kind = colon == std::string::npos ? msg : msg.substr(colon + 2);
-      size_t digit = kind.find_first_of("0123456789~");
-      if (digit != std::string::npos) kind.resize(digit);
-      ++reasons[absl::StrCat("over limits: ", kind.empty() ? msg : kind, "...")];
+      ++reasons[absl::StrCat("over limits: ",
+                             WithoutNumbers(std::string(absl::StripSuffix(
+                                 limits.message(), absl::StrCat(" on ", profile.id())))))];
       continue;
     }
     Candidate c;

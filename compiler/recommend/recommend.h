@@ -17,9 +17,9 @@
 //     discards the config. Lowering stops once top_k configs passed (all of
 //     them with validate_all). The passing configs are re-ranked with the
 //     plan's numbers.
-// Deterministic: the same program (up to the names of nothing but its
-// locals) and profile give the same list; ties in predicted time are broken
-// by the config's values in Program.tile_params order, ascending.
+// Deterministic: the same program and profile give the same list, also for
+// two programs parsed separately from one source; ties in predicted time are
+// broken by the config's values in Program.tile_params order, ascending.
 // Errors: INVALID_ARGUMENT for contradictions in deduction; NOT_FOUND when
 // no config of the space is valid, with the most common rejection reasons.
 #ifndef TILEC_COMPILER_RECOMMEND_RECOMMEND_H_
