@@ -9,8 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/frontend/frontend.h"
 #include "compiler/inference/layout_inference.h"
+#include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/nvrtc.h"
+#include "compiler/targets/cuda/sass.h"
 #include "compiler/targets/cuda/target.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -20,7 +22,21 @@ namespace tilec::cuda {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::tilec::testing::ExampleCase;
+
+// A kernel written inline in TileLang, compiled by the frontend.
+absl::StatusOr<ir::Program> CompileSource(const std::string& text, const std::string& function,
+                                          const std::vector<std::pair<std::string, std::string>>&
+                                              bindings = {}) {
+  frontend::Bindings b;
+  for (const auto& [k, v] : bindings) b.Set(k, v);
+  absl::StatusOr<ir::Program> p =
+      frontend::CompileTileLang(frontend::SourceFile{"test.py", text}, function, b);
+  if (!p.ok()) return p.status();
+  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
+  return p;
+}
 
 absl::StatusOr<ir::Program> CompileExample(const std::string& file, const std::string& function,
                                            const std::vector<std::pair<std::string, std::string>>&
@@ -36,6 +52,8 @@ absl::StatusOr<ir::Program> CompileExample(const std::string& file, const std::s
   if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
   return p;
 }
+
+absl::Status LowerCopyForTest(EmitContext&, const ir::Stmt&) { return absl::OkStatus(); }
 
 absl::StatusOr<CudaSource> Emit(const ir::Program& program, const CudaTarget& target) {
   absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target.info);
@@ -82,6 +100,233 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleEmission, ::testing::ValuesIn(Cases())
                          [](const ::testing::TestParamInfo<ExampleCase>& info) {
                            return info.param.name;
                          });
+
+// The docs' GEMM at its default size: 4096^3, 128 x 128 x 32 tiles, 4 warps,
+// 3 stages. Compiled only: zero spills, within the per-block shared memory,
+// tensor-core and ldmatrix instructions and no local memory in the SASS.
+TEST(DefaultGemm, CompilesWithoutSpillsForBothTargets) {
+  absl::StatusOr<ir::Program> program = CompileExample(
+      "gemm.py", "matmul",
+      {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"block_M", "128"}, {"block_N", "128"},
+       {"block_K", "32"}, {"threads", "128"}, {"num_stages", "3"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
+    CudaTarget target = CudaTarget::ForArch(arch);
+    SCOPED_TRACE(std::string(target.name()));
+    absl::StatusOr<CudaSource> src = Emit(*program, target);
+    ASSERT_TRUE(src.ok()) << src.status();
+    ASSERT_EQ(src->kernels.size(), 1u);
+    EXPECT_LE(src->kernels[0].smem_bytes, target.info.shared_memory_per_block);
+    absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "matmul.cu", arch);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->kernels.size(), 1u);
+    EXPECT_EQ(r->kernels[0].spill_store_bytes, 0);
+    EXPECT_EQ(r->kernels[0].spill_load_bytes, 0);
+    EXPECT_LE(r->kernels[0].registers, 255);
+    absl::StatusOr<std::string> sass = DisassembleCubin(r->cubin);
+    if (!sass.ok()) {
+      std::printf("no SASS check: %s\n", std::string(sass.status().message()).c_str());
+      continue;
+    }
+    EXPECT_GT(CountOpcode(*sass, "HMMA"), 0);
+    EXPECT_GT(CountOpcode(*sass, "LDSM"), 0);
+    EXPECT_GT(CountOpcode(*sass, "LDGSTS"), 0);  // cp.async in the pipelined loop
+    EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
+  }
+}
+
+// The generated GEMM has the shape docs/cuda_backend.md shows.
+TEST(DefaultGemm, SourceReadsLikeTheDocs) {
+  absl::StatusOr<ir::Program> program = CompileExample(
+      "gemm.py", "matmul",
+      {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"block_M", "128"}, {"block_N", "128"},
+       {"block_K", "32"}, {"threads", "128"}, {"num_stages", "3"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
+  ASSERT_TRUE(src.ok()) << src.status();
+  const std::string& code = src->code;
+  EXPECT_THAT(code, HasSubstr("#include \"tl/tl.h\"\n"));
+  EXPECT_THAT(code, HasSubstr("extern \"C\" __global__ void __launch_bounds__(128) matmul_k0(\n"
+                              "    tl::half_t* __restrict__ A,\n"
+                              "    tl::half_t* __restrict__ B,\n"
+                              "    tl::half_t* __restrict__ C) {\n"));
+  EXPECT_THAT(code, HasSubstr("  uint8_t* smem = tl::dynamic_smem();\n"));
+  EXPECT_THAT(code, HasSubstr("  const int tx = threadIdx.x;\n"));
+  EXPECT_THAT(code, HasSubstr("  tl::rasterize(10, false, bx, by);  // T.use_swizzle\n"));
+  EXPECT_THAT(code, HasSubstr("  using A_shared_layout = tl::Swizzled<128, 32, 2>;\n"));
+  EXPECT_THAT(code, HasSubstr("  tl::half_t* A_shared = reinterpret_cast<tl::half_t*>(smem + 0);"));
+  EXPECT_THAT(code, HasSubstr("  float C_local[128];  // mma_accumulator"));
+  EXPECT_THAT(code, HasSubstr("tl::cp_async_16(&A_shared[A_shared_layout::offset("));
+  EXPECT_THAT(code, HasSubstr("tl::gemm_ss<128, 128, 32, 2, 2, false, false, A_shared_layout, "
+                              "B_shared_layout>(A_shared, B_shared, C_local);"));
+  EXPECT_THAT(code, HasSubstr("tl::syncthreads();"));
+  // Only the CUDA spellings the host twin defines, and no static shared
+  // memory.
+  EXPECT_THAT(code, Not(HasSubstr("__shared__")));
+  EXPECT_THAT(code, Not(HasSubstr("__syncthreads")));
+}
+
+TEST(Registry, UnknownTargetNamesTheOperatorAndTarget) {
+  absl::StatusOr<TileOpLowering> fn = CudaLowerings().Find(ir::StmtKind::kGemm, "sm_75");
+  ASSERT_FALSE(fn.ok());
+  EXPECT_EQ(fn.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(fn.status().message(), "T.gemm has no lowering for target sm_75");
+  for (absl::string_view t : {"sm_80", "sm_90a"}) {
+    for (ir::StmtKind k : {ir::StmtKind::kCopy, ir::StmtKind::kFill, ir::StmtKind::kGemm,
+                           ir::StmtKind::kReduce, ir::StmtKind::kCumsum,
+                           ir::StmtKind::kAtomicAdd}) {
+      EXPECT_TRUE(CudaLowerings().Find(k, t).ok()) << TileOpName(k) << " on " << t;
+    }
+  }
+  LoweringRegistry r;
+  ASSERT_TRUE(r.Register(ir::StmtKind::kCopy, "sm_80", &LowerCopyForTest).ok());
+  absl::Status twice = r.Register(ir::StmtKind::kCopy, "sm_80", &LowerCopyForTest);
+  EXPECT_EQ(twice.code(), absl::StatusCode::kInternal);
+}
+
+TEST(Targets, ParseNames) {
+  absl::StatusOr<CudaTarget> t = CudaTarget::FromName("sm_90a");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->arch, CudaArch::kSm90a);
+  EXPECT_EQ(t->info.shared_memory_per_block, 227 * 1024);
+  EXPECT_EQ(CudaTarget::FromName("sm_70").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+constexpr char kFp8Gemm[] = R"(
+import tilelang.language as T
+
+def fp8_gemm(M, N, K):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float8_e4m3"), B: T.Tensor((K, N), "float8_e4m3"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), T.ceildiv(M, 64), threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, 32), "float8_e4m3")
+            B_s = T.alloc_shared((32, 64), "float8_e4m3")
+            C_l = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, 32), num_stages=2):
+                T.copy(A[by * 64, k * 32], A_s)
+                T.copy(B[k * 32, bx * 64], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * 64, bx * 64])
+    return main
+)";
+
+TEST(Unsupported, Float8GemmIsUnimplementedNamingTypesAndTarget) {
+  absl::StatusOr<ir::Program> program =
+      CompileSource(kFp8Gemm, "fp8_gemm", {{"M", "128"}, {"N", "128"}, {"K", "64"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
+  ASSERT_FALSE(src.ok());
+  EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented) << src.status();
+  EXPECT_THAT(std::string(src.status().message()),
+              HasSubstr("T.gemm A_s x B_s -> C_l (M=64, N=64, K=32) with float8_e4m3 x "
+                        "float8_e4m3 -> float32"));
+  EXPECT_THAT(std::string(src.status().message()), HasSubstr("is not supported on sm_80"));
+}
+
+// Y[i] = X[i] % 0.75 with C's truncating remainder on float32: the IR has
+// it, the CUDA backend does not.
+ir::Program FloatTruncMod() {
+  ir::Buffer x = ir::MakeBuffer("X", ir::DType::kFloat32, {ir::IntImm(128)}, ir::Scope::kGlobal);
+  ir::Buffer y = ir::MakeBuffer("Y", ir::DType::kFloat32, {ir::IntImm(128)}, ir::Scope::kGlobal);
+  ir::Var i = ir::MakeVar("i");
+  ir::Stmt store = ir::Store(
+      y, {i}, ir::Binary(ir::BinaryOp::kMod, ir::Load(x, {i}), ir::FloatImm(0.75)));
+  auto k = std::make_shared<ir::KernelNode>();
+  k->grid = {ir::IntImm(1)};
+  k->block_vars = {ir::MakeVar("bx")};
+  k->threads = ir::IntImm(128);
+  k->body = ir::For(i, ir::IntImm(0), ir::IntImm(128), ir::ForKind::kParallel, store);
+  ir::Program p;
+  p.name = "fmod";
+  p.params = {{x, nullptr}, {y, nullptr}};
+  p.body = ir::Seq({k});
+  return p;
+}
+
+TEST(Unsupported, FloatTruncModIsUnimplemented) {
+  ir::Program program = FloatTruncMod();
+  ASSERT_TRUE(ir::Verify(program).ok()) << ir::Verify(program);
+  absl::StatusOr<CudaSource> src = Emit(program, CudaTarget::ForArch(CudaArch::kSm90a));
+  ASSERT_FALSE(src.ok());
+  EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented) << src.status();
+  EXPECT_THAT(std::string(src.status().message()),
+              HasSubstr("fmod_k0: the truncating remainder T.truncmod of floating-point values "
+                        "is not supported on sm_90a"));
+}
+
+constexpr char kScale[] = R"(
+import tilelang.language as T
+
+def scale(N, block=128):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    Y[bx * block + i] = X[bx * block + i] * 2.0
+    return main
+)";
+
+TEST(Kernels, DynamicDimsAreTrailingIntParametersAndGridExpressions) {
+  absl::StatusOr<ir::Program> program = CompileSource(kScale, "scale");
+  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_EQ(program->dyn_dims.size(), 1u);
+  absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
+  ASSERT_TRUE(src.ok()) << src.status();
+  ASSERT_EQ(src->kernels.size(), 1u);
+  const CudaKernel& k = src->kernels[0];
+  EXPECT_EQ(k.name, "scale_k0");
+  ASSERT_EQ(k.params.size(), 3u);
+  EXPECT_EQ(k.params[2].kind, CudaKernelParam::Kind::kDynDim);
+  EXPECT_EQ(k.params[2].name, "N");
+  EXPECT_THAT(src->code, HasSubstr("    float* __restrict__ Y,\n    int N) {"));
+  ASSERT_EQ(k.grid.size(), 1u);
+  EXPECT_EQ(ir::PrintExpr(k.grid[0]), "T.ceildiv(N, 128)");
+  EXPECT_EQ(k.smem_bytes, 0);
+  absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "scale.cu", CudaArch::kSm80);
+  ASSERT_TRUE(r.ok()) << r.status();
+}
+
+TEST(Kernels, WorkspacesFollowTheParametersInEveryKernelThatUsesThem) {
+  absl::StatusOr<std::vector<ExampleCase>> cases = ::tilec::testing::LoadExampleCases();
+  ASSERT_TRUE(cases.ok());
+  const ExampleCase* c = nullptr;
+  for (const ExampleCase& x : *cases) {
+    if (x.name == "gqa_decode_small") c = &x;
+  }
+  ASSERT_NE(c, nullptr);
+  absl::StatusOr<ir::Program> program = CompileExample(c->file, c->function, c->bindings);
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
+  ASSERT_TRUE(src.ok()) << src.status();
+  ASSERT_EQ(src->workspaces.size(), 2u);
+  EXPECT_EQ(src->workspaces[0].name, "glse");
+  // [batch, heads, num_split] float32 = 1 * 8 * 2 * 4 bytes.
+  EXPECT_EQ(ir::PrintExpr(src->workspaces[0].bytes), "T.int64(64)");
+  ASSERT_EQ(src->kernels.size(), 2u);
+  for (const CudaKernel& k : src->kernels) {
+    std::vector<std::string> names;
+    for (const CudaKernelParam& p : k.params) names.push_back(p.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"Q", "K", "V", "Output", "glse", "Output_partial"}))
+        << k.name;
+  }
+  EXPECT_EQ(src->kernels[0].name, "gqa_decode_k0");
+  EXPECT_EQ(src->kernels[1].name, "gqa_decode_k1");
+}
+
+TEST(Kernels, UnboundTileParameterIsAPreconditionFailure) {
+  absl::StatusOr<ir::Program> program = CompileSource(kScale, "scale", {{"N", "1000"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  ir::Program p = *program;
+  p.tile_params.push_back({ir::MakeVar("block_K"), std::nullopt, {}});
+  absl::StatusOr<CudaSource> src =
+      EmitCuda(p, inference::LayoutPlan(), CudaTarget::ForArch(CudaArch::kSm80));
+  ASSERT_FALSE(src.ok());
+  EXPECT_EQ(src.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(src.status().message()), HasSubstr("tile parameter block_K is unbound"));
+}
 
 }  // namespace
 }  // namespace tilec::cuda
