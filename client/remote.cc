@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <sstream>
 #include <thread>
@@ -13,21 +14,24 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "client/embedded.h"
 #include "google/protobuf/util/json_util.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tilec/v1/service.grpc.pb.h"
-#include "grpcpp/generic/generic_stub.h"
 
 namespace tilec::cli {
 namespace {
 
 struct RemoteFlags {
-  std::string command, server, token, tls_ca, file, function, out, digest;
+  std::string command, server, token, tls_ca, file, function, out, digest, cache_dir;
   std::vector<std::pair<std::string, std::string>> defines;
   std::vector<std::string> targets;
   bool json = false, line_info = false;
   int max_registers = 0;
   double timeout_s = 600;
+  int64_t cache_bytes = int64_t{10} << 30;  // the embedded cache's LRU budget
 };
 
 int Usage(const std::string& msg) {
@@ -91,6 +95,58 @@ void Prepare(const RemoteFlags& f, grpc::ClientContext* ctx) {
                     std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
 }
 
+// Where `compile` runs: a tilecd (--server) or this process (embedded).
+struct CompileBackend {
+  std::function<grpc::Status(const tilec::v1::CompileRequest&, tilec::v1::CompileResponse*)>
+      compile;
+  std::function<grpc::Status(const std::string& digest, std::string* bytes)> fetch;
+  std::string where;  // for the progress line
+};
+
+grpc::Status FromAbsl(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+CompileBackend RemoteBackend(const RemoteFlags& f) {
+  std::shared_ptr<tilec::v1::Tilec::Stub> stub = tilec::v1::Tilec::NewStub(Connect(f));
+  CompileBackend b;
+  b.where = f.server;
+  b.compile = [stub, &f](const tilec::v1::CompileRequest& req, tilec::v1::CompileResponse* resp) {
+    grpc::ClientContext ctx;
+    Prepare(f, &ctx);
+    return stub->Compile(&ctx, req, resp);
+  };
+  b.fetch = [stub, &f](const std::string& digest, std::string* bytes) {
+    grpc::ClientContext ctx;
+    Prepare(f, &ctx);
+    tilec::v1::GetArtifactRequest req;
+    req.set_digest(digest);
+    auto reader = stub->GetArtifact(&ctx, req);
+    tilec::v1::ArtifactChunk chunk;
+    while (reader->Read(&chunk)) *bytes += chunk.data();
+    return reader->Finish();
+  };
+  return b;
+}
+
+CompileBackend EmbeddedBackend(const RemoteFlags& f, std::shared_ptr<EmbeddedCompiler> local) {
+  CompileBackend b;
+  b.where = "this machine";
+  b.compile = [local, &f](const tilec::v1::CompileRequest& req, tilec::v1::CompileResponse* resp) {
+    absl::StatusOr<tilec::v1::CompileResponse> r =
+        local->Compile(req, absl::Now() + absl::Seconds(f.timeout_s));
+    if (r.ok()) *resp = *std::move(r);
+    return FromAbsl(r.status());
+  };
+  b.fetch = [local](const std::string& digest, std::string* bytes) {
+    absl::StatusOr<std::string> r = local->Artifact(digest);
+    if (r.ok()) *bytes = *std::move(r);
+    return FromAbsl(r.status());
+  };
+  return b;
+}
+
 int Compile(const RemoteFlags& f) {
   if (f.file.empty() || f.function.empty() || f.targets.empty()) {
     return Usage("compile needs FILE, --fn NAME and at least one --target");
@@ -111,9 +167,19 @@ int Compile(const RemoteFlags& f) {
   for (const std::string& t : f.targets) req.add_targets(t);
   req.mutable_options()->set_line_info(f.line_info);
   req.mutable_options()->set_max_registers(f.max_registers);
-  auto stub = tilec::v1::Tilec::NewStub(Connect(f));
-  grpc::ClientContext ctx;
-  Prepare(f, &ctx);
+  CompileBackend backend;
+  if (f.server.empty()) {
+    std::string dir = f.cache_dir.empty() ? DefaultCacheDir() : f.cache_dir;
+    absl::StatusOr<std::unique_ptr<EmbeddedCompiler>> local =
+        EmbeddedCompiler::Open(dir, f.cache_bytes);
+    if (!local.ok()) {
+      std::fprintf(stderr, "tilec: %s\n", std::string(local.status().message()).c_str());
+      return 4;
+    }
+    backend = EmbeddedBackend(f, std::shared_ptr<EmbeddedCompiler>(*std::move(local)));
+  } else {
+    backend = RemoteBackend(f);
+  }
   tilec::v1::CompileResponse resp;
   std::atomic<bool> done{false};
   std::thread progress;
@@ -124,31 +190,30 @@ int Compile(const RemoteFlags& f) {
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
         if (++ticks >= 4 && !done.load()) {
           std::fprintf(stderr, "\rtilec: compiling %s on %s ... %.1f s", f.function.c_str(),
-                       f.server.c_str(), ticks / 4.0);
+                       backend.where.c_str(), ticks / 4.0);
         }
       }
       if (ticks >= 4) std::fprintf(stderr, "\r\033[K");
     });
   }
-  grpc::Status s = stub->Compile(&ctx, req, &resp);
+  grpc::Status s = backend.compile(req, &resp);
   done.store(true);
   if (progress.joinable()) progress.join();
   if (!s.ok()) return Report(s);
   for (const auto& r : resp.results()) {
     if (f.out.empty()) continue;
-    grpc::ClientContext gctx;
-    Prepare(f, &gctx);
-    tilec::v1::GetArtifactRequest greq;
-    greq.set_digest(r.digest());
-    auto reader = stub->GetArtifact(&gctx, greq);
     std::string bytes;
-    tilec::v1::ArtifactChunk chunk;
-    while (reader->Read(&chunk)) bytes += chunk.data();
-    grpc::Status gs = reader->Finish();
+    grpc::Status gs = backend.fetch(r.digest(), &bytes);
     if (!gs.ok()) return Report(gs);
     std::string base = absl::StrCat(f.out, "/", f.function, ".", r.target());
-    std::ofstream(base + ".cubin", std::ios::binary) << bytes;
-    std::ofstream(base + ".json") << r.metadata_json();
+    std::ofstream cubin(base + ".cubin", std::ios::binary);
+    cubin << bytes;
+    std::ofstream meta(base + ".json");
+    meta << r.metadata_json() << "\n";
+    if (!cubin || !meta) {
+      std::fprintf(stderr, "tilec: cannot write %s.{cubin,json}\n", base.c_str());
+      return 4;
+    }
   }
   if (f.json) {
     std::string json;
@@ -159,10 +224,10 @@ int Compile(const RemoteFlags& f) {
   } else {
     std::printf("program %s\n", resp.program_hash().c_str());
     for (const auto& r : resp.results()) {
+      std::string how = r.cache_hit() ? std::string("cache hit")
+                                      : absl::StrCat("compiled in ", r.compile_seconds(), " s");
       std::printf("%-7s %s %8lld bytes  %s\n", r.target().c_str(), r.digest().c_str(),
-                  static_cast<long long>(r.size_bytes()),
-                  r.cache_hit() ? "cache hit"
-                                : absl::StrCat("compiled in ", r.compile_seconds(), " s").c_str());
+                  static_cast<long long>(r.size_bytes()), how.c_str());
     }
   }
   return 0;
@@ -240,12 +305,7 @@ bool IsRemoteCommand(const std::vector<std::string>& args) {
   if (args.empty()) return false;
   const std::string& c = args[0];
   if (c == "get" || c == "stats" || c == "health") return true;
-  if (c != "compile") return false;
-  if (std::getenv("TILEC_SERVER") != nullptr) return true;
-  for (const std::string& a : args) {
-    if (a == "--server" || a.rfind("--server=", 0) == 0) return true;
-  }
-  return false;
+  return c == "compile";
 }
 
 int RemoteMain(const std::vector<std::string>& args) {
@@ -278,11 +338,16 @@ int RemoteMain(const std::vector<std::string>& args) {
       f.line_info = true;
     } else if (a == "--server" || a == "--token_file" || a == "--tls_ca" || a == "--fn" ||
                a == "--target" || a == "--out" || a == "-o" || a == "-D" ||
-               a == "--max_registers" || a == "--timeout_s") {
+               a == "--max_registers" || a == "--timeout_s" || a == "--cache_dir" ||
+               a == "--cache_bytes") {
       if (!next(&v)) return Usage(absl::StrCat(a, " needs a value"));
       if (a == "--server") f.server = v;
       if (a == "--token_file") token_file = v;
       if (a == "--tls_ca") f.tls_ca = v;
+      if (a == "--cache_dir") f.cache_dir = v;
+      if (a == "--cache_bytes" && (!absl::SimpleAtoi(v, &f.cache_bytes) || f.cache_bytes <= 0)) {
+        return Usage("--cache_bytes needs a positive integer");
+      }
       if (a == "--fn") f.function = v;
       if (a == "--target") f.targets.push_back(v);
       if (a == "--out" || a == "-o") f.out = v;
@@ -307,7 +372,9 @@ int RemoteMain(const std::vector<std::string>& args) {
       return Usage(absl::StrCat("unexpected argument ", a));
     }
   }
-  if (f.server.empty()) return Usage("no server: pass --server HOST:PORT or set TILEC_SERVER");
+  if (f.server.empty() && f.command != "compile") {
+    return Usage("no server: pass --server HOST:PORT or set TILEC_SERVER");
+  }
   if (!token_file.empty()) {
     if (!ReadFile(token_file, &f.token)) {
       std::fprintf(stderr, "tilec: cannot read %s\n", token_file.c_str());

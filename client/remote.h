@@ -1,14 +1,19 @@
 // The tilec CLI as a thin client of a tilecd server: `compile`, `get`,
-// `stats` and `health` against --server HOST:PORT or $TILEC_SERVER.
+// `stats` and `health` against --server HOST:PORT or $TILEC_SERVER. Without
+// a server, `compile` runs the same compiler in this process with a local
+// cache (client/embedded.h; --cache_dir DIR, default $TILEC_CACHE_DIR or
+// ~/.cache/tilec; --cache_bytes B).
 //
 //   tilec compile FILE --fn NAME [-D k=v ...] --target sm_90a [--target sm_80]
 //         [--out DIR] [--json] [--line_info] [--max_registers N]
+//         [--cache_dir DIR]
 //   tilec get DIGEST -o FILE
 //   tilec stats [--json]
 //   tilec health
 // Common: --server HOST:PORT, --token_file F (bearer token, or
 // $TILEC_TOKEN), --tls_ca F (TLS with this root), --timeout_s S.
 //
+// --out DIR writes DIR/<fn>.<target>.cubin and .json (the metadata).
 // Exit codes (a script branches on them): 0 OK; 1 the program is wrong
 // (INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED: the diagnostic is
 // printed); 2 usage; 4 a local file could not be read or written; 69 the
@@ -28,8 +33,8 @@ inline constexpr int kRemoteUnreachable = 69;
 inline constexpr int kRemoteTemporary = 75;
 inline constexpr int kRemoteRefused = 77;
 
-// True when `args` (after the program name) is a remote invocation: `get`,
-// `stats` or `health`, or `compile` with --server or $TILEC_SERVER set.
+// True when `args` (after the program name) is one of the commands above:
+// `compile` (remote or embedded), `get`, `stats` or `health`.
 bool IsRemoteCommand(const std::vector<std::string>& args);
 
 int RemoteMain(const std::vector<std::string>& args);

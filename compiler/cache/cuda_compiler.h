@@ -1,21 +1,20 @@
 // The real Compiler for the CUDA targets: the tilec pipeline run in this
 // process, from a verified tile program to a cubin and its launch metadata.
+// It is cuda::BuildCudaArtifact (compiler/targets/cuda/artifact.h: inference,
+// emission, NVRTC) behind the Compiler interface, so tilecd's workers, the
+// embedded CLI and `tilec compile --local` run one pipeline.
 //
-//   ir::Verify -> every tile parameter bound -> inference::InferLayouts ->
-//   cuda::EmitCuda -> cuda::CompileCuda (NVRTC) -> artifact
+//   ir::Verify -> cuda::BuildCudaArtifact -> artifact
 //
-// The artifact's bytes are the cubin. Its metadata JSON object holds:
-// "target", "program_hash", "program" (name), "compiler", "nvrtc",
-// "options" {"line_info", "max_registers"}, "kernels" (launch order: "name",
-// "grid" (IR expressions over the dynamic dims, as text), "threads",
-// "smem_bytes", "params" [{"kind", "name", "dtype"}], and from ptxas
-// "registers", "spill_store_bytes", "spill_load_bytes"), "workspaces"
-// [{"name", "dtype", "bytes"}], "dyn_dims" [names], "tile_params"
-// {name: value}, "source_bytes" and "source_sha256" of the generated CUDA.
+// The artifact's bytes are the cubin; its metadata JSON is
+// cuda::CudaArtifactMetadataJson (schema "tilec.cuda.artifact.v1": target,
+// NVRTC version, bound config, parameter ABI, workspaces, kernels in launch
+// order with grid, block, dynamic shared memory, registers and spills).
 //
 // Errors are the pipeline's own codes (see compiler.h). Deadlines and
-// cancellation are checked between stages only: a stage in progress runs
-// to its end; SubprocessCompiler (server/) enforces hard limits.
+// cancellation are checked before the pipeline starts only: a pipeline in
+// progress runs to its end; SubprocessCompiler (server/) enforces hard
+// limits.
 #ifndef TILEC_COMPILER_CACHE_CUDA_COMPILER_H_
 #define TILEC_COMPILER_CACHE_CUDA_COMPILER_H_
 
