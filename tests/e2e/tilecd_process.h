@@ -64,7 +64,12 @@ class Tilecd {
     return true;
   }
 
+  // Stops the server (SIGTERM, as an operator would) and waits for it. The
+  // test's channel is closed first so the server's graceful shutdown has no
+  // connection to drain.
   void Stop() {
+    stub_.reset();
+    channel_.reset();
     if (pid_ > 0) {
       ::kill(pid_, SIGTERM);
       int status;

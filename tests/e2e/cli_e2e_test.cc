@@ -1,0 +1,187 @@
+// End to end with the real tilec CLI binary: against a real tilecd on
+// 127.0.0.1 (compile, hit on repeat, get, stats, health, exit codes), and the
+// embedded compile with its local cache (no server).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/cache/digest.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/tilecd_process.h"
+
+namespace tilec::e2e {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct RunResult {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs the tilec binary with `args` (no shell), TILEC_SERVER and TILEC_TOKEN
+// unset, from the source folder so example paths are relative.
+RunResult RunTilec(const std::vector<std::string>& args) {
+  std::string dir = MakeTempDir("run");
+  std::string out_path = dir + "/out", err_path = dir + "/err";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::unsetenv("TILEC_SERVER");
+    ::unsetenv("TILEC_TOKEN");
+    if (::chdir(TILEC_SOURCE_DIR) != 0) ::_exit(126);
+    std::FILE* o = std::freopen(out_path.c_str(), "w", stdout);
+    std::FILE* e = std::freopen(err_path.c_str(), "w", stderr);
+    if (o == nullptr || e == nullptr) ::_exit(126);
+    std::vector<std::string> full = {TILEC_BINARY};
+    full.insert(full.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : full) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  RunResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadFile(out_path);
+  r.err = ReadFile(err_path);
+  return r;
+}
+
+std::vector<std::string> GemmArgs(const std::string& target) {
+  return {"compile",  "examples/gemm.py",
+          "--fn",     "matmul",
+          "-D",       "M=192",
+          "-D",       "N=128",
+          "-D",       "K=64",
+          "-D",       "block_M=64",
+          "-D",       "block_N=64",
+          "-D",       "block_K=32",
+          "--target", target};
+}
+
+std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+// The value of a JSON string field `"name":"..."` in `json`, or "".
+std::string JsonString(const std::string& json, const std::string& name) {
+  std::string key = "\"" + name + "\":\"";
+  size_t at = json.find(key);
+  if (at == std::string::npos) return "";
+  at += key.size();
+  return json.substr(at, json.find('"', at) - at);
+}
+
+// True when `err` starts with "<path>:<line>:<col>".
+bool Located(const std::string& err, const std::string& path) {
+  if (err.rfind(path + ":", 0) != 0) return false;
+  size_t i = path.size() + 1, digits = 0;
+  while (i < err.size() && std::isdigit(static_cast<unsigned char>(err[i]))) ++i, ++digits;
+  if (digits == 0 || i >= err.size() || err[i] != ':') return false;
+  return i + 1 < err.size() && std::isdigit(static_cast<unsigned char>(err[i + 1]));
+}
+
+TEST(CliE2E, CompileThroughServerHitGetStatsHealth) {
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache")));
+  std::string out = MakeTempDir("out");
+  RunResult first =
+      RunTilec(With(GemmArgs("sm_80"), {"--server", d.address(), "--json", "--out", out}));
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(first.out.find("\"cache_hit\":true"), std::string::npos) << first.out;
+  std::string digest = JsonString(first.out, "digest");
+  ASSERT_EQ(digest.size(), 64u) << first.out;
+  std::string cubin = ReadFile(out + "/matmul.sm_80.cubin");
+  EXPECT_EQ(cache::Sha256Hex(cubin), digest);
+  EXPECT_EQ(cubin.substr(0, 4),
+            "\x7f"
+            "ELF");
+  EXPECT_NE(ReadFile(out + "/matmul.sm_80.json").find("\"target\": \"sm_80\""), std::string::npos);
+
+  RunResult second = RunTilec(With(GemmArgs("sm_80"), {"--server", d.address()}));
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_NE(second.out.find(digest), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("cache hit"), std::string::npos) << second.out;
+
+  std::string got = MakeTempDir("get") + "/a.cubin";
+  RunResult get = RunTilec({"get", digest, "-o", got, "--server", d.address()});
+  ASSERT_EQ(get.code, 0) << get.err;
+  EXPECT_TRUE(ReadFile(got) == cubin);
+
+  RunResult stats = RunTilec({"stats", "--json", "--server", d.address()});
+  ASSERT_EQ(stats.code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("\"compiles\":\"1\""), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("\"cache_hits\":\"1\""), std::string::npos) << stats.out;
+
+  RunResult health = RunTilec({"health", "--server", d.address()});
+  EXPECT_EQ(health.code, 0) << health.err;
+  EXPECT_EQ(health.out, "SERVING\n");
+
+  // The embedded compile runs the same pipeline: the same cubin, and a hit
+  // from its own cache the second time.
+  std::string local_cache = MakeTempDir("local_cache");
+  RunResult local = RunTilec(With(GemmArgs("sm_80"), {"--cache_dir", local_cache}));
+  ASSERT_EQ(local.code, 0) << local.err;
+  EXPECT_NE(local.out.find(digest), std::string::npos) << local.out;
+  EXPECT_NE(local.out.find("compiled in"), std::string::npos) << local.out;
+  RunResult local_again = RunTilec(With(GemmArgs("sm_80"), {"--cache_dir", local_cache, "--json"}));
+  ASSERT_EQ(local_again.code, 0) << local_again.err;
+  EXPECT_NE(local_again.out.find("\"cache_hit\":true"), std::string::npos) << local_again.out;
+  EXPECT_EQ(JsonString(local_again.out, "digest"), digest);
+}
+
+TEST(CliE2E, ExitCodesScriptsBranchOn) {
+  std::string dir = MakeTempDir("codes");
+  std::ofstream(dir + "/tokens") << "good-token\n";
+  std::ofstream(dir + "/bad_token") << "wrong\n";
+  std::ofstream(dir + "/bad.py") << "def matmul(M):\n    x = (1 +\n";
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--tokens_file=" + dir + "/tokens"}));
+
+  // A bad program: exit 1 with the located diagnostic, remote and embedded.
+  std::vector<std::string> bad = {"compile", dir + "/bad.py", "--fn",
+                                  "matmul",  "--target",      "sm_80"};
+  RunResult remote_bad =
+      RunTilec(With(bad, {"--server", d.address(), "--token_file", dir + "/tokens"}));
+  EXPECT_EQ(remote_bad.code, 1) << remote_bad.err;
+  EXPECT_TRUE(Located(remote_bad.err, dir + "/bad.py")) << remote_bad.err;
+  RunResult local_bad = RunTilec(With(bad, {"--cache_dir", MakeTempDir("local")}));
+  EXPECT_EQ(local_bad.code, 1) << local_bad.err;
+  EXPECT_TRUE(Located(local_bad.err, dir + "/bad.py")) << local_bad.err;
+
+  // Refused: no token, a wrong token.
+  RunResult no_token = RunTilec(With(bad, {"--server", d.address()}));
+  EXPECT_EQ(no_token.code, 77) << no_token.err;
+  RunResult wrong =
+      RunTilec(With(bad, {"--server", d.address(), "--token_file", dir + "/bad_token"}));
+  EXPECT_EQ(wrong.code, 77) << wrong.err;
+
+  // Unreachable: nothing listens there once the server is stopped.
+  std::string address = d.address();
+  d.Stop();
+  RunResult down = RunTilec({"stats", "--server", address, "--timeout_s", "5"});
+  EXPECT_EQ(down.code, 69) << down.err;
+  EXPECT_NE(down.err.find("unreachable"), std::string::npos) << down.err;
+
+  // Usage.
+  EXPECT_EQ(RunTilec({"compile", "examples/gemm.py", "--fn", "matmul"}).code, 2);
+  EXPECT_EQ(RunTilec({"stats"}).code, 2);
+}
+
+}  // namespace
+}  // namespace tilec::e2e
