@@ -1,0 +1,339 @@
+// Cache benchmark: tilecd's cache hits against a raw Redis GET of a blob of
+// the same size, on this machine, in the same run.
+//
+//   cache_bench [--tilecd PATH] [--redis PATH] [--seconds S] [--example FILE]
+//
+// Starts a real tilecd on 127.0.0.1 (a fresh cache folder) and a
+// redis-server on 127.0.0.1 (no persistence), both on free ports, then
+// reports:
+// - cold compile latency: Compile of GEMMs not yet in the cache (each a new
+//   program), per target, through the whole pipeline in a child process;
+// - cache-hit latency p50/p99 and throughput at 1, 16 and 256 concurrent
+//   clients for (a) Compile of a cached program (frontend, hash, verified
+//   cache read) and (b) GetArtifact of its cubin (verified read, streamed);
+// - the same for Redis GET of a blob of the cubin's size (hiredis, one
+//   connection per client).
+// Every client is a thread with its own connection; latencies are per
+// request, wall time on the client. Not run by ctest.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+#include "proto/tilec/v1/service.grpc.pb.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string MakeTempDir(const char* name) {
+  std::string tmpl = std::string("/tmp/") + name + "_XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    std::perror("mkdtemp");
+    std::exit(1);
+  }
+  return buf.data();
+}
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+// Starts `args`; with `quiet`, its stdout and stderr go to /dev/null.
+pid_t Spawn(std::vector<std::string> args, bool quiet) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (quiet) {
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::perror(argv[0]);
+    ::_exit(127);
+  }
+  return pid;
+}
+
+void Stop(pid_t pid) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGTERM);
+  int status;
+  ::waitpid(pid, &status, 0);
+}
+
+struct Sample {
+  double p50_us = 0, p99_us = 0, per_second = 0;
+  int64_t requests = 0, errors = 0;
+};
+
+// Runs `op` from `clients` threads for `seconds`; `make` builds each
+// client's state (its connection) and returns its operation.
+Sample Measure(int clients, double seconds, const std::function<std::function<bool()>()>& make) {
+  std::vector<std::function<bool()>> ops;
+  for (int i = 0; i < clients; ++i) ops.push_back(make());
+  for (auto& op : ops) op();  // warm each connection
+  std::vector<std::vector<double>> lat(clients);
+  std::atomic<int64_t> errors{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  Clock::time_point start = Clock::now();
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&, i] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        Clock::time_point t0 = Clock::now();
+        bool ok = ops[i]();
+        lat[i].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        if (!ok) errors.fetch_add(1);
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  Sample s;
+  s.requests = static_cast<int64_t>(all.size());
+  s.errors = errors.load();
+  if (!all.empty()) {
+    s.p50_us = all[all.size() / 2];
+    s.p99_us = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+  }
+  s.per_second = static_cast<double>(all.size()) / wall;
+  return s;
+}
+
+tilec::v1::CompileRequest GemmRequest(const std::string& text, int m, const std::string& target) {
+  tilec::v1::CompileRequest req;
+  auto* src = req.mutable_source();
+  src->set_path("examples/gemm.py");
+  src->set_text(text);
+  src->set_function("matmul");
+  const std::pair<const char*, std::string> binds[] = {
+      {"M", std::to_string(m)}, {"N", "1024"},     {"K", "1024"},       {"block_M", "128"},
+      {"block_N", "128"},       {"block_K", "32"}, {"num_stages", "2"}, {"threads", "128"}};
+  for (const auto& [k, v] : binds) {
+    auto* b = src->add_bindings();
+    b->set_name(k);
+    b->set_value(v);
+  }
+  req.add_targets(target);
+  return req;
+}
+
+std::unique_ptr<tilec::v1::Tilec::Stub> NewStub(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetInt("grpc.use_local_subchannel_pool", 1);  // a connection per client
+  args.SetMaxReceiveMessageSize(64 << 20);
+  return tilec::v1::Tilec::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+}
+
+void Row(const char* what, int clients, const Sample& s) {
+  std::printf("%-28s %8d %12.1f %12.1f %14.0f %10lld %7lld\n", what, clients, s.p50_us, s.p99_us,
+              s.per_second, static_cast<long long>(s.requests), static_cast<long long>(s.errors));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string tilecd = TILECD_BINARY, redis = "/usr/bin/redis-server";
+  std::string example = std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py";
+  double seconds = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--tilecd")
+      tilecd = argv[i + 1];
+    else if (a == "--redis")
+      redis = argv[i + 1];
+    else if (a == "--seconds")
+      seconds = std::atof(argv[i + 1]);
+    else if (a == "--example")
+      example = argv[i + 1];
+    else {
+      std::fprintf(stderr, "cache_bench: unknown flag %s (see benchmarks/cache_bench.cc)\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::string work = MakeTempDir("tilec_cache_bench");
+  std::string text = ReadText(example);
+  int port = FreePort(), redis_port = FreePort();
+  pid_t server = Spawn(
+      {tilecd, "--cache_dir=" + work + "/cache", "--host=127.0.0.1",
+       "--port=" + std::to_string(port), "--metrics_port=-1", "--threads=300", "--queue=4096"},
+      /*quiet=*/true);
+  pid_t redis_pid =
+      Spawn({redis, "--port", std::to_string(redis_port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"},
+            /*quiet=*/true);
+  std::string address = "127.0.0.1:" + std::to_string(port);
+  auto stub = NewStub(address);
+  // Wait for tilecd.
+  bool up = false;
+  for (int i = 0; i < 200 && !up; ++i) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+    tilec::v1::StatsResponse st;
+    up = stub->Stats(&ctx, {}, &st).ok();
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!up) {
+    std::fprintf(stderr, "cache_bench: tilecd did not start (%s)\n", tilecd.c_str());
+    Stop(server);
+    Stop(redis_pid);
+    return 1;
+  }
+
+  // Cold compiles: distinct programs (different M), so every one misses.
+  std::printf("cold compile latency (GEMM 128x128x32 tiles, N=K=1024, child process)\n");
+  std::string digest;
+  int64_t blob_size = 0;
+  tilec::v1::CompileRequest hit_request;
+  for (const char* target : {"sm_80", "sm_90a"}) {
+    std::vector<double> ms;
+    for (int i = 0; i < 3; ++i) {
+      tilec::v1::CompileRequest req = GemmRequest(text, 1024 + 128 * i, target);
+      grpc::ClientContext ctx;
+      tilec::v1::CompileResponse resp;
+      Clock::time_point t0 = Clock::now();
+      grpc::Status s = stub->Compile(&ctx, req, &resp);
+      ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      if (!s.ok() || resp.results(0).cache_hit()) {
+        std::fprintf(stderr, "cache_bench: cold compile failed: %s\n", s.error_message().c_str());
+        Stop(server);
+        Stop(redis_pid);
+        return 1;
+      }
+      digest = resp.results(0).digest();
+      blob_size = resp.results(0).size_bytes();
+      hit_request = req;
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("  %-7s p50 %8.1f ms   min %8.1f ms   max %8.1f ms   (3 programs)\n", target, ms[1],
+                ms[0], ms[2]);
+  }
+
+  // The Redis reference: a random blob of the cubin's size.
+  redisContext* setup = nullptr;
+  for (int i = 0; i < 100; ++i) {
+    setup = redisConnect("127.0.0.1", redis_port);
+    if (setup != nullptr && setup->err == 0) break;
+    if (setup != nullptr) redisFree(setup);
+    setup = nullptr;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (setup == nullptr) {
+    std::fprintf(stderr, "cache_bench: redis-server did not start (%s)\n", redis.c_str());
+    Stop(server);
+    Stop(redis_pid);
+    return 1;
+  }
+  uint64_t seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  std::string blob(static_cast<size_t>(blob_size), '\0');
+  for (char& c : blob) c = static_cast<char>(rng());
+  redisReply* r =
+      static_cast<redisReply*>(redisCommand(setup, "SET tilec_blob %b", blob.data(), blob.size()));
+  if (r != nullptr) freeReplyObject(r);
+  redisFree(setup);
+
+  std::printf("\ncache hits: artifact %lld bytes, %.1f s per row, blob seed %llu\n",
+              static_cast<long long>(blob_size), seconds, static_cast<unsigned long long>(seed));
+  std::printf("%-28s %8s %12s %12s %14s %10s %7s\n", "operation", "clients", "p50 us", "p99 us",
+              "requests/s", "requests", "errors");
+  std::vector<redisContext*> redis_conns;
+  for (int clients : {1, 16, 256}) {
+    Sample compile_hit = Measure(clients, seconds, [&]() -> std::function<bool()> {
+      auto s = std::shared_ptr<tilec::v1::Tilec::Stub>(NewStub(address));
+      return [s, &hit_request]() {
+        grpc::ClientContext ctx;
+        tilec::v1::CompileResponse resp;
+        return s->Compile(&ctx, hit_request, &resp).ok() && resp.results(0).cache_hit();
+      };
+    });
+    Row("tilecd Compile (hit)", clients, compile_hit);
+    Sample get = Measure(clients, seconds, [&]() -> std::function<bool()> {
+      auto s = std::shared_ptr<tilec::v1::Tilec::Stub>(NewStub(address));
+      return [s, &digest, blob_size]() {
+        grpc::ClientContext ctx;
+        tilec::v1::GetArtifactRequest req;
+        req.set_digest(digest);
+        auto reader = s->GetArtifact(&ctx, req);
+        tilec::v1::ArtifactChunk chunk;
+        int64_t got = 0;
+        while (reader->Read(&chunk)) got += static_cast<int64_t>(chunk.data().size());
+        return reader->Finish().ok() && got == blob_size;
+      };
+    });
+    Row("tilecd GetArtifact", clients, get);
+    Sample redis_get = Measure(clients, seconds, [&]() -> std::function<bool()> {
+      redisContext* c = redisConnect("127.0.0.1", redis_port);
+      redis_conns.push_back(c);
+      return [c, blob_size]() {
+        if (c == nullptr || c->err != 0) return false;
+        redisReply* reply = static_cast<redisReply*>(redisCommand(c, "GET tilec_blob"));
+        bool ok = reply != nullptr && reply->type == REDIS_REPLY_STRING &&
+                  static_cast<int64_t>(reply->len) == blob_size;
+        if (reply != nullptr) freeReplyObject(reply);
+        return ok;
+      };
+    });
+    Row("redis GET (same size)", clients, redis_get);
+    for (redisContext* c : redis_conns) {
+      if (c != nullptr) redisFree(c);
+    }
+    redis_conns.clear();
+  }
+  Stop(server);
+  Stop(redis_pid);
+  std::string rm = "rm -rf " + work;
+  return std::system(rm.c_str()) == 0 ? 0 : 1;
+}
