@@ -80,6 +80,9 @@ constexpr std::string_view kLangFunctions[] = {
     "truncdiv",
     "truncmod",
     "dtype",
+    "Cast",
+    "max_value",
+    "min_value",
 };
 
 constexpr std::string_view kPythonBuiltins[] = {

@@ -19,9 +19,10 @@
 //   Python number becomes a float32 literal); T.pow(a, b) likewise; T.abs ->
 //   Call(abs); T.max/T.min -> Binary max/min; T.if_then_else -> Select;
 //   T.ceildiv -> Call(ceildiv) (folded on staging ints); T.floordiv/floormod
-//   -> // and %; T.truncdiv/truncmod -> C division and remainder; T.cast and
-//   x.astype -> Cast; T.infinity(dt) -> +inf literal; T.float16(x)-style
-//   constructors -> a literal of that dtype or a cast.
+//   -> // and %; T.truncdiv/truncmod -> C division and remainder; T.cast,
+//   x.astype and T.Cast(dt, x) -> Cast; T.infinity(dt) -> +inf literal;
+//   T.max_value/T.min_value(dt) -> the largest/lowest finite literal;
+//   T.float16(x)-style constructors -> a literal of that dtype or a cast.
 // - T.dynamic/T.symbolic("n") -> a symbolic size; T.const("M, N") (eager
 //   style) -> the bound values, or symbolic sizes when unbound; T.empty(shape,
 //   dtype) (eager style) -> a new output tensor parameter.
@@ -31,7 +32,10 @@
 // - T.Layout(shape, lambda i, j: ...) -> a custom layout over fresh index
 //   variables; tilelang.layout.make_swizzled_layout(buf) -> a swizzled layout.
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "compiler/frontend/index_simplify.h"
 #include "compiler/frontend/str_util.h"
@@ -99,6 +103,31 @@ absl::StatusOr<Value> MathCall(Builder& b, ir::CallFn fn, std::string_view name,
   absl::StatusOr<ir::Expr> e = FloatOperand(b, args.positional[0]);
   if (!e.ok()) return e.status();
   return Value::Runtime(ir::Call(fn, {*e}));
+}
+
+// The largest (or lowest) finite value of a dtype, as a literal.
+std::optional<ir::Expr> ExtremeValue(ir::DType t, bool max) {
+  double f = 0;
+  switch (t) {
+    case ir::DType::kFloat16: f = 65504.0; break;
+    case ir::DType::kBFloat16: f = 3.3895313892515355e38; break;
+    case ir::DType::kFloat32: f = std::numeric_limits<float>::max(); break;
+    case ir::DType::kFloat64: f = std::numeric_limits<double>::max(); break;
+    case ir::DType::kFloat8E4M3: f = 448.0; break;
+    case ir::DType::kFloat8E5M2: f = 57344.0; break;
+    case ir::DType::kBool: return ir::BoolImm(max);
+    case ir::DType::kInt8: return ir::IntImm(max ? 127 : -128, t);
+    case ir::DType::kUInt8: return ir::IntImm(max ? 255 : 0, t);
+    case ir::DType::kInt16: return ir::IntImm(max ? 32767 : -32768, t);
+    case ir::DType::kInt32:
+      return ir::IntImm(
+          max ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int32_t>::min(), t);
+    case ir::DType::kInt64:
+      return ir::IntImm(
+          max ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min(), t);
+    case ir::DType::kInt4: return std::nullopt;
+  }
+  return ir::FloatImm(max ? f : -f, t);
 }
 
 absl::StatusOr<Value> MinMax(Builder& b, bool is_max, CallArgs& args, std::string_view name) {
@@ -450,6 +479,25 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     if (!t.ok()) return t.status();
     absl::StatusOr<ir::Expr> e = b.ExprAs((*a)[0]->value, *t, (*a)[0]->loc);
     if (!e.ok()) return e.status();
+    return Value::Runtime(*e);
+  }
+  if (name == "T.Cast") {
+    // TVM's spelling: T.Cast(dtype, value).
+    absl::StatusOr<Args> a = Bind(b, args, name, {"dtype", "value"}, 2);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc, "T.Cast()");
+    if (!t.ok()) return t.status();
+    absl::StatusOr<ir::Expr> e = b.ExprAs((*a)[1]->value, *t, (*a)[1]->loc);
+    if (!e.ok()) return e.status();
+    return Value::Runtime(*e);
+  }
+  if (name == "T.max_value" || name == "T.min_value") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"dtype"}, 1);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc, Cat(name, "()"));
+    if (!t.ok()) return t.status();
+    std::optional<ir::Expr> e = ExtremeValue(*t, name == "T.max_value");
+    if (!e) return b.Err((*a)[0]->loc, Cat(name, "() of ", ir::DTypeName(*t), " is not supported"));
     return Value::Runtime(*e);
   }
   if (name == "T.infinity") {

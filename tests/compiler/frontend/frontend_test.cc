@@ -738,10 +738,11 @@ def main(A: T.Tensor((16,), "float16"), I: T.Tensor((16,), "int32")):
             I[i] = A[i].astype(T.int32)
             A[i] = T.max(A[i], 0) + T.exp2(A[i]) * T.float16(2)
             A[i] = T.if_then_else(i < 8, A[i], T.rsqrt(A[i]))
+            A[i] = T.Cast("float16", T.max_value("float16") + T.min_value("float16"))
 )py",
                      "main");
   auto stores = Find<ir::StoreNode>(p);
-  ASSERT_EQ(stores.size(), 5u);
+  ASSERT_EQ(stores.size(), 6u);
   const auto* inf = stores[0]->value->as<ir::FloatImmNode>();
   ASSERT_TRUE(inf);
   EXPECT_EQ(inf->dtype, ir::DType::kFloat16);
@@ -752,6 +753,7 @@ def main(A: T.Tensor((16,), "float16"), I: T.Tensor((16,), "int32")):
   EXPECT_EQ(ir::PrintExpr(stores[3]->value),
             "T.max(A[i], T.float16(0.0)) + T.exp2(A[i]) * T.float16(2.0)");
   EXPECT_EQ(stores[4]->value->kind, ir::ExprKind::kSelect);
+  EXPECT_EQ(ir::PrintExpr(stores[5]->value), "T.float16(65504.0) + T.float16(-65504.0)");
 }
 
 TEST(Frontend, KernelsAndWorkspaces) {
