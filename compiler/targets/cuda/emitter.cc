@@ -48,6 +48,51 @@ void CodeWriter::Splice(const CodeWriter& other) {
   }
 }
 
+namespace {
+
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Whole-word occurrences of `name` in `text`.
+int CountWord(const std::string& text, const std::string& name) {
+  int n = 0;
+  for (size_t pos = text.find(name); pos != std::string::npos; pos = text.find(name, pos + 1)) {
+    const bool left = pos == 0 || !IsIdentChar(text[pos - 1]);
+    const size_t end = pos + name.size();
+    const bool right = end >= text.size() || !IsIdentChar(text[end]);
+    n += left && right;
+  }
+  return n;
+}
+
+}  // namespace
+
+void CodeWriter::DropUnusedConstInts() {
+  static constexpr absl::string_view kPrefix = "const int ";
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<std::string> lines = absl::StrSplit(out_, '\n');
+    std::string kept;
+    for (const std::string& line : lines) {
+      size_t start = line.find_first_not_of(' ');
+      bool drop = false;
+      if (start != std::string::npos && absl::string_view(line).substr(start, kPrefix.size()) ==
+                                             kPrefix && !line.empty() && line.back() == ';') {
+        size_t name_start = start + kPrefix.size();
+        size_t name_end = name_start;
+        while (name_end < line.size() && IsIdentChar(line[name_end])) ++name_end;
+        const std::string name = line.substr(name_start, name_end - name_start);
+        drop = !name.empty() && CountWord(out_, name) == 1;
+      }
+      if (drop) {
+        changed = true;
+      } else if (!line.empty()) {
+        absl::StrAppend(&kept, line, "\n");
+      }
+    }
+    out_ = kept;
+  }
+}
+
 // --- NameTable --------------------------------------------------------------
 
 namespace {
@@ -177,6 +222,7 @@ void EmitContext::Reset() {
   var_names_.clear();
   buffers_.clear();
   nonneg_vars_.clear();
+  ranges_.clear();
   slot_loops_.clear();
 }
 
@@ -265,6 +311,9 @@ class KernelScan : public ir::IRVisitor {
       if (a->buffer->scope == ir::Scope::kShared) shared.push_back(a->buffer);
     }
     if (const auto* g = s->as<ir::GemmNode>()) PadGemmOperands(*g);
+    if (const auto* f = s->as<ir::ForNode>()) {
+      if (f->kind == ir::ForKind::kPipelined) pipelined.push_back(f);
+    }
     IRVisitor::Visit(s);
   }
   void Visit(const ir::Expr& e) override {
@@ -274,6 +323,7 @@ class KernelScan : public ir::IRVisitor {
   }
   std::set<const ir::BufferNode*> used;
   std::vector<ir::Buffer> shared;
+  std::vector<const ir::ForNode*> pipelined;
   // Rows a shared gemm operand must have for a gemm padded to whole mma
   // tiles (the rows past the buffer's own are read, never used).
   std::map<const ir::BufferNode*, int64_t> padded_rows;
@@ -334,6 +384,16 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
 
   KernelScan scan(ctx.plan());
   scan.Visit(k.body);
+  ctx.set_kernel_body(k.body);
+  // Stage counts of the buffers multi-stage pipelines fill.
+  std::map<const ir::BufferNode*, int64_t> stages;
+  for (const ir::ForNode* f : scan.pipelined) {
+    if (auto info = AnalyzePipeline(*f, k.body, ctx.target())) {
+      for (const ir::BufferNode* b : info->staged) {
+        stages[b] = std::max(stages[b], info->stages);
+      }
+    }
+  }
 
   // Parameters.
   std::vector<std::string> params;
@@ -369,9 +429,10 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
     }
   }
 
-  for (const ir::Var& v : k.block_vars) {
-    ctx.DeclareVar(v);
-    ctx.nonneg_vars().insert(v.get());
+  for (size_t i = 0; i < k.block_vars.size(); ++i) {
+    ctx.DeclareVar(k.block_vars[i]);
+    ctx.nonneg_vars().insert(k.block_vars[i].get());
+    if (auto g = ConstValue(k.grid[i])) ctx.SetRange(k.block_vars[i].get(), 0, *g - 1);
   }
 
   // Shared memory plan: every shared buffer at a 128-byte aligned offset,
@@ -395,6 +456,10 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
                                               ? scan.padded_rows.at(b.get())
                                               : int64_t{0});
     info.bytes = std::max(*n, rows * l.cols) * ElemBytes(b->dtype);
+    if (stages.count(b.get())) {
+      info.stages = stages.at(b.get());
+      info.bytes = AlignUp(info.bytes, kSmemAlign);  // every stage 128-byte aligned
+    }
     info.smem_offset = offset;
     info.layout_type = ctx.Fresh(absl::StrCat(b->name, "_layout"));
     std::string type =

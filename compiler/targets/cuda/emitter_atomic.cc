@@ -67,6 +67,7 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
   ctx.SlotLoopOver(layout, loop, [&](const std::vector<std::string>& logical) {
     for (size_t d = 0; d < vars.size(); ++d) {
       ctx.nonneg_vars().insert(vars[d].get());
+      ctx.SetRange(vars[d].get(), 0, layout.shape[d] - 1);
       if (logical[d] == "0") {
         ctx.BindVarText(vars[d].get(), "0");
         continue;

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/inference/index_expr.h"
 #include "compiler/targets/cuda/emitter_internal.h"
 
 namespace tilec::cuda {
@@ -31,9 +32,10 @@ std::vector<ir::Expr> VarExprs(const std::vector<ir::Var>& vars) {
 // Declares the iteration variables of a slot loop from its logical index;
 // unit dims (logical "0") stay the literal.
 void BindIterVars(EmitContext& ctx, const std::vector<ir::Var>& vars,
-                  const std::vector<std::string>& logical) {
+                  const std::vector<std::string>& logical, const std::vector<int64_t>& shape) {
   for (size_t d = 0; d < vars.size(); ++d) {
     ctx.nonneg_vars().insert(vars[d].get());
+    if (d < shape.size()) ctx.SetRange(vars[d].get(), 0, shape[d] - 1);
     if (logical[d] == "0") {
       ctx.BindVarText(vars[d].get(), "0");
       continue;
@@ -158,7 +160,7 @@ absl::Status ExchangeCopy(EmitContext& ctx, const ir::CopyNode* c) {
     SlotLoop loop;
     for (const ir::Var& v : vars) loop.vars.push_back(v.get());
     ctx.SlotLoopOver(*ls, loop, [&](const std::vector<std::string>& logical) {
-      BindIterVars(ctx, vars, logical);
+      BindIterVars(ctx, vars, logical, ls->shape);
       std::string value = ctx.Convert({ctx.Access(sb, VarExprs(vars)), 0}, sb->dtype,
                                       db->dtype).text;
       std::string line = absl::StrCat(buf, "[", flat(vars), "] = ", value, ";");
@@ -173,7 +175,7 @@ absl::Status ExchangeCopy(EmitContext& ctx, const ir::CopyNode* c) {
     SlotLoop loop;
     for (const ir::Var& v : vars) loop.vars.push_back(v.get());
     ctx.SlotLoopOver(*ld, loop, [&](const std::vector<std::string>& logical) {
-      BindIterVars(ctx, vars, logical);
+      BindIterVars(ctx, vars, logical, ld->shape);
       ctx.w().Line(absl::StrCat(ctx.Access(db, VarExprs(vars)), " = ", buf, "[", flat(vars),
                                 "];"));
     });
@@ -215,7 +217,7 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
     SlotLoop loop;
     for (const ir::Var& x : vars) loop.vars.push_back(x.get());
     ctx.SlotLoopOver(layout, loop, [&](const std::vector<std::string>& logical) {
-      BindIterVars(ctx, vars, logical);
+      BindIterVars(ctx, vars, logical, shape);
       std::vector<ir::Expr> si = RegionIndex(c->src, iter, shape);
       std::vector<ir::Expr> di = RegionIndex(c->dst, iter, shape);
       if (si.empty() || di.empty()) {
@@ -229,7 +231,8 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
     return ctx.status();
   }
   // Vector runs: one group of v slots per iteration.
-  const bool async = ctx.in_pipeline() && ctx.target().info.supports_cp_async &&
+  const bool async = (ctx.in_pipeline() || ctx.staged_copy()) &&
+                     ctx.target().info.supports_cp_async &&
                      sb->scope == Scope::kGlobal && db->scope == Scope::kShared;
   SlotLoop loop;
   for (const ir::Var& x : vars) loop.vars.push_back(x.get());
@@ -246,7 +249,9 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
   if (!loop.replica_guard.empty()) conds.push_back(loop.replica_guard);
   if (layout.valid) conds.push_back(ctx.LayoutExprText(layout, layout.valid, loop.slot));
   if (!conds.empty()) ctx.w().Open(absl::StrCat("if (", JoinConds(conds), ")"));
-  BindIterVars(ctx, vars, ctx.LogicalText(layout, loop.slot));
+  BindIterVars(ctx, vars, ctx.LogicalText(layout, loop.slot), shape);
+  // Runs start at multiples of the vector.
+  ctx.SetRange(vars.back().get(), 0, shape.back() - v);
   std::vector<ir::Expr> si = RegionIndex(c->src, iter, shape);
   std::vector<ir::Expr> di = RegionIndex(c->dst, iter, shape);
   if (si.empty() || di.empty()) {
@@ -261,13 +266,19 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
        {std::tuple{sb, si, src_ptr}, std::tuple{db, di, dst_ptr}}) {
     if (b->scope != Scope::kGlobal) continue;
     fast.push_back(InBounds(ctx, b, idx, v - 1));
-    fast.push_back(absl::StrCat("tl::is_aligned<", bytes, ">(", ptr, ")"));
+    // Tensors are 16-byte aligned (artifact.h): the run is aligned when its
+    // element offset is a known multiple of the vector.
+    const int64_t known = inference::KnownPow2Divisor(EmitContext::RowMajorIndex(b, idx),
+                                                      {{vars.back().get(), v}});
+    if ((known * ElemBytes(b->dtype)) % bytes != 0) {
+      fast.push_back(absl::StrCat("tl::is_aligned<", bytes, ">(", ptr, ")"));
+    }
   }
   std::string fast_cond = JoinConds(fast);
   std::string vec_stmt =
       async ? absl::StrCat("tl::cp_async_", bytes, "(", dst_ptr, ", ", src_ptr, ", true);")
             : absl::StrCat("tl::copy_vec<", bytes, ">(", dst_ptr, ", ", src_ptr, ");");
-  if (async) ctx.set_pending_async();
+  if (async && !ctx.staged_copy()) ctx.set_pending_async();
   if (fast_cond.empty()) {
     ctx.w().Line(vec_stmt);
   } else {
@@ -282,6 +293,7 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
     ir::Var e = ir::MakeVar("e");
     std::string en = ctx.DeclareVar(e);
     ctx.nonneg_vars().insert(e.get());
+    ctx.SetRange(e.get(), 0, v - 1);
     ctx.w().Line("#pragma unroll");
     ctx.w().Open(absl::StrCat("for (int ", en, " = 0; ", en, " < ", v, "; ++", en, ")"));
     std::vector<ir::Expr> se = si, de = di;
@@ -300,11 +312,16 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
 }  // namespace
 
 absl::Status LowerCopy(EmitContext& ctx, const ir::Stmt& s) {
-  const auto* c = s->as<ir::CopyNode>();
+  return LowerCopyAs(ctx, *s->as<ir::CopyNode>(), s.get());
+}
+
+absl::Status LowerCopyAs(EmitContext& ctx, const ir::CopyNode& copy,
+                         const ir::StmtNode* plan_key) {
+  const ir::CopyNode* c = &copy;
   if (PerThread(c->src.buffer->scope) || PerThread(c->dst.buffer->scope)) {
     return SerialCopy(ctx, c);
   }
-  auto it = ctx.plan().loops.find(c);
+  auto it = ctx.plan().loops.find(plan_key);
   if (it == ctx.plan().loops.end()) {
     return ctx.Internal(absl::StrCat("T.copy ", c->src.buffer->name, " -> ", c->dst.buffer->name,
                                      " has no loop partition in the plan"));
@@ -344,7 +361,7 @@ absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s) {
     SlotLoop loop;
     for (const ir::Var& v : vars) loop.vars.push_back(v.get());
     ctx.SlotLoopOver(*l, loop, [&](const std::vector<std::string>& logical) {
-      BindIterVars(ctx, vars, logical);
+      BindIterVars(ctx, vars, logical, l->shape);
       std::string cond = region_cond();
       std::string line = absl::StrCat(ctx.Access(b, VarExprs(vars)), " = ", value, ";");
       if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);

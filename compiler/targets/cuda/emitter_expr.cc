@@ -1,5 +1,6 @@
 // Expressions of generated CUDA C++: element types, literals, arithmetic with
 // the IR's semantics, conversions and buffer addressing.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -398,8 +399,59 @@ std::optional<int64_t> ConstProduct(const std::vector<ir::Expr>& extents) {
   return p;
 }
 
+std::optional<std::pair<int64_t, int64_t>> EmitContext::Range(const ir::Expr& e) {
+  using R = std::pair<int64_t, int64_t>;
+  if (!e || !ir::IsInt(e->dtype)) return std::nullopt;
+  if (const auto* i = e->as<ir::IntImmNode>()) return R{i->value, i->value};
+  if (const auto* v = e->as<ir::VarNode>()) {
+    auto it = ranges_.find(v);
+    if (it == ranges_.end()) return std::nullopt;
+    return it->second;
+  }
+  if (const auto* c = e->as<ir::CastNode>()) {
+    if (!ir::IsInt(c->value->dtype) || ir::DTypeBits(e->dtype) < ir::DTypeBits(c->value->dtype)) {
+      return std::nullopt;
+    }
+    return Range(c->value);
+  }
+  const auto* b = e->as<ir::BinaryNode>();
+  if (!b) return std::nullopt;
+  auto ra = Range(b->a);
+  auto rb = Range(b->b);
+  if (!ra || !rb) return std::nullopt;
+  constexpr int64_t kLimit = int64_t{1} << 40;  // stay far from overflow
+  auto sane = [&](int64_t x) { return x > -kLimit && x < kLimit; };
+  if (!sane(ra->first) || !sane(ra->second) || !sane(rb->first) || !sane(rb->second)) {
+    return std::nullopt;
+  }
+  switch (b->op) {
+    case BinaryOp::kAdd: return R{ra->first + rb->first, ra->second + rb->second};
+    case BinaryOp::kSub: return R{ra->first - rb->second, ra->second - rb->first};
+    case BinaryOp::kMul: {
+      int64_t c[] = {ra->first * rb->first, ra->first * rb->second, ra->second * rb->first,
+                     ra->second * rb->second};
+      return R{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+    }
+    case BinaryOp::kDiv:
+    case BinaryOp::kFloorDiv:
+      if (rb->first != rb->second || rb->first <= 0 || ra->first < 0) return std::nullopt;
+      return R{ra->first / rb->first, ra->second / rb->first};
+    case BinaryOp::kMod:
+    case BinaryOp::kFloorMod:
+      if (rb->first != rb->second || rb->first <= 0 || ra->first < 0) return std::nullopt;
+      if (ra->second < rb->first) return ra;
+      return R{0, rb->first - 1};
+    case BinaryOp::kMin:
+      return R{std::min(ra->first, rb->first), std::min(ra->second, rb->second)};
+    case BinaryOp::kMax:
+      return R{std::max(ra->first, rb->first), std::max(ra->second, rb->second)};
+    default: return std::nullopt;
+  }
+}
+
 bool EmitContext::NonNegative(const ir::Expr& e) {
   if (!e) return false;
+  if (auto r = Range(e); r && r->first >= 0) return true;
   switch (e->kind) {
     case ir::ExprKind::kIntImm: return e->as<ir::IntImmNode>()->value >= 0;
     case ir::ExprKind::kVar: return nonneg_vars_.count(e->as<ir::VarNode>()) > 0;
@@ -456,8 +508,11 @@ ir::Expr Horner(const std::vector<ir::Expr>& indices, const std::vector<ir::Expr
 std::string EmitContext::SharedBase(const BufferInfo& info) {
   auto it = stage_index_.find(info.buffer.get());
   if (it == stage_index_.end() || info.stages <= 1) return info.name;
-  return absl::StrCat("(", info.name, " + ", it->second, " * ",
-                      info.bytes / ElemBytes(info.buffer->dtype), ")");
+  return it->second;
+}
+
+ir::Expr EmitContext::RowMajorIndex(const ir::Buffer& b, const std::vector<ir::Expr>& indices) {
+  return Horner(indices, b->shape, 0, indices.size());
 }
 
 std::string EmitContext::FlatIndex(const ir::Buffer& b, const std::vector<ir::Expr>& indices) {
@@ -522,13 +577,18 @@ std::string InBounds(EmitContext& ctx, const ir::Buffer& b, const std::vector<ir
     const int64_t extra = d + 1 == indices.size() ? extra_last : 0;
     auto ci = ConstValue(i);
     auto cn = ConstValue(n);
+    auto ri = ctx.Range(i);
     if (!ctx.NonNegative(i)) {
-      if (ci && *ci < 0) return "false";
+      if ((ci && *ci < 0) || (ri && ri->second < 0)) return "false";
       conds.push_back(absl::StrCat(ctx.Expr(i), " >= 0"));
     }
     if (ci && cn) {
       if (*ci + extra >= *cn) return "false";
       continue;
+    }
+    if (ri && cn) {
+      if (ri->second + extra < *cn) continue;  // always inside
+      if (ri->first + extra >= *cn) return "false";
     }
     ir::Expr hi = extra ? AddI(i, ir::IntImm(extra)) : i;
     conds.push_back(absl::StrCat(P(ctx.Emit(hi), 5), " < ", P(ctx.Emit(n), 5)));

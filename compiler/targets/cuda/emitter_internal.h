@@ -43,6 +43,9 @@ class CodeWriter {
   // to this writer's level.
   void Splice(const CodeWriter& other);
   const std::string& text() const { return out_; }
+  // Removes `const int name = ...;` lines whose name is used nowhere else in
+  // the text (index variables a loop body turned out not to need).
+  void DropUnusedConstInts();
   bool empty() const { return out_.empty(); }
 
  private:
@@ -159,8 +162,14 @@ class EmitContext {
   // variables with non-negative mins, dynamic dims).
   std::set<const ir::VarNode*>& nonneg_vars() { return nonneg_vars_; }
   // Whether an integer expression is known to be >= 0 (constants, such
-  // variables, and + * / % min max of such).
+  // variables, and + * / % min max of such, or a known range).
   bool NonNegative(const ir::Expr& e);
+  // Inclusive value ranges of integer variables (block indices of constant
+  // grids, loops with constant bounds, iteration indices of partitions).
+  void SetRange(const ir::VarNode* v, int64_t lo, int64_t hi) { ranges_[v] = {lo, hi}; }
+  // The inclusive range of an integer expression, when every variable in it
+  // has one (+ - * / % min max and casts).
+  std::optional<std::pair<int64_t, int64_t>> Range(const ir::Expr& e);
   CExpr Emit(const ir::Expr& e);
   std::string Expr(const ir::Expr& e) { return Emit(e).text; }
   // `text` (of dtype `from`) converted to `to`.
@@ -170,6 +179,8 @@ class EmitContext {
   std::string Access(const ir::Buffer& b, const std::vector<ir::Expr>& indices);
   // Global/local: the row-major flat index; shared: the layout offset.
   std::string FlatIndex(const ir::Buffer& b, const std::vector<ir::Expr>& indices);
+  // The row-major flat index of a global or local buffer element, as IR.
+  static ir::Expr RowMajorIndex(const ir::Buffer& b, const std::vector<ir::Expr>& indices);
   // The pointer to element `indices` of a global or shared buffer.
   std::string Address(const ir::Buffer& b, const std::vector<ir::Expr>& indices);
   // `buf[ofs]` for a shared buffer: the current stage's base.
@@ -220,6 +231,12 @@ class EmitContext {
   // --- kernel state
   int64_t threads() const { return threads_; }
   bool in_pipeline() const { return pipeline_depth_ > 0; }
+  // While set, global->shared copies are producers of a multi-stage pipeline:
+  // cp.async whose groups the pipeline commits and waits for itself.
+  bool& staged_copy() { return staged_copy_; }
+  // The body of the kernel being emitted.
+  const ir::Stmt& kernel_body() const { return kernel_body_; }
+  void set_kernel_body(ir::Stmt body) { kernel_body_ = std::move(body); }
   void set_pending_async() { pending_async_ = true; }
   // Scratch shared memory for one operator: base pointer text of at least
   // `bytes` bytes (shared by all operators of the kernel, one at a time).
@@ -237,8 +254,8 @@ class EmitContext {
   std::set<const void*>& read() { return read_; }
   int& pipeline_depth() { return pipeline_depth_; }
   std::map<const ir::VarNode*, std::string>& var_names() { return var_names_; }
-  // Pipelined stage of each multi-staged shared buffer (C++ expression of the
-  // current stage index), set while emitting a multi-stage loop.
+  // The C++ pointer to the stage of a multi-staged shared buffer that
+  // accesses use, set while emitting a multi-stage loop.
   std::map<const ir::BufferNode*, std::string>& stage_index() { return stage_index_; }
 
  private:
@@ -254,16 +271,38 @@ class EmitContext {
   std::vector<SlotLoop*> slot_loops_;
   std::set<const void*> written_, read_;
   bool pending_async_ = false;
+  bool staged_copy_ = false;
+  ir::Stmt kernel_body_;
   int pipeline_depth_ = 0;
   int64_t threads_ = 0;
   int64_t scratch_bytes_ = 0;
   std::string scratch_name_;
   std::map<const ir::BufferNode*, std::string> stage_index_;
   std::set<const ir::VarNode*> nonneg_vars_;
+  std::map<const ir::VarNode*, std::pair<int64_t, int64_t>> ranges_;
 };
+
+// A multi-stage T.Pipelined loop (emitter_pipeline.cc): its stage count, the
+// top-level T.copy statements of the body that run ahead ("producers"), the
+// shared buffers they fill (kept `stages` times), and the pure lets of the
+// body the producers may use.
+struct PipelineInfo {
+  int64_t stages = 1;
+  std::set<const ir::StmtNode*> producers;
+  std::set<const ir::BufferNode*> staged;
+  std::vector<std::pair<const ir::VarNode*, ir::Expr>> lets;
+};
+// nullopt when the loop runs with the one-stage scheme.
+std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::Stmt& kernel_body,
+                                            const CudaTarget& target);
+absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const PipelineInfo& info);
 
 // Tile operator lowerings (registered in target.cc).
 absl::Status LowerCopy(EmitContext& ctx, const ir::Stmt& s);
+// Lowers `copy` with the loop partition the plan gives `plan_key` (a copy
+// the emitter rewrote, e.g. shifted to a later pipeline iteration).
+absl::Status LowerCopyAs(EmitContext& ctx, const ir::CopyNode& copy,
+                         const ir::StmtNode* plan_key);
 absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s);
 absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s);
 absl::Status LowerReduce(EmitContext& ctx, const ir::Stmt& s);

@@ -201,6 +201,7 @@ absl::Status EmitParallelNest(EmitContext& ctx, const ir::ForNode* f) {
     for (size_t d = 0; d < p.loop_vars.size(); ++d) {
       std::string name = ctx.DeclareVar(p.loop_vars[d]);
       ctx.nonneg_vars().insert(p.loop_vars[d].get());
+      ctx.SetRange(p.loop_vars[d].get(), mins[d], mins[d] + p.layout.shape[d] - 1);
       std::string value = logical[d];
       if (mins[d] != 0) value = absl::StrCat(value, " + ", mins[d]);
       ctx.w().Line(absl::StrCat("const int ", name, " = ", value, ";"));
@@ -277,6 +278,7 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
       const bool nonneg = ir::IsInt(l->value->dtype) && NonNegative(l->value);
       std::string name = DeclareVar(l->var);
       if (nonneg) nonneg_vars_.insert(l->var.get());
+      if (auto r = Range(l->value)) ranges_[l->var.get()] = *r;
       w().Line(absl::StrCat("const ", CType(l->var->dtype), " ", name, " = ", value, ";"));
       if (SlotLoop* loop = slot_loop()) loop->lets.emplace_back(l->var.get(), l->value);
       return status();
@@ -326,9 +328,17 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
         AfterShared(acc);
         return status();
       }
+      if (f->kind == ir::ForKind::kPipelined && block_level && kernel_body_) {
+        if (std::optional<PipelineInfo> info = AnalyzePipeline(*f, kernel_body_, target_)) {
+          return EmitPipelinedLoop(*this, f, *info);
+        }
+      }
       // A per-thread loop (inside a slot loop) or a block-uniform loop.
       std::string name = DeclareVar(f->var);
       if (NonNegative(f->min)) nonneg_vars_.insert(f->var.get());
+      if (auto lo = ConstValue(f->min), n = ConstValue(f->extent); lo && n && *n > 0) {
+        ranges_[f->var.get()] = {*lo, *lo + *n - 1};
+      }
       const bool pipelined = f->kind == ir::ForKind::kPipelined && block_level;
       if (f->kind == ir::ForKind::kUnrolled || f->kind == ir::ForKind::kVectorized) {
         w().Line("#pragma unroll");

@@ -156,10 +156,21 @@ TEST(DefaultGemm, SourceReadsLikeTheDocs) {
   EXPECT_THAT(code, HasSubstr("  using A_shared_layout = tl::Swizzled<128, 32, 2>;\n"));
   EXPECT_THAT(code, HasSubstr("  tl::half_t* A_shared = reinterpret_cast<tl::half_t*>(smem + 0);"));
   EXPECT_THAT(code, HasSubstr("  float C_local[128];  // mma_accumulator"));
-  EXPECT_THAT(code, HasSubstr("tl::cp_async_16(&A_shared[A_shared_layout::offset("));
+  // Three stages: two prefetched before the loop, one more per iteration,
+  // 16-byte cp.async with no border checks at this size.
+  EXPECT_THAT(code, HasSubstr("tl::half_t* A_shared_fill = A_shared + stage * 4096;"));
+  EXPECT_THAT(code, HasSubstr("tl::cp_async_16(&A_shared_fill[A_shared_layout::offset(i0_1, "
+                              "i1_1)], &A[(by * 128 + i0_1) * 4096 + (stage * 32 + i1_1)], "
+                              "true);"));
+  EXPECT_THAT(code, HasSubstr("    tl::cp_async_wait<1>();\n    tl::syncthreads();\n"
+                              "    if (ko + 2 < 128) {\n"));
+  EXPECT_THAT(code, HasSubstr("tl::half_t* A_shared_stage = A_shared + (ko % 3) * 4096;"));
   EXPECT_THAT(code, HasSubstr("tl::gemm_ss<128, 128, 32, 2, 2, false, false, A_shared_layout, "
-                              "B_shared_layout>(A_shared, B_shared, C_local);"));
-  EXPECT_THAT(code, HasSubstr("tl::syncthreads();"));
+                              "B_shared_layout>(A_shared_stage, B_shared_stage, C_local);"));
+  EXPECT_THAT(code, HasSubstr("C_shared[C_shared_layout::offset(i0_5, i1_5)] = "
+                              "tl::half_t(C_local[s_5]);"));
+  // Staged buffers take three times their size.
+  EXPECT_EQ(src->kernels[0].smem_bytes, 3 * 8192 + 3 * 8192 + 128 * 128 * 2);
   // Only the CUDA spellings the host twin defines, and no static shared
   // memory.
   EXPECT_THAT(code, Not(HasSubstr("__shared__")));

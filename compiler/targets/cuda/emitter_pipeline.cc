@@ -1,0 +1,283 @@
+// Multi-stage T.Pipelined loops.
+//
+// `for k in T.Pipelined(n, num_stages=S)` with S >= 2 on a target with
+// cp.async keeps S copies of every shared buffer that the loop body fills
+// from global memory with a top-level T.copy (a "producer"), and runs the
+// producers S - 1 iterations ahead:
+//
+//   for (p = 0; p < S - 1; ++p) { if (p < n) producers(k = p, stage p); commit; }
+//   for (k = 0; k < n; ++k) {
+//     cp_async_wait<S - 2>(); syncthreads();   // stage k % S has landed, and
+//                                              // every thread is done with the
+//                                              // stage about to be refilled
+//     if (k + S - 1 < n) producers(k + S - 1, stage (k + S - 1) % S);
+//     commit;
+//     the rest of the body, reading stage k % S
+//   }
+//   cp_async_wait<0>();
+//
+// A copy is a producer when it copies global memory into a shared buffer
+// that nothing else in the kernel writes and nothing outside the loop reads,
+// and its source region depends only on k, values fixed before the loop and
+// lets of the body (without loads) that precede it. Loops with no producer,
+// or with S < 2, use the one-stage scheme of emitter_stmt.cc (cp.async, then
+// wait for all before the first reader).
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/ir/visitor.h"
+#include "compiler/targets/cuda/emitter_internal.h"
+
+namespace tilec::cuda {
+namespace {
+
+void Flatten(const ir::Stmt& s, std::vector<ir::Stmt>& out) {
+  if (const auto* q = s->as<ir::SeqNode>()) {
+    for (const ir::Stmt& x : q->stmts) Flatten(x, out);
+  } else {
+    out.push_back(s);
+  }
+}
+
+// Variables and loads an expression uses.
+struct ExprUses : ir::IRVisitor {
+  std::set<const ir::VarNode*> vars;
+  bool loads = false;
+  void Visit(const ir::Expr& e) override {
+    if (!e) return;
+    if (const auto* v = e->as<ir::VarNode>()) vars.insert(v);
+    if (e->kind == ir::ExprKind::kLoad) loads = true;
+    IRVisitor::Visit(e);
+  }
+};
+
+// Every statement that writes a buffer, and every statement that mentions it
+// at all, keyed by buffer.
+struct BufferUses : ir::IRVisitor {
+  std::map<const ir::BufferNode*, std::set<const ir::StmtNode*>> writers, users;
+  const ir::StmtNode* current = nullptr;
+  void Visit(const ir::Stmt& s) override {
+    if (!s) return;
+    const ir::StmtNode* saved = current;
+    if (s->kind != ir::StmtKind::kSeq) current = s.get();
+    switch (s->kind) {
+      case ir::StmtKind::kStore: Write(s->as<ir::StoreNode>()->buffer); break;
+      case ir::StmtKind::kCopy: Write(s->as<ir::CopyNode>()->dst.buffer); break;
+      case ir::StmtKind::kFill: Write(s->as<ir::FillNode>()->dst.buffer); break;
+      case ir::StmtKind::kGemm: Write(s->as<ir::GemmNode>()->c.buffer); break;
+      case ir::StmtKind::kReduce: Write(s->as<ir::ReduceNode>()->dst); break;
+      case ir::StmtKind::kCumsum: Write(s->as<ir::CumsumNode>()->dst); break;
+      case ir::StmtKind::kAtomicAdd: Write(s->as<ir::AtomicAddNode>()->dst.buffer); break;
+      default: break;
+    }
+    IRVisitor::Visit(s);
+    current = saved;
+  }
+  void VisitBuffer(const ir::Buffer& b) override {
+    // Declarations and layout annotations do not touch the data.
+    if (b && current && current->kind != ir::StmtKind::kAllocate &&
+        current->kind != ir::StmtKind::kAnnotateLayout) {
+      users[b.get()].insert(current);
+    }
+    IRVisitor::VisitBuffer(b);
+  }
+  void Visit(const ir::Expr& e) override {
+    if (!e) return;
+    if (const auto* l = e->as<ir::LoadNode>()) {
+      if (current) users[l->buffer.get()].insert(current);
+    }
+    IRVisitor::Visit(e);
+  }
+  void Write(const ir::Buffer& b) {
+    if (current) writers[b.get()].insert(current);
+  }
+};
+
+// Statements inside `s` (itself included).
+std::set<const ir::StmtNode*> StmtsIn(const ir::Stmt& s) {
+  struct V : ir::IRVisitor {
+    std::set<const ir::StmtNode*> all;
+    void Visit(const ir::Stmt& x) override {
+      if (!x) return;
+      all.insert(x.get());
+      IRVisitor::Visit(x);
+    }
+  } v;
+  v.Visit(s);
+  return v.all;
+}
+
+}  // namespace
+
+std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::Stmt& kernel_body,
+                                            const CudaTarget& target) {
+  if (loop.kind != ir::ForKind::kPipelined || !target.info.supports_cp_async) return std::nullopt;
+  std::optional<int64_t> stages = loop.num_stages ? ConstValue(loop.num_stages) : std::nullopt;
+  if (!stages || *stages < 2) return std::nullopt;
+  std::vector<ir::Stmt> body;
+  Flatten(loop.body, body);
+  BufferUses uses;
+  uses.Visit(kernel_body);
+  const std::set<const ir::StmtNode*> inside = StmtsIn(loop.body);
+  // Variables fixed before the loop: everything not defined in its body.
+  std::set<const ir::VarNode*> body_defined;
+  struct Defs : ir::IRVisitor {
+    std::set<const ir::VarNode*>* out;
+    void Visit(const ir::Stmt& s) override {
+      if (!s) return;
+      if (const auto* l = s->as<ir::LetNode>()) out->insert(l->var.get());
+      if (const auto* f = s->as<ir::ForNode>()) out->insert(f->var.get());
+      IRVisitor::Visit(s);
+    }
+  } defs;
+  defs.out = &body_defined;
+  defs.Visit(loop.body);
+
+  PipelineInfo info;
+  info.stages = *stages;
+  std::set<const ir::VarNode*> pure_lets;  // body lets usable in a producer
+  for (size_t i = 0; i < body.size(); ++i) {
+    const ir::Stmt& s = body[i];
+    if (const auto* l = s->as<ir::LetNode>()) {
+      ExprUses u;
+      u.Visit(l->value);
+      bool pure = !u.loads;
+      for (const ir::VarNode* v : u.vars) {
+        if (body_defined.count(v) && !pure_lets.count(v) && v != loop.var.get()) pure = false;
+      }
+      if (pure) {
+        pure_lets.insert(l->var.get());
+        info.lets.emplace_back(l->var.get(), l->value);
+      }
+      continue;
+    }
+    const auto* c = s->as<ir::CopyNode>();
+    if (!c || c->src.buffer->scope != ir::Scope::kGlobal ||
+        c->dst.buffer->scope != ir::Scope::kShared) {
+      continue;
+    }
+    const ir::BufferNode* dst = c->dst.buffer.get();
+    if (uses.writers[dst] != std::set<const ir::StmtNode*>{c}) continue;
+    bool local_use = true;
+    for (const ir::StmtNode* u : uses.users[dst]) local_use = local_use && inside.count(u);
+    if (!local_use) continue;
+    ExprUses u;
+    for (const ir::Expr& e : c->src.mins) u.Visit(e);
+    for (const ir::Expr& e : c->src.extents) u.Visit(e);
+    for (const ir::Expr& e : c->dst.mins) u.Visit(e);
+    bool pure = !u.loads;
+    for (const ir::VarNode* v : u.vars) {
+      if (body_defined.count(v) && !pure_lets.count(v) && v != loop.var.get()) pure = false;
+    }
+    if (!pure || info.staged.count(dst)) continue;
+    info.producers.insert(c);
+    info.staged.insert(dst);
+  }
+  if (info.producers.empty()) return std::nullopt;
+  return info;
+}
+
+absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const PipelineInfo& info) {
+  const int64_t S = info.stages;
+  std::vector<ir::Stmt> body;
+  Flatten(f->body, body);
+  EmitContext::Access2 staged;
+  for (const ir::BufferNode* b : info.staged) {
+    staged.writes.insert(b);
+    staged.reads.insert(b);
+  }
+  // The prologue overwrites stages a previous run of this loop may have left
+  // being read.
+  ctx.BeforeShared(staged);
+  const std::string n = Hoist(ctx, absl::StrCat(f->var->name, "_iters"), ctx.Expr(f->extent));
+  ctx.w().Line(absl::StrCat("// T.Pipelined over ", f->var->name, ", ", S,
+                            " stages: copies run ", S - 1, " iterations ahead"));
+  // Declares `<buffer><suffix> = <buffer> + stage * <elements>` for every staged
+  // buffer and makes accesses use it.
+  auto DeclareStages = [&](const std::string& stage, absl::string_view suffix) {
+    for (const ir::BufferNode* b : info.staged) {
+      BufferInfo* bi = ctx.Info(b);
+      if (!bi) continue;
+      std::string name = ctx.Fresh(absl::StrCat(bi->name, suffix));
+      ctx.w().Line(absl::StrCat(bi->ctype, "* ", name, " = ", bi->name, " + ", stage, " * ",
+                                bi->bytes / ElemBytes(b->dtype), ";"));
+      ctx.stage_index()[b] = name;
+    }
+  };
+  // Producers for iteration `iter` (an IR expression of the loop index) into
+  // stage `stage` (C++ text).
+  auto producers = [&](const ir::Expr& iter, const std::string& stage) -> absl::Status {
+    std::map<const ir::VarNode*, ir::Expr> map;
+    map[f->var.get()] = iter;
+    for (const auto& [var, value] : info.lets) map[var] = Substitute(value, map);
+    DeclareStages(stage, "_fill");
+    ctx.staged_copy() = true;
+    for (const ir::Stmt& s : body) {
+      const auto* c = s->as<ir::CopyNode>();
+      if (!c || !info.producers.count(c)) continue;
+      ir::Region src = c->src;
+      for (ir::Expr& e : src.mins) e = Substitute(e, map);
+      for (ir::Expr& e : src.extents) e = Substitute(e, map);
+      ir::Region dst = c->dst;
+      for (ir::Expr& e : dst.mins) e = Substitute(e, map);
+      ir::CopyNode shifted(src, dst);
+      if (absl::Status st = LowerCopyAs(ctx, shifted, c); !st.ok()) return st;
+    }
+    ctx.staged_copy() = false;
+    for (const ir::BufferNode* b : info.staged) ctx.stage_index().erase(b);
+    return ctx.status();
+  };
+  const std::string min = ctx.Expr(f->min);
+  const bool zero_min = ConstValue(f->min) == 0;
+  // Prologue.
+  ir::Var p = ir::MakeVar("stage");
+  const std::string pn = ctx.DeclareVar(p);
+  ctx.nonneg_vars().insert(p.get());
+  const std::optional<int64_t> cmin = ConstValue(f->min), cn = ConstValue(f->extent);
+  if (cn && *cn > 0) ctx.SetRange(p.get(), 0, std::min(S - 2, *cn - 1));
+  ctx.w().Line("#pragma unroll");
+  ctx.w().Open(absl::StrCat("for (int ", pn, " = 0; ", pn, " < ", S - 1, "; ++", pn, ")"));
+  ctx.w().Open(absl::StrCat("if (", pn, " < ", n, ")"));
+  if (absl::Status st = producers(AddI(f->min, p), pn); !st.ok()) return st;
+  ctx.w().Close();
+  ctx.w().Line("tl::cp_async_commit();");
+  ctx.w().Close();
+  // Main loop.
+  const std::string k = ctx.DeclareVar(f->var);
+  if (ctx.NonNegative(f->min)) ctx.nonneg_vars().insert(f->var.get());
+  if (cmin && cn && *cn > 0) ctx.SetRange(f->var.get(), *cmin, *cmin + *cn - 1);
+  const std::string rel = zero_min ? k : absl::StrCat("(", k, " - ", min, ")");
+  ctx.w().Open(absl::StrCat("for (int ", k, " = ", min, "; ", k, " < ",
+                            zero_min ? n : absl::StrCat(min, " + ", n), "; ++", k, ")"));
+  ctx.w().Line(absl::StrCat("tl::cp_async_wait<", S - 2, ">();"));
+  ctx.w().Line("tl::syncthreads();");
+  ctx.written().clear();
+  ctx.read().clear();
+  ctx.w().Open(absl::StrCat("if (", rel, " + ", S - 1, " < ", n, ")"));
+  ir::Var ahead = ir::MakeVar("ahead");
+  ctx.BindVarText(ahead.get(), absl::StrCat("(", k, " + ", S - 1, ")"));
+  ctx.nonneg_vars().insert(ahead.get());
+  // Guarded by k - min + S - 1 < n: the iteration fetched ahead is in range.
+  if (cmin && cn && *cn > 0) ctx.SetRange(ahead.get(), *cmin, *cmin + *cn - 1);
+  if (absl::Status st = producers(ahead, absl::StrCat("((", rel, " + ", S - 1, ") % ", S, ")"));
+      !st.ok()) {
+    return st;
+  }
+  ctx.w().Close();
+  ctx.w().Line("tl::cp_async_commit();");
+  DeclareStages(absl::StrCat("(", rel, " % ", S, ")"), "_stage");
+  for (const ir::Stmt& s : body) {
+    const auto* c = s->as<ir::CopyNode>();
+    if (c && info.producers.count(c)) continue;
+    if (absl::Status st = ctx.EmitStmt(s); !st.ok()) return st;
+  }
+  for (const ir::BufferNode* b : info.staged) ctx.stage_index().erase(b);
+  ctx.w().Close();
+  ctx.w().Line("tl::cp_async_wait<0>();");
+  // The last iterations' readers may still be reading the stages.
+  ctx.AfterShared(staged);
+  return ctx.status();
+}
+
+}  // namespace tilec::cuda
