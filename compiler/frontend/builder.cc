@@ -547,7 +547,6 @@ absl::StatusOr<Value> Builder::MakeFunction(const FunctionDefStmt& def, Env* clo
   FunctionValue fn;
   fn.def = &def;
   fn.name = def.name;
-  fn.loc = def.loc;
   fn.closure = closure;
   absl::StatusOr<FunctionFlavor> flavor = DecoratorFlavor(def, fn.closure);
   if (!flavor.ok()) return flavor.status();

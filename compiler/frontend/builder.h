@@ -96,7 +96,6 @@ struct ParamInfo {
   ir::Var var;                 // the symbolic variable of an unbound parameter
   bool shape_used = false;     // appears in a tensor parameter's shape
   bool tile_used = false;      // appears in a tile size (alloc shape, threads, extents, ...)
-  SourceLoc loc;
 };
 
 class Builder {
@@ -221,12 +220,6 @@ class Builder {
   absl::Status AssignName(const std::string& name, const Value& v, SourceLoc loc);
   // Binds without Let/store rules (parameters, loop variables).
   void BindName(const std::string& name, const Value& v);
-
-  // Allowed while evaluating the arguments of T.Layout.
-  bool allow_lambda() const { return allow_lambda_; }
-
-  // Buffer name hint for the call being evaluated.
-  void set_name_hint(std::string hint) { name_hint_ = std::move(hint); }
 
   // A new scope, owned by the builder.
   Env* NewEnv(Env* parent);

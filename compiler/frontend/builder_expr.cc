@@ -623,7 +623,6 @@ absl::StatusOr<Value> Builder::EvalLambda(const LambdaExpr& e) {
   fn.flavor = FunctionFlavor::kLambda;
   fn.lambda = &e;
   fn.name = "<lambda>";
-  fn.loc = e.loc;
   fn.closure = frame().env;
   for (const Param& p : e.params) {
     if (p.default_value) return Err(p.loc, "lambda parameters with defaults are not supported");

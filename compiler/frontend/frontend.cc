@@ -318,7 +318,6 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
       if (std::find(annotated.begin(), annotated.end(), p.name) != annotated.end()) continue;
       ParamInfo info;
       info.name = p.name;
-      info.loc = p.loc;
       if (const std::string* text = binding_of(p.name)) {
         absl::StatusOr<Value> v = ParseBinding(p.name, *text);
         if (!v.ok()) return v.status();
@@ -334,7 +333,6 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
       ParamInfo info;
       info.name = c;
       info.kind = ParamInfo::Kind::kConstSymbol;
-      info.loc = def_.loc;
       if (const std::string* text = binding_of(c)) {
         absl::StatusOr<Value> v = ParseBinding(c, *text);
         if (!v.ok()) return v.status();

@@ -259,7 +259,6 @@ absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view 
   bool has_stop = stop && stop->value.kind != ValueKind::kNone;
   LoopSpec spec;
   spec.kind = kind;
-  spec.loc = args.loc;
   ir::Expr min = ir::IntImm(0);
   if (has_stop) {
     absl::StatusOr<ir::Expr> m = b.SizeExpr(start.value, start.loc, "a loop start", false);
@@ -344,7 +343,6 @@ absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
     return b.Err(args.loc, Cat("T.Kernel takes 1 to 3 grid extents, got ", grid_args.size()));
   }
   KernelSpec spec;
-  spec.loc = args.loc;
   for (const Arg& g : grid_args) {
     absl::StatusOr<ir::Expr> e = b.SizeExpr(g.value, g.loc, "a grid extent", false);
     if (!e.ok()) return e.status();
@@ -557,7 +555,6 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     if (extents.empty()) return b.Err(args.loc, Cat(name, "() needs at least one extent"));
     LoopSpec spec;
     spec.kind = name == "T.Parallel" ? ir::ForKind::kParallel : ir::ForKind::kSerial;
-    spec.loc = args.loc;
     for (const Arg& e : extents) {
       absl::StatusOr<ir::Expr> x = b.SizeExpr(e.value, e.loc, "a loop extent", true);
       if (!x.ok()) return x.status();

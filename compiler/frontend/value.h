@@ -172,7 +172,6 @@ struct FunctionValue {
   // parameter (nullopt where the parameter has no default).
   std::vector<std::optional<Value>> defaults;
   std::string name;  // def name, or "<lambda>"
-  SourceLoc loc;
 };
 
 struct BuiltinValue {
@@ -188,14 +187,12 @@ struct LoopSpec {
   ir::Expr step;        // serial/unroll with a step other than 1 (single loop); else null
   ir::Expr num_stages;  // T.Pipelined only; null when not given
   std::vector<int64_t> order, stage;
-  SourceLoc loc;
 };
 
 struct KernelSpec {
   std::vector<ir::Expr> grid;
   ir::Expr threads;
   std::string prelude;
-  SourceLoc loc;
 };
 
 struct RangeValue {
