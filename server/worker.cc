@@ -1,5 +1,6 @@
 #include "server/worker.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "compiler/cache/cuda_compiler.h"
 #include "compiler/ir/proto_convert.h"
 #include "proto/tilec/v1/service.pb.h"
@@ -33,6 +36,28 @@ bool WriteAll(int fd, const char* data, size_t size) {
 void OnOutOfMemory() {
   WriteAll(1, g_out_of_memory->data(), g_out_of_memory->size());
   ::_exit(0);
+}
+
+// Under an address-space limit, the toolchain reports running out of it in
+// its own words: NVRTC's "catastrophic error: out of memory", or dlopen's
+// "failed to map segment" when libnvrtc itself does not fit. Those are the
+// compile's memory limit (RESOURCE_EXHAUSTED), not a compiler bug or a
+// missing toolkit.
+absl::Status ClassifyMemoryLimit(const absl::Status& status) {
+  rlimit lim{};
+  if (status.ok() || ::getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) {
+    return status;
+  }
+  absl::string_view m = status.message();
+  bool out_of_memory = m.find("out of memory") != absl::string_view::npos ||
+                       m.find("failed to map segment") != absl::string_view::npos ||
+                       m.find("Cannot allocate memory") != absl::string_view::npos;
+  if (!out_of_memory) return status;
+  absl::string_view first_line = m.substr(0, m.find('\n'));
+  if (first_line.size() > 300) first_line = first_line.substr(0, 300);
+  return absl::ResourceExhaustedError(absl::StrCat("the compile ran out of its memory limit of ",
+                                                   lim.rlim_cur >> 20, " MiB and was stopped (",
+                                                   first_line, ")"));
 }
 
 }  // namespace
@@ -70,7 +95,7 @@ int RunCompileWorker() {
         result.set_metadata_json(std::move(artifact->metadata_json));
         result.set_compile_seconds(artifact->compile_seconds);
       } else {
-        status = artifact.status();
+        status = ClassifyMemoryLimit(artifact.status());
       }
     }
   }

@@ -5,7 +5,9 @@
 // compile's status).
 //
 // Running out of memory (RLIMIT_AS) is reported as a RESOURCE_EXHAUSTED
-// result written from a result prepared at startup, so it needs no memory.
+// result: from a result prepared at startup when operator new fails (so it
+// needs no memory), and when the toolchain reports that it ran out (NVRTC's
+// "out of memory", libnvrtc failing to map under the limit).
 #ifndef TILEC_SERVER_WORKER_H_
 #define TILEC_SERVER_WORKER_H_
 

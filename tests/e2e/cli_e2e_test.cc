@@ -98,7 +98,7 @@ bool Located(const std::string& err, const std::string& path) {
 
 TEST(CliE2E, CompileThroughServerHitGetStatsHealth) {
   Tilecd d;
-  ASSERT_TRUE(d.Start(MakeTempDir("cache")));
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--metrics_port=-1"}));
   std::string out = MakeTempDir("out");
   RunResult first =
       RunTilec(With(GemmArgs("sm_80"), {"--server", d.address(), "--json", "--out", out}));
@@ -151,7 +151,8 @@ TEST(CliE2E, ExitCodesScriptsBranchOn) {
   std::ofstream(dir + "/bad_token") << "wrong\n";
   std::ofstream(dir + "/bad.py") << "def matmul(M):\n    x = (1 +\n";
   Tilecd d;
-  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--tokens_file=" + dir + "/tokens"}));
+  ASSERT_TRUE(
+      d.Start(MakeTempDir("cache"), {"--tokens_file=" + dir + "/tokens", "--metrics_port=-1"}));
 
   // A bad program: exit 1 with the located diagnostic, remote and embedded.
   std::vector<std::string> bad = {"compile", dir + "/bad.py", "--fn",

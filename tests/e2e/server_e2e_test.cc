@@ -33,11 +33,19 @@ tilec::v1::CompileRequest GemmRequest(int m, std::vector<std::string> targets) {
   src->set_path("examples/gemm.py");
   src->set_text(ReadText(std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py"));
   src->set_function("matmul");
-  const std::pair<const char*, std::string> binds[] = {
-      {"M", std::to_string(m)}, {"N", "128"}, {"K", "64"}, {"block_M", "64"},
-      {"block_N", "64"}, {"block_K", "32"}, {"dtype", "float16"}, {"accum_dtype", "float32"},
-      {"transpose_A", "False"}, {"transpose_B", "False"}, {"num_stages", "2"},
-      {"threads", "128"}, {"enable_rasterization", "True"}};
+  const std::pair<const char*, std::string> binds[] = {{"M", std::to_string(m)},
+                                                       {"N", "128"},
+                                                       {"K", "64"},
+                                                       {"block_M", "64"},
+                                                       {"block_N", "64"},
+                                                       {"block_K", "32"},
+                                                       {"dtype", "float16"},
+                                                       {"accum_dtype", "float32"},
+                                                       {"transpose_A", "False"},
+                                                       {"transpose_B", "False"},
+                                                       {"num_stages", "2"},
+                                                       {"threads", "128"},
+                                                       {"enable_rasterization", "True"}};
   for (const auto& [k, v] : binds) {
     auto* b = src->add_bindings();
     b->set_name(k);
@@ -107,7 +115,7 @@ TEST(ServerE2E, CompileHitRestartCorruptAndStream) {
   std::string digest;
   {
     Tilecd d;
-    ASSERT_TRUE(d.Start(cache));
+    ASSERT_TRUE(d.Start(cache, {"--metrics_port=-1"}));
     grpc::Status s = Compile(d, GemmRequest(128, {"sm_80"}), &first);
     ASSERT_TRUE(s.ok()) << s.error_message();
     ASSERT_EQ(first.results_size(), 1);
@@ -126,7 +134,7 @@ TEST(ServerE2E, CompileHitRestartCorruptAndStream) {
   }
   {
     Tilecd d;  // a restart on the same cache
-    ASSERT_TRUE(d.Start(cache));
+    ASSERT_TRUE(d.Start(cache, {"--metrics_port=-1"}));
     tilec::v1::CompileResponse again;
     ASSERT_TRUE(Compile(d, GemmRequest(128, {"sm_80"}), &again).ok());
     EXPECT_TRUE(again.results(0).cache_hit());
@@ -158,7 +166,7 @@ TEST(ServerE2E, CompileHitRestartCorruptAndStream) {
     auto big_digest = (*store)->Put(cache::Sha256Hex("big"), "", big, "{}");
     ASSERT_TRUE(big_digest.ok());
     Tilecd d;
-    ASSERT_TRUE(d.Start(cache));
+    ASSERT_TRUE(d.Start(cache, {"--metrics_port=-1"}));
     int chunks = 0;
     std::string got = Fetch(d, *big_digest, 0, &chunks);
     EXPECT_EQ(got.size(), big.size());
@@ -175,7 +183,8 @@ TEST(ServerE2E, SixtyFourIdenticalRequestsCompileOnceAndMetricsMove) {
   std::vector<tilec::v1::CompileResponse> resp(kN);
   std::vector<std::thread> threads;
   for (int i = 0; i < kN; ++i) {
-    threads.emplace_back([&, i] { status[i] = Compile(d, GemmRequest(256, {"sm_90a"}), &resp[i]); });
+    threads.emplace_back(
+        [&, i] { status[i] = Compile(d, GemmRequest(256, {"sm_90a"}), &resp[i]); });
   }
   for (auto& t : threads) t.join();
   for (int i = 0; i < kN; ++i) {
@@ -191,8 +200,7 @@ TEST(ServerE2E, SixtyFourIdenticalRequestsCompileOnceAndMetricsMove) {
                       "grpc_service=\"tilec.v1.Tilec\",grpc_type=\"unary\"} 64"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("tilec_compiles_total{code=\"OK\",target=\"sm_90a\"} 1"),
-            std::string::npos);
+  EXPECT_NE(text.find("tilec_compiles_total{code=\"OK\",target=\"sm_90a\"} 1"), std::string::npos);
   std::string metrics_file = MakeTempDir("metrics") + "/metrics.txt";
   std::ofstream(metrics_file) << text;
   if (::access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool is not installed";
@@ -206,7 +214,7 @@ TEST(ServerE2E, SixtyFourIdenticalRequestsCompileOnceAndMetricsMove) {
 
 TEST(ServerE2E, BadProgramIsInvalidArgumentWithLocation) {
   Tilecd d;
-  ASSERT_TRUE(d.Start(MakeTempDir("cache")));
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--metrics_port=-1"}));
   tilec::v1::CompileRequest req = GemmRequest(128, {"sm_80"});
   req.mutable_source()->set_path("bad.py");
   req.mutable_source()->set_text("def matmul(M):\n    x = (1 +\n");
@@ -219,23 +227,54 @@ TEST(ServerE2E, BadProgramIsInvalidArgumentWithLocation) {
   EXPECT_EQ(Stats(d).compiles(), 0);
 }
 
+// A compile past its time or memory limit fails with a clear status while a
+// request beside it (a cache hit) succeeds and the server keeps serving.
 TEST(ServerE2E, CompileKilledByItsLimitFailsAlone) {
-  Tilecd d;
-  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--compile_timeout_s=0.05"}));
-  tilec::v1::CompileResponse resp;
-  grpc::Status s = Compile(d, GemmRequest(128, {"sm_80"}), &resp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
-  EXPECT_NE(s.error_message().find("time limit"), std::string::npos);
-  tilec::v1::StatsResponse st = Stats(d);  // still serving
-  EXPECT_EQ(st.compiles(), 1);
-  EXPECT_EQ(st.compile_failures(), 1);
+  std::string cache = MakeTempDir("cache");
+  {
+    Tilecd d;  // puts the M=128 program in the cache
+    ASSERT_TRUE(d.Start(cache, {"--metrics_port=-1"}));
+    tilec::v1::CompileResponse resp;
+    grpc::Status s = Compile(d, GemmRequest(128, {"sm_80"}), &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  struct Limit {
+    std::string flag;
+    grpc::StatusCode code;
+    std::string message;
+  };
+  const Limit limits[] = {
+      {"--compile_timeout_s=0.05", grpc::StatusCode::DEADLINE_EXCEEDED, "time limit"},
+      {"--compile_memory_mb=100", grpc::StatusCode::RESOURCE_EXHAUSTED, "memory limit"},
+  };
+  for (const Limit& limit : limits) {
+    SCOPED_TRACE(limit.flag);
+    Tilecd d;
+    ASSERT_TRUE(d.Start(cache, {limit.flag, "--metrics_port=-1"}));
+    tilec::v1::CompileResponse killed_resp, hit_resp;
+    grpc::Status killed, hit;
+    std::thread a([&] { killed = Compile(d, GemmRequest(256, {"sm_80"}), &killed_resp); });
+    std::thread b([&] { hit = Compile(d, GemmRequest(128, {"sm_80"}), &hit_resp); });
+    a.join();
+    b.join();
+    EXPECT_EQ(killed.error_code(), limit.code) << killed.error_message();
+    EXPECT_NE(killed.error_message().find(limit.message), std::string::npos)
+        << killed.error_message();
+    ASSERT_TRUE(hit.ok()) << hit.error_message();
+    EXPECT_TRUE(hit_resp.results(0).cache_hit());
+    tilec::v1::StatsResponse st = Stats(d);  // still serving
+    EXPECT_EQ(st.compiles(), 1);
+    EXPECT_EQ(st.compile_failures(), 1);
+    EXPECT_EQ(st.cache_hits(), 1);
+  }
 }
 
 TEST(ServerE2E, TokensAreChecked) {
   std::string dir = MakeTempDir("tokens");
   std::ofstream(dir + "/tokens") << "good-token\nreader-token read\n";
   Tilecd d;
-  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--tokens_file=" + dir + "/tokens"}));
+  ASSERT_TRUE(
+      d.Start(MakeTempDir("cache"), {"--tokens_file=" + dir + "/tokens", "--metrics_port=-1"}));
   tilec::v1::CompileResponse resp;
   tilec::v1::CompileRequest req = GemmRequest(128, {"sm_75"});  // refused before compiling
   EXPECT_EQ(Compile(d, req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);

@@ -33,9 +33,9 @@ class Tilecd {
   bool Start(const std::string& cache_dir, std::vector<std::string> extra = {}) {
     work_ = MakeTempDir("tilecd");
     std::string port_file = work_ + "/port", metrics_file = work_ + "/metrics_port";
-    std::vector<std::string> args = {TILECD_BINARY,        "--cache_dir=" + cache_dir,
-                                     "--port=0",           "--port_file=" + port_file,
-                                     "--metrics_port=0",   "--metrics_port_file=" + metrics_file,
+    std::vector<std::string> args = {TILECD_BINARY,      "--cache_dir=" + cache_dir,
+                                     "--port=0",         "--port_file=" + port_file,
+                                     "--metrics_port=0", "--metrics_port_file=" + metrics_file,
                                      "--host=127.0.0.1"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = ::fork();
