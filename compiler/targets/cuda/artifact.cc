@@ -58,14 +58,13 @@ absl::string_view KindName(CudaKernelParam::Kind k) {
 
 }  // namespace
 
-absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program,
-                                               const CudaTarget& target,
+absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const CudaTarget& target,
                                                const NvrtcOptions& options) {
   for (const ir::TileParam& t : program.tile_params) {
     if (!t.value) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "tile parameter ", t.var->name, " is unbound; bind it with -D ", t.var->name,
-          "=<value>"));
+      return absl::FailedPreconditionError(absl::StrCat("tile parameter ", t.var->name,
+                                                        " is unbound; bind it with -D ",
+                                                        t.var->name, "=<value>"));
     }
   }
   absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target.info);
@@ -95,8 +94,8 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program,
   for (const ir::Var& d : program.dyn_dims) a.dyn_dims.push_back(d->name);
   for (const ir::Param& p : program.params) {
     if (p.tensor) {
-      a.params.push_back({CudaKernelParam::Kind::kTensor, p.tensor->name, p.tensor->dtype,
-                          p.tensor->shape});
+      a.params.push_back(
+          {CudaKernelParam::Kind::kTensor, p.tensor->name, p.tensor->dtype, p.tensor->shape});
     } else if (p.scalar) {
       a.params.push_back({CudaKernelParam::Kind::kScalar, p.scalar->name, p.scalar->dtype, {}});
     }
@@ -106,22 +105,22 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program,
 
 std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
   std::vector<std::string> config, dims, params, workspaces, kernels;
-  for (const auto& [name, value] : a.config) config.push_back(absl::StrCat(Json(name), ": ", value));
+  for (const auto& [name, value] : a.config)
+    config.push_back(absl::StrCat(Json(name), ": ", value));
   for (const std::string& d : a.dyn_dims) dims.push_back(Json(d));
   for (const CudaKernelParam& p : a.params) {
-    std::string entry = absl::StrCat("{\"name\": ", Json(p.name), ", \"kind\": ",
-                                     Json(KindName(p.kind)), ", \"dtype\": ",
-                                     Json(Sv(ir::DTypeName(p.dtype))));
+    std::string entry =
+        absl::StrCat("{\"name\": ", Json(p.name), ", \"kind\": ", Json(KindName(p.kind)),
+                     ", \"dtype\": ", Json(Sv(ir::DTypeName(p.dtype))));
     if (p.kind == CudaKernelParam::Kind::kTensor) {
       absl::StrAppend(&entry, ", \"shape\": ", ShapeJson(p.shape));
     }
     params.push_back(entry + "}");
   }
   for (const CudaWorkspace& w : a.source.workspaces) {
-    workspaces.push_back(absl::StrCat("{\"name\": ", Json(w.name), ", \"dtype\": ",
-                                      Json(Sv(ir::DTypeName(w.dtype))), ", \"shape\": ",
-                                      ShapeJson(w.shape), ", \"bytes\": ",
-                                      Json(ExprText(w.bytes)), "}"));
+    workspaces.push_back(absl::StrCat(
+        "{\"name\": ", Json(w.name), ", \"dtype\": ", Json(Sv(ir::DTypeName(w.dtype))),
+        ", \"shape\": ", ShapeJson(w.shape), ", \"bytes\": ", Json(ExprText(w.bytes)), "}"));
   }
   for (size_t i = 0; i < a.source.kernels.size(); ++i) {
     const CudaKernel& k = a.source.kernels[i];
@@ -131,12 +130,11 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
     for (const CudaKernelParam& p : k.params) kparams.push_back(Json(p.name));
     const PtxasKernelInfo info = i < a.ptxas.size() ? a.ptxas[i] : PtxasKernelInfo();
     kernels.push_back(absl::StrCat(
-        "{\"name\": ", Json(k.name), ", \"grid\": ", ShapeJson(grid), ", \"block\": [",
-        k.threads, ", 1, 1], \"smem_bytes\": ", k.smem_bytes, ", \"registers\": ",
-        info.registers, ", \"spill_store_bytes\": ", info.spill_store_bytes,
-        ", \"spill_load_bytes\": ", info.spill_load_bytes,
-        ", \"stack_frame_bytes\": ", info.stack_frame_bytes, ", \"params\": [",
-        absl::StrJoin(kparams, ", "), "]}"));
+        "{\"name\": ", Json(k.name), ", \"grid\": ", ShapeJson(grid), ", \"block\": [", k.threads,
+        ", 1, 1], \"smem_bytes\": ", k.smem_bytes, ", \"registers\": ", info.registers,
+        ", \"spill_store_bytes\": ", info.spill_store_bytes, ", \"spill_load_bytes\": ",
+        info.spill_load_bytes, ", \"stack_frame_bytes\": ", info.stack_frame_bytes,
+        ", \"params\": [", absl::StrJoin(kparams, ", "), "]}"));
   }
   return absl::StrCat("{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", Json(a.program),
                       ", \"target\": ", Json(a.target), ", \"nvrtc\": ", Json(a.nvrtc_version),

@@ -63,8 +63,7 @@ struct CudaArtifact {
 // unbound tile parameter, UNIMPLEMENTED for unsupported constructs, ...) and
 // of CompileCuda (FAILED_PRECONDITION without NVRTC; INTERNAL when the
 // generated code does not compile, a tilec bug).
-absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program,
-                                               const CudaTarget& target,
+absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const CudaTarget& target,
                                                const NvrtcOptions& options = {});
 
 std::string CudaArtifactMetadataJson(const CudaArtifact& artifact);

@@ -75,8 +75,9 @@ void CodeWriter::DropUnusedConstInts() {
     for (const std::string& line : lines) {
       size_t start = line.find_first_not_of(' ');
       bool drop = false;
-      if (start != std::string::npos && absl::string_view(line).substr(start, kPrefix.size()) ==
-                                             kPrefix && !line.empty() && line.back() == ';') {
+      if (start != std::string::npos &&
+          absl::string_view(line).substr(start, kPrefix.size()) == kPrefix && !line.empty() &&
+          line.back() == ';') {
         size_t name_start = start + kPrefix.size();
         size_t name_end = name_start;
         while (name_end < line.size() && IsIdentChar(line[name_end])) ++name_end;
@@ -103,18 +104,18 @@ constexpr const char* kReserved[] = {
     "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
     "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
     "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-    "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-    "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
+    "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+    "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
+    "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
+    "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+    "while", "xor", "xor_eq",
     // names generated code and the device library use
-    "tl", "std", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
-    "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
-    "half", "main", "assert", "printf", "min", "max", "abs", "exp", "log", "sqrt", "floor",
-    "ceil", "round", "pow", "sin", "cos", "tanh", "erf"};
+    "tl", "std", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "int8_t", "uint8_t",
+    "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "half", "main", "assert",
+    "printf", "min", "max", "abs", "exp", "log", "sqrt", "floor", "ceil", "round", "pow", "sin",
+    "cos", "tanh", "erf"};
 
 }  // namespace
 
@@ -123,10 +124,9 @@ NameTable::NameTable() {
 }
 
 std::string NameTable::Fresh(absl::string_view hint) {
-  const bool prefix =
-      hint.empty() || std::isdigit(static_cast<unsigned char>(hint[0])) ||
-      (hint.size() >= 2 && hint[0] == '_' &&
-       (hint[1] == '_' || std::isupper(static_cast<unsigned char>(hint[1]))));
+  const bool prefix = hint.empty() || std::isdigit(static_cast<unsigned char>(hint[0])) ||
+                      (hint.size() >= 2 && hint[0] == '_' &&
+                       (hint[1] == '_' || std::isupper(static_cast<unsigned char>(hint[1]))));
   std::string base(prefix ? 1 : 0, 'v');
   for (char c : hint) {
     base.push_back((std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_');
@@ -148,9 +148,8 @@ void EmitContext::Fail(absl::Status s) {
 }
 
 absl::Status EmitContext::Unimplemented(absl::string_view what) const {
-  return absl::UnimplementedError(
-      absl::StrCat(where_.empty() ? "" : absl::StrCat(where_, ": "), what,
-                   " is not supported on ", Sv(target_.name())));
+  return absl::UnimplementedError(absl::StrCat(where_.empty() ? "" : absl::StrCat(where_, ": "),
+                                               what, " is not supported on ", Sv(target_.name())));
 }
 
 absl::Status EmitContext::Internal(absl::string_view what) const {
@@ -423,9 +422,9 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   }
   for (const ir::TileParam& t : program.tile_params) {
     if (!t.value) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "tile parameter ", t.var->name, " is unbound; bind it with -D ", t.var->name,
-          "=<value>"));
+      return absl::FailedPreconditionError(absl::StrCat("tile parameter ", t.var->name,
+                                                        " is unbound; bind it with -D ",
+                                                        t.var->name, "=<value>"));
     }
   }
 
@@ -452,9 +451,8 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
     BufferInfo& info = ctx.AddBuffer(b, ctx.Fresh(b->name));
     info.shared = &it->second;
     const inference::SharedLayout& l = it->second;
-    const int64_t rows = std::max(l.rows, scan.padded_rows.count(b.get())
-                                              ? scan.padded_rows.at(b.get())
-                                              : int64_t{0});
+    const int64_t rows = std::max(
+        l.rows, scan.padded_rows.count(b.get()) ? scan.padded_rows.at(b.get()) : int64_t{0});
     info.bytes = std::max(*n, rows * l.cols) * ElemBytes(b->dtype);
     if (stages.count(b.get())) {
       info.stages = stages.at(b.get());
@@ -467,10 +465,9 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
             ? absl::StrCat("tl::Swizzled<", rows, ", ", l.cols, ", ", l.elem_bytes, ">")
             : absl::StrCat("tl::RowMajor<", rows, ", ", l.cols, ">");
     smem_lines.push_back(absl::StrCat("using ", info.layout_type, " = ", type, ";"));
-    smem_lines.push_back(absl::StrCat(info.ctype, "* ", info.name, " = reinterpret_cast<",
-                                      info.ctype, "*>(", smem, " + ", offset, ");  // ",
-                                      Sv(ir::DTypeName(b->dtype)), "[",
-                                      absl::StrJoin(l.shape, ", "), "]"));
+    smem_lines.push_back(absl::StrCat(
+        info.ctype, "* ", info.name, " = reinterpret_cast<", info.ctype, "*>(", smem, " + ", offset,
+        ");  // ", Sv(ir::DTypeName(b->dtype)), "[", absl::StrJoin(l.shape, ", "), "]"));
     offset = AlignUp(offset + info.bytes * info.stages, kSmemAlign);
   }
   const int64_t scratch_offset = offset;
@@ -487,10 +484,10 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
       ctx.scratch_bytes() > 0 ? AlignUp(scratch_offset + ctx.scratch_bytes(), 16) : offset;
   out.smem_bytes = smem_bytes;
   if (smem_bytes > ctx.target().info.shared_memory_per_block) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        out.name, " needs ", smem_bytes, " bytes of shared memory; ", Sv(ctx.target().name()),
-        " allows ", ctx.target().info.shared_memory_per_block,
-        " per block (use smaller tiles or fewer pipeline stages)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(out.name, " needs ", smem_bytes, " bytes of shared memory; ",
+                     Sv(ctx.target().name()), " allows ", ctx.target().info.shared_memory_per_block,
+                     " per block (use smaller tiles or fewer pipeline stages)"));
   }
 
   // Block indices, remapped by T.use_swizzle.
@@ -512,8 +509,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
     prologue.Line(absl::StrCat("tl::rasterize(", ctx.Expr(swizzle->panel_size), ", ",
                                swizzle->column_major ? "true" : "false", ", ",
                                ctx.var_names().at(k.block_vars[0].get()), ", ",
-                               ctx.var_names().at(k.block_vars[1].get()),
-                               ");  // T.use_swizzle"));
+                               ctx.var_names().at(k.block_vars[1].get()), ");  // T.use_swizzle"));
   }
 
   // Assemble.
@@ -545,13 +541,13 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
 
 }  // namespace
 
-absl::StatusOr<CudaSource> EmitCuda(const ir::Program& program,
-                                    const inference::LayoutPlan& plan, const CudaTarget& target) {
+absl::StatusOr<CudaSource> EmitCuda(const ir::Program& program, const inference::LayoutPlan& plan,
+                                    const CudaTarget& target) {
   for (const ir::TileParam& t : program.tile_params) {
     if (!t.value) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "tile parameter ", t.var->name, " is unbound; bind it with -D ", t.var->name,
-          "=<value>"));
+      return absl::FailedPreconditionError(absl::StrCat("tile parameter ", t.var->name,
+                                                        " is unbound; bind it with -D ",
+                                                        t.var->name, "=<value>"));
     }
   }
   CudaSource out;
@@ -589,9 +585,9 @@ absl::StatusOr<CudaSource> EmitCuda(const ir::Program& program,
       out.kernels.push_back(std::move(kernel));
       continue;
     }
-    return absl::UnimplementedError(absl::StrCat(
-        "a statement outside every T.Kernel (", ir::PrintStmt(s), ") is not supported on ",
-        Sv(target.name())));
+    return absl::UnimplementedError(absl::StrCat("a statement outside every T.Kernel (",
+                                                 ir::PrintStmt(s), ") is not supported on ",
+                                                 Sv(target.name())));
   }
   out.code = file.text();
   return out;

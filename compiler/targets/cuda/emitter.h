@@ -78,8 +78,8 @@ struct CudaSource {
   std::vector<CudaWorkspace> workspaces;
 };
 
-absl::StatusOr<CudaSource> EmitCuda(const ir::Program& program,
-                                    const inference::LayoutPlan& plan, const CudaTarget& target);
+absl::StatusOr<CudaSource> EmitCuda(const ir::Program& program, const inference::LayoutPlan& plan,
+                                    const CudaTarget& target);
 
 }  // namespace tilec::cuda
 

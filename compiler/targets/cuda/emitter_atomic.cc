@@ -32,8 +32,8 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
   const auto* a = s->as<ir::AtomicAddNode>();
   const ir::Buffer& db = a->dst.buffer;
   if (!AtomicType(db->dtype)) {
-    return ctx.Unimplemented(absl::StrCat("T.atomic_add into ", Sv(ir::DTypeName(db->dtype)), " (",
-                                          db->name, ")"));
+    return ctx.Unimplemented(
+        absl::StrCat("T.atomic_add into ", Sv(ir::DTypeName(db->dtype)), " (", db->name, ")"));
   }
   if (db->scope != ir::Scope::kGlobal && db->scope != ir::Scope::kShared) {
     return ctx.Unimplemented(absl::StrCat("T.atomic_add into a ", Sv(ir::ScopeName(db->scope)),
@@ -44,11 +44,10 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
     std::string value = ctx.Convert(ctx.Emit(a->value), a->value->dtype, db->dtype).text;
     SlotLoop* loop = ctx.slot_loop();
     std::string guard = loop ? loop->replica_guard : "tx == 0";
-    std::string cond = Join({guard, db->scope == ir::Scope::kGlobal
-                                        ? InBounds(ctx, db, a->dst.mins)
-                                        : ""});
-    std::string line = absl::StrCat("tl::atomic_add(", ctx.Address(db, a->dst.mins), ", ",
-                                    value, ");");
+    std::string cond =
+        Join({guard, db->scope == ir::Scope::kGlobal ? InBounds(ctx, db, a->dst.mins) : ""});
+    std::string line =
+        absl::StrCat("tl::atomic_add(", ctx.Address(db, a->dst.mins), ", ", value, ");");
     if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
     ctx.w().Line(line);
     return ctx.status();
@@ -61,7 +60,8 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
   const ir::Region& src = *a->src;
   const ir::Buffer& sb = src.buffer;
   std::vector<ir::Var> vars;
-  for (size_t d = 0; d < layout.shape.size(); ++d) vars.push_back(ir::MakeVar(absl::StrCat("i", d)));
+  for (size_t d = 0; d < layout.shape.size(); ++d)
+    vars.push_back(ir::MakeVar(absl::StrCat("i", d)));
   SlotLoop loop;
   for (const ir::Var& v : vars) loop.vars.push_back(v.get());
   ctx.SlotLoopOver(layout, loop, [&](const std::vector<std::string>& logical) {

@@ -87,8 +87,7 @@ void ScalarElement(EmitContext& ctx, const ir::Region& src, const ir::Region& ds
 
 // Every thread copies the whole region (a per-thread side).
 absl::Status SerialCopy(EmitContext& ctx, const ir::CopyNode* c) {
-  const ir::Region& iter_region =
-      PerThread(c->dst.buffer->scope) ? c->dst : c->src;
+  const ir::Region& iter_region = PerThread(c->dst.buffer->scope) ? c->dst : c->src;
   std::vector<int64_t> shape;
   for (const ir::Expr& e : iter_region.extents) {
     auto v = ConstValue(e);
@@ -131,9 +130,8 @@ absl::Status ExchangeCopy(EmitContext& ctx, const ir::CopyNode* c) {
       auto m = ConstValue(r->mins[d]);
       auto e = ConstValue(r->extents[d]);
       if (!m || *m != 0 || !e || *e != ls->shape[d]) {
-        return ctx.Unimplemented(
-            absl::StrCat("T.copy between parts of fragments ", sb->name, " and ", db->name,
-                         " with different layouts"));
+        return ctx.Unimplemented(absl::StrCat("T.copy between parts of fragments ", sb->name,
+                                              " and ", db->name, " with different layouts"));
       }
     }
   }
@@ -161,8 +159,8 @@ absl::Status ExchangeCopy(EmitContext& ctx, const ir::CopyNode* c) {
     for (const ir::Var& v : vars) loop.vars.push_back(v.get());
     ctx.SlotLoopOver(*ls, loop, [&](const std::vector<std::string>& logical) {
       BindIterVars(ctx, vars, logical, ls->shape);
-      std::string value = ctx.Convert({ctx.Access(sb, VarExprs(vars)), 0}, sb->dtype,
-                                      db->dtype).text;
+      std::string value =
+          ctx.Convert({ctx.Access(sb, VarExprs(vars)), 0}, sb->dtype, db->dtype).text;
       std::string line = absl::StrCat(buf, "[", flat(vars), "] = ", value, ";");
       if (!loop.replica_guard.empty()) line = absl::StrCat("if (", loop.replica_guard, ") ", line);
       ctx.w().Line(line);
@@ -176,8 +174,7 @@ absl::Status ExchangeCopy(EmitContext& ctx, const ir::CopyNode* c) {
     for (const ir::Var& v : vars) loop.vars.push_back(v.get());
     ctx.SlotLoopOver(*ld, loop, [&](const std::vector<std::string>& logical) {
       BindIterVars(ctx, vars, logical, ld->shape);
-      ctx.w().Line(absl::StrCat(ctx.Access(db, VarExprs(vars)), " = ", buf, "[", flat(vars),
-                                "];"));
+      ctx.w().Line(absl::StrCat(ctx.Access(db, VarExprs(vars)), " = ", buf, "[", flat(vars), "];"));
     });
   }
   ctx.AfterShared(r);
@@ -232,8 +229,8 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
   }
   // Vector runs: one group of v slots per iteration.
   const bool async = (ctx.in_pipeline() || ctx.staged_copy()) &&
-                     ctx.target().info.supports_cp_async &&
-                     sb->scope == Scope::kGlobal && db->scope == Scope::kShared;
+                     ctx.target().info.supports_cp_async && sb->scope == Scope::kGlobal &&
+                     db->scope == Scope::kShared;
   SlotLoop loop;
   for (const ir::Var& x : vars) loop.vars.push_back(x.get());
   loop.layout = &layout;
@@ -241,8 +238,8 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
   loop.replica_guard = ctx.ReplicaGuard(layout);
   const std::string g = ctx.Fresh("g");
   ctx.w().Line("#pragma unroll");
-  ctx.w().Open(absl::StrCat("for (int ", g, " = 0; ", g, " < ", layout.local_size / v, "; ++", g,
-                            ")"));
+  ctx.w().Open(
+      absl::StrCat("for (int ", g, " = 0; ", g, " < ", layout.local_size / v, "; ++", g, ")"));
   ctx.slot_loops().push_back(&loop);
   ctx.w().Line(absl::StrCat("const int ", loop.slot, " = ", g, " * ", v, ";"));
   std::vector<std::string> conds;
@@ -262,14 +259,13 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
   std::string src_ptr = ctx.Address(sb, si);
   std::string dst_ptr = ctx.Address(db, di);
   std::vector<std::string> fast;
-  for (const auto& [b, idx, ptr] :
-       {std::tuple{sb, si, src_ptr}, std::tuple{db, di, dst_ptr}}) {
+  for (const auto& [b, idx, ptr] : {std::tuple{sb, si, src_ptr}, std::tuple{db, di, dst_ptr}}) {
     if (b->scope != Scope::kGlobal) continue;
     fast.push_back(InBounds(ctx, b, idx, v - 1));
     // Tensors are 16-byte aligned (artifact.h): the run is aligned when its
     // element offset is a known multiple of the vector.
-    const int64_t known = inference::KnownPow2Divisor(EmitContext::RowMajorIndex(b, idx),
-                                                      {{vars.back().get(), v}});
+    const int64_t known =
+        inference::KnownPow2Divisor(EmitContext::RowMajorIndex(b, idx), {{vars.back().get(), v}});
     if ((known * ElemBytes(b->dtype)) % bytes != 0) {
       fast.push_back(absl::StrCat("tl::is_aligned<", bytes, ">(", ptr, ")"));
     }
@@ -315,8 +311,7 @@ absl::Status LowerCopy(EmitContext& ctx, const ir::Stmt& s) {
   return LowerCopyAs(ctx, *s->as<ir::CopyNode>(), s.get());
 }
 
-absl::Status LowerCopyAs(EmitContext& ctx, const ir::CopyNode& copy,
-                         const ir::StmtNode* plan_key) {
+absl::Status LowerCopyAs(EmitContext& ctx, const ir::CopyNode& copy, const ir::StmtNode* plan_key) {
   const ir::CopyNode* c = &copy;
   if (PerThread(c->src.buffer->scope) || PerThread(c->dst.buffer->scope)) {
     return SerialCopy(ctx, c);
@@ -350,8 +345,8 @@ absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s) {
       auto n = ConstValue(b->shape[d]);
       if (m && e && n && *m == 0 && *e >= *n) continue;
       conds.push_back(absl::StrCat(ctx.Expr(vars[d]), " >= ", ctx.Emit(r.mins[d]).text));
-      conds.push_back(absl::StrCat(ctx.Expr(vars[d]), " < ",
-                                   ctx.Emit(AddI(r.mins[d], r.extents[d])).text));
+      conds.push_back(
+          absl::StrCat(ctx.Expr(vars[d]), " < ", ctx.Emit(AddI(r.mins[d], r.extents[d])).text));
     }
     return JoinConds(conds);
   };
@@ -378,8 +373,8 @@ absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s) {
   std::string fill = ctx.Fresh("fill");
   ctx.w().Line(absl::StrCat("const ", CType(b->dtype), " ", fill, " = ", value, ";"));
   if (per_thread) {
-    ctx.w().Open(absl::StrCat("for (int ", fv, " = 0; ", fv, " < ", ctx.Expr(total), "; ++", fv,
-                              ")"));
+    ctx.w().Open(
+        absl::StrCat("for (int ", fv, " = 0; ", fv, " < ", ctx.Expr(total), "; ++", fv, ")"));
   } else {
     ctx.w().Open(absl::StrCat("for (int ", fv, " = tx; ", fv, " < ", ctx.Expr(total), "; ", fv,
                               " += ", ctx.threads(), ")"));

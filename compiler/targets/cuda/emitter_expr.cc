@@ -326,9 +326,8 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
         switch (n->fn) {
           case ir::CallFn::kAbs: return Call("tl::iabs", args);
           case ir::CallFn::kCeilDiv:
-            return Call(IsNarrowInt(t) ? absl::StrCat("tl::ceildiv<", CType(t), ">")
-                                       : "tl::ceildiv",
-                        args);
+            return Call(
+                IsNarrowInt(t) ? absl::StrCat("tl::ceildiv<", CType(t), ">") : "tl::ceildiv", args);
           case ir::CallFn::kFloor:
           case ir::CallFn::kCeil:
           case ir::CallFn::kRound: return args[0];
@@ -441,10 +440,8 @@ std::optional<std::pair<int64_t, int64_t>> EmitContext::Range(const ir::Expr& e)
       if (rb->first != rb->second || rb->first <= 0 || ra->first < 0) return std::nullopt;
       if (ra->second < rb->first) return ra;
       return R{0, rb->first - 1};
-    case BinaryOp::kMin:
-      return R{std::min(ra->first, rb->first), std::min(ra->second, rb->second)};
-    case BinaryOp::kMax:
-      return R{std::max(ra->first, rb->first), std::max(ra->second, rb->second)};
+    case BinaryOp::kMin: return R{std::min(ra->first, rb->first), std::min(ra->second, rb->second)};
+    case BinaryOp::kMax: return R{std::max(ra->first, rb->first), std::max(ra->second, rb->second)};
     default: return std::nullopt;
   }
 }
@@ -543,8 +540,7 @@ std::string EmitContext::Access(const ir::Buffer& b, const std::vector<ir::Expr>
   }
   switch (b->scope) {
     case ir::Scope::kVar: return info->name;
-    case ir::Scope::kFragment:
-      return absl::StrCat(info->name, "[", FragmentSlot(b, indices), "]");
+    case ir::Scope::kFragment: return absl::StrCat(info->name, "[", FragmentSlot(b, indices), "]");
     case ir::Scope::kShared:
       return absl::StrCat(SharedBase(*info), "[", FlatIndex(b, indices), "]");
     case ir::Scope::kGlobal:

@@ -67,14 +67,15 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   const bool f16 = a->dtype == ir::DType::kFloat16 && b->dtype == ir::DType::kFloat16;
   const bool bf16 = a->dtype == ir::DType::kBFloat16 && b->dtype == ir::DType::kBFloat16;
   if ((!f16 && !bf16) || c->dtype != ir::DType::kFloat32) {
-    return ctx.Unimplemented(absl::StrCat(
-        shape, " with ", Sv(ir::DTypeName(a->dtype)), " x ", Sv(ir::DTypeName(b->dtype)), " -> ",
-        Sv(ir::DTypeName(c->dtype)), " (tensor-core gemm takes float16 or bfloat16 operands with a "
-        "float32 accumulator)"));
+    return ctx.Unimplemented(
+        absl::StrCat(shape, " with ", Sv(ir::DTypeName(a->dtype)), " x ",
+                     Sv(ir::DTypeName(b->dtype)), " -> ", Sv(ir::DTypeName(c->dtype)),
+                     " (tensor-core gemm takes float16 or bfloat16 operands with a "
+                     "float32 accumulator)"));
   }
   if (c->scope != ir::Scope::kFragment) {
-    return ctx.Unimplemented(absl::StrCat(shape, " accumulating into a ",
-                                          Sv(ir::ScopeName(c->scope)), " buffer"));
+    return ctx.Unimplemented(
+        absl::StrCat(shape, " accumulating into a ", Sv(ir::ScopeName(c->scope)), " buffer"));
   }
   if (b->scope != ir::Scope::kShared || !bs->whole) {
     return ctx.Unimplemented(absl::StrCat(shape, " with B not a whole shared buffer"));
@@ -89,8 +90,8 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     return ctx.Unimplemented(absl::StrCat(
         shape, " over ", ctx.threads() / 32, " warps (", p.warps_m, " x ", p.warps_n,
         "): K must be a multiple of 16, and a tile that does not split into whole mma tiles "
-        "(M a multiple of 16 * ", p.warps_m, ", N of 8 * ", p.warps_n,
-        ") needs A and B stored with M and N as their rows"));
+        "(M a multiple of 16 * ",
+        p.warps_m, ", N of 8 * ", p.warps_n, ") needs A and B stored with M and N as their rows"));
   }
   const inference::FragmentLayout* cl = ctx.FragmentOf(c.get());
   if (!cl || !inference::SameLayout(*cl, inference::MmaAccumulator(m, n, p))) {
@@ -128,18 +129,17 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     // gemm_rs does not read LayoutA; pass B's so the template is complete.
     layout_a = bi->layout_type;
   } else {
-    return ctx.Unimplemented(absl::StrCat(shape, " with A in ", Sv(ir::ScopeName(a->scope)),
-                                          " memory"));
+    return ctx.Unimplemented(
+        absl::StrCat(shape, " with A in ", Sv(ir::ScopeName(a->scope)), " memory"));
   }
   if (mp != m || np != n) {
     ctx.w().Line(absl::StrCat("// padded to whole mma tiles: ", mp, " x ", np,
                               " (the extra rows of C are never read)"));
   }
-  ctx.w().Line(absl::StrCat(fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
-                            g->transpose_a ? "true" : "false", ", ",
-                            g->transpose_b ? "true" : "false", ", ", layout_a, ", ",
-                            bi->layout_type, ">(", a_arg, ", ", ctx.SharedBase(*bi), ", ",
-                            ci->name, ");"));
+  ctx.w().Line(absl::StrCat(
+      fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
+      g->transpose_a ? "true" : "false", ", ", g->transpose_b ? "true" : "false", ", ", layout_a,
+      ", ", bi->layout_type, ">(", a_arg, ", ", ctx.SharedBase(*bi), ", ", ci->name, ");"));
   return ctx.status();
 }
 

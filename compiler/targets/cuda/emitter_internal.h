@@ -34,9 +34,9 @@ namespace tilec::cuda {
 class CodeWriter {
  public:
   void Line(absl::string_view text);
-  void Open(absl::string_view head);  // "head {" and one level in
+  void Open(absl::string_view head);        // "head {" and one level in
   void Close(absl::string_view tail = "");  // one level out and "}tail"
-  void Else();  // "} else {" between two levels
+  void Else();                              // "} else {" between two levels
   void Blank();
   void Indent(int delta);
   // Appends text produced by another writer started at indent 0, re-indented
@@ -301,8 +301,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
 absl::Status LowerCopy(EmitContext& ctx, const ir::Stmt& s);
 // Lowers `copy` with the loop partition the plan gives `plan_key` (a copy
 // the emitter rewrote, e.g. shifted to a later pipeline iteration).
-absl::Status LowerCopyAs(EmitContext& ctx, const ir::CopyNode& copy,
-                         const ir::StmtNode* plan_key);
+absl::Status LowerCopyAs(EmitContext& ctx, const ir::CopyNode& copy, const ir::StmtNode* plan_key);
 absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s);
 absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s);
 absl::Status LowerReduce(EmitContext& ctx, const ir::Stmt& s);

@@ -191,8 +191,8 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   // being read.
   ctx.BeforeShared(staged);
   const std::string n = Hoist(ctx, absl::StrCat(f->var->name, "_iters"), ctx.Expr(f->extent));
-  ctx.w().Line(absl::StrCat("// T.Pipelined over ", f->var->name, ", ", S,
-                            " stages: copies run ", S - 1, " iterations ahead"));
+  ctx.w().Line(absl::StrCat("// T.Pipelined over ", f->var->name, ", ", S, " stages: copies run ",
+                            S - 1, " iterations ahead"));
   // Declares `<buffer><suffix> = <buffer> + stage * <elements>` for every staged
   // buffer and makes accesses use it.
   auto DeclareStages = [&](const std::string& stage, absl::string_view suffix) {

@@ -42,8 +42,7 @@ std::pair<int64_t, int64_t> IntRange(DType t) {
     case DType::kInt16: return {-32768, 32767};
     case DType::kInt64:
       return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
-    default:
-      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
   }
 }
 
@@ -117,11 +116,11 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   const DType dt = r->dst->dtype;
   const ReduceKind kind = r->reduce_kind;
   if (dt == DType::kFloat64 || dt == DType::kInt64) {
-    return ctx.Unimplemented(absl::StrCat("T.reduce into ", Sv(ir::DTypeName(dt)), " fragment ",
-                                          r->dst->name));
+    return ctx.Unimplemented(
+        absl::StrCat("T.reduce into ", Sv(ir::DTypeName(dt)), " fragment ", r->dst->name));
   }
-  const std::string what = absl::StrCat("T.reduce_", Sv(ir::ReduceKindName(kind)), "(", r->src->name,
-                                        " -> ", r->dst->name, ", dim=", r->dim, ")");
+  const std::string what = absl::StrCat("T.reduce_", Sv(ir::ReduceKindName(kind)), "(",
+                                        r->src->name, " -> ", r->dst->name, ", dim=", r->dim, ")");
   const int64_t threads = f->threads;
   // 1. The destination slot of every source slot (thread-independent).
   std::vector<int64_t> table(f->local_size, -1);
@@ -217,8 +216,8 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   ctx.w().Line(absl::StrCat("// ", what, ": ", f->kind, " -> ", g->kind));
   ctx.w().Line(absl::StrCat(ct, " ", red, "[", ls, "];"));
   ctx.w().Line("#pragma unroll");
-  ctx.w().Line(absl::StrCat("for (int k = 0; k < ", ls, "; ++k) ", red, "[k] = ",
-                            Identity(kind, dt), ";"));
+  ctx.w().Line(
+      absl::StrCat("for (int k = 0; k < ", ls, "; ++k) ", red, "[k] = ", Identity(kind, dt), ";"));
   {
     bool identity = true;
     for (int64_t s = 0; s < f->local_size; ++s) identity = identity && table[s] == s;
@@ -233,13 +232,13 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     }
     std::string k = identity ? slot : absl::StrCat(map, "[", slot, "]");
     ctx.w().Line("#pragma unroll");
-    ctx.w().Open(absl::StrCat("for (int ", slot, " = 0; ", slot, " < ", f->local_size, "; ++",
-                              slot, ")"));
-    std::string x = ctx.Convert({absl::StrCat(si->name, "[", slot, "]"), 0}, r->src->dtype, dt)
-                        .text;
+    ctx.w().Open(
+        absl::StrCat("for (int ", slot, " = 0; ", slot, " < ", f->local_size, "; ++", slot, ")"));
+    std::string x =
+        ctx.Convert({absl::StrCat(si->name, "[", slot, "]"), 0}, r->src->dtype, dt).text;
     if (IsAbs(kind)) x = Abs(x, dt);
-    std::string line =
-        absl::StrCat(red, "[", k, "] = ", Combine(kind, dt, absl::StrCat(red, "[", k, "]"), x), ";");
+    std::string line = absl::StrCat(
+        red, "[", k, "] = ", Combine(kind, dt, absl::StrCat(red, "[", k, "]"), x), ";");
     if (f->valid) {
       line = absl::StrCat("if (", ctx.LayoutExprText(*f, f->valid, slot), ") ", line);
     }
@@ -250,26 +249,27 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   for (int b : bits) (b < 5 ? lane_bits : warp_bits).push_back(b);
   if (!lane_bits.empty()) {
     bool consecutive = true;
-    for (size_t i = 0; i < lane_bits.size(); ++i) consecutive &= lane_bits[i] == static_cast<int>(i);
-    const bool builtin = consecutive && (dt == DType::kFloat32 || dt == DType::kInt32) &&
-                         !IsAbs(kind);
+    for (size_t i = 0; i < lane_bits.size(); ++i)
+      consecutive &= lane_bits[i] == static_cast<int>(i);
+    const bool builtin =
+        consecutive && (dt == DType::kFloat32 || dt == DType::kInt32) && !IsAbs(kind);
     ctx.w().Line("#pragma unroll");
     ctx.w().Open(absl::StrCat("for (int k = 0; k < ", ls, "; ++k)"));
     if (builtin) {
-      const char* op = kind == ReduceKind::kSum ? "tl::SumOp"
+      const char* op = kind == ReduceKind::kSum   ? "tl::SumOp"
                        : kind == ReduceKind::kMax ? "tl::MaxOp"
                                                   : "tl::MinOp";
-      ctx.w().Line(absl::StrCat(red, "[k] = tl::warp_allreduce<", op, ", ",
-                                1 << lane_bits.size(), ">(", red, "[k]);"));
+      ctx.w().Line(absl::StrCat(red, "[k] = tl::warp_allreduce<", op, ", ", 1 << lane_bits.size(),
+                                ">(", red, "[k]);"));
     } else {
       for (int b : lane_bits) {
-        ctx.w().Line(absl::StrCat(red, "[k] = ",
-                                  Combine(kind == ReduceKind::kAbsSum   ? ReduceKind::kSum
-                                          : kind == ReduceKind::kAbsMax ? ReduceKind::kMax
-                                                                        : kind,
-                                          dt, absl::StrCat(red, "[k]"),
-                                          Shuffle(dt, absl::StrCat(red, "[k]"), 1 << b)),
-                                  ";"));
+        ctx.w().Line(absl::StrCat(
+            red, "[k] = ",
+            Combine(kind == ReduceKind::kAbsSum   ? ReduceKind::kSum
+                    : kind == ReduceKind::kAbsMax ? ReduceKind::kMax
+                                                  : kind,
+                    dt, absl::StrCat(red, "[k]"), Shuffle(dt, absl::StrCat(red, "[k]"), 1 << b)),
+            ";"));
       }
     }
     ctx.w().Close();
@@ -305,20 +305,20 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
                               absl::StrJoin(partners, ", "), "};  // warps sharing a row"));
     ctx.w().Line("#pragma unroll");
     ctx.w().Open(absl::StrCat("for (int k = 0; k < ", ls, "; ++k)"));
-    ctx.w().Line(absl::StrCat(ct, " v = ", buf, "[k * ", threads, " + ((tx & ~", mask, ") | ",
-                              list, "[0])];"));
+    ctx.w().Line(absl::StrCat(ct, " v = ", buf, "[k * ", threads, " + ((tx & ~", mask, ") | ", list,
+                              "[0])];"));
     ctx.w().Line("#pragma unroll");
-    ctx.w().Line(absl::StrCat("for (int p = 1; p < ", partners.size(), "; ++p) v = ",
-                              Combine(merge, dt, "v",
-                                      absl::StrCat(buf, "[k * ", threads, " + ((tx & ~", mask,
-                                                   ") | ", list, "[p])]")),
-                              ";"));
+    ctx.w().Line(absl::StrCat(
+        "for (int p = 1; p < ", partners.size(), "; ++p) v = ",
+        Combine(merge, dt, "v",
+                absl::StrCat(buf, "[k * ", threads, " + ((tx & ~", mask, ") | ", list, "[p])]")),
+        ";"));
     ctx.w().Line(absl::StrCat(red, "[k] = v;"));
     ctx.w().Close();
     ctx.AfterShared(rd);
   }
   // 4. Store.
-  const ReduceKind merge = kind == ReduceKind::kAbsSum ? ReduceKind::kSum
+  const ReduceKind merge = kind == ReduceKind::kAbsSum   ? ReduceKind::kSum
                            : kind == ReduceKind::kAbsMax ? ReduceKind::kMax
                                                          : kind;
   std::string old = absl::StrCat(di->name, "[k]");
@@ -352,7 +352,7 @@ absl::Status SerialReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   auto body = [&]() {
     std::string acc = ctx.Fresh("acc");
     std::string old = ctx.Access(dst, std::vector<ir::Expr>(vars.begin(), vars.end()));
-    const ReduceKind merge = kind == ReduceKind::kAbsSum ? ReduceKind::kSum
+    const ReduceKind merge = kind == ReduceKind::kAbsSum   ? ReduceKind::kSum
                              : kind == ReduceKind::kAbsMax ? ReduceKind::kMax
                                                            : kind;
     const bool accumulate = merge == ReduceKind::kSum;
@@ -402,8 +402,8 @@ absl::Status SerialReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   for (const ir::Expr& e : dst->shape) total *= ConstValue(e).value_or(1);
   std::string f = ctx.Fresh("f");
   if (dst->scope == ir::Scope::kShared) {
-    ctx.w().Open(absl::StrCat("for (int ", f, " = tx; ", f, " < ", total, "; ", f, " += ",
-                              ctx.threads(), ")"));
+    ctx.w().Open(absl::StrCat("for (int ", f, " = tx; ", f, " < ", total, "; ", f,
+                              " += ", ctx.threads(), ")"));
   } else {
     ctx.w().Open(absl::StrCat("for (int ", f, " = 0; ", f, " < ", total, "; ++", f, ")"));
   }
@@ -511,8 +511,7 @@ absl::Status LowerCumsum(EmitContext& ctx, const ir::Stmt& s) {
   // buffers: every line in every thread).
   std::string line = ctx.Fresh("line");
   if (per_thread) {
-    ctx.w().Open(absl::StrCat("for (int ", line, " = 0; ", line, " < ", lines, "; ++", line,
-                              ")"));
+    ctx.w().Open(absl::StrCat("for (int ", line, " = 0; ", line, " < ", lines, "; ++", line, ")"));
   } else {
     ctx.w().Open(absl::StrCat("for (int ", line, " = tx; ", line, " < ", lines, "; ", line,
                               " += ", ctx.threads(), ")"));

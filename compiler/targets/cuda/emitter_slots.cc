@@ -47,8 +47,8 @@ bool BindSlot(const SlotLoop& loop, int64_t thread, int64_t slot,
 
 }  // namespace
 
-std::string EmitContext::LayoutExprText(const inference::FragmentLayout& layout,
-                                        const ir::Expr& e, const std::string& slot) {
+std::string EmitContext::LayoutExprText(const inference::FragmentLayout& layout, const ir::Expr& e,
+                                        const std::string& slot) {
   std::map<const ir::VarNode*, ir::Expr> map;
   ir::Var tx = ir::MakeVar("tx");
   ir::Var s = ir::MakeVar(slot);
@@ -183,7 +183,8 @@ std::string EmitContext::FragmentSlot(const ir::Buffer& frag,
     if (everywhere || evaluable) return dynamic();
     Fail(Internal(absl::StrCat("cannot tell which slot of fragment ", frag->name,
                                " an access with indices depending on values unknown at compile "
-                               "time reads (", g->ToString(), ")")));
+                               "time reads (",
+                               g->ToString(), ")")));
     return "0";
   }
   bool identity = true;

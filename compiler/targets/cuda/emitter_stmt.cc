@@ -106,7 +106,7 @@ bool HasAsyncCopy(const ir::Stmt& s) {
   struct V : ir::IRVisitor {
     bool found = false;
     void Visit(const ir::Stmt& s) override {
-    if (!s) return;
+      if (!s) return;
       if (const auto* c = s->as<ir::CopyNode>()) {
         if (c->src.buffer->scope == ir::Scope::kGlobal &&
             c->dst.buffer->scope == ir::Scope::kShared) {
@@ -184,8 +184,8 @@ absl::Status EmitParallelNest(EmitContext& ctx, const ir::ForNode* f) {
     }
     auto m = ConstValue(loop->min);
     if (!m) {
-      return ctx.Unimplemented(absl::StrCat("a T.Parallel loop over ", loop->var->name,
-                                            " with a non-constant start"));
+      return ctx.Unimplemented(
+          absl::StrCat("a T.Parallel loop over ", loop->var->name, " with a non-constant start"));
     }
     mins.push_back(*m);
     cur = loop->body.get();
@@ -246,8 +246,8 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
           }
           BufferInfo& info = AddBuffer(b, Fresh(b->name));
           info.fragment = l;
-          w().Line(absl::StrCat(info.ctype, " ", info.name, "[", l->local_size, "];  // ",
-                                l->kind));
+          w().Line(
+              absl::StrCat(info.ctype, " ", info.name, "[", l->local_size, "];  // ", l->kind));
           return status();
         }
         case ir::Scope::kLocal: {

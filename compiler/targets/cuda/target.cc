@@ -11,8 +11,8 @@ namespace tilec::cuda {
 CudaTarget CudaTarget::ForArch(CudaArch arch) {
   CudaTarget t;
   t.arch = arch;
-  t.info = arch == CudaArch::kSm90a ? inference::TargetInfo::Sm90a()
-                                     : inference::TargetInfo::Sm80();
+  t.info =
+      arch == CudaArch::kSm90a ? inference::TargetInfo::Sm90a() : inference::TargetInfo::Sm80();
   return t;
 }
 

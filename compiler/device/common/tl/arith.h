@@ -40,12 +40,8 @@ __device__ __forceinline__ T floormod(T a, T b) {
   const T r = static_cast<T>(a % b);
   return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
 }
-__device__ __forceinline__ float floormod(float a, float b) {
-  return a - tl::floor(a / b) * b;
-}
-__device__ __forceinline__ double floormod(double a, double b) {
-  return a - tl::floor(a / b) * b;
-}
+__device__ __forceinline__ float floormod(float a, float b) { return a - tl::floor(a / b) * b; }
+__device__ __forceinline__ double floormod(double a, double b) { return a - tl::floor(a / b) * b; }
 
 template <typename T>
 __device__ __forceinline__ T ceildiv(T a, T b) {

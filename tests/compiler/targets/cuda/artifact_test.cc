@@ -75,7 +75,9 @@ TEST(CudaArtifact, MetadataDescribesKernelsParametersAndConfig) {
       BuildCudaArtifact(*program, CudaTarget::ForArch(CudaArch::kSm80));
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_GE(a->cubin.size(), 4u);
-  EXPECT_EQ(a->cubin.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(a->cubin.substr(0, 4),
+            "\x7f"
+            "ELF");
   google::protobuf::Struct m = ParseJson(CudaArtifactMetadataJson(*a));
   EXPECT_EQ(Field(m, "schema").string_value(), "tilec.cuda.artifact.v1");
   EXPECT_EQ(Field(m, "program").string_value(), "elementwise_add");
@@ -130,8 +132,7 @@ TEST(CudaArtifact, DynamicDimsAppearAsExpressions) {
   const auto& x = Field(m, "params").list_value().values(0).struct_value();
   EXPECT_EQ(Strings(Field(x, "shape")), (std::vector<std::string>{"N"}));
   const auto& k = Field(m, "kernels").list_value().values(0).struct_value();
-  EXPECT_EQ(Strings(Field(k, "grid")),
-            (std::vector<std::string>{"T.ceildiv(N, 128)", "1", "1"}));
+  EXPECT_EQ(Strings(Field(k, "grid")), (std::vector<std::string>{"T.ceildiv(N, 128)", "1", "1"}));
   EXPECT_EQ(Strings(Field(k, "params")), (std::vector<std::string>{"X", "Y", "N"}));
 }
 

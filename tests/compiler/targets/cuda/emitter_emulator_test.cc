@@ -18,8 +18,7 @@
 #include "compiler/interp/interp.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/emitter.h"
-#include "compiler/targets/host/launch.h"
-#include "compiler/targets/host/toolchain.h"
+#include "compiler/targets/host/emulate.h"
 #include "gtest/gtest.h"
 #include "tests/testing/example_cases.h"
 
@@ -46,87 +45,10 @@ absl::StatusOr<ir::Program> CompileCase(const ExampleCase& c) {
   return p;
 }
 
-// Runs every kernel of `src` on the emulator over `args` (one tensor per
-// program parameter, updated in place), allocating zeroed workspaces.
 absl::Status RunOnEmulator(const ir::Program& program, const CudaSource& src,
                            std::vector<interp::Tensor>& args,
                            const std::map<std::string, int64_t>& dim_values = {}) {
-  absl::StatusOr<host::HostModule> module = host::CompileHost(src.code, host::HostOptions());
-  if (!module.ok()) return module.status();
-  std::map<const ir::VarNode*, int64_t> dims;
-  for (const ir::Var& d : program.dyn_dims) {
-    if (!dim_values.count(d->name)) return absl::InvalidArgumentError("missing dynamic dim");
-    dims[d.get()] = dim_values.at(d->name);
-  }
-  std::map<std::string, std::vector<uint8_t>> workspaces;
-  for (const CudaWorkspace& w : src.workspaces) {
-    std::optional<int64_t> bytes = inference::EvalInt(w.bytes, dims);
-    if (!bytes) return absl::InternalError("workspace size is not a constant");
-    workspaces[w.name].assign(static_cast<size_t>(*bytes), 0);
-  }
-  host::LaunchOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (program.params[i].tensor) {
-      options.buffers.push_back({args[i].mutable_bytes().data(), args[i].bytes().size(),
-                                 program.params[i].tensor->name});
-    }
-  }
-  for (auto& [name, bytes] : workspaces) options.buffers.push_back({bytes.data(), bytes.size(), name});
-  for (const CudaKernel& k : src.kernels) {
-    std::vector<std::unique_ptr<uint64_t>> values;  // storage for each argument value
-    std::vector<void*> ptrs;
-    size_t param = 0;
-    for (const CudaKernelParam& p : k.params) {
-      auto v = std::make_unique<uint64_t>(0);
-      switch (p.kind) {
-        case CudaKernelParam::Kind::kTensor: {
-          void* data = args[param++].mutable_bytes().data();
-          std::memcpy(v.get(), &data, sizeof data);
-          break;
-        }
-        case CudaKernelParam::Kind::kScalar: {
-          const interp::Tensor& t = args[param++];
-          if (p.dtype == ir::DType::kFloat32) {
-            float f = static_cast<float>(t.GetDouble(0));
-            std::memcpy(v.get(), &f, sizeof f);
-          } else if (p.dtype == ir::DType::kFloat64) {
-            double d = t.GetDouble(0);
-            std::memcpy(v.get(), &d, sizeof d);
-          } else {
-            int64_t x = t.GetInt(0);
-            std::memcpy(v.get(), &x, sizeof x);  // little-endian: narrower reads see the low bytes
-          }
-          break;
-        }
-        case CudaKernelParam::Kind::kWorkspace: {
-          void* data = workspaces.at(p.name).data();
-          std::memcpy(v.get(), &data, sizeof data);
-          break;
-        }
-        case CudaKernelParam::Kind::kDynDim: {
-          int32_t x = static_cast<int32_t>(dim_values.at(p.name));
-          std::memcpy(v.get(), &x, sizeof x);
-          break;
-        }
-      }
-      ptrs.push_back(v.get());
-      values.push_back(std::move(v));
-    }
-    host::Dim3 grid;
-    uint32_t* axes[] = {&grid.x, &grid.y, &grid.z};
-    for (size_t i = 0; i < k.grid.size(); ++i) {
-      std::optional<int64_t> g = inference::EvalInt(k.grid[i], dims);
-      if (!g) return absl::InternalError("grid extent is not a constant");
-      *axes[i] = static_cast<uint32_t>(*g);
-    }
-    host::Dim3 block{static_cast<uint32_t>(k.threads), 1, 1};
-    if (absl::Status st =
-            host::Launch(*module, k.name, grid, block, k.smem_bytes, ptrs, options);
-        !st.ok()) {
-      return st;
-    }
-  }
-  return absl::OkStatus();
+  return host::EmulateProgram(program, src, args, dim_values);
 }
 
 class EmulatedExample : public ::testing::TestWithParam<std::string> {};
@@ -166,8 +88,8 @@ TEST_P(EmulatedExample, MatchesTheInterpreter) {
   for (size_t i = 0; i < actual.size(); ++i) {
     if (!program->params[i].tensor) continue;
     const std::string& name = program->params[i].tensor->name;
-    absl::StatusOr<interp::CompareResult> cmp = interp::CompareTensors(
-        actual[i], expected[i], interp::DefaultTolerance(actual[i].dtype()));
+    absl::StatusOr<interp::CompareResult> cmp =
+        interp::CompareTensors(actual[i], expected[i], interp::DefaultTolerance(actual[i].dtype()));
     ASSERT_TRUE(cmp.ok()) << cmp.status();
     std::printf("  %s %s: %s\n", name.c_str(), actual[i].TypeString().c_str(),
                 cmp->Summary().c_str());

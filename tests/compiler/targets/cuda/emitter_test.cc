@@ -26,9 +26,9 @@ using ::testing::Not;
 using ::tilec::testing::ExampleCase;
 
 // A kernel written inline in TileLang, compiled by the frontend.
-absl::StatusOr<ir::Program> CompileSource(const std::string& text, const std::string& function,
-                                          const std::vector<std::pair<std::string, std::string>>&
-                                              bindings = {}) {
+absl::StatusOr<ir::Program> CompileSource(
+    const std::string& text, const std::string& function,
+    const std::vector<std::pair<std::string, std::string>>& bindings = {}) {
   frontend::Bindings b;
   for (const auto& [k, v] : bindings) b.Set(k, v);
   absl::StatusOr<ir::Program> p =
@@ -38,9 +38,9 @@ absl::StatusOr<ir::Program> CompileSource(const std::string& text, const std::st
   return p;
 }
 
-absl::StatusOr<ir::Program> CompileExample(const std::string& file, const std::string& function,
-                                           const std::vector<std::pair<std::string, std::string>>&
-                                               bindings) {
+absl::StatusOr<ir::Program> CompileExample(
+    const std::string& file, const std::string& function,
+    const std::vector<std::pair<std::string, std::string>>& bindings) {
   absl::StatusOr<std::string> text =
       ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + file);
   if (!text.ok()) return text.status();
@@ -105,10 +105,15 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleEmission, ::testing::ValuesIn(Cases())
 // 3 stages. Compiled only: zero spills, within the per-block shared memory,
 // tensor-core and ldmatrix instructions and no local memory in the SASS.
 TEST(DefaultGemm, CompilesWithoutSpillsForBothTargets) {
-  absl::StatusOr<ir::Program> program = CompileExample(
-      "gemm.py", "matmul",
-      {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"block_M", "128"}, {"block_N", "128"},
-       {"block_K", "32"}, {"threads", "128"}, {"num_stages", "3"}});
+  absl::StatusOr<ir::Program> program = CompileExample("gemm.py", "matmul",
+                                                       {{"M", "4096"},
+                                                        {"N", "4096"},
+                                                        {"K", "4096"},
+                                                        {"block_M", "128"},
+                                                        {"block_N", "128"},
+                                                        {"block_K", "32"},
+                                                        {"threads", "128"},
+                                                        {"num_stages", "3"}});
   ASSERT_TRUE(program.ok()) << program.status();
   for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
     CudaTarget target = CudaTarget::ForArch(arch);
@@ -137,10 +142,15 @@ TEST(DefaultGemm, CompilesWithoutSpillsForBothTargets) {
 
 // The generated GEMM has the shape docs/cuda_backend.md shows.
 TEST(DefaultGemm, SourceReadsLikeTheDocs) {
-  absl::StatusOr<ir::Program> program = CompileExample(
-      "gemm.py", "matmul",
-      {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"block_M", "128"}, {"block_N", "128"},
-       {"block_K", "32"}, {"threads", "128"}, {"num_stages", "3"}});
+  absl::StatusOr<ir::Program> program = CompileExample("gemm.py", "matmul",
+                                                       {{"M", "4096"},
+                                                        {"N", "4096"},
+                                                        {"K", "4096"},
+                                                        {"block_M", "128"},
+                                                        {"block_N", "128"},
+                                                        {"block_K", "32"},
+                                                        {"threads", "128"},
+                                                        {"num_stages", "3"}});
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
   ASSERT_TRUE(src.ok()) << src.status();
@@ -183,9 +193,9 @@ TEST(Registry, UnknownTargetNamesTheOperatorAndTarget) {
   EXPECT_EQ(fn.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(fn.status().message(), "T.gemm has no lowering for target sm_75");
   for (absl::string_view t : {"sm_80", "sm_90a"}) {
-    for (ir::StmtKind k : {ir::StmtKind::kCopy, ir::StmtKind::kFill, ir::StmtKind::kGemm,
-                           ir::StmtKind::kReduce, ir::StmtKind::kCumsum,
-                           ir::StmtKind::kAtomicAdd}) {
+    for (ir::StmtKind k :
+         {ir::StmtKind::kCopy, ir::StmtKind::kFill, ir::StmtKind::kGemm, ir::StmtKind::kReduce,
+          ir::StmtKind::kCumsum, ir::StmtKind::kAtomicAdd}) {
       EXPECT_TRUE(CudaLowerings().Find(k, t).ok()) << TileOpName(k) << " on " << t;
     }
   }
@@ -242,8 +252,8 @@ ir::Program FloatTruncMod() {
   ir::Buffer x = ir::MakeBuffer("X", ir::DType::kFloat32, {ir::IntImm(128)}, ir::Scope::kGlobal);
   ir::Buffer y = ir::MakeBuffer("Y", ir::DType::kFloat32, {ir::IntImm(128)}, ir::Scope::kGlobal);
   ir::Var i = ir::MakeVar("i");
-  ir::Stmt store = ir::Store(
-      y, {i}, ir::Binary(ir::BinaryOp::kMod, ir::Load(x, {i}), ir::FloatImm(0.75)));
+  ir::Stmt store =
+      ir::Store(y, {i}, ir::Binary(ir::BinaryOp::kMod, ir::Load(x, {i}), ir::FloatImm(0.75)));
   auto k = std::make_shared<ir::KernelNode>();
   k->grid = {ir::IntImm(1)};
   k->block_vars = {ir::MakeVar("bx")};
