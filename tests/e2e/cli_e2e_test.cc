@@ -184,5 +184,30 @@ TEST(CliE2E, ExitCodesScriptsBranchOn) {
   EXPECT_EQ(RunTilec({"stats"}).code, 2);
 }
 
+// TLS: a server with a certificate serves clients that trust it, and a
+// plaintext client cannot talk to it.
+TEST(CliE2E, TlsWithTheServersRoot) {
+  if (::access("/usr/bin/openssl", X_OK) != 0) GTEST_SKIP() << "openssl is not installed";
+  std::string dir = MakeTempDir("tls");
+  std::string cmd =
+      "/usr/bin/openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
+      " -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
+      dir + "/key.pem -out " + dir + "/cert.pem >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  Tilecd d;
+  ASSERT_TRUE(d.Start(
+      MakeTempDir("cache"),
+      {"--tls_cert=" + dir + "/cert.pem", "--tls_key=" + dir + "/key.pem", "--metrics_port=-1"}));
+  RunResult health = RunTilec({"health", "--server", d.address(), "--tls_ca", dir + "/cert.pem"});
+  EXPECT_EQ(health.code, 0) << health.err;
+  EXPECT_EQ(health.out, "SERVING\n");
+  RunResult stats =
+      RunTilec({"stats", "--json", "--server", d.address(), "--tls_ca", dir + "/cert.pem"});
+  EXPECT_EQ(stats.code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("\"compiler_version\""), std::string::npos) << stats.out;
+  RunResult plain = RunTilec({"health", "--server", d.address(), "--timeout_s", "5"});
+  EXPECT_EQ(plain.code, 69) << plain.err;
+}
+
 }  // namespace
 }  // namespace tilec::e2e
