@@ -104,8 +104,9 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   if (!ci || !bi || !ai) return ctx.Internal("T.gemm operand not declared");
   if (g->clear_accum) {
     ctx.w().Line("#pragma unroll");
-    ctx.w().Line(absl::StrCat("for (int i = 0; i < ", cl->local_size, "; ++i) ", ci->name,
-                              "[i] = 0.0f;  // clear_accum"));
+    const std::string i = ctx.Fresh("i");
+    ctx.w().Line(absl::StrCat("for (int ", i, " = 0; ", i, " < ", cl->local_size, "; ++", i, ") ",
+                              ci->name, "[", i, "] = 0.0f;  // clear_accum"));
   }
   std::string fn, a_arg, layout_a;
   if (a->scope == ir::Scope::kShared) {

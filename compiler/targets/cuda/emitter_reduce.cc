@@ -209,6 +209,8 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   // Emit.
   const std::string ct = CType(dt);
   const std::string red = ctx.Fresh(absl::StrCat(r->dst->name, "_red"));
+  // Loop and temporary names of this reduction.
+  const std::string kk = ctx.Fresh("k"), pp = ctx.Fresh("p"), vv = ctx.Fresh("v");
   const int64_t ls = g->local_size;
   BufferInfo* si = ctx.Info(r->src.get());
   BufferInfo* di = ctx.Info(r->dst.get());
@@ -216,8 +218,8 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   ctx.w().Line(absl::StrCat("// ", what, ": ", f->kind, " -> ", g->kind));
   ctx.w().Line(absl::StrCat(ct, " ", red, "[", ls, "];"));
   ctx.w().Line("#pragma unroll");
-  ctx.w().Line(
-      absl::StrCat("for (int k = 0; k < ", ls, "; ++k) ", red, "[k] = ", Identity(kind, dt), ";"));
+  ctx.w().Line(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", red, "[",
+                            kk, "] = ", Identity(kind, dt), ";"));
   {
     bool identity = true;
     for (int64_t s = 0; s < f->local_size; ++s) identity = identity && table[s] == s;
@@ -254,22 +256,22 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     const bool builtin =
         consecutive && (dt == DType::kFloat32 || dt == DType::kInt32) && !IsAbs(kind);
     ctx.w().Line("#pragma unroll");
-    ctx.w().Open(absl::StrCat("for (int k = 0; k < ", ls, "; ++k)"));
+    ctx.w().Open(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ")"));
     if (builtin) {
       const char* op = kind == ReduceKind::kSum   ? "tl::SumOp"
                        : kind == ReduceKind::kMax ? "tl::MaxOp"
                                                   : "tl::MinOp";
-      ctx.w().Line(absl::StrCat(red, "[k] = tl::warp_allreduce<", op, ", ", 1 << lane_bits.size(),
-                                ">(", red, "[k]);"));
+      ctx.w().Line(absl::StrCat(red, "[", kk, "] = tl::warp_allreduce<", op, ", ",
+                                1 << lane_bits.size(), ">(", red, "[", kk, "]);"));
     } else {
       for (int b : lane_bits) {
-        ctx.w().Line(absl::StrCat(
-            red, "[k] = ",
-            Combine(kind == ReduceKind::kAbsSum   ? ReduceKind::kSum
-                    : kind == ReduceKind::kAbsMax ? ReduceKind::kMax
-                                                  : kind,
-                    dt, absl::StrCat(red, "[k]"), Shuffle(dt, absl::StrCat(red, "[k]"), 1 << b)),
-            ";"));
+        ctx.w().Line(absl::StrCat(red, "[", kk, "] = ",
+                                  Combine(kind == ReduceKind::kAbsSum   ? ReduceKind::kSum
+                                          : kind == ReduceKind::kAbsMax ? ReduceKind::kMax
+                                                                        : kind,
+                                          dt, absl::StrCat(red, "[", kk, "]"),
+                                          Shuffle(dt, absl::StrCat(red, "[", kk, "]"), 1 << b)),
+                                  ";"));
       }
     }
     ctx.w().Close();
@@ -296,24 +298,25 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     ctx.w().Line(absl::StrCat(ct, "* ", buf, " = ", ctx.Scratch(ls * threads * ElemBytes(dt), ct),
                               ";  // [", ls, "][", threads, "]"));
     ctx.w().Line("#pragma unroll");
-    ctx.w().Line(absl::StrCat("for (int k = 0; k < ", ls, "; ++k) ", buf, "[k * ", threads,
-                              " + tx] = ", red, "[k];"));
+    ctx.w().Line(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", buf, "[",
+                              kk, " * ", threads, " + tx] = ", red, "[", kk, "];"));
     ctx.AfterShared(w);
     ctx.BeforeShared(rd);
     std::string list = ctx.Fresh("partner");
     ctx.w().Line(absl::StrCat("constexpr int ", list, "[", partners.size(), "] = {",
                               absl::StrJoin(partners, ", "), "};  // warps sharing a row"));
     ctx.w().Line("#pragma unroll");
-    ctx.w().Open(absl::StrCat("for (int k = 0; k < ", ls, "; ++k)"));
-    ctx.w().Line(absl::StrCat(ct, " v = ", buf, "[k * ", threads, " + ((tx & ~", mask, ") | ", list,
-                              "[0])];"));
+    ctx.w().Open(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ")"));
+    ctx.w().Line(absl::StrCat(ct, " ", vv, " = ", buf, "[", kk, " * ", threads, " + ((tx & ~", mask,
+                              ") | ", list, "[0])];"));
     ctx.w().Line("#pragma unroll");
-    ctx.w().Line(absl::StrCat(
-        "for (int p = 1; p < ", partners.size(), "; ++p) v = ",
-        Combine(merge, dt, "v",
-                absl::StrCat(buf, "[k * ", threads, " + ((tx & ~", mask, ") | ", list, "[p])]")),
-        ";"));
-    ctx.w().Line(absl::StrCat(red, "[k] = v;"));
+    ctx.w().Line(absl::StrCat("for (int ", pp, " = 1; ", pp, " < ", partners.size(), "; ++", pp,
+                              ") ", vv, " = ",
+                              Combine(merge, dt, vv,
+                                      absl::StrCat(buf, "[", kk, " * ", threads, " + ((tx & ~",
+                                                   mask, ") | ", list, "[", pp, "])]")),
+                              ";"));
+    ctx.w().Line(absl::StrCat(red, "[", kk, "] = ", vv, ";"));
     ctx.w().Close();
     ctx.AfterShared(rd);
   }
@@ -321,13 +324,14 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   const ReduceKind merge = kind == ReduceKind::kAbsSum   ? ReduceKind::kSum
                            : kind == ReduceKind::kAbsMax ? ReduceKind::kMax
                                                          : kind;
-  std::string old = absl::StrCat(di->name, "[k]");
+  std::string old = absl::StrCat(di->name, "[", kk, "]");
   if (kind == ReduceKind::kAbsMax) old = Abs(old, dt);
   ctx.w().Line("#pragma unroll");
-  ctx.w().Line(absl::StrCat(
-      "for (int k = 0; k < ", ls, "; ++k) ", di->name, "[k] = ",
-      r->clear ? absl::StrCat(red, "[k]") : Combine(merge, dt, old, absl::StrCat(red, "[k]")),
-      ";"));
+  ctx.w().Line(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", di->name,
+                            "[", kk, "] = ",
+                            r->clear ? absl::StrCat(red, "[", kk, "]")
+                                     : Combine(merge, dt, old, absl::StrCat(red, "[", kk, "]")),
+                            ";"));
   return ctx.status();
 }
 
@@ -412,8 +416,16 @@ absl::Status SerialReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     int64_t n = ConstValue(dst->shape[d]).value_or(1);
     stride /= n;
     ctx.nonneg_vars().insert(vars[d].get());
+    ctx.SetRange(vars[d].get(), 0, n - 1);
+    if (n == 1) {
+      ctx.BindVarText(vars[d].get(), "0");
+      continue;
+    }
     std::string name = ctx.DeclareVar(vars[d]);
-    ctx.w().Line(absl::StrCat("const int ", name, " = ", f, " / ", stride, " % ", n, ";"));
+    std::string value =
+        stride == 1 ? absl::StrCat(f, " % ", n) : absl::StrCat(f, " / ", stride, " % ", n);
+    if (stride * n == total) value = stride == 1 ? f : absl::StrCat(f, " / ", stride);
+    ctx.w().Line(absl::StrCat("const int ", name, " = ", value, ";"));
   }
   body();
   ctx.w().Close();
