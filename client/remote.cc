@@ -35,7 +35,18 @@ struct RemoteFlags {
 };
 
 int Usage(const std::string& msg) {
-  std::fprintf(stderr, "tilec: %s\nsee client/remote.h for the remote commands\n", msg.c_str());
+  std::fprintf(stderr,
+               "tilec: %s\n"
+               "usage:\n"
+               "  tilec compile FILE --fn NAME [-D name=value ...] --target sm_80|sm_90a ...\n"
+               "            [--out DIR] [--json] [--line_info] [--max_registers N]\n"
+               "            [--server HOST:PORT | --cache_dir DIR]\n"
+               "  tilec get DIGEST -o FILE --server HOST:PORT\n"
+               "  tilec stats [--json] --server HOST:PORT\n"
+               "  tilec health --server HOST:PORT\n"
+               "  common: --token_file F, --tls_ca F, --timeout_s S; $TILEC_SERVER, "
+               "$TILEC_TOKEN\n",
+               msg.c_str());
   return 2;
 }
 
