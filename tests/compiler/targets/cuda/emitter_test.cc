@@ -85,6 +85,8 @@ TEST_P(ExampleEmission, EmitsAndCompilesForBothTargets) {
     if (std::getenv("TILEC_DUMP_CUDA")) std::printf("%s\n", src->code.c_str());
     absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, c.name + ".cu", arch);
     ASSERT_TRUE(r.ok()) << r.status();
+    // Generated code compiles cleanly: no unused or shadowed names.
+    EXPECT_THAT(r->log, Not(HasSubstr("warning"))) << r->log;
     ASSERT_EQ(r->kernels.size(), src->kernels.size());
     for (const PtxasKernelInfo& k : r->kernels) {
       EXPECT_EQ(k.spill_store_bytes, 0) << k.name;
