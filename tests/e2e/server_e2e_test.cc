@@ -269,6 +269,27 @@ TEST(ServerE2E, CompileKilledByItsLimitFailsAlone) {
   }
 }
 
+// A request whose deadline passes mid-compile gets DEADLINE_EXCEEDED, and
+// its compile is stopped: nothing is left running and nothing is stored.
+TEST(ServerE2E, ClientDeadlineStopsTheCompile) {
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--metrics_port=-1"}));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+  tilec::v1::CompileResponse resp;
+  grpc::Status s = d.stub()->Compile(&ctx, GemmRequest(512, {"sm_80"}), &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  tilec::v1::StatsResponse st;
+  for (int i = 0; i < 100; ++i) {
+    st = Stats(d);
+    if (st.compiles_in_flight() == 0 && st.queue_depth() == 0) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(st.compiles_in_flight(), 0);
+  EXPECT_EQ(st.cache_entries(), 0);
+  EXPECT_EQ(st.compile_failures(), st.compiles());
+}
+
 TEST(ServerE2E, TokensAreChecked) {
   std::string dir = MakeTempDir("tokens");
   std::ofstream(dir + "/tokens") << "good-token\nreader-token read\n";
