@@ -199,16 +199,24 @@ const inference::FragmentLayout* EmitContext::FragmentOf(const ir::BufferNode* b
   return it == plan_.fragments.end() ? nullptr : &it->second;
 }
 
-std::string EmitContext::Scratch(int64_t bytes, absl::string_view ctype) {
+EmitContext::ScratchArea EmitContext::Scratch(int64_t bytes, absl::string_view ctype) {
   scratch_bytes_ = std::max(scratch_bytes_, bytes);
-  return absl::StrCat("reinterpret_cast<", ctype, "*>(", scratch_name_, ")");
+  const int area = next_scratch_;
+  next_scratch_ = 1 - next_scratch_;
+  scratch_used_[area] = true;
+  return {ScratchKey(area),
+          absl::StrCat("reinterpret_cast<", ctype, "*>(", scratch_names_[area], ")")};
 }
 
-void EmitContext::BeginKernel(std::string where, int64_t threads, std::string scratch_name) {
+void EmitContext::BeginKernel(std::string where, int64_t threads, std::string scratch0,
+                              std::string scratch1) {
   where_ = std::move(where);
   threads_ = threads;
   scratch_bytes_ = 0;
-  scratch_name_ = std::move(scratch_name);
+  scratch_names_[0] = std::move(scratch0);
+  scratch_names_[1] = std::move(scratch1);
+  scratch_used_[0] = scratch_used_[1] = false;
+  next_scratch_ = 0;
   written_.clear();
   read_.clear();
   pending_async_ = false;
@@ -365,7 +373,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   ctx.Reset();
   auto threads = ConstValue(k.threads);
   if (!threads) {
-    ctx.BeginKernel(out.name, 0, "");
+    ctx.BeginKernel(out.name, 0, "", "");
     return ctx.Unimplemented("a T.Kernel whose thread count is not a constant");
   }
   if (*threads < 1 || *threads > ctx.target().info.max_threads_per_block) {
@@ -379,7 +387,8 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   const std::string smem = ctx.Fresh("smem");
   const std::string tx = ctx.Fresh("tx");
   const std::string scratch = ctx.Fresh("scratch");
-  ctx.BeginKernel(out.name, *threads, scratch);
+  const std::string scratch1 = ctx.Fresh("scratch");
+  ctx.BeginKernel(out.name, *threads, scratch, scratch1);
 
   KernelScan scan(ctx.plan());
   scan.Visit(k.body);
@@ -480,8 +489,10 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   if (!st.ok()) return st;
   if (!ctx.ok()) return ctx.status();
 
-  const int64_t smem_bytes =
-      ctx.scratch_bytes() > 0 ? AlignUp(scratch_offset + ctx.scratch_bytes(), 16) : offset;
+  const int64_t area_bytes = AlignUp(ctx.scratch_bytes(), kSmemAlign);
+  const int64_t scratch_end =
+      scratch_offset + (ctx.scratch_area1_used() ? 2 * area_bytes : area_bytes);
+  const int64_t smem_bytes = ctx.scratch_bytes() > 0 ? scratch_end : offset;
   out.smem_bytes = smem_bytes;
   if (smem_bytes > ctx.target().info.shared_memory_per_block) {
     return absl::InvalidArgumentError(
@@ -532,6 +543,10 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   if (ctx.scratch_bytes() > 0) {
     file.Line(absl::StrCat("uint8_t* ", scratch, " = ", smem, " + ", scratch_offset, ";  // ",
                            ctx.scratch_bytes(), " bytes of operator scratch"));
+    if (ctx.scratch_area1_used()) {
+      file.Line(absl::StrCat("uint8_t* ", scratch1, " = ", smem, " + ", scratch_offset + area_bytes,
+                             ";  // the next operator's"));
+    }
   }
   file.Splice(body);
   file.Indent(-1);

@@ -138,14 +138,15 @@ absl::Status ExchangeCopy(EmitContext& ctx, const ir::CopyNode* c) {
   int64_t n = 1;
   for (int64_t x : ls->shape) n *= x;
   const std::string ct = CType(db->dtype);
+  const EmitContext::ScratchArea area = ctx.Scratch(n * ElemBytes(db->dtype), ct);
   EmitContext::Access2 w, r;
-  w.writes.insert(EmitContext::ScratchKey());
-  r.reads.insert(EmitContext::ScratchKey());
+  w.writes.insert(area.key);
+  r.reads.insert(area.key);
   ctx.BeforeShared(w);
   std::string buf = ctx.Fresh(absl::StrCat(db->name, "_exchange"));
   ctx.w().Line(absl::StrCat("// ", sb->name, " (", ls->kind, ") -> ", db->name, " (", ld->kind,
                             ") through shared memory"));
-  ctx.w().Line(absl::StrCat(ct, "* ", buf, " = ", ctx.Scratch(n * ElemBytes(db->dtype), ct), ";"));
+  ctx.w().Line(absl::StrCat(ct, "* ", buf, " = ", area.pointer, ";"));
   auto flat = [&](const std::vector<ir::Var>& vars) {
     ir::Expr f = vars[0];
     for (size_t d = 1; d < vars.size(); ++d) {

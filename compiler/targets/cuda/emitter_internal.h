@@ -224,7 +224,8 @@ class EmitContext {
   void BeforeShared(const Access2& a);
   void AfterShared(const Access2& a);
   void Barrier();  // commits and waits for pending cp.async, then syncthreads
-  static const void* ScratchKey();
+  // The barrier-tracking key of scratch area 0 or 1.
+  static const void* ScratchKey(int area);
   // Shared buffers read and written by a statement (recursively).
   Access2 SharedAccesses(const ir::Stmt& s);
 
@@ -238,16 +239,24 @@ class EmitContext {
   const ir::Stmt& kernel_body() const { return kernel_body_; }
   void set_kernel_body(ir::Stmt body) { kernel_body_ = std::move(body); }
   void set_pending_async() { pending_async_ = true; }
-  // Scratch shared memory for one operator: base pointer text of at least
-  // `bytes` bytes (shared by all operators of the kernel, one at a time).
-  std::string Scratch(int64_t bytes, absl::string_view ctype);
+  // Scratch shared memory for one operator: at least `bytes` bytes in one of
+  // two areas that alternate between consecutive operators, so an operator
+  // writing its area never waits for the previous operator's readers (whose
+  // own barrier already separates them from the one before).
+  struct ScratchArea {
+    const void* key;      // barrier-tracking key of the area
+    std::string pointer;  // C++ expression: the area as a `ctype*`
+  };
+  ScratchArea Scratch(int64_t bytes, absl::string_view ctype);
 
   // Kernel-level state, managed by emitter.cc.
   // Starts a kernel: `where` names it in messages.
-  void BeginKernel(std::string where, int64_t threads, std::string scratch_name);
+  void BeginKernel(std::string where, int64_t threads, std::string scratch0, std::string scratch1);
   // Forgets the previous kernel's names, buffers and variables.
   void Reset();
+  // Bytes of each scratch area, and whether area 1 is used.
   int64_t scratch_bytes() const { return scratch_bytes_; }
+  bool scratch_area1_used() const { return scratch_used_[1]; }
 
   std::vector<SlotLoop*>& slot_loops() { return slot_loops_; }
   std::set<const void*>& written() { return written_; }
@@ -276,7 +285,9 @@ class EmitContext {
   int pipeline_depth_ = 0;
   int64_t threads_ = 0;
   int64_t scratch_bytes_ = 0;
-  std::string scratch_name_;
+  std::string scratch_names_[2];
+  bool scratch_used_[2] = {false, false};
+  int next_scratch_ = 0;
   std::map<const ir::BufferNode*, std::string> stage_index_;
   std::set<const ir::VarNode*> nonneg_vars_;
   std::map<const ir::VarNode*, std::pair<int64_t, int64_t>> ranges_;

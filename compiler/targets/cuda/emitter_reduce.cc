@@ -290,13 +290,14 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
       }
       partners.push_back(absl::StrCat(o));
     }
+    const EmitContext::ScratchArea area = ctx.Scratch(ls * threads * ElemBytes(dt), ct);
     EmitContext::Access2 w, rd;
-    w.writes.insert(EmitContext::ScratchKey());
-    rd.reads.insert(EmitContext::ScratchKey());
+    w.writes.insert(area.key);
+    rd.reads.insert(area.key);
     ctx.BeforeShared(w);
     std::string buf = ctx.Fresh(absl::StrCat(red, "_smem"));
-    ctx.w().Line(absl::StrCat(ct, "* ", buf, " = ", ctx.Scratch(ls * threads * ElemBytes(dt), ct),
-                              ";  // [", ls, "][", threads, "]"));
+    ctx.w().Line(
+        absl::StrCat(ct, "* ", buf, " = ", area.pointer, ";  // [", ls, "][", threads, "]"));
     ctx.w().Line("#pragma unroll");
     ctx.w().Line(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", buf, "[",
                               kk, " * ", threads, " + tx] = ", red, "[", kk, "];"));
@@ -477,16 +478,16 @@ absl::Status LowerCumsum(EmitContext& ctx, const ir::Stmt& s) {
   // Stage fragments through the scratch area: [total] elements of dst's type.
   std::string stage;
   EmitContext::Access2 sw, sr;
-  sw.writes.insert(EmitContext::ScratchKey());
-  sr.reads.insert(EmitContext::ScratchKey());
-  sr.writes.insert(EmitContext::ScratchKey());
   const bool stage_src = src->scope == ir::Scope::kFragment;
   const bool stage_dst = dst->scope == ir::Scope::kFragment;
   if (stage_src || stage_dst) {
+    const EmitContext::ScratchArea area = ctx.Scratch(total * ElemBytes(dt), CType(dt));
+    sw.writes.insert(area.key);
+    sr.reads.insert(area.key);
+    sr.writes.insert(area.key);
     stage = ctx.Fresh(absl::StrCat(dst->name, "_scan"));
     ctx.BeforeShared(sw);
-    ctx.w().Line(absl::StrCat(CType(dt), "* ", stage, " = ",
-                              ctx.Scratch(total * ElemBytes(dt), CType(dt)), ";"));
+    ctx.w().Line(absl::StrCat(CType(dt), "* ", stage, " = ", area.pointer, ";"));
   }
   std::vector<ir::Var> vars;
   for (size_t d = 0; d < shape.size(); ++d) vars.push_back(ir::MakeVar(absl::StrCat("i", d)));

@@ -122,9 +122,9 @@ bool HasAsyncCopy(const ir::Stmt& s) {
 
 }  // namespace
 
-const void* EmitContext::ScratchKey() {
-  static const char key = 0;
-  return &key;
+const void* EmitContext::ScratchKey(int area) {
+  static const char keys[2] = {0, 0};
+  return &keys[area & 1];
 }
 
 EmitContext::Access2 EmitContext::SharedAccesses(const ir::Stmt& s) {
@@ -138,7 +138,7 @@ void EmitContext::Barrier() {
   if (pending_async_) {
     w().Line("tl::cp_async_commit();");
     w().Line("tl::cp_async_wait<0>();");
-    if (!in_pipeline()) pending_async_ = false;
+    pending_async_ = false;
   }
   w().Line("tl::syncthreads();");
   written_.clear();
@@ -356,12 +356,13 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
         absl::Status st = EmitStmt(f->body);
         w().Close();
         if (pipelined) --pipeline_depth_;
-        if (async) {
-          // Retire the last iteration's copies before anything else reuses
-          // shared memory.
+        if (async && pending_async_) {
+          // Copies issued after the body's last barrier: retire them before
+          // anything else reuses shared memory.
+          w().Line("tl::cp_async_commit();");
           w().Line("tl::cp_async_wait<0>();");
-          pending_async_ = pending0;
         }
+        if (async) pending_async_ = pending0;
         written_.insert(written0.begin(), written0.end());
         read_.insert(read0.begin(), read0.end());
         return st.ok() ? status() : st;
