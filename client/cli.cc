@@ -26,7 +26,8 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitDefine(const std::strin
 std::string Usage() {
   return "usage:\n"
          "  tilec parse FILE --fn NAME [-D name=value ...] [--print] [--json]\n"
-         "  tilec run FILE --fn NAME [-D name=value ...] --interp [--seed S]\n"
+         "  tilec run FILE --fn NAME [-D name=value ...] --interp|--emulate|--compare\n"
+         "            [--target sm_80|sm_90a] [--seed S]\n"
          "            [--dim name=size ...] [--in x.npy ...] [--out DIR] [--shuffle-blocks]\n"
          "  tilec recommend FILE --fn NAME [-D name=value ...] --target PROFILE [--top K]\n"
          "            [--dim name=size ...] [--profiles DIR] [--json]\n"
@@ -70,6 +71,10 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       f.json = true;
     } else if (a == "--interp") {
       f.interp = true;
+    } else if (a == "--emulate") {
+      f.emulate = true;
+    } else if (a == "--compare") {
+      f.compare = true;
     } else if (a == "--shuffle-blocks") {
       f.shuffle_blocks = true;
     } else if (a == "--seed") {
@@ -122,8 +127,14 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   if (f.command == "compile" && (f.target.empty() || f.out_dir.empty())) {
     return Bad("compile --local needs --target sm_80|sm_90a and -o DIR");
   }
-  if (f.command == "run" && !f.interp) {
-    return Bad("run needs an executor: --interp (the reference interpreter)");
+  if (f.command == "run") {
+    if (f.compare) f.interp = f.emulate = true;
+    if (!f.interp && !f.emulate) {
+      return Bad("run needs an executor: --interp (the reference interpreter), --emulate "
+                 "--target sm_80|sm_90a (the generated CUDA on the SIMT emulator), or --compare "
+                 "(both)");
+    }
+    if (f.emulate && f.target.empty()) return Bad("run --emulate needs --target sm_80|sm_90a");
   }
   return f;
 }

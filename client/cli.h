@@ -30,8 +30,11 @@ struct Flags {
   std::vector<std::pair<std::string, std::string>> defines;  // -D k=v, in order
   bool print = false;
   bool json = false;
-  // run
+  // run: --interp (reference interpreter), --emulate --target sm_80|sm_90a
+  // (the emitted CUDA on the SIMT emulator), --compare (both, then compare)
   bool interp = false;
+  bool emulate = false;
+  bool compare = false;
   bool shuffle_blocks = false;
   uint64_t seed = 0;
   std::vector<std::string> inputs;  // --in x.npy, one per tensor parameter in order

@@ -7,8 +7,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "client/commands.h"
+#include "compiler/inference/layout_inference.h"
+#include "compiler/interp/compare.h"
 #include "compiler/interp/interp.h"
 #include "compiler/interp/npy.h"
+#include "compiler/targets/cuda/emitter.h"
+#include "compiler/targets/cuda/target.h"
+#include "compiler/targets/host/emulate.h"
 
 namespace tilec::cli {
 namespace {
@@ -57,6 +62,40 @@ absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> BindDims(
   return dims;
 }
 
+// Emits CUDA for --target and runs it on the SIMT emulator over `args`.
+absl::Status Emulate(const ir::Program& program, const Flags& flags,
+                     const absl::flat_hash_map<std::string, int64_t>& dims,
+                     std::vector<interp::Tensor>& args) {
+  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(flags.target);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target->info);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<cuda::CudaSource> source = cuda::EmitCuda(program, *plan, *target);
+  if (!source.ok()) return source.status();
+  host::LaunchOptions options;
+  options.shuffle_blocks = flags.shuffle_blocks;
+  options.shuffle_seed = flags.seed;
+  return host::EmulateProgram(program, *source, args,
+                              std::map<std::string, int64_t>(dims.begin(), dims.end()), options);
+}
+
+// Compares every tensor parameter after the emulator and the interpreter ran;
+// kMismatch when any differs beyond its dtype's tolerance.
+int Compare(const ir::Program& program, const std::vector<interp::Tensor>& emulated,
+            const std::vector<interp::Tensor>& reference) {
+  int code = kOk;
+  for (size_t i = 0; i < program.params.size(); ++i) {
+    if (!program.params[i].tensor) continue;
+    interp::Tolerance tol = interp::DefaultTolerance(emulated[i].dtype());
+    auto cmp = interp::CompareTensors(emulated[i], reference[i], tol);
+    if (!cmp.ok()) return ReportError(cmp.status());
+    std::printf("compare %s %s: %s\n", ParamName(program.params[i]).c_str(),
+                emulated[i].TypeString().c_str(), cmp->Summary().c_str());
+    if (!cmp->ok) code = kMismatch;
+  }
+  return code;
+}
+
 }  // namespace
 
 int RunCommand(const Flags& flags) {
@@ -90,10 +129,24 @@ int RunCommand(const Flags& flags) {
   }
   std::printf("seed %llu\n", static_cast<unsigned long long>(flags.seed));
 
-  interp::RunOptions options;
-  options.shuffle_blocks = flags.shuffle_blocks;
-  options.shuffle_seed = flags.seed;
-  if (absl::Status st = interp::RunProgram(*program, *args, options); !st.ok()) return ReportError(st);
+  // The interpreter and the emulator each run on their own copy of the inputs.
+  std::vector<interp::Tensor> interp_args, emu_args;
+  if (flags.interp) {
+    interp_args = *args;
+    interp::RunOptions options;
+    options.shuffle_blocks = flags.shuffle_blocks;
+    options.shuffle_seed = flags.seed;
+    if (absl::Status st = interp::RunProgram(*program, interp_args, options); !st.ok()) {
+      return ReportError(st);
+    }
+  }
+  if (flags.emulate) {
+    absl::Status st = Emulate(*program, flags, *dims, emu_args = *args);
+    if (!st.ok()) return ReportError(st);
+  }
+  int code = kOk;
+  if (flags.compare) code = Compare(*program, emu_args, interp_args);
+  const std::vector<interp::Tensor>& results = flags.emulate ? emu_args : interp_args;
 
   if (!flags.out_dir.empty()) {
     std::error_code ec;
@@ -104,7 +157,7 @@ int RunCommand(const Flags& flags) {
     }
   }
   for (size_t i = 0; i < program->params.size(); ++i) {
-    const interp::Tensor& t = (*args)[i];
+    const interp::Tensor& t = results[i];
     std::string line = absl::StrCat(ParamName(program->params[i]), " ", t.TypeString());
     if (!flags.out_dir.empty()) {
       std::string path = absl::StrCat(flags.out_dir, "/", ParamName(program->params[i]), ".npy");
@@ -113,7 +166,7 @@ int RunCommand(const Flags& flags) {
     }
     std::printf("%s\n", line.c_str());
   }
-  return kOk;
+  return code;
 }
 
 }  // namespace tilec::cli

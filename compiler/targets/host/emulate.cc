@@ -1,0 +1,93 @@
+#include "compiler/targets/host/emulate.h"
+
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "compiler/inference/index_expr.h"
+#include "compiler/targets/host/toolchain.h"
+
+namespace tilec::host {
+
+absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& src,
+                            std::vector<interp::Tensor>& args,
+                            const std::map<std::string, int64_t>& dim_values,
+                            LaunchOptions options) {
+  absl::StatusOr<HostModule> module = CompileHost(src.code, HostOptions());
+  if (!module.ok()) return module.status();
+  std::map<const ir::VarNode*, int64_t> dims;
+  for (const ir::Var& d : program.dyn_dims) {
+    if (!dim_values.count(d->name)) return absl::InvalidArgumentError("no size for dynamic dim " + d->name);
+    dims[d.get()] = dim_values.at(d->name);
+  }
+  std::map<std::string, std::vector<uint8_t>> workspaces;
+  for (const cuda::CudaWorkspace& w : src.workspaces) {
+    std::optional<int64_t> bytes = inference::EvalInt(w.bytes, dims);
+    if (!bytes) return absl::InternalError("workspace " + w.name + " has a size that does not evaluate (a compiler bug)");
+    workspaces[w.name].assign(static_cast<size_t>(*bytes), 0);
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (program.params[i].tensor) {
+      options.buffers.push_back(
+          {args[i].mutable_bytes().data(), args[i].bytes().size(), program.params[i].tensor->name});
+    }
+  }
+  for (auto& [name, bytes] : workspaces)
+    options.buffers.push_back({bytes.data(), bytes.size(), name});
+  for (const cuda::CudaKernel& k : src.kernels) {
+    std::vector<std::unique_ptr<uint64_t>> values;  // storage for each argument value
+    std::vector<void*> ptrs;
+    size_t param = 0;
+    for (const cuda::CudaKernelParam& p : k.params) {
+      auto v = std::make_unique<uint64_t>(0);
+      switch (p.kind) {
+        case cuda::CudaKernelParam::Kind::kTensor: {
+          void* data = args[param++].mutable_bytes().data();
+          std::memcpy(v.get(), &data, sizeof data);
+          break;
+        }
+        case cuda::CudaKernelParam::Kind::kScalar: {
+          const interp::Tensor& t = args[param++];
+          if (p.dtype == ir::DType::kFloat32) {
+            float f = static_cast<float>(t.GetDouble(0));
+            std::memcpy(v.get(), &f, sizeof f);
+          } else if (p.dtype == ir::DType::kFloat64) {
+            double d = t.GetDouble(0);
+            std::memcpy(v.get(), &d, sizeof d);
+          } else {
+            int64_t x = t.GetInt(0);
+            std::memcpy(v.get(), &x, sizeof x);  // little-endian: narrower reads see the low bytes
+          }
+          break;
+        }
+        case cuda::CudaKernelParam::Kind::kWorkspace: {
+          void* data = workspaces.at(p.name).data();
+          std::memcpy(v.get(), &data, sizeof data);
+          break;
+        }
+        case cuda::CudaKernelParam::Kind::kDynDim: {
+          int32_t x = static_cast<int32_t>(dim_values.at(p.name));
+          std::memcpy(v.get(), &x, sizeof x);
+          break;
+        }
+      }
+      ptrs.push_back(v.get());
+      values.push_back(std::move(v));
+    }
+    Dim3 grid;
+    uint32_t* axes[] = {&grid.x, &grid.y, &grid.z};
+    for (size_t i = 0; i < k.grid.size(); ++i) {
+      std::optional<int64_t> g = inference::EvalInt(k.grid[i], dims);
+      if (!g) return absl::InternalError("kernel " + k.name + " has a grid extent that does not evaluate (a compiler bug)");
+      *axes[i] = static_cast<uint32_t>(*g);
+    }
+    Dim3 block{static_cast<uint32_t>(k.threads), 1, 1};
+    if (absl::Status st = Launch(*module, k.name, grid, block, k.smem_bytes, ptrs, options);
+        !st.ok()) {
+      return st;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tilec::host
