@@ -195,8 +195,129 @@ bool VectorizableRegions(const ir::CopyNode* c, const std::vector<int64_t>& shap
   return true;
 }
 
+// A copy between a whole fragment and global or shared memory that follows
+// the fragment's layout, in runs of `vector` consecutive slots: one
+// tl::load_vec / tl::store_vec per run when it lies inside the tensor and is
+// aligned, else element by element. Returns false (nothing emitted) when the
+// copy does not qualify.
+bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c,
+                        const inference::LoopPartition& p) {
+  const bool load = c->dst.buffer->scope == Scope::kFragment;
+  const ir::Region& frag_region = load ? c->dst : c->src;
+  const ir::Region& other = load ? c->src : c->dst;
+  const ir::Buffer& fb = frag_region.buffer;
+  const ir::Buffer& ob = other.buffer;
+  const inference::FragmentLayout& layout = p.layout;
+  const int64_t v = p.vector;
+  const int64_t bytes = v * ElemBytes(ob->dtype);
+  if (fb->scope != Scope::kFragment ||
+      (ob->scope != Scope::kGlobal && ob->scope != Scope::kShared) || v <= 1 ||
+      (bytes != 4 && bytes != 8 && bytes != 16) || layout.ContiguousRun() % v != 0 ||
+      layout.local_size % v != 0 || !VectorizableRegions(c, layout.shape)) {
+    return false;
+  }
+  const inference::FragmentLayout* fl = ctx.FragmentOf(fb.get());
+  if (!fl || !inference::SameLayout(*fl, layout) || fl->shape.size() != fb->shape.size()) {
+    return false;
+  }
+  for (size_t d = 0; d < fb->shape.size(); ++d) {
+    auto m = ConstValue(frag_region.mins[d]);
+    auto e = ConstValue(frag_region.extents[d]);
+    if (!m || *m != 0 || !e || *e != fl->shape[d]) return false;
+  }
+  BufferInfo* fi = ctx.Info(fb.get());
+  if (!fi) return false;
+  const std::vector<int64_t>& shape = layout.shape;
+  std::vector<ir::Var> vars = MakeIterVars(shape.size());
+  std::vector<ir::Expr> iter = VarExprs(vars);
+  const std::string g = ctx.Fresh("g"), s = ctx.Fresh("s");
+  ctx.w().Line("#pragma unroll");
+  ctx.w().Open(
+      absl::StrCat("for (int ", g, " = 0; ", g, " < ", layout.local_size / v, "; ++", g, ")"));
+  ctx.w().Line(absl::StrCat("const int ", s, " = ", g, " * ", v, ";"));
+  std::vector<std::string> conds;
+  if (!load) conds.push_back(ctx.ReplicaGuard(layout));
+  if (layout.valid) conds.push_back(ctx.LayoutExprText(layout, layout.valid, s));
+  const std::string guard = JoinConds(conds);
+  if (!guard.empty()) ctx.w().Open(absl::StrCat("if (", guard, ")"));
+  BindIterVars(ctx, vars, ctx.LogicalText(layout, s), shape);
+  ctx.SetRange(vars.back().get(), 0, shape.back() - v);
+  std::vector<ir::Expr> oi = RegionIndex(other, iter, shape);
+  if (oi.empty()) {
+    ctx.Fail(ctx.Internal(absl::StrCat("T.copy ", c->src.buffer->name, " -> ", c->dst.buffer->name,
+                                       ": regions do not align with the partition")));
+    return true;
+  }
+  std::vector<std::string> fast;
+  const std::string ptr = ctx.Address(ob, oi);
+  if (ob->scope == Scope::kGlobal) {
+    fast.push_back(InBounds(ctx, ob, oi, v - 1));
+    const int64_t known =
+        inference::KnownPow2Divisor(EmitContext::RowMajorIndex(ob, oi), {{vars.back().get(), v}});
+    if ((known * ElemBytes(ob->dtype)) % bytes != 0) {
+      fast.push_back(absl::StrCat("tl::is_aligned<", bytes, ">(", ptr, ")"));
+    }
+  }
+  const std::string fast_cond = JoinConds(fast);
+  const std::string vec = absl::StrCat("tl::Vec<", CType(ob->dtype), ", ", v, ">");
+  const std::string tmp = ctx.Fresh(absl::StrCat(fb->name, "_vec"));
+  const std::string e = ctx.Fresh("e");
+  auto slot = [&]() { return absl::StrCat(fi->name, "[", s, " + ", e, "]"); };
+  if (fast_cond != "false") {
+    if (!fast_cond.empty()) ctx.w().Open(absl::StrCat("if (", fast_cond, ")"));
+    if (load) {
+      ctx.w().Line(absl::StrCat("const ", vec, " ", tmp, " = tl::load_vec<", CType(ob->dtype), ", ",
+                                v, ">(", ptr, ");"));
+    } else {
+      ctx.w().Line(absl::StrCat(vec, " ", tmp, ";"));
+    }
+    ctx.w().Line("#pragma unroll");
+    const std::string elem = absl::StrCat(tmp, ".v[", e, "]");
+    ctx.w().Line(absl::StrCat(
+        "for (int ", e, " = 0; ", e, " < ", v, "; ++", e, ") ",
+        load ? absl::StrCat(slot(), " = ", ctx.Convert({elem, 0}, ob->dtype, fb->dtype).text)
+             : absl::StrCat(elem, " = ", ctx.Convert({slot(), 0}, fb->dtype, ob->dtype).text),
+        ";"));
+    if (!load) {
+      ctx.w().Line(
+          absl::StrCat("tl::store_vec<", CType(ob->dtype), ", ", v, ">(", ptr, ", ", tmp, ");"));
+    }
+    if (!fast_cond.empty()) ctx.w().Else();
+  }
+  if (!fast_cond.empty()) {
+    // A run at the tensor's border, or misaligned: element by element.
+    ir::Var ev = ir::MakeVar(e);
+    ctx.BindVarText(ev.get(), e);
+    ctx.nonneg_vars().insert(ev.get());
+    ctx.SetRange(ev.get(), 0, v - 1);
+    std::vector<ir::Expr> oe = oi;
+    oe.back() = AddI(oe.back(), ev);
+    ctx.w().Line("#pragma unroll");
+    ctx.w().Open(absl::StrCat("for (int ", e, " = 0; ", e, " < ", v, "; ++", e, ")"));
+    const std::string in = ob->scope == Scope::kGlobal ? InBounds(ctx, ob, oe) : "";
+    if (load) {
+      std::string value = ctx.Expr(ir::Load(ob, oe));
+      const std::string zero = EmitContext::Literal(0, ob->dtype);
+      if (in == "false") value = zero;
+      if (!in.empty() && in != "false") value = absl::StrCat(in, " ? ", value, " : ", zero);
+      ctx.w().Line(
+          absl::StrCat(slot(), " = ", ctx.Convert({value, 13}, ob->dtype, fb->dtype).text, ";"));
+    } else if (in != "false") {
+      std::string line = absl::StrCat(ctx.Access(ob, oe), " = ",
+                                      ctx.Convert({slot(), 0}, fb->dtype, ob->dtype).text, ";");
+      ctx.w().Line(in.empty() ? line : absl::StrCat("if (", in, ") ", line));
+    }
+    ctx.w().Close();
+    if (fast_cond != "false") ctx.w().Close();
+  }
+  if (!guard.empty()) ctx.w().Close();
+  ctx.w().Close();
+  return true;
+}
+
 absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
                              const inference::LoopPartition& p) {
+  if (VectorFragmentCopy(ctx, c, p)) return ctx.status();
   const inference::FragmentLayout& layout = p.layout;
   const std::vector<int64_t>& shape = layout.shape;
   const ir::Buffer& sb = c->src.buffer;

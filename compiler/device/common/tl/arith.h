@@ -13,6 +13,10 @@
 //   copy_vec<N>(dst, src)          one N-byte (4, 8 or 16) load and store;
 //   zero_vec<N>(dst)               one N-byte store of zeros; both addresses
 //                                  must be N-byte aligned
+//   Vec<T, N>, load_vec<T, N>(p), store_vec<T, N>(p, v)
+//                                  N elements of T moved as one access of
+//                                  N * sizeof(T) bytes (a power of two up to
+//                                  16; p aligned to it), kept in registers
 //   rasterize(panel, column_major, bx, by)
 //                                  T.use_swizzle: remaps the block index of a
 //                                  gridDim.x x gridDim.y grid so that
@@ -91,6 +95,23 @@ __device__ __forceinline__ void zero_vec(void* dst) {
 #pragma unroll
   for (int i = 0; i < N / 4; ++i) z.words[i] = 0u;
   *static_cast<VecBytes<N>*>(dst) = z;
+}
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  static_assert(N >= 1 && (sizeof(T) * N & (sizeof(T) * N - 1)) == 0 && sizeof(T) * N <= 16,
+                "tl::Vec<T, N>: N * sizeof(T) must be a power of two up to 16 bytes");
+  T v[N];
+};
+
+template <typename T, int N>
+__device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
+  return *reinterpret_cast<const Vec<T, N>*>(p);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& x) {
+  *reinterpret_cast<Vec<T, N>*>(p) = x;
 }
 
 // Row order: the grid's rows (by) are cut into panels of `panel` rows; block

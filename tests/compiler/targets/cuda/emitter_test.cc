@@ -179,10 +179,11 @@ TEST(DefaultGemm, SourceReadsLikeTheDocs) {
   EXPECT_THAT(code, HasSubstr("tl::half_t* A_shared_stage = A_shared + (ko % 3) * 4096;"));
   EXPECT_THAT(code, HasSubstr("tl::gemm_ss<128, 128, 32, 2, 2, false, false, A_shared_layout, "
                               "B_shared_layout>(A_shared_stage, B_shared_stage, C_local);"));
-  EXPECT_THAT(code, HasSubstr("C_shared[C_shared_layout::offset(i0_5, i1_5)] = "
-                              "tl::half_t(C_local[s_5]);"));
-  // Staged buffers take three times their size.
-  EXPECT_EQ(src->kernels[0].smem_bytes, 3 * 8192 + 3 * 8192 + 128 * 128 * 2);
+  // The accumulator leaves in runs of two (its contiguous columns).
+  EXPECT_THAT(code, HasSubstr("for (int e = 0; e < 2; ++e) C_local_vec.v[e] = "
+                              "tl::half_t(C_local[s_5 + e]);"));
+  EXPECT_THAT(code, HasSubstr("tl::store_vec<tl::half_t, 2>(&C_shared[C_shared_layout::offset("
+                              "i0_5, i1_5)], C_local_vec);"));
   // Only the CUDA spellings the host twin defines, and no static shared
   // memory.
   EXPECT_THAT(code, Not(HasSubstr("__shared__")));
