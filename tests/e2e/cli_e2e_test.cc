@@ -132,17 +132,24 @@ TEST(CliE2E, CompileThroughServerHitGetStatsHealth) {
   EXPECT_EQ(health.code, 0) << health.err;
   EXPECT_EQ(health.out, "SERVING\n");
 
-  // The embedded compile runs the same pipeline: the same cubin, and a hit
-  // from its own cache the second time.
-  std::string local_cache = MakeTempDir("local_cache");
-  RunResult local = RunTilec(With(GemmArgs("sm_80"), {"--cache_dir", local_cache}));
+  // The embedded compile runs the same pipeline: the same launch metadata (the
+  // cubin's bytes may differ between processes), and a hit from its own cache
+  // the second time.
+  std::string local_cache = MakeTempDir("local_cache"), local_out = MakeTempDir("local_out");
+  RunResult local =
+      RunTilec(With(GemmArgs("sm_80"), {"--cache_dir", local_cache, "--out", local_out}));
   ASSERT_EQ(local.code, 0) << local.err;
-  EXPECT_NE(local.out.find(digest), std::string::npos) << local.out;
   EXPECT_NE(local.out.find("compiled in"), std::string::npos) << local.out;
+  std::string server_meta = ReadFile(out + "/matmul.sm_80.json");
+  EXPECT_EQ(ReadFile(local_out + "/matmul.sm_80.json"), server_meta);
+  std::string local_cubin = ReadFile(local_out + "/matmul.sm_80.cubin");
+  EXPECT_EQ(local_cubin.substr(0, 4),
+            "\x7f"
+            "ELF");
   RunResult local_again = RunTilec(With(GemmArgs("sm_80"), {"--cache_dir", local_cache, "--json"}));
   ASSERT_EQ(local_again.code, 0) << local_again.err;
   EXPECT_NE(local_again.out.find("\"cache_hit\":true"), std::string::npos) << local_again.out;
-  EXPECT_EQ(JsonString(local_again.out, "digest"), digest);
+  EXPECT_EQ(JsonString(local_again.out, "digest"), cache::Sha256Hex(local_cubin));
 }
 
 TEST(CliE2E, ExitCodesScriptsBranchOn) {
