@@ -11,6 +11,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/proto_convert.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/targets/cuda/artifact.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tilec::cli {
@@ -46,30 +47,6 @@ int ReportError(const absl::Status& status) {
   return code;
 }
 
-namespace {
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 int ParseCommand(const Flags& flags) {
   auto program = LoadProgram(flags);
@@ -84,8 +61,8 @@ int ParseCommand(const Flags& flags) {
       return ReportError(absl::InternalError(absl::StrCat("wire form to JSON: ", st.ToString())));
     }
     std::printf("{\"function\": %s, \"hash\": %s, \"ir\": %s, \"program\": %s}\n",
-                JsonString(flags.function).c_str(), JsonString(hash).c_str(),
-                JsonString(ir::Print(*program)).c_str(), wire.c_str());
+                cuda::JsonQuote(flags.function).c_str(), cuda::JsonQuote(hash).c_str(),
+                cuda::JsonQuote(ir::Print(*program)).c_str(), wire.c_str());
     return kOk;
   }
   if (flags.print) std::printf("%s\n", ir::Print(*program).c_str());

@@ -14,7 +14,32 @@
 namespace tilec::cuda {
 namespace {
 
-std::string Json(absl::string_view s) {
+
+// An IR expression as metadata text: constants as integers.
+std::string ExprText(const ir::Expr& e) {
+  if (std::optional<int64_t> v = inference::EvalInt(e)) return absl::StrCat(*v);
+  return ir::PrintExpr(e);
+}
+
+std::string ShapeJson(const std::vector<ir::Expr>& shape) {
+  std::vector<std::string> dims;
+  for (const ir::Expr& d : shape) dims.push_back(JsonQuote(ExprText(d)));
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+absl::string_view KindName(CudaKernelParam::Kind k) {
+  switch (k) {
+    case CudaKernelParam::Kind::kTensor: return "tensor";
+    case CudaKernelParam::Kind::kScalar: return "scalar";
+    case CudaKernelParam::Kind::kWorkspace: return "workspace";
+    case CudaKernelParam::Kind::kDynDim: return "dyn_dim";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string JsonQuote(absl::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     const unsigned char u = static_cast<unsigned char>(c);
@@ -33,30 +58,6 @@ std::string Json(absl::string_view s) {
   }
   return out + "\"";
 }
-
-// An IR expression as metadata text: constants as integers.
-std::string ExprText(const ir::Expr& e) {
-  if (std::optional<int64_t> v = inference::EvalInt(e)) return absl::StrCat(*v);
-  return ir::PrintExpr(e);
-}
-
-std::string ShapeJson(const std::vector<ir::Expr>& shape) {
-  std::vector<std::string> dims;
-  for (const ir::Expr& d : shape) dims.push_back(Json(ExprText(d)));
-  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
-}
-
-absl::string_view KindName(CudaKernelParam::Kind k) {
-  switch (k) {
-    case CudaKernelParam::Kind::kTensor: return "tensor";
-    case CudaKernelParam::Kind::kScalar: return "scalar";
-    case CudaKernelParam::Kind::kWorkspace: return "workspace";
-    case CudaKernelParam::Kind::kDynDim: return "dyn_dim";
-  }
-  return "?";
-}
-
-}  // namespace
 
 absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const CudaTarget& target,
                                                const NvrtcOptions& options) {
@@ -106,12 +107,12 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const
 std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
   std::vector<std::string> config, dims, params, workspaces, kernels;
   for (const auto& [name, value] : a.config)
-    config.push_back(absl::StrCat(Json(name), ": ", value));
-  for (const std::string& d : a.dyn_dims) dims.push_back(Json(d));
+    config.push_back(absl::StrCat(JsonQuote(name), ": ", value));
+  for (const std::string& d : a.dyn_dims) dims.push_back(JsonQuote(d));
   for (const CudaKernelParam& p : a.params) {
     std::string entry =
-        absl::StrCat("{\"name\": ", Json(p.name), ", \"kind\": ", Json(KindName(p.kind)),
-                     ", \"dtype\": ", Json(Sv(ir::DTypeName(p.dtype))));
+        absl::StrCat("{\"name\": ", JsonQuote(p.name), ", \"kind\": ", JsonQuote(KindName(p.kind)),
+                     ", \"dtype\": ", JsonQuote(Sv(ir::DTypeName(p.dtype))));
     if (p.kind == CudaKernelParam::Kind::kTensor) {
       absl::StrAppend(&entry, ", \"shape\": ", ShapeJson(p.shape));
     }
@@ -119,25 +120,25 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
   }
   for (const CudaWorkspace& w : a.source.workspaces) {
     workspaces.push_back(absl::StrCat(
-        "{\"name\": ", Json(w.name), ", \"dtype\": ", Json(Sv(ir::DTypeName(w.dtype))),
-        ", \"shape\": ", ShapeJson(w.shape), ", \"bytes\": ", Json(ExprText(w.bytes)), "}"));
+        "{\"name\": ", JsonQuote(w.name), ", \"dtype\": ", JsonQuote(Sv(ir::DTypeName(w.dtype))),
+        ", \"shape\": ", ShapeJson(w.shape), ", \"bytes\": ", JsonQuote(ExprText(w.bytes)), "}"));
   }
   for (size_t i = 0; i < a.source.kernels.size(); ++i) {
     const CudaKernel& k = a.source.kernels[i];
     std::vector<ir::Expr> grid = k.grid;
     while (grid.size() < 3) grid.push_back(ir::IntImm(1));
     std::vector<std::string> kparams;
-    for (const CudaKernelParam& p : k.params) kparams.push_back(Json(p.name));
+    for (const CudaKernelParam& p : k.params) kparams.push_back(JsonQuote(p.name));
     const PtxasKernelInfo info = i < a.ptxas.size() ? a.ptxas[i] : PtxasKernelInfo();
     kernels.push_back(absl::StrCat(
-        "{\"name\": ", Json(k.name), ", \"grid\": ", ShapeJson(grid), ", \"block\": [", k.threads,
+        "{\"name\": ", JsonQuote(k.name), ", \"grid\": ", ShapeJson(grid), ", \"block\": [", k.threads,
         ", 1, 1], \"smem_bytes\": ", k.smem_bytes, ", \"registers\": ", info.registers,
         ", \"spill_store_bytes\": ", info.spill_store_bytes, ", \"spill_load_bytes\": ",
         info.spill_load_bytes, ", \"stack_frame_bytes\": ", info.stack_frame_bytes,
         ", \"params\": [", absl::StrJoin(kparams, ", "), "]}"));
   }
-  return absl::StrCat("{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", Json(a.program),
-                      ", \"target\": ", Json(a.target), ", \"nvrtc\": ", Json(a.nvrtc_version),
+  return absl::StrCat("{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", JsonQuote(a.program),
+                      ", \"target\": ", JsonQuote(a.target), ", \"nvrtc\": ", JsonQuote(a.nvrtc_version),
                       ",\n \"config\": {", absl::StrJoin(config, ", "), "},\n \"dyn_dims\": [",
                       absl::StrJoin(dims, ", "), "],\n \"params\": [",
                       absl::StrJoin(params, ",\n   "), "],\n \"workspaces\": [",

@@ -73,6 +73,9 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& artifact);
 absl::Status WriteCudaArtifact(const CudaArtifact& artifact, const std::string& dir,
                                const std::string& base);
 
+// `s` as a JSON string literal, quotes included (control characters escaped).
+std::string JsonQuote(absl::string_view s);
+
 }  // namespace tilec::cuda
 
 #endif  // TILEC_COMPILER_TARGETS_CUDA_ARTIFACT_H_
