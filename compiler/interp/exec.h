@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "compiler/interp/interp.h"
-#include "compiler/interp/sv.h"
+#include "compiler/ir/sv.h"
 #include "compiler/interp/tensor.h"
 #include "compiler/ir/ir.h"
 

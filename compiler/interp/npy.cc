@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/interp/numerics.h"
-#include "compiler/interp/sv.h"
+#include "compiler/ir/sv.h"
 
 namespace tilec::interp {
 namespace {

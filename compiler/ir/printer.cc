@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/sv.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/ir/visitor.h"
@@ -17,8 +18,6 @@
 namespace tilec::ir {
 namespace {
 
-// Abseil's string_view is its own type in this build.
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Python operator precedence, loosest first. Calls, names, subscripts and
 // wrapped literals are atoms.
@@ -225,7 +224,7 @@ class Printer {
 
 std::string Printer::Literal(const Expr& e, std::string text) {
   if (e->dtype == DType::kInt32 || e->dtype == DType::kFloat32) return text;
-  return absl::StrCat("T.", AV(DTypeName(e->dtype)), "(", text, ")");
+  return absl::StrCat("T.", Sv(DTypeName(e->dtype)), "(", text, ")");
 }
 
 std::pair<std::string, int> Printer::Emit(const Expr& e) {
@@ -240,9 +239,9 @@ std::pair<std::string, int> Printer::Emit(const Expr& e) {
     case ExprKind::kFloatImm: {
       double v = e->as<FloatImmNode>()->value;
       if (std::isnan(v))
-        return {absl::StrCat("T.", AV(DTypeName(e->dtype)), "(\"nan\")"), kPrecAtom};
+        return {absl::StrCat("T.", Sv(DTypeName(e->dtype)), "(\"nan\")"), kPrecAtom};
       if (std::isinf(v)) {
-        std::string inf = absl::StrCat("T.infinity(\"", AV(DTypeName(e->dtype)), "\")");
+        std::string inf = absl::StrCat("T.infinity(\"", Sv(DTypeName(e->dtype)), "\")");
         return v < 0 ? std::pair{absl::StrCat("-", inf), kPrecUnary} : std::pair{inf, kPrecAtom};
       }
       if (e->dtype == DType::kFloat32) {
@@ -258,13 +257,13 @@ std::pair<std::string, int> Printer::Emit(const Expr& e) {
         std::string_view fn = n->op == BinaryOp::kMin   ? "min"
                               : n->op == BinaryOp::kMax ? "max"
                                                         : "truncmod";
-        return {absl::StrCat("T.", AV(fn), "(", E(n->a), ", ", E(n->b), ")"), kPrecAtom};
+        return {absl::StrCat("T.", Sv(fn), "(", E(n->a), ", ", E(n->b), ")"), kPrecAtom};
       }
       int prec = BinaryPrec(n->op);
       // Left-associative; comparisons chain in Python, so neither side of one
       // may be a bare comparison.
       int left = prec == kPrecCmp ? prec + 1 : prec;
-      return {absl::StrCat(Operand(n->a, left), " ", AV(sym), " ", Operand(n->b, prec + 1)), prec};
+      return {absl::StrCat(Operand(n->a, left), " ", Sv(sym), " ", Operand(n->b, prec + 1)), prec};
     }
     case ExprKind::kUnary: {
       const auto* n = e->as<UnaryNode>();
@@ -282,12 +281,12 @@ std::pair<std::string, int> Printer::Emit(const Expr& e) {
               kPrecAtom};
     }
     case ExprKind::kCast:
-      return {absl::StrCat("T.cast(", E(e->as<CastNode>()->value), ", \"", AV(DTypeName(e->dtype)),
+      return {absl::StrCat("T.cast(", E(e->as<CastNode>()->value), ", \"", Sv(DTypeName(e->dtype)),
                            "\")"),
               kPrecAtom};
     case ExprKind::kCall: {
       const auto* n = e->as<CallNode>();
-      return {absl::StrCat("T.", AV(CallFnName(n->fn)), "(", Args(n->args), ")"), kPrecAtom};
+      return {absl::StrCat("T.", Sv(CallFnName(n->fn)), "(", Args(n->args), ")"), kPrecAtom};
     }
     case ExprKind::kLoad: {
       const auto* n = e->as<LoadNode>();
@@ -356,7 +355,7 @@ void Printer::ForLoop(const ForNode* f, int indent) {
   if (f->num_stages) absl::StrAppend(&args, ", num_stages=", E(f->num_stages));
   if (!f->order.empty()) absl::StrAppend(&args, ", order=[", absl::StrJoin(f->order, ", "), "]");
   if (!f->stage.empty()) absl::StrAppend(&args, ", stage=[", absl::StrJoin(f->stage, ", "), "]");
-  Line(indent, absl::StrCat("for ", Name(f->var), " in T.", AV(fn), "(", args, "):"));
+  Line(indent, absl::StrCat("for ", Name(f->var), " in T.", Sv(fn), "(", args, "):"));
   Body(f->body, indent + 1);
 }
 
@@ -406,11 +405,11 @@ void Printer::S(const Stmt& s, int indent) {
         return;
       }
       const Buffer& b = n->buffer;
-      std::string dtype = absl::StrCat("\"", AV(DTypeName(b->dtype)), "\"");
+      std::string dtype = absl::StrCat("\"", Sv(DTypeName(b->dtype)), "\"");
       std::string args =
           b->scope == Scope::kVar ? dtype : absl::StrCat(Tuple(b->shape), ", ", dtype);
       if (n->init) absl::StrAppend(&args, ", init=", E(n->init));
-      Line(indent, absl::StrCat(Name(b), " = T.alloc_", AV(ScopeName(b->scope)), "(", args, ")"));
+      Line(indent, absl::StrCat(Name(b), " = T.alloc_", Sv(ScopeName(b->scope)), "(", args, ")"));
       return;
     }
     case StmtKind::kFor: ForLoop(s->as<ForNode>(), indent); return;
@@ -447,7 +446,7 @@ void Printer::S(const Stmt& s, int indent) {
       if (n->transpose_a) absl::StrAppend(&text, ", transpose_A=True");
       if (n->transpose_b) absl::StrAppend(&text, ", transpose_B=True");
       if (n->policy != GemmPolicy::kSquare) {
-        absl::StrAppend(&text, ", policy=T.GemmWarpPolicy.", AV(GemmPolicyName(n->policy)));
+        absl::StrAppend(&text, ", policy=T.GemmWarpPolicy.", Sv(GemmPolicyName(n->policy)));
       }
       if (n->clear_accum) absl::StrAppend(&text, ", clear_accum=True");
       Line(indent, absl::StrCat(text, ")"));
@@ -469,7 +468,7 @@ void Printer::S(const Stmt& s, int indent) {
     case StmtKind::kReduce: {
       const auto* n = s->as<ReduceNode>();
       Line(indent,
-           absl::StrCat("T.reduce_", AV(ReduceKindName(n->reduce_kind)), "(", Name(n->src), ", ",
+           absl::StrCat("T.reduce_", Sv(ReduceKindName(n->reduce_kind)), "(", Name(n->src), ", ",
                         Name(n->dst), ", dim=", n->dim, ", clear=", BoolText(n->clear), ")"));
       return;
     }
@@ -545,10 +544,10 @@ void Printer::Program(const ir::Program& p) {
   for (const Param& param : p.params) {
     if (param.tensor) {
       params.push_back(absl::StrCat(Name(param.tensor), ": T.Tensor(", Tuple(param.tensor->shape),
-                                    ", \"", AV(DTypeName(param.tensor->dtype)), "\")"));
+                                    ", \"", Sv(DTypeName(param.tensor->dtype)), "\")"));
     } else if (param.scalar) {
       params.push_back(
-          absl::StrCat(Name(param.scalar), ": T.", AV(DTypeName(param.scalar->dtype))));
+          absl::StrCat(Name(param.scalar), ": T.", Sv(DTypeName(param.scalar->dtype))));
     } else {
       params.push_back("<null>");
     }

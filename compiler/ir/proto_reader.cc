@@ -1,5 +1,6 @@
 // The reader half of proto_convert.h: tilec.v1 -> IR, validating as it goes.
 #include "compiler/ir/proto_convert.h"
+#include "compiler/ir/sv.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -43,9 +44,6 @@ using namespace proto_internal;  // NOLINT: the enum tables
   } while (0)
 
 using ExprList = google::protobuf::RepeatedPtrField<v1::Expr>;
-
-// The IR's names are std::string_view; absl here has its own string_view.
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 absl::string_view StmtLabel(const v1::Stmt& s) {
   switch (s.node_case()) {

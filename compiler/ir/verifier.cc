@@ -19,9 +19,9 @@ bool Verifier::Fail(const std::string& msg) {
 // Scopes
 
 bool Verifier::Declare(const void* key, const std::string& name, std::string_view what) {
-  if (name.empty()) return Fail(absl::StrCat(AV(what), " has an empty name"));
+  if (name.empty()) return Fail(absl::StrCat(Sv(what), " has an empty name"));
   if (!declared_.insert(key).second) {
-    return Fail(absl::StrCat(AV(what), " '", name,
+    return Fail(absl::StrCat(Sv(what), " '", name,
                              "' is declared twice (the same node is bound by two declarations)"));
   }
   in_scope_.insert(key);
@@ -30,9 +30,9 @@ bool Verifier::Declare(const void* key, const std::string& name, std::string_vie
 }
 
 bool Verifier::DefineVar(const Var& v, std::string_view what) {
-  if (!v) return Fail(absl::StrCat("null ", AV(what)));
+  if (!v) return Fail(absl::StrCat("null ", Sv(what)));
   if (bound_tile_params_.count(v.get())) {
-    return Fail(absl::StrCat(AV(what), " '", v->name, "' is also a bound tile parameter"));
+    return Fail(absl::StrCat(Sv(what), " '", v->name, "' is also a bound tile parameter"));
   }
   return Declare(v.get(), v->name, what);
 }
@@ -43,9 +43,9 @@ bool Verifier::Use(const void* key, std::string_view kind, const std::string& na
                    std::string_view undefined_note) {
   if (in_scope_.count(key)) return true;
   if (declared_.count(key)) {
-    return Fail(absl::StrCat(AV(kind), " '", name, "' used outside its scope"));
+    return Fail(absl::StrCat(Sv(kind), " '", name, "' used outside its scope"));
   }
-  return Fail(absl::StrCat("undefined ", AV(kind), " '", name, "'", AV(undefined_note)));
+  return Fail(absl::StrCat("undefined ", Sv(kind), " '", name, "'", Sv(undefined_note)));
 }
 
 bool Verifier::UseVar(const VarNode* v) {
@@ -57,7 +57,7 @@ bool Verifier::UseVar(const VarNode* v) {
 }
 
 bool Verifier::UseBuffer(const Buffer& b, std::string_view role) {
-  if (!b) return Fail(absl::StrCat("null buffer as ", AV(role)));
+  if (!b) return Fail(absl::StrCat("null buffer as ", Sv(role)));
   return Use(b.get(), "buffer", b->name,
              " (neither a parameter nor allocated in an enclosing scope)");
 }
@@ -69,18 +69,18 @@ bool Verifier::CheckInt(const Expr& e, std::string_view what) {
   if (!CheckExpr(e, what)) return false;
   if (IsInt(e->dtype)) return true;
   return Fail(
-      absl::StrCat(AV(what), " must be an integer, got ", DT(e->dtype), " (", PrintExpr(e), ")"));
+      absl::StrCat(Sv(what), " must be an integer, got ", DT(e->dtype), " (", PrintExpr(e), ")"));
 }
 
 bool Verifier::CheckPositive(const Expr& e, std::string_view what) {
   if (!CheckInt(e, what)) return false;
   std::optional<int64_t> v = AsConstInt(e);
-  if (v && *v < 1) return Fail(absl::StrCat(AV(what), " must be >= 1, got ", *v));
+  if (v && *v < 1) return Fail(absl::StrCat(Sv(what), " must be >= 1, got ", *v));
   return true;
 }
 
 bool Verifier::CheckExpr(const Expr& e, std::string_view what) {
-  if (!e) return Fail(absl::StrCat("null expression as ", AV(what)));
+  if (!e) return Fail(absl::StrCat("null expression as ", Sv(what)));
   switch (e->kind) {
     case ExprKind::kIntImm: {
       int64_t v = e->as<IntImmNode>()->value;
@@ -175,7 +175,7 @@ bool Verifier::CheckBinary(const Expr& e) {
     need = "numeric";
   }
   if (!need.empty()) {
-    return Fail(absl::StrCat("operands of ", op, " must be ", AV(need), ", got ", DT(t), " (",
+    return Fail(absl::StrCat("operands of ", op, " must be ", Sv(need), ", got ", DT(t), " (",
                              PrintExpr(e), ")"));
   }
   DType expect = IsComparison(n->op) || IsLogical(n->op) ? DType::kBool : t;
@@ -186,7 +186,7 @@ bool Verifier::CheckBinary(const Expr& e) {
 }
 
 bool Verifier::CheckCall(const CallNode* n) {
-  std::string fn = absl::StrCat("T.", AV(CallFnName(n->fn)));
+  std::string fn = absl::StrCat("T.", Sv(CallFnName(n->fn)));
   int arity = CallArity(n->fn);
   if (static_cast<int>(n->args.size()) != arity) {
     return Fail(absl::StrCat(fn, " takes ", arity, arity == 1 ? " argument" : " arguments",
@@ -228,14 +228,14 @@ bool Verifier::CheckRegion(const Region& r, std::string_view role) {
   if (!UseBuffer(r.buffer, role)) return false;
   const Buffer& b = r.buffer;
   if (r.mins.size() != b->shape.size() || r.extents.size() != b->shape.size()) {
-    return Fail(absl::StrCat(AV(role), " region of ", b->name, " has ", r.mins.size(), " mins and ",
+    return Fail(absl::StrCat(Sv(role), " region of ", b->name, " has ", r.mins.size(), " mins and ",
                              r.extents.size(), " extents but ", b->name, " has rank ",
                              b->shape.size()));
   }
   for (size_t i = 0; i < r.mins.size(); ++i) {
-    if (!CheckInt(r.mins[i], absl::StrCat("start ", i, " of ", AV(role), " region of ", b->name)) ||
+    if (!CheckInt(r.mins[i], absl::StrCat("start ", i, " of ", Sv(role), " region of ", b->name)) ||
         !CheckPositive(r.extents[i],
-                       absl::StrCat("extent ", i, " of ", AV(role), " region of ", b->name))) {
+                       absl::StrCat("extent ", i, " of ", Sv(role), " region of ", b->name))) {
       return false;
     }
   }
@@ -252,7 +252,7 @@ bool Verifier::CheckShape(const Buffer& b) {
 bool Verifier::CheckValue(const Expr& v, DType t, bool literal_ok, std::string_view what) {
   if (!CheckExpr(v, what)) return false;
   if (v->dtype == t || (literal_ok && IsLiteral(v) && t != DType::kBool)) return true;
-  return Fail(absl::StrCat(AV(what), " has dtype ", DT(v->dtype), ", expected ", DT(t), " (",
+  return Fail(absl::StrCat(Sv(what), " has dtype ", DT(v->dtype), ", expected ", DT(t), " (",
                            PrintExpr(v), ")"));
 }
 
@@ -364,7 +364,7 @@ bool Verifier::CheckKernel(const KernelNode* n) {
 bool Verifier::CheckAllocate(const AllocateNode* n) {
   if (!n->buffer) return Fail("allocation without a buffer");
   const Buffer& b = n->buffer;
-  std::string op = absl::StrCat("T.alloc_", AV(ScopeName(b->scope)));
+  std::string op = absl::StrCat("T.alloc_", Sv(ScopeName(b->scope)));
   At at(this, absl::StrCat(op, " ", b->name));
   if (b->scope == Scope::kGlobal && in_kernel_) {
     return Fail(absl::StrCat("global workspace ", b->name,
@@ -372,7 +372,7 @@ bool Verifier::CheckAllocate(const AllocateNode* n) {
                              "level, between kernels"));
   }
   if (b->scope != Scope::kGlobal && !in_kernel_) {
-    return Fail(absl::StrCat(AV(ScopeName(b->scope)), " buffer ", b->name,
+    return Fail(absl::StrCat(Sv(ScopeName(b->scope)), " buffer ", b->name,
                              " allocated outside a T.Kernel"));
   }
   if (!CheckShape(b)) return false;
@@ -384,7 +384,7 @@ bool Verifier::CheckAllocate(const AllocateNode* n) {
 
 bool Verifier::CheckFor(const ForNode* n) {
   At at(this, absl::StrCat("for ", n->var ? n->var->name : "<null>"));
-  std::string loop = absl::StrCat("T.", AV(ForKindName(n->kind)));
+  std::string loop = absl::StrCat("T.", Sv(ForKindName(n->kind)));
   if (!n->var) return Fail("loop without a variable");
   if (n->kind != ForKind::kSerial && !RequireKernel(absl::StrCat(loop, " loop"))) return false;
   if (!CheckInt(n->min, "loop start") || !CheckInt(n->extent, "loop extent")) return false;
@@ -465,7 +465,7 @@ absl::Status Verifier::Run() {
     } else if (p.tensor) {
       if (p.tensor->scope != Scope::kGlobal) {
         Fail(absl::StrCat("tensor parameter ", p.tensor->name, " must be global, not ",
-                          AV(ScopeName(p.tensor->scope))));
+                          Sv(ScopeName(p.tensor->scope))));
       } else {
         DefineBuffer(p.tensor);
       }

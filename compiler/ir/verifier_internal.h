@@ -18,13 +18,12 @@
 #include "absl/strings/str_join.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/ir.h"
+#include "compiler/ir/sv.h"
 
 namespace tilec::ir::verifier_internal {
 
 
-// Abseil's string_view is its own type in this build.
-inline absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-inline absl::string_view DT(DType t) { return AV(DTypeName(t)); }
+inline absl::string_view DT(DType t) { return Sv(DTypeName(t)); }
 
 inline std::string Dims(const std::vector<Expr>& es) {
   std::vector<std::string> parts;
@@ -55,7 +54,7 @@ inline std::string OpText(BinaryOp op) {
     case BinaryOp::kMin: return "T.min";
     case BinaryOp::kMax: return "T.max";
     case BinaryOp::kMod: return "T.truncmod";
-    default: return absl::StrCat("'", AV(BinaryOpSymbol(op)), "'");
+    default: return absl::StrCat("'", Sv(BinaryOpSymbol(op)), "'");
   }
 }
 
@@ -143,17 +142,17 @@ class Verifier {
   bool Fail(const std::string& msg);
   // "T.copy #2": the count of `op` so far in the innermost body.
   std::string Label(std::string_view op) {
-    return absl::StrCat(AV(op), " #", ++counters_.back()[std::string(op)]);
+    return absl::StrCat(Sv(op), " #", ++counters_.back()[std::string(op)]);
   }
   bool RequireKernel(std::string_view op) {
-    return in_kernel_ || Fail(absl::StrCat(AV(op), " outside a T.Kernel"));
+    return in_kernel_ || Fail(absl::StrCat(Sv(op), " outside a T.Kernel"));
   }
 
   bool Declare(const void* key, const std::string& name, std::string_view what);
   bool DefineVar(const Var& v, std::string_view what);
   bool DefineIntVar(const Var& v, std::string_view what) {
     return DefineVar(v, what) &&
-           (IsInt(v->dtype) || Fail(absl::StrCat(AV(what), " '", v->name,
+           (IsInt(v->dtype) || Fail(absl::StrCat(Sv(what), " '", v->name,
                                                  "' must be an integer, got ", DT(v->dtype))));
   }
   bool DefineBuffer(const Buffer& b);

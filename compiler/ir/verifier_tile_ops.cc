@@ -5,19 +5,19 @@
 namespace tilec::ir::verifier_internal {
 
 bool Verifier::CheckGemmOperand(const Region& r, std::string_view role, Expr* rows, Expr* cols) {
-  if (!CheckRegion(r, absl::StrCat("T.gemm operand ", AV(role)))) return false;
+  if (!CheckRegion(r, absl::StrCat("T.gemm operand ", Sv(role)))) return false;
   Scope s = r.buffer->scope;
   bool ok = role == "C" ? s == Scope::kFragment || s == Scope::kLocal
                         : s == Scope::kShared || s == Scope::kFragment;
   if (!ok) {
-    return Fail(absl::StrCat("T.gemm operand ", AV(role), " (", r.buffer->name, ") must be in ",
+    return Fail(absl::StrCat("T.gemm operand ", Sv(role), " (", r.buffer->name, ") must be in ",
                              role == "C" ? "fragment or local" : "shared or fragment",
-                             " memory, not ", AV(ScopeName(s))));
+                             " memory, not ", Sv(ScopeName(s))));
   }
   std::vector<Expr> ext = r.extents;
   while (ext.size() > 2 && AsConstInt(ext[0]) == 1) ext.erase(ext.begin());
   if (ext.size() != 2) {
-    return Fail(absl::StrCat("T.gemm operand ", AV(role), " must be 2-D, got ", Describe(r)));
+    return Fail(absl::StrCat("T.gemm operand ", Sv(role), " must be 2-D, got ", Describe(r)));
   }
   *rows = ext[0];
   *cols = ext[1];
@@ -62,26 +62,26 @@ bool Verifier::CheckGemm(const GemmNode* n) {
 }
 
 bool Verifier::CheckAlongDim(std::string_view op, const Buffer& src, const Buffer& dst, int dim) {
-  if (!RequireKernel(op) || !UseBuffer(src, absl::StrCat(AV(op), " source")) ||
-      !UseBuffer(dst, absl::StrCat(AV(op), " destination"))) {
+  if (!RequireKernel(op) || !UseBuffer(src, absl::StrCat(Sv(op), " source")) ||
+      !UseBuffer(dst, absl::StrCat(Sv(op), " destination"))) {
     return false;
   }
   for (const Buffer& b : {src, dst}) {
     if (b->scope == Scope::kGlobal) {
-      return Fail(absl::StrCat(AV(op), " on global buffer ", b->name,
+      return Fail(absl::StrCat(Sv(op), " on global buffer ", b->name,
                                "; it works on shared, fragment or local buffers"));
     }
   }
   int rank = static_cast<int>(src->shape.size());
   if (dim < 0 || dim >= rank) {
-    return Fail(absl::StrCat(AV(op), " dim ", dim, " is out of range for ", Describe(src),
+    return Fail(absl::StrCat(Sv(op), " dim ", dim, " is out of range for ", Describe(src),
                              " of rank ", rank));
   }
   return true;
 }
 
 bool Verifier::CheckReduce(const ReduceNode* n) {
-  std::string op = absl::StrCat("T.reduce_", AV(ReduceKindName(n->reduce_kind)));
+  std::string op = absl::StrCat("T.reduce_", Sv(ReduceKindName(n->reduce_kind)));
   At at(this, Label(op));
   if (!CheckAlongDim(op, n->src, n->dst, n->dim)) return false;
   std::vector<Expr> expect = n->src->shape;
@@ -121,7 +121,7 @@ bool Verifier::CheckAtomicAdd(const AtomicAddNode* n) {
   const Buffer& dst = n->dst.buffer;
   if (dst->scope != Scope::kGlobal && dst->scope != Scope::kShared) {
     return Fail(absl::StrCat("T.atomic_add destination ", dst->name, " is a ",
-                             AV(ScopeName(dst->scope)),
+                             Sv(ScopeName(dst->scope)),
                              " buffer; atomics need global or shared memory"));
   }
   if (n->src && n->value) return Fail("T.atomic_add has both a source region and a value");

@@ -1,4 +1,5 @@
 #include "compiler/targets/cuda/nvrtc.h"
+#include "compiler/ir/sv.h"
 
 #include <dlfcn.h>
 
@@ -30,7 +31,6 @@ namespace {
 
 // Abseil as installed has its own absl::string_view, distinct from
 // std::string_view; the string helpers below take the former.
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // The slice of the NVRTC C API tilec uses (nvrtc.h, stable since CUDA 11.1).
 // Declared here so that the build needs no CUDA headers.

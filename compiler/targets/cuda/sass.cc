@@ -1,4 +1,5 @@
 #include "compiler/targets/cuda/sass.h"
+#include "compiler/ir/sv.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -30,7 +31,6 @@ namespace {
 
 // Abseil as installed has its own absl::string_view, distinct from
 // std::string_view; the string helpers below take the former.
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 bool IsExecutable(const std::filesystem::path& p) {
   std::error_code ec;

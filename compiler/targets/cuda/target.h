@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "compiler/ir/sv.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -27,7 +28,7 @@ namespace tilec::cuda {
 
 // Abseil as installed here has its own absl::string_view, distinct from
 // std::string_view, and absl::StrCat takes only the former.
-inline absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+using ::tilec::Sv;
 inline absl::string_view Sv(absl::string_view s) { return s; }
 
 struct CudaTarget {
