@@ -3,10 +3,8 @@
 // pointing at the offending construct.
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +14,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "gtest/gtest.h"
+#include "tests/testing/example_cases.h"
 
 namespace tilec::frontend {
 namespace {
@@ -633,7 +632,7 @@ def f(:
   return kCases;
 }
 
-class Diagnostics : public testing::TestWithParam<size_t> {};
+class Diagnostics : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(Diagnostics, FirstLine) {
   const Case& c = Cases()[GetParam()];
@@ -657,8 +656,8 @@ TEST_P(Diagnostics, FirstLine) {
   EXPECT_NE(msg.find("^"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Diagnostics, testing::Range<size_t>(0, Cases().size()),
-                         [](const testing::TestParamInfo<size_t>& info) {
+INSTANTIATE_TEST_SUITE_P(All, Diagnostics, ::testing::Range<size_t>(0, Cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
                            return std::string(Cases()[info.param].name);
                          });
 
@@ -696,18 +695,14 @@ TEST(Diagnostics, RandomMutationsOfExamplesNeverCrash) {
     Bindings bindings;
   };
   std::vector<Example> examples;
-  std::ifstream cases(std::string(TILEC_SOURCE_DIR) + "/examples/cases.txt");
-  std::string line;
-  while (std::getline(cases, line)) {
-    std::istringstream words(line.substr(0, line.find('#')));
+  auto cases = ::tilec::testing::LoadExampleCases();
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  for (const ::tilec::testing::ExampleCase& c : *cases) {
     Example e;
-    std::string name, kv;
-    if (!(words >> name >> e.file >> e.function)) continue;
-    while (words >> kv) e.bindings.Set(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
-    std::ifstream in(std::string(TILEC_SOURCE_DIR) + "/examples/" + e.file);
-    std::stringstream text;
-    text << in.rdbuf();
-    e.text = text.str();
+    e.file = c.file;
+    e.function = c.function;
+    for (const auto& [k, v] : c.bindings) e.bindings.Set(k, v);
+    e.text = ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file).value_or("");
     if (!e.text.empty()) examples.push_back(std::move(e));
   }
   ASSERT_FALSE(examples.empty());

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,49 +16,25 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "gtest/gtest.h"
+#include "tests/testing/example_cases.h"
 
 namespace tilec::frontend {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct ExampleCase {
-  std::string name;
-  std::string file;
-  std::string function;
-  std::vector<std::pair<std::string, std::string>> bindings;
-};
+using ::tilec::testing::ExampleCase;
 
 fs::path SourceDir() { return fs::path(TILEC_SOURCE_DIR); }
 
+// The golden files are compared byte for byte; a missing one reads as "".
 std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ::tilec::testing::ReadFile(path.string()).value_or("");
 }
 
-// examples/cases.txt: `case_name file.py function k=v ...` per line, `#`
-// comments, blank lines ignored.
 const std::vector<ExampleCase>& Cases() {
-  static const std::vector<ExampleCase> kCases = [] {
-    std::vector<ExampleCase> cases;
-    std::ifstream in(SourceDir() / "examples" / "cases.txt");
-    std::string line;
-    while (std::getline(in, line)) {
-      line = line.substr(0, line.find('#'));
-      std::istringstream words(line);
-      ExampleCase c;
-      if (!(words >> c.name >> c.file >> c.function)) continue;
-      std::string kv;
-      while (words >> kv) {
-        size_t eq = kv.find('=');
-        c.bindings.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
-      }
-      cases.push_back(std::move(c));
-    }
-    return cases;
-  }();
+  static const std::vector<ExampleCase> kCases =
+      ::tilec::testing::LoadExampleCases().value_or(std::vector<ExampleCase>{});
   return kCases;
 }
 
@@ -93,7 +68,7 @@ std::string RenameWord(const std::string& text, const std::string& from, const s
 
 TEST(Examples, CasesFileIsPresent) { EXPECT_GE(Cases().size(), 10u); }
 
-class Example : public testing::TestWithParam<size_t> {};
+class Example : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(Example, BuildsVerifiesMatchesGoldenAndHashesStably) {
   const ExampleCase& c = Cases()[GetParam()];
@@ -138,8 +113,8 @@ TEST_P(Example, ChangingATileSizeChangesTheHash) {
   EXPECT_NE(ir::ProgramHash(*p), ir::ProgramHash(*q));
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Example, testing::Range<size_t>(0, Cases().size()),
-                         [](const testing::TestParamInfo<size_t>& info) {
+INSTANTIATE_TEST_SUITE_P(Cases, Example, ::testing::Range<size_t>(0, Cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
                            return Cases()[info.param].name;
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Example);
@@ -151,7 +126,7 @@ struct Rename {
   std::vector<std::pair<std::string, std::string>> renames;
 };
 
-class RenameInvariance : public testing::TestWithParam<Rename> {};
+class RenameInvariance : public ::testing::TestWithParam<Rename> {};
 
 TEST_P(RenameInvariance, SameHash) {
   const Rename& r = GetParam();
@@ -179,13 +154,13 @@ TEST_P(RenameInvariance, SameHash) {
 
 INSTANTIATE_TEST_SUITE_P(
     Examples, RenameInvariance,
-    testing::Values(
+    ::testing::Values(
         Rename{"gemm_f16_nn_small", {{"A_shared", "a_tile"}, {"ko", "kk"}, {"bx", "col_block"}}},
         Rename{"gemm_eager_small", {{"C_local", "accumulator"}, {"by", "row_block"}}},
         Rename{"flash_attention_causal_small",
                {{"acc_s", "scores_tile"}, {"scores_max", "row_max"}, {"loop_range", "n_tiles"}}},
         Rename{"gqa_decode_ragged", {{"kv_start", "kv_base"}, {"weight_sum", "wsum"}}}),
-    [](const testing::TestParamInfo<Rename>& info) { return info.param.case_name; });
+    [](const ::testing::TestParamInfo<Rename>& info) { return info.param.case_name; });
 
 }  // namespace
 }  // namespace tilec::frontend
