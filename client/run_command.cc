@@ -24,7 +24,8 @@ std::string ParamName(const ir::Param& p) { return p.tensor ? p.tensor->name : p
 // Binds dynamic dims from --dim flags, then from the shapes of the --in files
 // (a tensor dimension that is exactly a dynamic dim takes the file's size).
 absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> BindDims(
-    const ir::Program& program, const Flags& flags, const std::vector<interp::Tensor>& files) {
+    const ir::Program& program, const Flags& flags,
+    const std::vector<std::vector<int64_t>>& files) {
   absl::flat_hash_map<std::string, int64_t> dims;
   for (const auto& [name, size] : flags.dims) {
     bool known = false;
@@ -42,21 +43,24 @@ absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> BindDims(
       ++file;
       continue;
     }
-    const interp::Tensor& t = files[file++];
-    if (t.rank() != static_cast<int>(p.tensor->shape.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tilec: ", flags.inputs[file - 1], " has rank ", t.rank(), ", but parameter ",
-          p.tensor->name, " has rank ", p.tensor->shape.size()));
+    const std::vector<int64_t>& shape = files[file++];
+    if (shape.size() != p.tensor->shape.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tilec: ", flags.inputs[file - 1], " has rank ", shape.size(),
+                       ", but parameter ", p.tensor->name, " has rank ", p.tensor->shape.size()));
     }
     for (size_t d = 0; d < p.tensor->shape.size(); ++d) {
-      if (const auto* v = p.tensor->shape[d]->as<ir::VarNode>()) dims.try_emplace(v->name, t.shape()[d]);
+      // A packed int4 file holds half the elements of its last dim.
+      if (p.tensor->dtype == ir::DType::kInt4 && d + 1 == p.tensor->shape.size()) continue;
+      if (const auto* v = p.tensor->shape[d]->as<ir::VarNode>())
+        dims.try_emplace(v->name, shape[d]);
     }
   }
   for (const ir::Var& d : program.dyn_dims) {
     if (!dims.contains(d->name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tilec: dynamic dim ", d->name, " has no size: give --dim ", d->name,
-          "=N, bind it with -D, or pass an --in file that has it"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tilec: dynamic dim ", d->name, " has no size: give --dim ", d->name,
+                       "=N, bind it with -D, or pass an --in file that has it"));
     }
   }
   return dims;
@@ -102,15 +106,17 @@ int RunCommand(const Flags& flags) {
   auto program = LoadProgram(flags);
   if (!program.ok()) return ReportError(program.status());
   if (flags.inputs.size() > program->params.size()) {
-    return ReportError(absl::InvalidArgumentError(
-        absl::StrCat("tilec: ", flags.inputs.size(), " --in files for ", program->params.size(),
-                     " parameters")));
+    return ReportError(
+        absl::InvalidArgumentError(absl::StrCat("tilec: ", flags.inputs.size(), " --in files for ",
+                                                program->params.size(), " parameters")));
   }
-  std::vector<interp::Tensor> files;
+  // The files' shapes bind dynamic dims first; their data is read below, into
+  // each parameter's dtype.
+  std::vector<std::vector<int64_t>> files;
   for (const std::string& path : flags.inputs) {
-    auto t = interp::ReadNpy(path);
-    if (!t.ok()) return ReportError(t.status());  // the message names the file
-    files.push_back(*std::move(t));
+    auto shape = interp::ReadNpyShape(path);
+    if (!shape.ok()) return ReportError(shape.status());  // the message names the file
+    files.push_back(*std::move(shape));
   }
   auto dims = BindDims(*program, flags, files);
   if (!dims.ok()) return ReportError(dims.status());
@@ -121,9 +127,10 @@ int RunCommand(const Flags& flags) {
     interp::Tensor& arg = (*args)[i];
     auto t = interp::ReadNpyAs(flags.inputs[i], arg.dtype(), arg.shape());
     if (!t.ok()) {
-      return ReportError(absl::Status(
-          t.status().code(), absl::StrCat(flags.inputs[i], " for parameter ",
-                                          ParamName(program->params[i]), ": ", t.status().message())));
+      return ReportError(
+          absl::Status(t.status().code(),
+                       absl::StrCat(flags.inputs[i], " for parameter ",
+                                    ParamName(program->params[i]), ": ", t.status().message())));
     }
     arg = *std::move(t);
   }

@@ -352,6 +352,20 @@ absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
   return t;
 }
 
+absl::StatusOr<std::vector<int64_t>> DecodeNpyShape(std::string_view data) {
+  auto a = Parse(data);
+  if (!a.ok()) return a.status();
+  return a->shape;
+}
+
+absl::StatusOr<std::vector<int64_t>> ReadNpyShape(const std::string& path) {
+  auto data = ReadFile(path);
+  if (!data.ok()) return data.status();
+  auto shape = DecodeNpyShape(*data);
+  if (!shape.ok()) return WithPath(shape.status(), path);
+  return shape;
+}
+
 absl::StatusOr<Tensor> ReadNpyAs(const std::string& path, DType dtype,
                                  absl::Span<const int64_t> shape) {
   auto data = ReadFile(path);

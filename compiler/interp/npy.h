@@ -21,8 +21,10 @@
 #ifndef TILEC_COMPILER_INTERP_NPY_H_
 #define TILEC_COMPILER_INTERP_NPY_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -40,6 +42,11 @@ absl::Status WriteNpy(const std::string& path, const Tensor& t);
 // descriptor, truncated data, big-endian data.
 absl::StatusOr<Tensor> DecodeNpy(std::string_view data);
 absl::StatusOr<Tensor> ReadNpy(const std::string& path);
+
+// The shape stored in a .npy file's header (any descriptor the readers above
+// accept, '<u2' raw bfloat16 bits included), without converting its data.
+absl::StatusOr<std::vector<int64_t>> DecodeNpyShape(std::string_view data);
+absl::StatusOr<std::vector<int64_t>> ReadNpyShape(const std::string& path);
 
 // Parses .npy contents into dtype and shape (see above). The file's shape
 // must equal `shape`, except for int4, whose packed byte count must match.

@@ -100,6 +100,22 @@ TEST(NpyTest, BFloat16FromRawBits) {
   EXPECT_EQ(t->GetDouble(1), -2.0);
 }
 
+TEST(NpyTest, ShapeOfAnyReadableFile) {
+  // Raw bfloat16 bits ('<u2') have no dtype of their own, but their shape is
+  // readable (tilec run binds dynamic dims from it before converting).
+  std::string u2 = NpyBytes("{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3), }",
+                            std::string(12, '\x01'));
+  auto shape = DecodeNpyShape(u2);
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  EXPECT_EQ(*shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(DecodeNpyShape("not a numpy file").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  std::string short_data =
+      NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", std::string(8, '\0'));
+  EXPECT_NE(DecodeNpyShape(short_data).status().message().find("expected 16 data bytes"),
+            std::string::npos);
+}
+
 TEST(NpyTest, ReadsFortranOrderAndVersion2) {
   // Logical [[1, 2, 3], [4, 5, 6]] stored column by column.
   std::string data = NpyBytes("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }",
