@@ -16,15 +16,13 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tilec/v1/service.grpc.pb.h"
+#include "tests/testing/temp_dir.h"
 
 namespace tilec::e2e {
 
+// Removed when the test process exits.
 inline std::string MakeTempDir(const std::string& name) {
-  std::string tmpl = ::testing::TempDir() + "/" + name + "_XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) return "";
-  return buf.data();
+  return tilec::testing::MakeTempDir(name);
 }
 
 class Tilecd {

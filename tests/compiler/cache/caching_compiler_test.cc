@@ -8,17 +8,16 @@
 
 #include "compiler/cache/digest.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/compiler/cache/test_compiler.h"
 
 namespace tilec::cache {
 namespace {
 
 std::string TempDir() {
-  std::string tmpl = ::testing::TempDir() + "/caching_XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
-  return buf.data();
+  std::string dir = testing::MakeTempDir("caching");
+  EXPECT_FALSE(dir.empty());
+  return dir;
 }
 
 ToolchainInfo Tools() { return {"v1", "13.0", Sha256Hex("headers")}; }

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/digest.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
 
 namespace tilec::cache {
 namespace {
@@ -27,11 +28,9 @@ class FakeClock : public Clock {
 };
 
 std::string TempDir() {
-  std::string tmpl = ::testing::TempDir() + "/disk_store_XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
-  return buf.data();
+  std::string dir = testing::MakeTempDir("disk_store");
+  EXPECT_FALSE(dir.empty());
+  return dir;
 }
 
 std::string RandomBytes(std::mt19937_64& rng, size_t n) {
