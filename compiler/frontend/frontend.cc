@@ -303,6 +303,22 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
                                      tensor ? " names a tensor parameter" : " names no parameter",
                                      " of `", def_.name, "`; ", list));
   }
+  for (const std::string& name : bindings.unbound) {
+    std::string list =
+        bindable.empty() ? "it takes none" : Cat("its parameters are: ", Join(bindable, ", "));
+    if (std::find(bindable.begin(), bindable.end(), name) == bindable.end()) {
+      bool tensor = std::find(annotated.begin(), annotated.end(), name) != annotated.end();
+      return b_.Err(def_.name_loc,
+                    Cat("-U ", name, tensor ? " names a tensor parameter" : " names no parameter",
+                        " of `", def_.name, "`; ", list));
+    }
+    for (const auto& [n, v] : given) {
+      if (n != name) continue;
+      return b_.Err(def_.name_loc, Cat("parameter `", name, "` of `", def_.name,
+                                       "` is both bound (-D ", name, "=", v,
+                                       ") and left unbound (-U ", name, "); drop one"));
+    }
+  }
   auto binding_of = [&](const std::string& name) -> const std::string* {
     for (const auto& [n, v] : given) {
       if (n == name) return &v;
@@ -322,7 +338,7 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
         absl::StatusOr<Value> v = ParseBinding(p.name, *text);
         if (!v.ok()) return v.status();
         info.value = *v;
-      } else {
+      } else if (!bindings.unbound.count(p.name)) {
         absl::StatusOr<std::optional<Value>> d = DefaultOf(p);
         if (!d.ok()) return d.status();
         info.value = *d;

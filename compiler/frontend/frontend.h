@@ -19,7 +19,9 @@
 // parameters (and, in the eager style, the T.const names). A value is a
 // Python literal: an int, a float, a bool, a string with or without quotes,
 // a dtype (`float16`, `T.float16`, `torch.float16`), a tuple. Parameters
-// without a binding take their Python default. A parameter left unbound
+// without a binding take their Python default, unless named in
+// Bindings.unbound (`-U name`): then they are left unbound as if they had no
+// default. A parameter left unbound
 // becomes symbolic: a dynamic dim (Program.dyn_dims) when a tensor shape uses
 // it, otherwise an unbound tile parameter (Program.tile_params without a
 // value) that appears in the IR as its variable. Bound int parameters used as
@@ -38,6 +40,7 @@
 #ifndef TILEC_COMPILER_FRONTEND_FRONTEND_H_
 #define TILEC_COMPILER_FRONTEND_FRONTEND_H_
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +56,11 @@ namespace tilec::frontend {
 // earlier one.
 struct Bindings {
   std::vector<std::pair<std::string, std::string>> values;
+  // Parameters to leave unbound even though they have a Python default
+  // (`-U threads`), so that recommendation chooses them. A name here must be
+  // a bindable parameter (or T.const name) of the function and must not
+  // also have a value (INVALID_ARGUMENT, located at the function).
+  std::set<std::string> unbound;
 
   // Sets `name` to `value`, replacing an earlier binding of the same name.
   void Set(std::string name, std::string value);

@@ -89,6 +89,56 @@ TEST(Frontend, UnboundParametersBecomeDynDimsAndTileParams) {
   EXPECT_EQ(p.params[0].tensor->shape[1], ir::Expr(p.dyn_dims[0]));
 }
 
+// -U leaves a parameter with a Python default unbound: num_stages (default 2)
+// becomes an unbound tile parameter, the other default (dtype) still applies.
+TEST(Frontend, UnboundSetLeavesDefaultedParametersUnbound) {
+  Bindings b;
+  for (const auto& [k, v] : Binds{{"M", "256"}, {"N", "128"}, {"K", "64"}, {"block_M", "64"},
+                                  {"block_N", "32"}, {"block_K", "16"}}) {
+    b.Set(k, v);
+  }
+  b.unbound = {"num_stages"};
+  absl::StatusOr<ir::Program> p = CompileTileLang({"test.py", kPrelude + std::string(kGemm)},
+                                                  "gemm", b);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_TRUE(ir::Verify(*p).ok());
+  ASSERT_EQ(p->tile_params.size(), 4u);
+  EXPECT_EQ(p->tile_params[3].var->name, "num_stages");
+  EXPECT_FALSE(p->tile_params[3].value.has_value());
+  EXPECT_EQ(p->tile_params[0].value, 64);
+  EXPECT_EQ(p->params[0].tensor->dtype, ir::DType::kFloat16);
+  auto loops = Find<ir::ForNode>(*p);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0]->num_stages, ir::Expr(p->tile_params[3].var));
+  // Without -U the default applies, and the programs differ.
+  b.unbound.clear();
+  absl::StatusOr<ir::Program> bound = CompileTileLang({"test.py", kPrelude + std::string(kGemm)},
+                                                      "gemm", b);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_EQ(bound->tile_params[3].value, 2);
+  EXPECT_NE(ir::ProgramHash(*bound), ir::ProgramHash(*p));
+}
+
+TEST(Frontend, UnboundSetErrorsNameTheParameter) {
+  SourceFile file{"test.py", kPrelude + std::string(kGemm)};
+  Bindings b;
+  b.unbound = {"blocks_M"};
+  absl::StatusOr<ir::Program> p = CompileTileLang(file, "gemm", b);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(std::string(p.status().message()), "test.py:5:5: error: -U blocks_M "
+                                                          "names no parameter of `gemm`"))
+      << p.status();
+  EXPECT_TRUE(Contains(std::string(p.status().message()), "block_M")) << p.status();
+  b.unbound = {"num_stages"};
+  b.Set("num_stages", "3");
+  p = CompileTileLang(file, "gemm", b);
+  ASSERT_FALSE(p.ok());
+  EXPECT_TRUE(Contains(std::string(p.status().message()),
+                       "both bound (-D num_stages=3) and left unbound (-U num_stages)"))
+      << p.status();
+}
+
 TEST(Frontend, DefaultsAndDtypeSpellings) {
   ir::Program p = Ok(R"py(
 import torch
