@@ -300,7 +300,9 @@ class EmitContext {
 struct PipelineInfo {
   int64_t stages = 1;
   std::set<const ir::StmtNode*> producers;
-  std::set<const ir::BufferNode*> staged;
+  // In the order of their producers in the body (emission follows this
+  // order, so it must not depend on where the nodes live in memory).
+  std::vector<const ir::BufferNode*> staged;
   std::vector<std::pair<const ir::VarNode*, ir::Expr>> lets;
 };
 // nullopt when the loop runs with the one-stage scheme.

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/visitor.h"
 #include "compiler/targets/cuda/emitter_internal.h"
@@ -170,9 +171,9 @@ std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::S
     for (const ir::VarNode* v : u.vars) {
       if (body_defined.count(v) && !pure_lets.count(v) && v != loop.var.get()) pure = false;
     }
-    if (!pure || info.staged.count(dst)) continue;
+    if (!pure || absl::c_linear_search(info.staged, dst)) continue;
     info.producers.insert(c);
-    info.staged.insert(dst);
+    info.staged.push_back(dst);
   }
   if (info.producers.empty()) return std::nullopt;
   return info;
@@ -200,7 +201,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
       BufferInfo* bi = ctx.Info(b);
       if (!bi) continue;
       std::string name = ctx.Fresh(absl::StrCat(bi->name, suffix));
-      ctx.w().Line(absl::StrCat(bi->ctype, "* ", name, " = ", bi->name, " + ", stage, " * ",
+      ctx.w().Line(absl::StrCat("auto ", name, " = ", bi->name, " + ", stage, " * ",
                                 bi->bytes / ElemBytes(b->dtype), ";"));
       ctx.stage_index()[b] = name;
     }
