@@ -1,6 +1,13 @@
-// T.atomic_add: tl::atomic_add per element.
+// T.atomic_add: tl::red_add per element of a global destination (its old
+// value is never used: PTX red, no shared-memory path), tl::atomic_add for
+// a shared one, or tl::red_add_vec per run.
 //
-// The tile form walks the slots of its loop partition (the source
+// A whole fragment added into a global tensor, where the fragment's layout
+// gives each thread runs of consecutive elements, goes one vector reduction
+// per run (red.global.add.v{2,4}.f32 on sm_90a; red.global.add.noftz.f16x2
+// per pair of float16 on every target) when the run lies inside the tensor
+// and is aligned, element by element at the tensor's border. Otherwise the
+// tile form walks the slots of its loop partition (the source
 // fragment's layout, or a blocked layout over the destination region); each
 // element is added once (replica 0 of a replicated partition), elements
 // outside the destination tensor are dropped and elements outside the source
@@ -16,6 +23,22 @@ namespace {
 bool AtomicType(ir::DType t) {
   return t == ir::DType::kFloat32 || t == ir::DType::kFloat64 || t == ir::DType::kInt32 ||
          t == ir::DType::kFloat16;
+}
+
+// Elements per vector atomic for a fragment run of `run` slots into `dst`
+// elements on `target`; 1 when there is no vector atomic.
+int64_t VectorAtomicWidth(const CudaTarget& target, ir::DType dst, int64_t run) {
+  int64_t max = 1;
+  if (dst == ir::DType::kFloat32 && target.arch != CudaArch::kSm80) max = 4;
+  if (dst == ir::DType::kFloat16) max = 8;
+  int64_t v = max;
+  while (v > 1 && run % v != 0) v /= 2;
+  return v;
+}
+
+// The device function adding one element into `dst`.
+const char* AddFunction(const ir::Buffer& dst) {
+  return dst->scope == ir::Scope::kGlobal ? "tl::red_add" : "tl::atomic_add";
 }
 
 std::string Join(std::vector<std::string> conds) {
@@ -46,8 +69,8 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
     std::string guard = loop ? loop->replica_guard : "tx == 0";
     std::string cond =
         Join({guard, db->scope == ir::Scope::kGlobal ? InBounds(ctx, db, a->dst.mins) : ""});
-    std::string line =
-        absl::StrCat("tl::atomic_add(", ctx.Address(db, a->dst.mins), ", ", value, ");");
+    std::string line = absl::StrCat(AddFunction(db), "(", ctx.Address(db, a->dst.mins), ", ",
+                                    value, ");");
     if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
     ctx.w().Line(line);
     return ctx.status();
@@ -59,6 +82,14 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
   const inference::FragmentLayout& layout = it->second.layout;
   const ir::Region& src = *a->src;
   const ir::Buffer& sb = src.buffer;
+  if (sb->scope == ir::Scope::kFragment && db->scope == ir::Scope::kGlobal) {
+    inference::LoopPartition vector = it->second;
+    vector.vector = VectorAtomicWidth(ctx.target(), db->dtype, layout.ContiguousRun());
+    const ir::CopyNode as_copy(src, a->dst);
+    if (vector.vector > 1 && VectorFragmentCopy(ctx, &as_copy, vector, /*atomic_add=*/true)) {
+      return ctx.status();
+    }
+  }
   std::vector<ir::Var> vars;
   for (size_t d = 0; d < layout.shape.size(); ++d)
     vars.push_back(ir::MakeVar(absl::StrCat("i", d)));
@@ -90,7 +121,7 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
     }
     std::string cond = Join(conds);
     std::string value = ctx.Convert(ctx.Emit(ir::Load(sb, si)), sb->dtype, db->dtype).text;
-    std::string line = absl::StrCat("tl::atomic_add(", ctx.Address(db, di), ", ", value, ");");
+    std::string line = absl::StrCat(AddFunction(db), "(", ctx.Address(db, di), ", ", value, ");");
     if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
     ctx.w().Line(line);
   });

@@ -195,14 +195,12 @@ bool VectorizableRegions(const ir::CopyNode* c, const std::vector<int64_t>& shap
   return true;
 }
 
-// A copy between a whole fragment and global or shared memory that follows
-// the fragment's layout, in runs of `vector` consecutive slots: one
-// tl::load_vec / tl::store_vec per run when it lies inside the tensor and is
-// aligned, else element by element. Returns false (nothing emitted) when the
-// copy does not qualify.
-bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c,
-                        const inference::LoopPartition& p) {
+}  // namespace
+
+bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c, const inference::LoopPartition& p,
+                        bool atomic_add) {
   const bool load = c->dst.buffer->scope == Scope::kFragment;
+  if (atomic_add && (load || c->dst.buffer->scope != Scope::kGlobal)) return false;
   const ir::Region& frag_region = load ? c->dst : c->src;
   const ir::Region& other = load ? c->src : c->dst;
   const ir::Buffer& fb = frag_region.buffer;
@@ -279,8 +277,8 @@ bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c,
              : absl::StrCat(elem, " = ", ctx.Convert({slot(), 0}, fb->dtype, ob->dtype).text),
         ";"));
     if (!load) {
-      ctx.w().Line(
-          absl::StrCat("tl::store_vec<", CType(ob->dtype), ", ", v, ">(", ptr, ", ", tmp, ");"));
+      ctx.w().Line(absl::StrCat(atomic_add ? "tl::red_add_vec<" : "tl::store_vec<",
+                                CType(ob->dtype), ", ", v, ">(", ptr, ", ", tmp, ");"));
     }
     if (!fast_cond.empty()) ctx.w().Else();
   }
@@ -303,8 +301,10 @@ bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c,
       ctx.w().Line(
           absl::StrCat(slot(), " = ", ctx.Convert({value, 13}, ob->dtype, fb->dtype).text, ";"));
     } else if (in != "false") {
-      std::string line = absl::StrCat(ctx.Access(ob, oe), " = ",
-                                      ctx.Convert({slot(), 0}, fb->dtype, ob->dtype).text, ";");
+      const std::string value = ctx.Convert({slot(), 0}, fb->dtype, ob->dtype).text;
+      std::string line =
+          atomic_add ? absl::StrCat("tl::red_add(", ctx.Address(ob, oe), ", ", value, ");")
+                     : absl::StrCat(ctx.Access(ob, oe), " = ", value, ";");
       ctx.w().Line(in.empty() ? line : absl::StrCat("if (", in, ") ", line));
     }
     ctx.w().Close();
@@ -315,9 +315,11 @@ bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c,
   return true;
 }
 
+namespace {
+
 absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
                              const inference::LoopPartition& p) {
-  if (VectorFragmentCopy(ctx, c, p)) return ctx.status();
+  if (VectorFragmentCopy(ctx, c, p, /*atomic_add=*/false)) return ctx.status();
   const inference::FragmentLayout& layout = p.layout;
   const std::vector<int64_t>& shape = layout.shape;
   const ir::Buffer& sb = c->src.buffer;

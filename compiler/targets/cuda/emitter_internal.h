@@ -320,6 +320,15 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s);
 absl::Status LowerReduce(EmitContext& ctx, const ir::Stmt& s);
 absl::Status LowerCumsum(EmitContext& ctx, const ir::Stmt& s);
 absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s);
+// A copy between a whole fragment and global or shared memory that follows
+// the fragment's layout, in runs of `p.vector` consecutive slots: one
+// tl::load_vec / tl::store_vec per run when it lies inside the tensor and is
+// aligned, else element by element (emitter_copy.cc). With `atomic_add` the
+// fragment is added into global memory instead (tl::red_add_vec per run,
+// tl::red_add at borders). Returns false (nothing emitted) when the copy
+// does not qualify.
+bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c, const inference::LoopPartition& p,
+                        bool atomic_add);
 
 // --- helpers shared by the files
 

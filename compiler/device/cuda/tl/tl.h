@@ -24,6 +24,7 @@
 #include "tl/layout.h"
 #include "tl/reduce.h"
 #include "tl/gemm.h"
+#include "tl/red.h"
 // clang-format on
 
 #endif  // TILEC_DEVICE_CUDA_TL_TL_H_
