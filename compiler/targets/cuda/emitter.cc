@@ -409,7 +409,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
     if (p.tensor) {
       const ir::Buffer& b = p.tensor;
       BufferInfo& info = ctx.AddBuffer(b, ctx.Fresh(b->name));
-      params.push_back(absl::StrCat(info.ctype, "* __restrict__ ", info.name));
+      params.push_back(absl::StrCat("tl::gptr<", info.ctype, "> ", info.name));
       out.params.push_back({CudaKernelParam::Kind::kTensor, b->name, b->dtype, b->shape});
     } else if (p.scalar) {
       std::string name = ctx.DeclareVar(p.scalar);
@@ -420,7 +420,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   for (const ir::Buffer& b : workspaces) {
     if (!scan.used.count(b.get())) continue;
     BufferInfo& info = ctx.AddBuffer(b, ctx.Fresh(b->name));
-    params.push_back(absl::StrCat(info.ctype, "* __restrict__ ", info.name));
+    params.push_back(absl::StrCat("tl::gptr<", info.ctype, "> ", info.name));
     out.params.push_back({CudaKernelParam::Kind::kWorkspace, b->name, b->dtype, b->shape});
   }
   for (const ir::Var& d : program.dyn_dims) {
@@ -474,9 +474,12 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
             ? absl::StrCat("tl::Swizzled<", rows, ", ", l.cols, ", ", l.elem_bytes, ">")
             : absl::StrCat("tl::RowMajor<", rows, ", ", l.cols, ">");
     smem_lines.push_back(absl::StrCat("using ", info.layout_type, " = ", type, ";"));
+    // A plain pointer on CUDA; a pointer checked against this buffer's bounds
+    // on the emulator (tl/buffer.h).
     smem_lines.push_back(absl::StrCat(
-        info.ctype, "* ", info.name, " = reinterpret_cast<", info.ctype, "*>(", smem, " + ", offset,
-        ");  // ", Sv(ir::DTypeName(b->dtype)), "[", absl::StrJoin(l.shape, ", "), "]"));
+        "auto ", info.name, " = tl::smem_buffer<", info.ctype, ">(", smem, ", ", offset, ", ",
+        info.bytes * info.stages / ElemBytes(b->dtype), ", \"", info.name, "\");  // ",
+        Sv(ir::DTypeName(b->dtype)), "[", absl::StrJoin(l.shape, ", "), "]"));
     offset = AlignUp(offset + info.bytes * info.stages, kSmemAlign);
   }
   const int64_t scratch_offset = offset;

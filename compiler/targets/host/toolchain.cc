@@ -328,7 +328,8 @@ absl::StatusOr<HostModule> CompileHost(const std::string& source, const HostOpti
   absl::StatusOr<HeaderCache> headers = PrepareHeaders(cache_root, flags, options.use_pch);
   if (!headers.ok()) return headers.status();
 
-  std::string text = source;
+  // Lines of the source keep their numbers under the name the user knows.
+  std::string text = absl::StrCat("#line 1 \"", options.source_name, "\"\n", source);
   absl::StrAppend(&text,
                   "\n\n// Appended by tilec's host toolchain: the emulator's entry points.\n",
                   "#include \"tl/entry.h\"\nTILEC_HOST_MODULE()\n");
@@ -359,7 +360,14 @@ absl::StatusOr<HostModule> CompileHost(const std::string& source, const HostOpti
   if (handle == nullptr) {
     return absl::InternalError(absl::StrCat("cannot load the host kernel module: ", dlerror()));
   }
-  module.handle_ = std::shared_ptr<void>(handle, [](void* h) { dlclose(h); });
+  // The directory goes with the module (the emulator symbolizes kernel.so).
+  const bool keep = options.keep_files;
+  cleanup.keep = true;
+  module.handle_ = std::shared_ptr<void>(handle, [dir, keep](void* h) {
+    dlclose(h);
+    std::error_code ec;
+    if (!keep) fs::remove_all(dir, ec);
+  });
   auto* version = reinterpret_cast<unsigned (*)()>(dlsym(handle, "tilec_host_abi_version"));
   if (version == nullptr || version() != tl::host::kAbiVersion) {
     return absl::InternalError(absl::StrCat(

@@ -10,8 +10,9 @@
 // DeviceHeaders(kHost), i.e. host/tl/ + common/tl/) and dlopens the result.
 // The headers live in a cache directory keyed by their text, the flags and
 // the compiler, together with a precompiled tl/tl.h (about 1 s saved per
-// compile). The temporary directory is removed afterwards unless
-// `keep_files` is set.
+// compile). The temporary directory (with the shared object, which the
+// emulator reads the debug info of to name source lines) lives as long as the
+// loaded module, and is removed then unless `keep_files` is set.
 //
 // Errors: FAILED_PRECONDITION when clang cannot be run; INTERNAL when clang
 // rejects the source (for generated code that is a tilec bug; the message
@@ -40,6 +41,9 @@ struct HostOptions {
   // default <work_dir>/tilec-host-cache-<uid>. Safe to share and to delete.
   std::string cache_dir;
   bool use_pch = true;  // precompile tl/tl.h once per cache entry
+  // The file name the source is compiled under (a `#line` directive), which
+  // the emulator's messages name with the line of a fault ("matmul.cu:57:9").
+  std::string source_name = "kernel.cu";
 };
 
 // A loaded kernel module. Copies share the loaded object, which is unloaded
@@ -48,7 +52,8 @@ class HostModule {
  public:
   // The __global__ functions of the source, in source order.
   const std::vector<std::string>& kernels() const { return kernels_; }
-  // The build directory (removed already unless HostOptions::keep_files).
+  // The build directory (removed with the last copy of the module unless
+  // HostOptions::keep_files).
   const std::string& dir() const { return dir_; }
 
   // The entry of `kernel` and its parameter count; NOT_FOUND naming the

@@ -14,10 +14,13 @@
 #include "tl/types.h"
 #include "tl/sync.h"
 #include "tl/shfl.h"
+#include "tl/vote.h"
 #include "tl/mma.h"
 #include "tl/ldmatrix.h"
 #include "tl/cp_async.h"
 #include "tl/atomic.h"
+#include "tl/mbarrier.h"
+#include "tl/buffer.h"
 #include "tl/math.h"
 
 #include "tl/arith.h"

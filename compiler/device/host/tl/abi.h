@@ -25,7 +25,7 @@
 
 namespace tl::host {
 
-inline constexpr uint32_t kAbiVersion = 1;
+inline constexpr uint32_t kAbiVersion = 2;
 
 // CUDA's uint3 / dim3 as seen by a thread.
 struct Dim3 {
@@ -39,6 +39,17 @@ enum WarpOp : uint32_t {
   kWarpShflIdx = 2,   // in: ShflIn, out: uint32_t
   kWarpLdmatrix = 3,  // in: LdmatrixIn, out: uint32_t[4] (first `num` used)
   kWarpMma = 4,       // in: MmaIn, out: float[4]
+  kWarpVote = 5,      // in: VoteIn, out: uint64_t (ballot bits, or 0/1 for all/any)
+};
+
+enum VoteMode : int32_t { kVoteAll = 0, kVoteAny = 1, kVoteBallot = 2 };
+
+// vote.sync.{all,any,ballot}: the lanes of `member_mask` take part (every lane
+// executing it must be in the mask and name the same mask).
+struct VoteIn {
+  int32_t mode;  // VoteMode
+  int32_t pred;
+  uint64_t member_mask;
 };
 
 struct ShflIn {
@@ -62,6 +73,38 @@ struct MmaIn {
   uint32_t a[4];
   uint32_t b[2];
   float c[4];
+};
+
+// The extent of a buffer a checked pointer may touch.
+struct BufferBounds {
+  const void* lo;    // first byte
+  const void* hi;    // one past the last byte
+  const char* name;  // for messages; never null
+};
+
+// A checked load or store that left its buffer (tl/buffer.h).
+struct AccessFault {
+  const void* addr;
+  uint64_t bytes;
+  BufferBounds bounds;
+  int32_t shared;  // 1: a shared-memory buffer, 0: global
+  int32_t store;   // 1: a store, 0: a load
+  const void* pc;  // a return address inside the faulting access
+};
+
+// mbarrier operations (tl/mbarrier.h). `arg` and the result per operation.
+enum MbarrierOp : uint32_t {
+  kMbarInit = 1,             // arg: expected arrival count
+  kMbarArrive = 2,           // arg: arrival count; returns the phase token
+  kMbarArriveExpectTx = 3,   // arg: tx count (then one arrival); returns the token
+  kMbarExpectTx = 4,         // arg: tx count
+  kMbarCompleteTx = 5,       // arg: tx count
+  kMbarTestWait = 6,         // arg: token; returns 1 when that phase completed
+  kMbarTestWaitParity = 7,   // arg: phase parity; returns 1 when completed
+  kMbarTryWait = 8,          // arg: token; blocks until complete; returns 1
+  kMbarTryWaitParity = 9,    // arg: phase parity; blocks until complete; returns 1
+  kMbarInval = 10,           // invalidates the barrier object
+  kActiveMask = 12,          // bar: null; returns the lanes of the warp not exited
 };
 
 struct Thread;
@@ -89,6 +132,25 @@ struct Runtime {
   void (*check_shared)(Thread* self, const void* p, uint64_t bytes, const char* what);
   // Aborts the launch with `message` (a failed device-side check).
   void (*trap)(Thread* self, const char* message);
+  // --- version 2 ---
+  // The registered global buffer holding p: returns 1 and fills *out; 0 when
+  // the launch registered buffers but none holds p; 2 when it registered none
+  // (accesses are then unchecked).
+  int32_t (*lookup_global)(Thread* self, const void* p, BufferBounds* out);
+  // Aborts the launch for an out-of-bounds checked access.
+  void (*access_fault)(Thread* self, const AccessFault* fault);
+  // The watchdog: aborts the launch once its time limit has passed. `pc` is
+  // where the thread is (a return address in the kernel).
+  void (*poll)(Thread* self, const void* pc);
+  // An mbarrier operation (MbarrierOp) on the 8-byte object at `bar` in shared
+  // memory; waits switch to the block's other threads. (kActiveMask, which
+  // needs the warp's state too, goes through this entry.)
+  uint64_t (*mbarrier)(Thread* self, uint32_t op, void* bar, uint64_t arg);
+  // Reads of shared memory no thread wrote since the block started (only
+  // when the launch asked for it, see Thread::check_uninit): [p, p + bytes)
+  // is marked written / checked.
+  void (*smem_written)(Thread* self, const void* p, uint64_t bytes);
+  void (*smem_read)(Thread* self, const void* p, uint64_t bytes, const void* pc);
 };
 
 // One emulated thread. The runtime owns it; the kernel reads it through
@@ -104,6 +166,9 @@ struct Thread {
   uint32_t lane;
   const Runtime* rt;
   void* impl;  // the runtime's private per-thread state
+  // --- version 2 ---
+  const void* pc;        // where the thread last entered the runtime (for messages)
+  int32_t check_uninit;  // shared reads of never-written bytes are errors
 };
 
 }  // namespace tl::host

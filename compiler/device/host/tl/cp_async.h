@@ -42,10 +42,12 @@ inline void cp_async_commit() {
 }
 
 template <int N>
-inline void cp_async_wait() {
+TL_HOST_NOINLINE inline void cp_async_wait() {
   static_assert(N >= 0, "cp.async.wait_group takes a non-negative group count");
   host::Thread* t = host::current_thread;
+  t->pc = TL_HOST_CALLER();
   t->rt->cp_async_wait(t, N);
+  host::current_thread = t;
 }
 
 }  // namespace tl

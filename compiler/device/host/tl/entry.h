@@ -4,7 +4,9 @@
 //   TILEC_HOST_ENTRY(<name>)   // one per __global__ function
 // so the generated code itself carries nothing host-specific. The entry reads
 // each parameter from args[i] (a pointer to its value) with the type the
-// kernel declares, so any parameter list works (pointers, ints, floats).
+// kernel declares, so any parameter list works (pointers, ints, floats). A
+// tl::gptr<T> parameter (tl/buffer.h) is read as the T* the launch passes and
+// gets the bounds of the registered buffer holding it.
 #ifndef TILEC_DEVICE_HOST_TL_ENTRY_H_
 #define TILEC_DEVICE_HOST_TL_ENTRY_H_
 
@@ -13,13 +15,24 @@
 #include <utility>
 
 #include "tl/abi.h"
+#include "tl/buffer.h"
 #include "tl/thread.h"
 
 namespace tl::host {
 
+template <typename P>
+struct KernelParam {
+  static P Read(void* arg) { return *static_cast<P*>(arg); }
+};
+
+template <typename T>
+struct KernelParam<CheckedPtr<T>> {
+  static CheckedPtr<T> Read(void* arg) { return global_param(*static_cast<T**>(arg)); }
+};
+
 template <typename... P, std::size_t... I>
 void InvokeKernel(void (*kernel)(P...), void** args, std::index_sequence<I...>) {
-  kernel(*static_cast<std::remove_cv_t<P>*>(args[I])...);
+  kernel(KernelParam<std::remove_cv_t<P>>::Read(args[I])...);
 }
 
 template <typename... P>

@@ -16,8 +16,9 @@ namespace tl {
 
 inline uint8_t* dynamic_smem() { return host::self()->smem; }
 
-inline void syncthreads() {
+TL_HOST_NOINLINE inline void syncthreads() {
   host::Thread* t = host::current_thread;
+  t->pc = TL_HOST_CALLER();
   t->rt->syncthreads(t);
   host::current_thread = t;
 }

@@ -13,11 +13,14 @@
 #include "tl/types.h"
 #include "tl/sync.h"
 #include "tl/shfl.h"
+#include "tl/vote.h"
 #include "tl/mma.h"
 #include "tl/ldmatrix.h"
 #include "tl/cp_async.h"
 #include "tl/atomic.h"
+#include "tl/mbarrier.h"
 #include "tl/math.h"
+#include "tl/buffer.h"
 #include "tl/entry.h"
 
 #include "tl/cuda_compat.h"
@@ -27,6 +30,9 @@
 #include "tl/reduce.h"
 #include "tl/gemm.h"
 #include "tl/red.h"
+
+// Checked-pointer overloads of the primitives and templates above.
+#include "tl/buffer_ops.h"
 // clang-format on
 
 #endif  // TILEC_DEVICE_HOST_TL_TL_H_

@@ -12,31 +12,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compiler/targets/host/emulator/block_impl.h"
 #include "compiler/targets/host/emulator/stack_pool.h"
+#include "compiler/targets/host/emulator/symbolize.h"
 #include "compiler/targets/host/emulator/warp_ops.h"
 
 namespace tilec::host {
-namespace {
 
-namespace ctx = boost::context;
-
-enum class State { kReady, kRunning, kBarrier, kCollective, kDone };
-
-struct CopyOp {
-  void* dst;
-  const void* src;
-  uint32_t bytes;
-  uint32_t src_bytes;
-};
-
-// Thrown on a fiber to unwind it after a fault; caught at the fiber boundary.
-struct KernelFault {
-  absl::Status status;
-};
-
-std::string Dims(const tl::host::Dim3& d) { return absl::StrFormat("(%u, %u, %u)", d.x, d.y, d.z); }
-
-// "0-15, 17, 20-31" for sorted ids.
 std::string Ranges(const std::vector<int>& ids) {
   std::vector<std::string> parts;
   for (size_t i = 0; i < ids.size();) {
@@ -47,81 +29,6 @@ std::string Ranges(const std::vector<int>& ids) {
   }
   return absl::StrJoin(parts, ", ");
 }
-
-struct ThreadState {
-  tl::host::Thread pub;
-  BlockRunner::Impl* runner = nullptr;
-  int tid = 0, warp = 0, lane = 0;
-  State state = State::kReady;
-  ctx::fiber fiber;   // this thread while it is suspended (or not started)
-  ctx::fiber caller;  // the scheduler while this thread runs
-  uint32_t op = 0;    // the collective it waits at
-  LaneOperands operands;
-  std::vector<CopyOp> open_group;          // cp.async not yet committed
-  std::deque<std::vector<CopyOp>> groups;  // committed, oldest first
-};
-
-}  // namespace
-
-class BlockRunner::Impl {
- public:
-  explicit Impl(const GridContext& grid);
-  ~Impl() {
-    TearDown();
-    std::free(smem_);
-  }
-
-  absl::Status Run(Dim3 block_idx);
-
-  // The runtime table's operations, on the calling thread's fiber.
-  void Syncthreads(ThreadState& t);
-  void Collective(ThreadState& t, uint32_t op, const void* in, void* out);
-  void CpAsync(ThreadState& t, void* smem, const void* gmem, uint32_t bytes, uint32_t src_bytes);
-  void CpAsyncCommit(ThreadState& t);
-  void CpAsyncWait(ThreadState& t, int32_t n);
-  void CheckGlobal(ThreadState& t, const void* p, uint64_t bytes, const char* what);
-  void CheckShared(ThreadState& t, const void* p, uint64_t bytes, const char* what);
-  [[noreturn]] void Trap(ThreadState& t, const std::string& message);
-
- private:
-  struct WarpState {
-    int first = 0, size = 0, arrived = 0;
-    uint32_t op = 0;
-  };
-
-  static const tl::host::Runtime kRuntime;
-
-  void StartFiber(ThreadState& t);
-  void Yield(ThreadState& t) { t.caller = std::move(t.caller).resume(); }
-  void Release(ThreadState& t) {
-    t.state = State::kReady;
-    runnable_.push_back(t.tid);
-  }
-  void Fail(absl::Status status) {
-    if (error_.ok()) error_ = std::move(status);
-  }
-  std::string Where() const {
-    return absl::StrCat("kernel ", grid_.kernel_name, ", block ", Dims(block_idx_));
-  }
-  std::string Where(const ThreadState& t) const {
-    return absl::StrCat(Where(), ", thread ", Dims(t.pub.thread_idx));
-  }
-  absl::Status Diagnose() const;
-  void TearDown();
-
-  const GridContext& grid_;
-  const int nthreads_;
-  tl::host::Dim3 block_idx_{0, 0, 0};
-  uint8_t* smem_ = nullptr;
-  StackPool stacks_;
-  std::vector<ThreadState> threads_;
-  std::vector<WarpState> warps_;
-  std::vector<LaneOperands> lanes_;  // scratch for ExecuteWarpOp
-  std::deque<int> runnable_;
-  int at_barrier_ = 0;
-  int done_ = 0;
-  absl::Status error_;
-};
 
 namespace {
 
@@ -147,6 +54,22 @@ const tl::host::Runtime BlockRunner::Impl::kRuntime = {
       Self(t).runner->CheckShared(Self(t), p, bytes, what);
     },
     [](tl::host::Thread* t, const char* message) { Self(t).runner->Trap(Self(t), message); },
+    [](tl::host::Thread* t, const void* p, tl::host::BufferBounds* out) {
+      return Self(t).runner->LookupGlobal(Self(t), p, out);
+    },
+    [](tl::host::Thread* t, const tl::host::AccessFault* f) {
+      Self(t).runner->AccessFault(Self(t), *f);
+    },
+    [](tl::host::Thread* t, const void* pc) { Self(t).runner->Poll(Self(t), pc); },
+    [](tl::host::Thread* t, uint32_t op, void* bar, uint64_t arg) {
+      return Self(t).runner->BlockOp(Self(t), op, bar, arg);
+    },
+    [](tl::host::Thread* t, const void* p, uint64_t bytes) {
+      Self(t).runner->SmemWritten(p, bytes);
+    },
+    [](tl::host::Thread* t, const void* p, uint64_t bytes, const void* pc) {
+      Self(t).runner->SmemRead(Self(t), p, bytes, pc);
+    },
 };
 
 BlockRunner::Impl::Impl(const GridContext& grid)
@@ -159,6 +82,7 @@ BlockRunner::Impl::Impl(const GridContext& grid)
   const size_t bytes = (std::max<size_t>(grid.smem_bytes, 1) + 127) / 128 * 128;
   smem_ = static_cast<uint8_t*>(std::aligned_alloc(128, bytes));
   if (smem_ == nullptr) throw std::bad_alloc();
+  if (grid.check_uninit) written_.resize(grid.smem_bytes);
   const int ws = grid.warp_size;
   for (int w = 0; w * ws < nthreads_; ++w) {
     warps_.push_back(WarpState{w * ws, std::min(ws, nthreads_ - w * ws), 0, 0});
@@ -181,7 +105,18 @@ BlockRunner::Impl::Impl(const GridContext& grid)
     t.pub.lane = static_cast<uint32_t>(t.lane);
     t.pub.rt = &kRuntime;
     t.pub.impl = &t;
+    t.pub.check_uninit = grid.check_uninit ? 1 : 0;
   }
+}
+
+BlockRunner::Impl::~Impl() {
+  TearDown();
+  std::free(smem_);
+}
+
+std::string BlockRunner::Impl::At(const void* pc) const {
+  const std::string line = SourceLine(pc, grid_.symbolizer);
+  return line.empty() ? "" : absl::StrCat(" at ", line);
 }
 
 void BlockRunner::Impl::StartFiber(ThreadState& t) {
@@ -193,7 +128,7 @@ void BlockRunner::Impl::StartFiber(ThreadState& t) {
         } catch (const ctx::detail::forced_unwind&) {
           throw;  // the fiber is being destroyed: let Boost unwind it
         } catch (const KernelFault& fault) {
-          Fail(fault.status);
+          Fail(fault.status, fault.pc);
         } catch (const std::exception& e) {
           Fail(absl::AbortedError(absl::StrCat(Where(t), ": C++ exception: ", e.what())));
         } catch (...) {
@@ -212,6 +147,8 @@ absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
   at_barrier_ = 0;
   done_ = 0;
   error_ = absl::OkStatus();
+  error_pc_ = nullptr;
+  std::fill(written_.begin(), written_.end(), uint8_t{0});
   for (WarpState& w : warps_) w.arrived = 0;
   try {
     for (ThreadState& t : threads_) {
@@ -219,6 +156,7 @@ absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
       t.state = State::kReady;
       t.open_group.clear();
       t.groups.clear();
+      t.pub.pc = nullptr;
       StartFiber(t);
       runnable_.push_back(t.tid);
     }
@@ -227,14 +165,23 @@ absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
     return absl::ResourceExhaustedError(
         absl::StrCat(Where(), ": cannot map fiber stacks for ", nthreads_, " threads"));
   }
+  uint32_t switches = 0;
   while (!runnable_.empty() && error_.ok()) {
     ThreadState& t = threads_[runnable_.front()];
+    // Threads that wait by yielding (test_wait loops) poll the watchdog here.
+    if (++switches % 64 == 0 && Expired()) {
+      Fail(DeadlineError(t, t.pub.pc));
+      break;
+    }
     runnable_.pop_front();
     t.state = State::kRunning;
     t.fiber = std::move(t.fiber).resume();
   }
   if (error_.ok() && done_ != nthreads_) error_ = Diagnose();
   TearDown();
+  if (!error_.ok() && error_pc_ != nullptr) {
+    error_ = absl::Status(error_.code(), absl::StrCat(error_.message(), At(error_pc_)));
+  }
   return error_;
 }
 
@@ -244,21 +191,24 @@ void BlockRunner::Impl::TearDown() {
 }
 
 absl::Status BlockRunner::Impl::Diagnose() const {
+  if (absl::Status s = DiagnoseSync(); !s.ok()) return s;
   for (size_t w = 0; w < warps_.size(); ++w) {
     const WarpState& warp = warps_[w];
     if (warp.arrived == 0) continue;
-    std::vector<int> waiting, exited, at_barrier;
+    std::vector<int> waiting, exited, at_barrier, at_vote;
     for (int i = warp.first; i < warp.first + warp.size; ++i) {
       const ThreadState& t = threads_[i];
       if (t.state == State::kCollective) waiting.push_back(t.lane);
       if (t.state == State::kDone) exited.push_back(t.lane);
       if (t.state == State::kBarrier) at_barrier.push_back(t.lane);
+      if (t.state == State::kVote) at_vote.push_back(t.lane);
     }
     std::vector<std::string> others;
     if (!exited.empty()) others.push_back(absl::StrCat("lanes ", Ranges(exited), " have exited"));
     if (!at_barrier.empty()) {
       others.push_back(absl::StrCat("lanes ", Ranges(at_barrier), " wait at syncthreads"));
     }
+    if (!at_vote.empty()) others.push_back(absl::StrCat("lanes ", Ranges(at_vote), " wait at a vote"));
     return absl::AbortedError(
         absl::StrCat(Where(), ", warp ", w, ": lanes ", Ranges(waiting), " wait at ",
                      WarpOpName(warp.op), " but ", absl::StrJoin(others, " and "),
@@ -292,6 +242,10 @@ void BlockRunner::Impl::Syncthreads(ThreadState& t) {
 }
 
 void BlockRunner::Impl::Collective(ThreadState& t, uint32_t op, const void* in, void* out) {
+  if (op == tl::host::kWarpVote) {
+    Vote(t, *static_cast<const tl::host::VoteIn*>(in), static_cast<uint64_t*>(out));
+    return;
+  }
   WarpState& warp = warps_[t.warp];
   if (warp.arrived > 0 && warp.op != op) {
     std::vector<int> waiting;
@@ -394,13 +348,14 @@ void BlockRunner::Impl::CpAsyncWait(ThreadState& t, int32_t n) {
       } else {
         std::memcpy(c.dst, c.src, c.bytes);
       }
+      SmemWritten(c.dst, c.bytes);
     }
     t.groups.pop_front();
   }
 }
 
-void BlockRunner::Impl::Trap(ThreadState& t, const std::string& message) {
-  throw KernelFault{absl::AbortedError(absl::StrCat(Where(t), ": ", message))};
+void BlockRunner::Impl::Trap(ThreadState& t, const std::string& message, const void* pc) {
+  throw KernelFault{absl::AbortedError(absl::StrCat(Where(t), ": ", message)), pc};
 }
 
 BlockRunner::BlockRunner(const GridContext& grid) : impl_(std::make_unique<Impl>(grid)) {}

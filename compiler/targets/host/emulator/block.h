@@ -5,6 +5,7 @@
 #ifndef TILEC_COMPILER_TARGETS_HOST_EMULATOR_BLOCK_H_
 #define TILEC_COMPILER_TARGETS_HOST_EMULATOR_BLOCK_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ struct GridContext {
   size_t stack_bytes = 0;
   uint8_t smem_fill = 0xFF;
   std::vector<GlobalBuffer> buffers;  // sorted by address, non-overlapping
+  double time_limit_s = 0;            // 0: none
+  std::chrono::steady_clock::time_point deadline;
+  bool check_uninit = false;
+  std::string symbolizer;
 };
 
 class BlockRunner {

@@ -57,9 +57,20 @@ struct EmulatorOptions {
   size_t max_smem_bytes = 232448;  // the largest dynamic shared memory per block (sm_90)
   bool shuffle_blocks = false;     // run the blocks in a random order ...
   uint64_t shuffle_seed = 0;       // ... drawn from this seed
-  // When non-empty, cp_async sources, atomics and tl::check_global must lie
-  // inside one of these.
+  // When non-empty, every global access of generated code (through its
+  // tl::gptr parameters), cp_async sources, atomics and tl::check_global must
+  // lie inside one of these (a tl::gptr parameter inside the one holding it).
   std::vector<GlobalBuffer> buffers;
+  // The watchdog: a launch still running after this many seconds of wall
+  // time stops with DEADLINE_EXCEEDED (0: no limit).
+  double time_limit_s = 0;
+  // Loads through tl::smem_buffer pointers of bytes no thread of the block
+  // has written (stores through such pointers, cp.async landing) are errors.
+  // Slower.
+  bool check_uninit = false;
+  // Resolves code addresses to lines of the generated source in messages; a
+  // name looked up on PATH, or a path; empty: no lines.
+  std::string symbolizer = "llvm-symbolizer-19";
 };
 
 // The exported entry of one kernel (TILEC_HOST_ENTRY).

@@ -1,6 +1,7 @@
 // RunGrid: validates the launch and deals its blocks to BlockRunners.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <new>
 #include <numeric>
@@ -38,6 +39,9 @@ absl::Status Validate(absl::string_view kernel, Dim3 grid, Dim3 block, size_t sm
     return bad(absl::StrCat(smem_bytes, " bytes of dynamic shared memory (at most ",
                             options.max_smem_bytes, ")"));
   }
+  if (options.time_limit_s < 0) {
+    return bad(absl::StrCat("a negative time limit (", options.time_limit_s, " s)"));
+  }
   if (options.warp_size != 32 && options.warp_size != 64) {
     return bad(absl::StrCat("warp size ", options.warp_size, " (32 or 64)"));
   }
@@ -60,6 +64,12 @@ absl::Status RunGrid(absl::string_view kernel_name, KernelEntry entry, void** ar
   ctx.stack_bytes = options.stack_bytes;
   ctx.smem_fill = options.smem_fill;
   ctx.buffers = options.buffers;
+  ctx.time_limit_s = options.time_limit_s;
+  ctx.deadline = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(std::max(options.time_limit_s, 0.0)));
+  ctx.check_uninit = options.check_uninit;
+  ctx.symbolizer = options.symbolizer;
   std::sort(ctx.buffers.begin(), ctx.buffers.end(),
             [](const GlobalBuffer& a, const GlobalBuffer& b) {
               return reinterpret_cast<uintptr_t>(a.data) < reinterpret_cast<uintptr_t>(b.data);

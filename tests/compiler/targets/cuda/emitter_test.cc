@@ -159,24 +159,26 @@ TEST(DefaultGemm, SourceReadsLikeTheDocs) {
   const std::string& code = src->code;
   EXPECT_THAT(code, HasSubstr("#include \"tl/tl.h\"\n"));
   EXPECT_THAT(code, HasSubstr("extern \"C\" __global__ void __launch_bounds__(128) matmul_k0(\n"
-                              "    tl::half_t* __restrict__ A,\n"
-                              "    tl::half_t* __restrict__ B,\n"
-                              "    tl::half_t* __restrict__ C) {\n"));
+                              "    tl::gptr<tl::half_t> A,\n"
+                              "    tl::gptr<tl::half_t> B,\n"
+                              "    tl::gptr<tl::half_t> C) {\n"));
   EXPECT_THAT(code, HasSubstr("  uint8_t* smem = tl::dynamic_smem();\n"));
   EXPECT_THAT(code, HasSubstr("  const int tx = threadIdx.x;\n"));
   EXPECT_THAT(code, HasSubstr("  tl::rasterize(10, false, bx, by);  // T.use_swizzle\n"));
   EXPECT_THAT(code, HasSubstr("  using A_shared_layout = tl::Swizzled<128, 32, 2>;\n"));
-  EXPECT_THAT(code, HasSubstr("  tl::half_t* A_shared = reinterpret_cast<tl::half_t*>(smem + 0);"));
+  // All three stages in one checked buffer (tl/buffer.h).
+  EXPECT_THAT(code, HasSubstr("  auto A_shared = tl::smem_buffer<tl::half_t>(smem, 0, 12288, "
+                              "\"A_shared\");  // float16[128, 32]"));
   EXPECT_THAT(code, HasSubstr("  float C_local[128];  // mma_accumulator"));
   // Three stages: two prefetched before the loop, one more per iteration,
   // 16-byte cp.async with no border checks at this size.
-  EXPECT_THAT(code, HasSubstr("tl::half_t* A_shared_fill = A_shared + stage * 4096;"));
+  EXPECT_THAT(code, HasSubstr("auto A_shared_fill = A_shared + stage * 4096;"));
   EXPECT_THAT(code, HasSubstr("tl::cp_async_16(&A_shared_fill[A_shared_layout::offset(i0_1, "
                               "i1_1)], &A[(by * 128 + i0_1) * 4096 + (stage * 32 + i1_1)], "
                               "true);"));
   EXPECT_THAT(code, HasSubstr("    tl::cp_async_wait<1>();\n    tl::syncthreads();\n"
                               "    if (ko + 2 < 128) {\n"));
-  EXPECT_THAT(code, HasSubstr("tl::half_t* A_shared_stage = A_shared + (ko % 3) * 4096;"));
+  EXPECT_THAT(code, HasSubstr("auto A_shared_stage = A_shared + (ko % 3) * 4096;"));
   EXPECT_THAT(code, HasSubstr("tl::gemm_ss<128, 128, 32, 2, 2, false, false, A_shared_layout, "
                               "B_shared_layout>(A_shared_stage, B_shared_stage, C_local);"));
   // The accumulator leaves in runs of two (its contiguous columns).
@@ -305,7 +307,7 @@ TEST(Kernels, DynamicDimsAreTrailingIntParametersAndGridExpressions) {
   ASSERT_EQ(k.params.size(), 3u);
   EXPECT_EQ(k.params[2].kind, CudaKernelParam::Kind::kDynDim);
   EXPECT_EQ(k.params[2].name, "N");
-  EXPECT_THAT(src->code, HasSubstr("    float* __restrict__ Y,\n    int N) {"));
+  EXPECT_THAT(src->code, HasSubstr("    tl::gptr<float> Y,\n    int N) {"));
   ASSERT_EQ(k.grid.size(), 1u);
   EXPECT_EQ(ir::PrintExpr(k.grid[0]), "T.ceildiv(N, 128)");
   EXPECT_EQ(k.smem_bytes, 0);

@@ -1,0 +1,153 @@
+// Host only: overloads of the primitives and templates that generated code
+// passes checked pointers (tl/buffer.h) to, so that their memory accesses are
+// checked against the one buffer each pointer points into before the plain
+// version runs on the raw pointers:
+//
+//   cp_async_{16,8,4}(dst, src, pred)   the destination's bytes (a store) and,
+//                                       when pred, the source's (a load)
+//   copy_vec<N>(dst, src), zero_vec<N>(dst), load_vec<T, N>(p),
+//   store_vec<T, N>(p, v)               the N-byte access
+//   gemm_ss / gemm_rs                   the rows of each shared operand the
+//                                       gemm reads (its layout's columns x M,
+//                                       N or K rows), once per call
+//   atomic_add(p, v), red_add(p, v)     the element
+//
+// and of the deduced integer helpers (floordiv, floormod, ceildiv, imin,
+// imax, iabs), which cannot deduce T from a CheckedRef: they read the value
+// first.
+//
+// Included by tl/tl.h after the templates it overloads. A call with plain
+// pointers only still resolves to the unchecked version.
+#ifndef TILEC_DEVICE_HOST_TL_BUFFER_OPS_H_
+#define TILEC_DEVICE_HOST_TL_BUFFER_OPS_H_
+
+#include "tl/buffer.h"
+
+namespace tl {
+
+#define TL_HOST_CHECKED_CP_ASYNC(N)                                                     \
+  template <typename D, typename S>                                                     \
+    requires(host::Checked<D> || host::Checked<S>)                                      \
+  TL_HOST_INLINE void cp_async_##N(const D& smem, const S& gmem, bool pred) {                   \
+    host::check_range(smem, N, true, false);                                                 \
+    if (pred) host::check_range(gmem, N, false);                                        \
+    cp_async_##N(static_cast<void*>(host::raw(smem)),                                   \
+                 static_cast<const void*>(host::raw(gmem)), pred);                      \
+  }
+
+TL_HOST_CHECKED_CP_ASYNC(16)
+TL_HOST_CHECKED_CP_ASYNC(8)
+TL_HOST_CHECKED_CP_ASYNC(4)
+
+#undef TL_HOST_CHECKED_CP_ASYNC
+
+template <int N, typename D, typename S>
+  requires(host::Checked<D> || host::Checked<S>)
+TL_HOST_INLINE void copy_vec(const D& dst, const S& src) {
+  host::check_range(src, N, false);
+  host::check_range(dst, N, true);
+  copy_vec<N>(static_cast<void*>(host::raw(dst)), static_cast<const void*>(host::raw(src)));
+}
+
+template <int N, typename D>
+  requires host::Checked<D>
+TL_HOST_INLINE void zero_vec(const D& dst) {
+  host::check_range(dst, N, true);
+  zero_vec<N>(static_cast<void*>(dst.get()));
+}
+
+template <typename T, int N, typename P>
+  requires host::Checked<P>
+TL_HOST_INLINE Vec<T, N> load_vec(const P& p) {
+  host::check_range(p, sizeof(T) * N, false);
+  return load_vec<T, N>(static_cast<const T*>(p.get()));
+}
+
+template <typename T, int N, typename P>
+  requires host::Checked<P>
+TL_HOST_INLINE void store_vec(const P& p, const Vec<T, N>& x) {
+  host::check_range(p, sizeof(T) * N, true);
+  store_vec<T, N>(static_cast<T*>(p.get()), x);
+}
+
+template <int M, int N, int K, int WarpsM, int WarpsN, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, typename AP, typename BP, typename CT>
+  requires(host::Checked<AP> || host::Checked<BP>)
+TL_HOST_INLINE void gemm_ss(const AP& A_smem, const BP& B_smem, CT* C_frag) {
+  using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(A_smem))>>;
+  host::check_range(A_smem, uint64_t{TransA ? K : M} * LayoutA::kCols * sizeof(AT), false);
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false);
+  gemm_ss<M, N, K, WarpsM, WarpsN, TransA, TransB, LayoutA, LayoutB>(
+      static_cast<const AT*>(host::raw(A_smem)), static_cast<const AT*>(host::raw(B_smem)),
+      C_frag);
+}
+
+template <int M, int N, int K, int WarpsM, int WarpsN, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, typename AP, typename BP, typename CT>
+  requires(host::Checked<AP> || host::Checked<BP>)
+TL_HOST_INLINE void gemm_rs(const AP& A_frag, const BP& B_smem, CT* C_frag) {
+  using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(B_smem))>>;
+  host::check_range(A_frag, uint64_t{M} * K * sizeof(AT), false);
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false);
+  gemm_rs<M, N, K, WarpsM, WarpsN, TransA, TransB, LayoutA, LayoutB>(
+      static_cast<const AT*>(host::raw(A_frag)), static_cast<const AT*>(host::raw(B_smem)),
+      C_frag);
+}
+
+template <typename T, typename V>
+TL_HOST_INLINE T atomic_add(const host::CheckedPtr<T>& addr, V v) {
+  host::check_range(addr, sizeof(T), true);
+  return atomic_add(addr.get(), v);
+}
+
+template <typename T, typename V>
+TL_HOST_INLINE void red_add(const host::CheckedPtr<T>& addr, V v) {
+  host::check_range(addr, sizeof(T), true);
+  red_add(addr.get(), v);
+}
+
+namespace host {
+
+template <typename P>
+inline constexpr bool kIsCheckedRef = false;
+template <typename T>
+inline constexpr bool kIsCheckedRef<CheckedRef<T>> = true;
+
+template <typename A>
+concept Ref = kIsCheckedRef<std::remove_cvref_t<A>>;
+
+template <typename A>
+TL_HOST_INLINE auto value(const A& a) {
+  if constexpr (Ref<A>) {
+    return a.load();
+  } else {
+    return a;
+  }
+}
+
+}  // namespace host
+
+#define TL_HOST_BY_VALUE2(name)                                              \
+  template <typename A, typename B>                                          \
+    requires(host::Ref<A> || host::Ref<B>)                                   \
+  TL_HOST_INLINE auto name(const A& a, const B& b) {                         \
+    return name(host::value(a), host::value(b));                            \
+  }
+
+TL_HOST_BY_VALUE2(floordiv)
+TL_HOST_BY_VALUE2(floormod)
+TL_HOST_BY_VALUE2(ceildiv)
+TL_HOST_BY_VALUE2(imin)
+TL_HOST_BY_VALUE2(imax)
+
+#undef TL_HOST_BY_VALUE2
+
+template <typename A>
+  requires host::Ref<A>
+TL_HOST_INLINE auto iabs(const A& a) {
+  return iabs(a.load());
+}
+
+}  // namespace tl
+
+#endif  // TILEC_DEVICE_HOST_TL_BUFFER_OPS_H_
