@@ -72,6 +72,9 @@ std::vector<Expected> Reference(const ExampleCase& c, const std::vector<Tensor>&
     return {{2, ref::GemmRef(v(0), v(1), I("M"), I("N"), I("K"), c.Bool("transpose_A"),
                              c.Bool("transpose_B"))}};
   }
+  if (f == "gemm_fp8.py") {
+    return {{2, ref::GemmRef(v(0), v(1), I("M"), I("N"), I("K"), false, c.Bool("transpose_B"))}};
+  }
   if (f == "gemm_eager.py") return {{2, ref::GemmRef(v(0), v(1), I("M"), I("N"), I("K"), false, false)}};
   if (f == "batched_gemm.py") {
     return {{2, ref::BatchedGemmRef(v(0), v(1), I("batch"), I("M"), I("N"), I("K"))}};

@@ -14,7 +14,6 @@
 namespace tilec::cuda {
 namespace {
 
-
 // An IR expression as metadata text: constants as integers.
 std::string ExprText(const ir::Expr& e) {
   if (std::optional<int64_t> v = inference::EvalInt(e)) return absl::StrCat(*v);
@@ -129,21 +128,24 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
     while (grid.size() < 3) grid.push_back(ir::IntImm(1));
     std::vector<std::string> kparams;
     for (const CudaKernelParam& p : k.params) kparams.push_back(JsonQuote(p.name));
+    std::vector<std::string> mma;
+    for (const std::string& instruction : k.mma) mma.push_back(JsonQuote(instruction));
     const PtxasKernelInfo info = i < a.ptxas.size() ? a.ptxas[i] : PtxasKernelInfo();
     kernels.push_back(absl::StrCat(
-        "{\"name\": ", JsonQuote(k.name), ", \"grid\": ", ShapeJson(grid), ", \"block\": [", k.threads,
-        ", 1, 1], \"smem_bytes\": ", k.smem_bytes, ", \"registers\": ", info.registers,
-        ", \"spill_store_bytes\": ", info.spill_store_bytes, ", \"spill_load_bytes\": ",
-        info.spill_load_bytes, ", \"stack_frame_bytes\": ", info.stack_frame_bytes,
-        ", \"params\": [", absl::StrJoin(kparams, ", "), "]}"));
+        "{\"name\": ", JsonQuote(k.name), ", \"grid\": ", ShapeJson(grid), ", \"block\": [",
+        k.threads, ", 1, 1], \"smem_bytes\": ", k.smem_bytes, ", \"registers\": ", info.registers,
+        ", \"spill_store_bytes\": ", info.spill_store_bytes,
+        ", \"spill_load_bytes\": ", info.spill_load_bytes,
+        ", \"stack_frame_bytes\": ", info.stack_frame_bytes, ", \"params\": [",
+        absl::StrJoin(kparams, ", "), "], \"mma\": [", absl::StrJoin(mma, ", "), "]}"));
   }
-  return absl::StrCat("{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", JsonQuote(a.program),
-                      ", \"target\": ", JsonQuote(a.target), ", \"nvrtc\": ", JsonQuote(a.nvrtc_version),
-                      ",\n \"config\": {", absl::StrJoin(config, ", "), "},\n \"dyn_dims\": [",
-                      absl::StrJoin(dims, ", "), "],\n \"params\": [",
-                      absl::StrJoin(params, ",\n   "), "],\n \"workspaces\": [",
-                      absl::StrJoin(workspaces, ",\n   "), "],\n \"kernels\": [",
-                      absl::StrJoin(kernels, ",\n   "), "]}\n");
+  return absl::StrCat(
+      "{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", JsonQuote(a.program),
+      ", \"target\": ", JsonQuote(a.target), ", \"nvrtc\": ", JsonQuote(a.nvrtc_version),
+      ",\n \"config\": {", absl::StrJoin(config, ", "), "},\n \"dyn_dims\": [",
+      absl::StrJoin(dims, ", "), "],\n \"params\": [", absl::StrJoin(params, ",\n   "),
+      "],\n \"workspaces\": [", absl::StrJoin(workspaces, ",\n   "), "],\n \"kernels\": [",
+      absl::StrJoin(kernels, ",\n   "), "]}\n");
 }
 
 absl::Status WriteCudaArtifact(const CudaArtifact& a, const std::string& dir,

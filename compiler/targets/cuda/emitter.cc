@@ -222,6 +222,11 @@ void EmitContext::BeginKernel(std::string where, int64_t threads, std::string sc
   pending_async_ = false;
   pipeline_depth_ = 0;
   stage_index_.clear();
+  mma_.clear();
+}
+
+void EmitContext::NoteMma(const std::string& instruction) {
+  if (std::find(mma_.begin(), mma_.end(), instruction) == mma_.end()) mma_.push_back(instruction);
 }
 
 void EmitContext::Reset() {
@@ -491,6 +496,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   ctx.SetWriter(outer);
   if (!st.ok()) return st;
   if (!ctx.ok()) return ctx.status();
+  out.mma = ctx.mma();
 
   const int64_t area_bytes = AlignUp(ctx.scratch_bytes(), kSmemAlign);
   const int64_t scratch_end =

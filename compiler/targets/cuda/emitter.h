@@ -61,6 +61,9 @@ struct CudaKernel {
   int64_t threads = 0;
   int64_t smem_bytes = 0;  // dynamic shared memory
   std::vector<CudaKernelParam> params;
+  // The tensor-core instructions the kernel's T.gemm calls use, in order of
+  // first use ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", ...).
+  std::vector<std::string> mma;
 };
 
 // A T.alloc_global workspace: the caller allocates it before the first kernel

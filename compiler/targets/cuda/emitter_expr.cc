@@ -178,6 +178,11 @@ std::string EmitContext::IntLiteral(int64_t v, DType t) {
 
 std::string EmitContext::Literal(double v, DType t) {
   if (!ir::IsFloat(t)) return IntLiteral(static_cast<int64_t>(v), t);
+  // +0 is the all-zero encoding in every float type; for float8 the
+  // conversion from float is an instruction the compiler does not fold.
+  if ((t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2) && v == 0 && !std::signbit(v)) {
+    return absl::StrCat(CType(t), "::from_bits(0)");
+  }
   const bool dbl = t == DType::kFloat64;
   const std::string base = dbl ? "double" : "float";
   std::string text;

@@ -1,14 +1,19 @@
-// T.gemm: a call to the block-level tensor-core templates of tl/gemm.h.
+// T.gemm: a call to the block-level tensor-core templates of tl/gemm.h and
+// tl/gemm_fp8.h.
 //
 //   tl::gemm_ss<M, N, K, WarpsM, WarpsN, TransA, TransB, LayoutA, LayoutB>(A, B, C)
 //   tl::gemm_rs<...>(A_frag, B, C)          A in registers (register-A layout)
+//   tl::gemm_ss_fp8<..., Native>(A, B, C)   float8 operands: m16n8k32 float8
+//                                           mma (Native, sm_90a), else converted
+//                                           to f16 for m16n8k16 (sm_80)
 //
 // C is the accumulator fragment (mma accumulator layout of the gemm's warp
 // partition), A and B whole shared buffers addressed through their layout
 // types; clear_accum zero-fills C first. What the templates cannot do
-// (operand types other than float16/bfloat16 with a float32 accumulator,
-// tiles that do not split into whole mma tiles over the warps) is rejected
-// here with UNIMPLEMENTED before any code is generated.
+// (operand types other than float16/bfloat16/float8 with a float32
+// accumulator, float8 A in registers, tiles that do not split into whole mma
+// tiles over the warps) is rejected here with UNIMPLEMENTED before any code
+// is generated.
 #include "absl/strings/str_cat.h"
 #include "compiler/targets/cuda/emitter_internal.h"
 
@@ -42,6 +47,11 @@ std::optional<Operand> OperandShape(const ir::Region& r) {
   return o;
 }
 
+bool IsFloat8(ir::DType t) { return t == ir::DType::kFloat8E4M3 || t == ir::DType::kFloat8E5M2; }
+
+// The PTX type name of a float8 dtype.
+const char* Float8PtxName(ir::DType t) { return t == ir::DType::kFloat8E4M3 ? "e4m3" : "e5m2"; }
+
 }  // namespace
 
 absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
@@ -66,13 +76,16 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
                                          " (M=", m, ", N=", n, ", K=", k, ")");
   const bool f16 = a->dtype == ir::DType::kFloat16 && b->dtype == ir::DType::kFloat16;
   const bool bf16 = a->dtype == ir::DType::kBFloat16 && b->dtype == ir::DType::kBFloat16;
-  if ((!f16 && !bf16) || c->dtype != ir::DType::kFloat32) {
+  const bool fp8 = IsFloat8(a->dtype) && IsFloat8(b->dtype);
+  if ((!f16 && !bf16 && !fp8) || c->dtype != ir::DType::kFloat32) {
     return ctx.Unimplemented(
         absl::StrCat(shape, " with ", Sv(ir::DTypeName(a->dtype)), " x ",
                      Sv(ir::DTypeName(b->dtype)), " -> ", Sv(ir::DTypeName(c->dtype)),
-                     " (tensor-core gemm takes float16 or bfloat16 operands with a "
-                     "float32 accumulator)"));
+                     " (tensor-core gemm takes float16, bfloat16 or float8 (e4m3, e5m2) "
+                     "operands with a float32 accumulator)"));
   }
+  // The k-step of the mma: 32 for 8-bit operands, 16 otherwise.
+  const int64_t k_step = fp8 ? 32 : 16;
   if (c->scope != ir::Scope::kFragment) {
     return ctx.Unimplemented(
         absl::StrCat(shape, " accumulating into a ", Sv(ir::ScopeName(c->scope)), " buffer"));
@@ -86,10 +99,11 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   const int64_t np = (n + 8 * p.warps_n - 1) / (8 * p.warps_n) * (8 * p.warps_n);
   const bool pad_ok = (mp == m || (a->scope == ir::Scope::kShared && !g->transpose_a)) &&
                       (np == n || g->transpose_b);
-  if (k % 16 != 0 || !pad_ok || 32 * p.warps_m * p.warps_n * p.replicas != ctx.threads()) {
+  if (k % k_step != 0 || !pad_ok || 32 * p.warps_m * p.warps_n * p.replicas != ctx.threads()) {
     return ctx.Unimplemented(absl::StrCat(
         shape, " over ", ctx.threads() / 32, " warps (", p.warps_m, " x ", p.warps_n,
-        "): K must be a multiple of 16, and a tile that does not split into whole mma tiles "
+        "): K must be a multiple of ", k_step,
+        ", and a tile that does not split into whole mma tiles "
         "(M a multiple of 16 * ",
         p.warps_m, ", N of 8 * ", p.warps_n, ") needs A and B stored with M and N as their rows"));
   }
@@ -108,12 +122,29 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     ctx.w().Line(absl::StrCat("for (int ", i, " = 0; ", i, " < ", cl->local_size, "; ++", i, ") ",
                               ci->name, "[", i, "] = 0.0f;  // clear_accum"));
   }
-  std::string fn, a_arg, layout_a;
+  std::string fn, a_arg, layout_a, native;
+  if (fp8 && a->scope != ir::Scope::kShared) {
+    return ctx.Unimplemented(absl::StrCat(shape, " with float8 A in ", Sv(ir::ScopeName(a->scope)),
+                                          " memory (float8 T.gemm "
+                                          "takes A from shared memory)"));
+  }
+  if (fp8) {
+    // sm_89 and later have the float8 mma; sm_80 converts to f16.
+    const bool has_fp8_mma = ctx.target().arch != CudaArch::kSm80;
+    native = has_fp8_mma ? ", true" : ", false";
+    ctx.NoteMma(has_fp8_mma
+                    ? absl::StrCat("mma.sync.aligned.m16n8k32.row.col.f32.",
+                                   Float8PtxName(a->dtype), ".", Float8PtxName(b->dtype), ".f32")
+                    : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  } else {
+    ctx.NoteMma(f16 ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+                    : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+  }
   if (a->scope == ir::Scope::kShared) {
     if (!as->whole) {
       return ctx.Unimplemented(absl::StrCat(shape, " with A a part of a shared buffer"));
     }
-    fn = "tl::gemm_ss";
+    fn = fp8 ? "tl::gemm_ss_fp8" : "tl::gemm_ss";
     a_arg = ctx.SharedBase(*ai);
     layout_a = ai->layout_type;
   } else if (a->scope == ir::Scope::kFragment) {
@@ -140,7 +171,7 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   ctx.w().Line(absl::StrCat(
       fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
       g->transpose_a ? "true" : "false", ", ", g->transpose_b ? "true" : "false", ", ", layout_a,
-      ", ", bi->layout_type, ">(", a_arg, ", ", ctx.SharedBase(*bi), ", ", ci->name, ");"));
+      ", ", bi->layout_type, native, ">(", a_arg, ", ", ctx.SharedBase(*bi), ", ", ci->name, ");"));
   return ctx.status();
 }
 

@@ -239,6 +239,9 @@ class EmitContext {
   const ir::Stmt& kernel_body() const { return kernel_body_; }
   void set_kernel_body(ir::Stmt body) { kernel_body_ = std::move(body); }
   void set_pending_async() { pending_async_ = true; }
+  // Records a tensor-core instruction the kernel uses (CudaKernel::mma).
+  void NoteMma(const std::string& instruction);
+  const std::vector<std::string>& mma() const { return mma_; }
   // Scratch shared memory for one operator: at least `bytes` bytes in one of
   // two areas that alternate between consecutive operators, so an operator
   // writing its area never waits for the previous operator's readers (whose
@@ -289,6 +292,7 @@ class EmitContext {
   bool scratch_used_[2] = {false, false};
   int next_scratch_ = 0;
   std::map<const ir::BufferNode*, std::string> stage_index_;
+  std::vector<std::string> mma_;
   std::set<const ir::VarNode*> nonneg_vars_;
   std::map<const ir::VarNode*, std::pair<int64_t, int64_t>> ranges_;
 };

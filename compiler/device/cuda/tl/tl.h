@@ -27,6 +27,7 @@
 #include "tl/layout.h"
 #include "tl/reduce.h"
 #include "tl/gemm.h"
+#include "tl/gemm_fp8.h"
 #include "tl/red.h"
 // clang-format on
 

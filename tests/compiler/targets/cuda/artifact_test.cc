@@ -105,6 +105,23 @@ TEST(CudaArtifact, MetadataDescribesKernelsParametersAndConfig) {
   EXPECT_GT(Field(k, "registers").number_value(), 0);
   EXPECT_EQ(Field(k, "spill_store_bytes").number_value(), 0);
   EXPECT_EQ(Strings(Field(k, "params")), (std::vector<std::string>{"A", "B", "C"}));
+  EXPECT_TRUE(Strings(Field(k, "mma")).empty());  // no T.gemm
+}
+
+// The metadata names the tensor-core instruction of each kernel: the float8
+// mma on sm_90a, the f16 mma the operands are converted for on sm_80.
+TEST(CudaArtifact, NamesTheMmaInstruction) {
+  absl::StatusOr<ir::Program> program = Example("gemm_fp8_mixed_nn_ragged");
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (auto [arch, mma] :
+       {std::pair{CudaArch::kSm90a, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32"},
+        std::pair{CudaArch::kSm80, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"}}) {
+    absl::StatusOr<CudaArtifact> a = BuildCudaArtifact(*program, CudaTarget::ForArch(arch));
+    ASSERT_TRUE(a.ok()) << a.status();
+    google::protobuf::Struct m = ParseJson(CudaArtifactMetadataJson(*a));
+    const auto& k = Field(m, "kernels").list_value().values(0).struct_value();
+    EXPECT_EQ(Strings(Field(k, "mma")), (std::vector<std::string>{mma}));
+  }
 }
 
 constexpr char kScale[] = R"(

@@ -2,6 +2,7 @@
 // same source) and compared with the reference interpreter on random inputs,
 // for example kernels at small and ragged sizes. Set TILEC_TEST_SEED to
 // reproduce a run; TILEC_DUMP_CUDA=1 prints the generated source.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,19 +52,19 @@ absl::Status RunOnEmulator(const ir::Program& program, const CudaSource& src,
   return host::EmulateProgram(program, src, args, dim_values);
 }
 
-class EmulatedExample : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(EmulatedExample, MatchesTheInterpreter) {
+// Emits the case for `arch`, runs it on the emulator and compares every
+// tensor with the interpreter's.
+void RunCase(const std::string& name, CudaArch arch) {
   absl::StatusOr<std::vector<ExampleCase>> cases = ::tilec::testing::LoadExampleCases();
   ASSERT_TRUE(cases.ok()) << cases.status();
   const ExampleCase* c = nullptr;
   for (const ExampleCase& x : *cases) {
-    if (x.name == GetParam()) c = &x;
+    if (x.name == name) c = &x;
   }
-  ASSERT_NE(c, nullptr) << GetParam();
+  ASSERT_NE(c, nullptr) << name;
   absl::StatusOr<ir::Program> program = CompileCase(*c);
   ASSERT_TRUE(program.ok()) << program.status();
-  const CudaTarget target = CudaTarget::ForArch(CudaArch::kSm80);
+  const CudaTarget target = CudaTarget::ForArch(arch);
   absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(*program, target.info);
   ASSERT_TRUE(plan.ok()) << plan.status();
   absl::StatusOr<CudaSource> src = EmitCuda(*program, *plan, target);
@@ -71,8 +72,8 @@ TEST_P(EmulatedExample, MatchesTheInterpreter) {
   if (std::getenv("TILEC_DUMP_CUDA")) std::printf("%s\n", src->code.c_str());
 
   const uint64_t seed = Seed();
-  std::printf("case %s, seed %llu (TILEC_TEST_SEED)\n", c->name.c_str(),
-              static_cast<unsigned long long>(seed));
+  std::printf("case %s for %s, seed %llu (TILEC_TEST_SEED)\n", c->name.c_str(),
+              std::string(target.name()).c_str(), static_cast<unsigned long long>(seed));
   absl::StatusOr<std::vector<interp::Tensor>> inputs = interp::MakeInputs(*program, {}, seed);
   ASSERT_TRUE(inputs.ok()) << inputs.status();
   if (c->file == "gemm_splitk.py") {
@@ -87,29 +88,44 @@ TEST_P(EmulatedExample, MatchesTheInterpreter) {
   ASSERT_TRUE(run.ok()) << run;
   for (size_t i = 0; i < actual.size(); ++i) {
     if (!program->params[i].tensor) continue;
-    const std::string& name = program->params[i].tensor->name;
+    const std::string& tensor = program->params[i].tensor->name;
     absl::StatusOr<interp::CompareResult> cmp =
         interp::CompareTensors(actual[i], expected[i], interp::DefaultTolerance(actual[i].dtype()));
     ASSERT_TRUE(cmp.ok()) << cmp.status();
-    std::printf("  %s %s: %s\n", name.c_str(), actual[i].TypeString().c_str(),
+    std::printf("  %s %s: %s\n", tensor.c_str(), actual[i].TypeString().c_str(),
                 cmp->Summary().c_str());
-    EXPECT_TRUE(cmp->ok) << name << ": " << cmp->Summary() << " (seed " << seed << ")";
+    EXPECT_TRUE(cmp->ok) << tensor << ": " << cmp->Summary() << " (seed " << seed << ")";
   }
 }
 
-// Every case of examples/cases.txt (about 20 s on one core).
-std::vector<std::string> CaseNames() {
+class EmulatedExample : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EmulatedExample, MatchesTheInterpreter) { RunCase(GetParam(), CudaArch::kSm80); }
+
+// The sm_90a code paths (the float8 mma, ...) on the cases that take them.
+class EmulatedExampleSm90a : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EmulatedExampleSm90a, MatchesTheInterpreter) { RunCase(GetParam(), CudaArch::kSm90a); }
+
+// Every case of examples/cases.txt (about 20 s on one core), or those of
+// the example files named.
+std::vector<std::string> CaseNames(const std::vector<std::string>& files = {}) {
   std::vector<std::string> names;
   absl::StatusOr<std::vector<ExampleCase>> cases = ::tilec::testing::LoadExampleCases();
   if (!cases.ok()) return names;
-  for (const ExampleCase& c : *cases) names.push_back(c.name);
+  for (const ExampleCase& c : *cases) {
+    if (files.empty() || std::find(files.begin(), files.end(), c.file) != files.end()) {
+      names.push_back(c.name);
+    }
+  }
   return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, EmulatedExample, ::testing::ValuesIn(CaseNames()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
-                         });
+std::string ParamName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
+INSTANTIATE_TEST_SUITE_P(Examples, EmulatedExample, ::testing::ValuesIn(CaseNames()), ParamName);
+INSTANTIATE_TEST_SUITE_P(Examples, EmulatedExampleSm90a,
+                         ::testing::ValuesIn(CaseNames({"gemm.py", "gemm_fp8.py"})), ParamName);
 
 constexpr char kScale[] = R"(
 import tilelang.language as T

@@ -218,17 +218,17 @@ TEST(Targets, ParseNames) {
   EXPECT_EQ(CudaTarget::FromName("sm_70").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-constexpr char kFp8Gemm[] = R"(
+constexpr char kInt8Gemm[] = R"(
 import tilelang.language as T
 
-def fp8_gemm(M, N, K):
+def int8_gemm(M, N, K):
     @T.prim_func
-    def main(A: T.Tensor((M, K), "float8_e4m3"), B: T.Tensor((K, N), "float8_e4m3"),
-             C: T.Tensor((M, N), "float32")):
+    def main(A: T.Tensor((M, K), "int8"), B: T.Tensor((K, N), "int8"),
+             C: T.Tensor((M, N), "int32")):
         with T.Kernel(T.ceildiv(N, 64), T.ceildiv(M, 64), threads=128) as (bx, by):
-            A_s = T.alloc_shared((64, 32), "float8_e4m3")
-            B_s = T.alloc_shared((32, 64), "float8_e4m3")
-            C_l = T.alloc_fragment((64, 64), "float32")
+            A_s = T.alloc_shared((64, 32), "int8")
+            B_s = T.alloc_shared((32, 64), "int8")
+            C_l = T.alloc_fragment((64, 64), "int32")
             T.clear(C_l)
             for k in T.Pipelined(T.ceildiv(K, 32), num_stages=2):
                 T.copy(A[by * 64, k * 32], A_s)
@@ -238,17 +238,113 @@ def fp8_gemm(M, N, K):
     return main
 )";
 
-TEST(Unsupported, Float8GemmIsUnimplementedNamingTypesAndTarget) {
+TEST(Unsupported, Int8GemmIsUnimplementedNamingTypesAndTarget) {
   absl::StatusOr<ir::Program> program =
-      CompileSource(kFp8Gemm, "fp8_gemm", {{"M", "128"}, {"N", "128"}, {"K", "64"}});
+      CompileSource(kInt8Gemm, "int8_gemm", {{"M", "128"}, {"N", "128"}, {"K", "64"}});
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
   ASSERT_FALSE(src.ok());
   EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented) << src.status();
   EXPECT_THAT(std::string(src.status().message()),
-              HasSubstr("T.gemm A_s x B_s -> C_l (M=64, N=64, K=32) with float8_e4m3 x "
-                        "float8_e4m3 -> float32"));
+              HasSubstr("T.gemm A_s x B_s -> C_l (M=64, N=64, K=32) with int8 x "
+                        "int8 -> int32"));
   EXPECT_THAT(std::string(src.status().message()), HasSubstr("is not supported on sm_80"));
+}
+
+// float8 A from registers: the float8 templates take A from shared memory.
+constexpr char kFp8RegisterA[] = R"(
+import tilelang.language as T
+
+def fp8_gemm_rs(M, N, K):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float8_e4m3"), B: T.Tensor((N, K), "float8_e4m3"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), T.ceildiv(M, 64), threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, 32), "float8_e4m3")
+            A_f = T.alloc_fragment((64, 32), "float8_e4m3")
+            B_s = T.alloc_shared((64, 32), "float8_e4m3")
+            C_l = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_l)
+            for k in T.serial(T.ceildiv(K, 32)):
+                T.copy(A[by * 64, k * 32], A_s)
+                T.copy(B[bx * 64, k * 32], B_s)
+                T.copy(A_s, A_f)
+                T.gemm(A_f, B_s, C_l, transpose_B=True)
+            T.copy(C_l, C[by * 64, bx * 64])
+    return main
+)";
+
+TEST(Unsupported, Float8GemmWithRegisterAIsUnimplemented) {
+  absl::StatusOr<ir::Program> program =
+      CompileSource(kFp8RegisterA, "fp8_gemm_rs", {{"M", "128"}, {"N", "128"}, {"K", "64"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
+    absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(arch));
+    ASSERT_FALSE(src.ok());
+    EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented) << src.status();
+    EXPECT_THAT(std::string(src.status().message()),
+                HasSubstr("with float8 A in fragment memory"));
+  }
+}
+
+// The float8 GEMM example: on sm_90a the float8 mma, which ptxas implements
+// as hardware float8 -> f16 unpacking (F2FP.F16.E4M3.UNPACK_B) feeding
+// HMMA.16816.F32 (Hopper has no 16832 float8 HMMA; wgmma is its float8
+// path); on sm_80 f16 mmas of operands converted in software (no F2FP
+// unpack there). K-major operands go through ldmatrix. The kernel reports
+// its instruction.
+TEST(Float8Gemm, UsesTheFloat8MmaOnSm90aAndF16OnSm80) {
+  for (const char* b_dtype : {"float8_e4m3", "float8_e5m2"}) {
+    SCOPED_TRACE(b_dtype);
+    absl::StatusOr<ir::Program> program = CompileExample("gemm_fp8.py", "matmul_fp8",
+                                                         {{"M", "512"},
+                                                          {"N", "512"},
+                                                          {"K", "512"},
+                                                          {"block_M", "64"},
+                                                          {"block_N", "64"},
+                                                          {"block_K", "64"},
+                                                          {"a_dtype", "float8_e4m3"},
+                                                          {"b_dtype", b_dtype},
+                                                          {"transpose_B", "True"},
+                                                          {"threads", "128"},
+                                                          {"num_stages", "3"}});
+    ASSERT_TRUE(program.ok()) << program.status();
+    const std::string b_ptx = std::string(b_dtype).substr(7);  // e4m3 / e5m2
+    for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
+      CudaTarget target = CudaTarget::ForArch(arch);
+      SCOPED_TRACE(std::string(target.name()));
+      absl::StatusOr<CudaSource> src = Emit(*program, target);
+      ASSERT_TRUE(src.ok()) << src.status();
+      ASSERT_EQ(src->kernels.size(), 1u);
+      const std::string mma =
+          arch == CudaArch::kSm80
+              ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+              : absl::StrCat("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.", b_ptx, ".f32");
+      EXPECT_THAT(src->kernels[0].mma, ::testing::ElementsAre(mma));
+      EXPECT_THAT(src->code, HasSubstr("tl::gemm_ss_fp8<"));
+      absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "matmul_fp8.cu", arch);
+      ASSERT_TRUE(r.ok()) << r.status();
+      ASSERT_EQ(r->kernels.size(), 1u);
+      EXPECT_EQ(r->kernels[0].spill_store_bytes, 0);
+      EXPECT_EQ(r->kernels[0].spill_load_bytes, 0);
+      absl::StatusOr<std::string> sass = DisassembleCubin(r->cubin);
+      if (!sass.ok()) {
+        std::printf("no SASS check: %s\n", std::string(sass.status().message()).c_str());
+        continue;
+      }
+      EXPECT_GT(CountOpcode(*sass, "LDSM"), 0);  // K-major float8 operands via ldmatrix
+      EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
+      EXPECT_GT(CountOpcode(*sass, "HMMA.16816.F32"), 0);
+      const std::string unpack_b = absl::StrCat("F2FP.F16.", b_ptx == "e4m3" ? "E4M3" : "E5M2",
+                                                ".UNPACK_B");
+      if (arch == CudaArch::kSm90a) {
+        EXPECT_GT(CountOpcode(*sass, "F2FP.F16.E4M3.UNPACK_B"), 0);
+        EXPECT_GT(CountOpcode(*sass, unpack_b), 0);
+      } else {
+        EXPECT_EQ(CountOpcode(*sass, "F2FP.F16.E4M3.UNPACK_B"), 0);
+      }
+    }
+  }
 }
 
 // Y[i] = X[i] % 0.75 with C's truncating remainder on float32: the IR has
