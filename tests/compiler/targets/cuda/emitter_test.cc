@@ -294,7 +294,9 @@ TEST(Unsupported, Float8GemmWithRegisterAIsUnimplemented) {
 // unpack there). K-major operands go through ldmatrix. The kernel reports
 // its instruction.
 TEST(Float8Gemm, UsesTheFloat8MmaOnSm90aAndF16OnSm80) {
-  for (const char* b_dtype : {"float8_e4m3", "float8_e5m2"}) {
+  // Mixed operands: the SASS shows both unpackings (two NVRTC compiles keep
+  // this test short).
+  for (const char* b_dtype : {"float8_e5m2"}) {
     SCOPED_TRACE(b_dtype);
     absl::StatusOr<ir::Program> program = CompileExample("gemm_fp8.py", "matmul_fp8",
                                                          {{"M", "512"},
