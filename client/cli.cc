@@ -25,14 +25,20 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitDefine(const std::strin
 
 std::string Usage() {
   return "usage:\n"
-         "  tilec parse FILE --fn NAME [-D name=value ...] [--print] [--json]\n"
+         "  tilec parse FILE --fn NAME [-D name=value ...] [-U name ...] [--print] [--json]\n"
          "  tilec run FILE --fn NAME [-D name=value ...] --interp|--emulate|--compare\n"
          "            [--target sm_80|sm_90a] [--seed S]\n"
          "            [--dim name=size ...] [--in x.npy ...] [--out DIR] [--shuffle-blocks]\n"
-         "  tilec recommend FILE --fn NAME [-D name=value ...] --target PROFILE [--top K]\n"
-         "            [--dim name=size ...] [--profiles DIR] [--json]\n"
-         "  tilec compile FILE --fn NAME [-D name=value ...] --target sm_80|sm_90a --local\n"
-         "            -o DIR [--json]   (in this process, no cache; writes .cubin .cu .json)\n";
+         "            [--timeout_s S (emulator, default 60)] [--check_uninit]\n"
+         "  tilec recommend FILE --fn NAME [-D name=value ...] [-U name ...] --target PROFILE\n"
+         "            [--top K] [--dim name=size ...] [--json]\n"
+         "            [--profiles DIR | --server HOST:PORT [--token_file F] [--tls_ca F]]\n"
+         "            [--timeout_s S]\n"
+         "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...] --target sm_80|sm_90a\n"
+         "            --local -o DIR [--profile P] [--profiles DIR] [--json]\n"
+         "            (in this process, no cache; writes .cubin .cu .json)\n"
+         "  -U name leaves a parameter with a Python default unbound: recommend searches it,\n"
+         "  compile binds it to the top recommendation for the target's profile.\n";
 }
 
 absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
@@ -65,6 +71,33 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       auto kv = SplitDefine("-D", text);
       if (!kv.ok()) return kv.status();
       f.defines.push_back(*kv);
+    } else if (a == "-U" || (a.size() > 2 && a.rfind("-U", 0) == 0)) {
+      std::string name;
+      if (a == "-U") {
+        auto v = value(a);
+        if (!v.ok()) return v.status();
+        name = *v;
+      } else {
+        name = a.substr(2);
+      }
+      if (name.empty() || name.find('=') != std::string::npos) {
+        return Bad(absl::StrCat("-U expects a parameter name, got '", name, "'"));
+      }
+      f.unbound.push_back(name);
+    } else if (a == "--server" || a == "--token_file" || a == "--tls_ca" || a == "--profile") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      (a == "--server"       ? f.server
+       : a == "--token_file" ? f.token_file
+       : a == "--tls_ca"     ? f.tls_ca
+                             : f.profile) = *v;
+    } else if (a == "--timeout_s") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      if (!absl::SimpleAtod(*v, &f.timeout_s) || f.timeout_s <= 0) {
+        return Bad(absl::StrCat("--timeout_s expects a positive number, got '", *v, "'"));
+      }
+      f.timeout_given = true;
     } else if (a == "--print") {
       f.print = true;
     } else if (a == "--json") {
@@ -77,6 +110,8 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       f.compare = true;
     } else if (a == "--shuffle-blocks") {
       f.shuffle_blocks = true;
+    } else if (a == "--check_uninit") {
+      f.check_uninit = true;
     } else if (a == "--seed") {
       auto v = value(a);
       if (!v.ok()) return v.status();
@@ -123,6 +158,14 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   if (f.function.empty()) return Bad("missing --fn NAME");
   if (f.command == "recommend" && f.target.empty()) {
     return Bad("recommend needs --target PROFILE (h100, h200, a100, mi300x, mi250x, host, ...)");
+  }
+  if ((!f.server.empty() || !f.token_file.empty() || !f.tls_ca.empty()) &&
+      f.command != "recommend") {
+    return Bad(absl::StrCat(f.command, " runs in this process: --server, --token_file and "
+                                       "--tls_ca apply to recommend"));
+  }
+  if (!f.profile.empty() && f.command != "compile") {
+    return Bad("--profile applies to compile (recommend takes the profile as --target)");
   }
   if (f.command == "compile" && (f.target.empty() || f.out_dir.empty())) {
     return Bad("compile --local needs --target sm_80|sm_90a and -o DIR");

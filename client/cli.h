@@ -28,6 +28,7 @@ struct Flags {
   std::string file;
   std::string function;
   std::vector<std::pair<std::string, std::string>> defines;  // -D k=v, in order
+  std::vector<std::string> unbound;  // -U name: leave a parameter with a default unbound
   bool print = false;
   bool json = false;
   // run: --interp (reference interpreter), --emulate --target sm_80|sm_90a
@@ -36,6 +37,7 @@ struct Flags {
   bool emulate = false;
   bool compare = false;
   bool shuffle_blocks = false;
+  bool check_uninit = false;  // --check_uninit: emulated reads of unwritten shared memory fail
   uint64_t seed = 0;
   std::vector<std::string> inputs;  // --in x.npy, one per tensor parameter in order
   std::string out_dir;
@@ -44,6 +46,14 @@ struct Flags {
   std::string target;        // --target h100 (a hardware profile id or alias)
   int top = 5;               // --top K
   std::string profiles_dir;  // --profiles DIR: more hardware profiles (*.textproto)
+  // recommend against a tilecd (--server HOST:PORT or $TILEC_SERVER), with
+  // --token_file F (or $TILEC_TOKEN), --tls_ca F and --timeout_s S.
+  std::string server, token_file, tls_ca;
+  double timeout_s = 600;
+  bool timeout_given = false;  // run --emulate stops after --timeout_s, default 60
+  // compile --local: --profile P binds unbound tile parameters by P's top
+  // recommendation (default: the target's own profile)
+  std::string profile;
   // compile --local: --target sm_80|sm_90a, output folder in out_dir (-o/--out)
   bool local = false;
 };

@@ -9,7 +9,8 @@
 
 namespace tilec::cli {
 
-// Reads FILE, evaluates --fn with the -D bindings, and verifies the program.
+// Reads FILE, evaluates --fn with the -D bindings (and -U names left
+// unbound), and verifies the program.
 // Errors come back ready to print (a located diagnostic for a bad program).
 absl::StatusOr<ir::Program> LoadProgram(const Flags& flags);
 

@@ -2,7 +2,10 @@
 // the whole CUDA pipeline in this process, without the artifact cache. Writes
 // DIR/<program>.cubin, DIR/<program>.cu (the generated source) and
 // DIR/<program>.json (launch metadata, compiler/targets/cuda/artifact.h) and
-// prints one line per kernel (or the metadata with --json).
+// prints one line per kernel (or the metadata with --json). Unbound tile
+// parameters are bound to the top recommendation for the target's profile
+// (--profile P overrides it; --profiles DIR adds profiles), as tilecd and the
+// embedded compile do (compiler/recommend/auto_bind.h).
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -11,7 +14,9 @@
 #include "absl/strings/str_join.h"
 #include "client/commands.h"
 #include "compiler/inference/index_expr.h"
+#include "absl/time/clock.h"
 #include "compiler/ir/printer.h"
+#include "compiler/recommend/auto_bind.h"
 #include "compiler/targets/cuda/artifact.h"
 #include "compiler/targets/cuda/target.h"
 
@@ -38,6 +43,18 @@ int CompileCommand(const Flags& flags) {
   }
   absl::StatusOr<ir::Program> program = LoadProgram(flags);
   if (!program.ok()) return ReportError(program.status());
+  recommend::AutoBinding binding;
+  if (recommend::HasUnboundTileParams(*program)) {
+    auto profiles = recommend::LoadProfiles(flags.profiles_dir);
+    if (!profiles.ok()) return ReportError(profiles.status());
+    auto profile = recommend::ProfileForTarget(*profiles, flags.target, flags.profile);
+    if (!profile.ok()) return ReportError(profile.status());
+    auto bound = recommend::BindTopRecommendation(*program, *profile,
+                                                  absl::Now() + absl::Seconds(flags.timeout_s));
+    if (!bound.ok()) return ReportError(bound.status());
+    binding = *std::move(bound);
+    program = binding.program;
+  }
   absl::StatusOr<cuda::CudaArtifact> artifact = cuda::BuildCudaArtifact(*program, *target);
   if (!artifact.ok()) return ReportError(artifact.status());
   if (absl::Status st = cuda::WriteCudaArtifact(*artifact, flags.out_dir, program->name);
@@ -54,6 +71,11 @@ int CompileCommand(const Flags& flags) {
               program->name.c_str(), artifact->target.c_str(), artifact->nvrtc_version.c_str(),
               artifact->compile_seconds, base.c_str(), artifact->cubin.size(), base.c_str(),
               base.c_str());
+  if (!binding.config.empty()) {
+    std::printf("  config chosen by recommendation: %s (profile %s, predicted %.1f us)\n",
+                recommend::ConfigText(binding.config).c_str(), binding.profile_id.c_str(),
+                binding.predicted_us);
+  }
   for (size_t i = 0; i < artifact->source.kernels.size(); ++i) {
     const cuda::CudaKernel& k = artifact->source.kernels[i];
     const cuda::PtxasKernelInfo& p = artifact->ptxas[i];

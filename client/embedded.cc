@@ -10,10 +10,15 @@
 #include "compiler/cache/cuda_compiler.h"
 #include "compiler/cache/disk_store.h"
 #include "compiler/targets/cuda/nvrtc.h"
+#include "compiler/recommend/profile.h"
 #include "server/compile_core.h"
+#include "server/recommend_core.h"
 
 namespace tilec::cli {
 namespace {
+
+// The CLI's own process: larger inputs than a shared server accepts.
+constexpr server::CoreLimits kLocalLimits{int64_t{64} << 20, int64_t{256} << 20};
 
 class LocalCompiler : public EmbeddedCompiler {
  public:
@@ -22,7 +27,7 @@ class LocalCompiler : public EmbeddedCompiler {
         caching_(std::make_unique<cache::CudaCompiler>(), store_.get(),
                  cache::ToolchainInfo{cache::CompilerVersion(), cuda::NvrtcVersion(),
                                       cache::DeviceHeadersHash()}),
-        core_(&caching_, server::CoreLimits{int64_t{64} << 20, int64_t{256} << 20}) {}
+        core_(&caching_, kLocalLimits) {}
 
   absl::StatusOr<tilec::v1::CompileResponse> Compile(const tilec::v1::CompileRequest& request,
                                                      absl::Time deadline) override {
@@ -40,6 +45,16 @@ class LocalCompiler : public EmbeddedCompiler {
 };
 
 }  // namespace
+
+absl::StatusOr<tilec::v1::RecommendResponse> RecommendEmbedded(
+    const tilec::v1::RecommendRequest& request, const std::string& profiles_dir,
+    absl::Time deadline) {
+  absl::StatusOr<std::vector<recommend::HardwareProfile>> profiles =
+      recommend::LoadProfiles(profiles_dir);
+  if (!profiles.ok()) return profiles.status();
+  server::RecommendCore core(kLocalLimits, *std::move(profiles));
+  return core.Recommend(request, deadline);
+}
 
 std::string DefaultCacheDir() {
   if (const char* d = std::getenv("TILEC_CACHE_DIR"); d != nullptr && *d != '\0') return d;

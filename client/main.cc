@@ -2,7 +2,8 @@
 //
 //   tilec parse FILE --fn NAME -D k=v ... [--print] [--json]
 //   tilec run FILE --fn NAME -D k=v ... --interp [--seed S] [--in x.npy ...] [--out DIR]
-//   tilec recommend FILE --fn NAME -D k=v ... --target h100 [--top 5] [--json]
+//   tilec recommend FILE --fn NAME -D k=v ... [-U k ...] --target h100 [--top 5] [--json]
+//                   [--server HOST:PORT]   (the Recommend RPC; embedded without)
 //   tilec compile FILE --fn NAME -D k=v ... --target sm_80 --local -o DIR [--json]
 //
 // Exit codes are in client/cli.h.

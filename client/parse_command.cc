@@ -24,6 +24,7 @@ absl::StatusOr<ir::Program> LoadProgram(const Flags& flags) {
   frontend::SourceFile file{flags.file, text.str()};
   frontend::Bindings bindings;
   for (const auto& [k, v] : flags.defines) bindings.values.emplace_back(k, v);
+  bindings.unbound.insert(flags.unbound.begin(), flags.unbound.end());
   auto program = frontend::CompileTileLang(file, flags.function, bindings);
   if (!program.ok()) return program.status();
   if (absl::Status st = ir::Verify(*program); !st.ok()) {

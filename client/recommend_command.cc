@@ -1,14 +1,19 @@
 #include "client/recommend_command.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "client/commands.h"
-#include "compiler/recommend/recommend.h"
+#include "client/embedded.h"
+#include "client/remote.h"
 
 namespace tilec::cli {
 namespace {
@@ -30,105 +35,149 @@ std::string Json(std::string_view s) {
 
 std::string JsonNumber(double v) { return absl::StrFormat("%.6g", v); }
 
-void PrintJson(const Flags& flags, const recommend::HardwareProfile& profile,
-               const recommend::RecommendReport& report) {
+std::string JsonOf(std::string_view function, const tilec::v1::RecommendResponse& r) {
   std::vector<std::string> deduced, searched, recs, rejections;
-  for (const auto& [reason, count] : report.rejections) {
-    rejections.push_back(absl::StrCat("{\"reason\": ", Json(reason), ", \"count\": ", count, "}"));
+  for (const tilec::v1::Rejection& j : r.rejections()) {
+    rejections.push_back(
+        absl::StrCat("{\"reason\": ", Json(j.reason()), ", \"count\": ", j.count(), "}"));
   }
-  for (const auto& d : report.space.deduced) {
-    deduced.push_back(absl::StrCat("{\"name\": ", Json(d.name), ", ",
-                                   d.value ? absl::StrCat("\"value\": ", *d.value)
-                                           : absl::StrCat("\"equals\": ", Json(d.equals)),
-                                   ", \"reason\": ", Json(d.reason), "}"));
+  for (const tilec::v1::DeducedParam& d : r.deduced()) {
+    deduced.push_back(absl::StrCat("{\"name\": ", Json(d.name()), ", ",
+                                   d.has_value() ? absl::StrCat("\"value\": ", d.value())
+                                                 : absl::StrCat("\"equals\": ", Json(d.equals())),
+                                   ", \"reason\": ", Json(d.reason()), "}"));
   }
-  for (const auto& s : report.space.searched) {
-    searched.push_back(absl::StrCat(
-        "{\"name\": ", Json(s.name), ", \"role\": ", Json(recommend::ParamRoleName(s.role)),
-        ", \"values\": [", absl::StrJoin(s.values, ", "), "], \"origin\": ", Json(s.origin), "}"));
+  for (const tilec::v1::SearchedParam& s : r.searched()) {
+    searched.push_back(absl::StrCat("{\"name\": ", Json(s.name()), ", \"role\": ", Json(s.role()),
+                                    ", \"values\": [", absl::StrJoin(s.values(), ", "),
+                                    "], \"origin\": ", Json(s.origin()), "}"));
   }
-  for (const auto& r : report.recommendations) {
-    std::vector<std::string> config;
-    for (const auto& [k, v] : r.config) config.push_back(absl::StrCat(Json(k), ": ", v));
-    recs.push_back(
-        absl::StrCat("{\"rank\": ", r.rank, ", \"config\": {", absl::StrJoin(config, ", "),
-                     "}, \"predicted_us\": ", JsonNumber(r.predicted_us),
-                     ", \"limiter\": ", Json(r.limiter), ", \"reason\": ", Json(r.reason), "}"));
+  for (const tilec::v1::RankedConfig& c : r.recommendations()) {
+    std::vector<std::string> config, kernels;
+    for (const tilec::v1::NamedValue& v : c.config()) {
+      config.push_back(absl::StrCat(Json(v.name()), ": ", v.value()));
+    }
+    for (const tilec::v1::KernelResources& k : c.kernels()) {
+      kernels.push_back(absl::StrCat("{\"index\": ", k.index(), ", \"blocks\": ", k.blocks(),
+                                     ", \"threads\": ", k.threads(), ", \"shared_bytes\": ",
+                                     k.shared_bytes(), ", \"registers\": ", k.registers(), "}"));
+    }
+    recs.push_back(absl::StrCat("{\"rank\": ", c.rank(), ", \"config\": {",
+                                absl::StrJoin(config, ", "),
+                                "}, \"predicted_us\": ", JsonNumber(c.predicted_us()),
+                                ", \"limiter\": ", Json(c.limiter()), ", \"reason\": ",
+                                Json(c.reason()), ", \"kernels\": [", absl::StrJoin(kernels, ", "),
+                                "]}"));
   }
-  std::printf(
-      "{\"function\": %s, \"target\": %s, \"configs\": %lld, \"over_limits\": %lld, "
-      "\"lowered\": %lld, \"rejected_by_lowering\": %lld, \"deduced\": [%s], \"searched\": [%s], "
-      "\"rejections\": [%s], \"recommendations\": [%s]}\n",
-      Json(flags.function).c_str(), Json(profile.id()).c_str(),
-      static_cast<long long>(report.configs), static_cast<long long>(report.over_limits),
-      static_cast<long long>(report.lowered), static_cast<long long>(report.rejected_by_lowering),
-      absl::StrJoin(deduced, ", ").c_str(), absl::StrJoin(searched, ", ").c_str(),
-      absl::StrJoin(rejections, ", ").c_str(), absl::StrJoin(recs, ", ").c_str());
+  return absl::StrCat(
+      "{\"function\": ", Json(function), ", \"target\": ", Json(r.profile()),
+      ", \"program_hash\": ", Json(r.program_hash()), ", \"configs\": ", r.configs(),
+      ", \"over_limits\": ", r.over_limits(), ", \"lowered\": ", r.lowered(),
+      ", \"rejected_by_lowering\": ", r.rejected_by_lowering(), ", \"deduced\": [",
+      absl::StrJoin(deduced, ", "), "], \"searched\": [", absl::StrJoin(searched, ", "),
+      "], \"rejections\": [", absl::StrJoin(rejections, ", "), "], \"recommendations\": [",
+      absl::StrJoin(recs, ", "), "]}\n");
 }
 
-void PrintTable(const Flags& flags, const recommend::HardwareProfile& profile,
-                const recommend::RecommendReport& report) {
-  std::printf("%s on %s (%s): %lld configs, %lld over the limits, %lld lowered, %lld rejected\n",
-              flags.function.c_str(), profile.id().c_str(), profile.name().c_str(),
-              static_cast<long long>(report.configs), static_cast<long long>(report.over_limits),
-              static_cast<long long>(report.lowered),
-              static_cast<long long>(report.rejected_by_lowering));
-  for (const auto& d : report.space.deduced) {
-    std::printf("deduced  %s = %s  (%s)\n", d.name.c_str(),
-                d.value ? absl::StrCat(*d.value).c_str() : d.equals.c_str(), d.reason.c_str());
+std::string TableOf(std::string_view function, const tilec::v1::RecommendResponse& r) {
+  std::string out = absl::StrFormat(
+      "%s on %s (%s): %d configs, %d over the limits, %d lowered, %d rejected\n", function,
+      r.profile(), r.profile_name(), r.configs(), r.over_limits(), r.lowered(),
+      r.rejected_by_lowering());
+  for (const tilec::v1::DeducedParam& d : r.deduced()) {
+    absl::StrAppend(&out, "deduced  ", d.name(), " = ",
+                    d.has_value() ? absl::StrCat(d.value()) : d.equals(), "  (", d.reason(),
+                    ")\n");
   }
-  for (const auto& s : report.space.searched) {
-    std::printf("searched %s in {%s}  (%s)\n", s.name.c_str(),
-                absl::StrJoin(s.values, ", ").c_str(), s.origin.c_str());
+  for (const tilec::v1::SearchedParam& s : r.searched()) {
+    absl::StrAppend(&out, "searched ", s.name(), " in {", absl::StrJoin(s.values(), ", "), "}  (",
+                    s.origin(), ")\n");
   }
-  for (size_t i = 0; i < report.rejections.size() && i < 3; ++i) {
-    std::printf("rejected %lld x %s\n", static_cast<long long>(report.rejections[i].second),
-                report.rejections[i].first.c_str());
+  for (int i = 0; i < r.rejections_size() && i < 3; ++i) {
+    absl::StrAppend(&out, "rejected ", r.rejections(i).count(), " x ", r.rejections(i).reason(),
+                    "\n");
   }
-  if (report.recommendations.empty()) return;
+  if (r.recommendations().empty()) return out;
   std::vector<std::string> names;
-  for (const auto& [k, v] : report.recommendations[0].config) names.push_back(k);
+  for (const tilec::v1::NamedValue& v : r.recommendations(0).config()) names.push_back(v.name());
   std::string header = "rank";
   for (const std::string& n : names) absl::StrAppend(&header, "  ", n);
-  absl::StrAppend(&header, "  time_us  limiter    reason");
-  std::printf("\n%s\n", header.c_str());
-  for (const auto& r : report.recommendations) {
-    std::string line = absl::StrFormat("%4d", r.rank);
-    for (const std::string& n : names) {
-      absl::StrAppend(&line, absl::StrFormat("  %*lld", static_cast<int>(n.size()),
-                                             static_cast<long long>(r.config.at(n))));
+  absl::StrAppend(&out, "\n", header, "  time_us  limiter    smem_B  regs  reason\n");
+  for (const tilec::v1::RankedConfig& c : r.recommendations()) {
+    std::string line = absl::StrFormat("%4d", c.rank());
+    for (size_t i = 0; i < names.size(); ++i) {
+      int64_t value = i < static_cast<size_t>(c.config_size()) ? c.config(i).value() : 0;
+      absl::StrAppend(&line, absl::StrFormat("  %*d", static_cast<int>(names[i].size()), value));
     }
-    absl::StrAppend(&line,
-                    absl::StrFormat("  %7.1f  %-9s  %s", r.predicted_us, r.limiter, r.reason));
-    std::printf("%s\n", line.c_str());
+    // The largest per-block shared memory and per-thread registers over the
+    // kernels: what bounds the config.
+    int64_t smem = 0, regs = 0;
+    for (const tilec::v1::KernelResources& k : c.kernels()) {
+      smem = std::max(smem, k.shared_bytes());
+      regs = std::max(regs, k.registers());
+    }
+    absl::StrAppend(&line, absl::StrFormat("  %7.1f  %-9s  %6d  %4d  %s\n", c.predicted_us(),
+                                           c.limiter(), smem, regs, c.reason()));
+    absl::StrAppend(&out, line);
   }
+  return out;
 }
 
 }  // namespace
 
+std::string FormatRecommendation(std::string_view function,
+                                 const tilec::v1::RecommendResponse& response, bool json) {
+  return json ? JsonOf(function, response) : TableOf(function, response);
+}
+
 int RecommendCommand(const Flags& flags) {
-  auto profiles = recommend::LoadProfiles(flags.profiles_dir);
-  if (!profiles.ok()) return ReportError(profiles.status());
-  auto profile = recommend::FindProfile(*profiles, flags.target);
-  if (!profile.ok()) return ReportError(absl::InvalidArgumentError(profile.status().message()));
-  auto program = LoadProgram(flags);
-  if (!program.ok()) return ReportError(program.status());
-  recommend::RecommendOptions options;
-  options.top_k = flags.top;
-  for (const auto& [name, size] : flags.dims) options.dyn_dims[name] = size;
-  auto report = recommend::RecommendWithReport(*program, *profile, options);
-  if (!report.ok()) {
-    // No valid config is a property of the program on this target.
-    if (report.status().code() == absl::StatusCode::kNotFound) {
-      return ReportError(absl::FailedPreconditionError(report.status().message()));
+  tilec::v1::RecommendRequest request;
+  tilec::v1::TileLangSource* src = request.mutable_source();
+  {
+    std::ifstream in(flags.file, std::ios::binary);
+    if (!in) {
+      return ReportError(absl::NotFoundError(absl::StrCat("tilec: cannot read ", flags.file)));
     }
-    return ReportError(report.status());
+    std::stringstream text;
+    text << in.rdbuf();
+    src->set_text(text.str());
   }
-  if (flags.json) {
-    PrintJson(flags, *profile, *report);
+  src->set_path(flags.file);
+  src->set_function(flags.function);
+  for (const auto& [k, v] : flags.defines) {
+    tilec::v1::Binding* b = src->add_bindings();
+    b->set_name(k);
+    b->set_value(v);
+  }
+  for (const std::string& u : flags.unbound) src->add_unbound(u);
+  request.set_profile(flags.target);
+  request.set_top_k(flags.top);
+  for (const auto& [name, size] : flags.dims) {
+    tilec::v1::NamedValue* d = request.add_dyn_dims();
+    d->set_name(name);
+    d->set_value(size);
+  }
+  std::string server = flags.server;
+  if (server.empty()) {
+    if (const char* s = std::getenv("TILEC_SERVER"); s != nullptr) server = s;
+  }
+  tilec::v1::RecommendResponse response;
+  if (!server.empty()) {
+    if (!flags.profiles_dir.empty()) {
+      std::fprintf(stderr,
+                   "tilec: --profiles applies to the recommender in this process; a server "
+                   "uses its own profiles (tilecd --profiles DIR)\n");
+      return kUsageError;
+    }
+    ServerConnection connection{server, flags.token_file, flags.tls_ca, flags.timeout_s};
+    if (int code = RemoteRecommend(connection, request, &response); code != 0) return code;
   } else {
-    PrintTable(flags, *profile, *report);
+    absl::StatusOr<tilec::v1::RecommendResponse> r = RecommendEmbedded(
+        request, flags.profiles_dir, absl::Now() + absl::Seconds(flags.timeout_s));
+    if (!r.ok()) return ReportError(r.status());
+    response = *std::move(r);
   }
+  std::fputs(FormatRecommendation(flags.function, response, flags.json).c_str(), stdout);
   return kOk;
 }
 

@@ -25,8 +25,9 @@ namespace tilec::cli {
 namespace {
 
 struct RemoteFlags {
-  std::string command, server, token, tls_ca, file, function, out, digest, cache_dir;
+  std::string command, server, token, tls_ca, file, function, out, digest, cache_dir, profile;
   std::vector<std::pair<std::string, std::string>> defines;
+  std::vector<std::string> unbound;
   std::vector<std::string> targets;
   bool json = false, line_info = false;
   int max_registers = 0;
@@ -38,7 +39,8 @@ int Usage(const std::string& msg) {
   std::fprintf(stderr,
                "tilec: %s\n"
                "usage:\n"
-               "  tilec compile FILE --fn NAME [-D name=value ...] --target sm_80|sm_90a ...\n"
+               "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...]\n"
+               "            --target sm_80|sm_90a ... [--profile P]\n"
                "            [--out DIR] [--json] [--line_info] [--max_registers N]\n"
                "            [--server HOST:PORT | --cache_dir DIR]\n"
                "  tilec get DIGEST -o FILE --server HOST:PORT\n"
@@ -85,6 +87,18 @@ bool ReadFile(const std::string& path, std::string* out) {
   std::stringstream ss;
   ss << in.rdbuf();
   *out = ss.str();
+  return true;
+}
+
+// The first word of `path`'s first line (the bearer token); false, with the
+// error printed, when the file cannot be read.
+bool ReadToken(const std::string& path, std::string* token) {
+  if (!ReadFile(path, token)) {
+    std::fprintf(stderr, "tilec: cannot read %s\n", path.c_str());
+    return false;
+  }
+  *token = std::string(absl::StripAsciiWhitespace(*token));
+  *token = token->substr(0, token->find_first_of(" \n"));
   return true;
 }
 
@@ -175,7 +189,9 @@ int Compile(const RemoteFlags& f) {
     b->set_name(k);
     b->set_value(v);
   }
+  for (const std::string& u : f.unbound) src->add_unbound(u);
   for (const std::string& t : f.targets) req.add_targets(t);
+  req.mutable_options()->set_profile(f.profile);
   req.mutable_options()->set_line_info(f.line_info);
   req.mutable_options()->set_max_registers(f.max_registers);
   CompileBackend backend;
@@ -239,6 +255,14 @@ int Compile(const RemoteFlags& f) {
                                       : absl::StrCat("compiled in ", r.compile_seconds(), " s");
       std::printf("%-7s %s %8lld bytes  %s\n", r.target().c_str(), r.digest().c_str(),
                   static_cast<long long>(r.size_bytes()), how.c_str());
+      if (r.config_size() > 0) {
+        std::string config;
+        for (const tilec::v1::NamedValue& v : r.config()) {
+          absl::StrAppend(&config, config.empty() ? "" : " ", v.name(), "=", v.value());
+        }
+        std::printf("        config chosen by recommendation: %s (profile %s, predicted %.1f us)\n",
+                    config.c_str(), r.profile().c_str(), r.predicted_us());
+      }
     }
   }
   return 0;
@@ -312,6 +336,21 @@ int Health(const RemoteFlags& f) {
 
 }  // namespace
 
+int RemoteRecommend(const ServerConnection& connection, const tilec::v1::RecommendRequest& request,
+                    tilec::v1::RecommendResponse* response) {
+  RemoteFlags f;
+  f.server = connection.server;
+  f.tls_ca = connection.tls_ca;
+  f.timeout_s = connection.timeout_s;
+  if (const char* t = std::getenv("TILEC_TOKEN")) f.token = t;
+  if (!connection.token_file.empty() && !ReadToken(connection.token_file, &f.token)) return 4;
+  auto stub = tilec::v1::Tilec::NewStub(Connect(f));
+  grpc::ClientContext ctx;
+  Prepare(f, &ctx);
+  grpc::Status s = stub->Recommend(&ctx, request, response);
+  return s.ok() ? 0 : Report(s);
+}
+
 bool IsRemoteCommand(const std::vector<std::string>& args) {
   if (args.empty()) return false;
   const std::string& c = args[0];
@@ -350,7 +389,7 @@ int RemoteMain(const std::vector<std::string>& args) {
     } else if (a == "--server" || a == "--token_file" || a == "--tls_ca" || a == "--fn" ||
                a == "--target" || a == "--out" || a == "-o" || a == "-D" ||
                a == "--max_registers" || a == "--timeout_s" || a == "--cache_dir" ||
-               a == "--cache_bytes") {
+               a == "--cache_bytes" || a == "-U" || a == "--profile") {
       if (!next(&v)) return Usage(absl::StrCat(a, " needs a value"));
       if (a == "--server") f.server = v;
       if (a == "--token_file") token_file = v;
@@ -360,6 +399,13 @@ int RemoteMain(const std::vector<std::string>& args) {
         return Usage("--cache_bytes needs a positive integer");
       }
       if (a == "--fn") f.function = v;
+      if (a == "--profile") f.profile = v;
+      if (a == "-U") {
+        if (v.empty() || v.find('=') != std::string::npos) {
+          return Usage(absl::StrCat("-U needs a parameter name, got '", v, "'"));
+        }
+        f.unbound.push_back(v);
+      }
       if (a == "--target") f.targets.push_back(v);
       if (a == "--out" || a == "-o") f.out = v;
       if (a == "-D") {
@@ -386,14 +432,7 @@ int RemoteMain(const std::vector<std::string>& args) {
   if (f.server.empty() && f.command != "compile") {
     return Usage("no server: pass --server HOST:PORT or set TILEC_SERVER");
   }
-  if (!token_file.empty()) {
-    if (!ReadFile(token_file, &f.token)) {
-      std::fprintf(stderr, "tilec: cannot read %s\n", token_file.c_str());
-      return 4;
-    }
-    f.token = std::string(absl::StripAsciiWhitespace(f.token));
-    f.token = f.token.substr(0, f.token.find_first_of(" \n"));
-  }
+  if (!token_file.empty() && !ReadToken(token_file, &f.token)) return 4;
   if (f.command == "compile") return Compile(f);
   if (f.command == "get") return Get(f);
   if (f.command == "stats") return Stats(f);

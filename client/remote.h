@@ -4,9 +4,9 @@
 // cache (client/embedded.h; --cache_dir DIR, default $TILEC_CACHE_DIR or
 // ~/.cache/tilec; --cache_bytes B).
 //
-//   tilec compile FILE --fn NAME [-D k=v ...] --target sm_90a [--target sm_80]
-//         [--out DIR] [--json] [--line_info] [--max_registers N]
-//         [--cache_dir DIR]
+//   tilec compile FILE --fn NAME [-D k=v ...] [-U k ...] --target sm_90a
+//         [--target sm_80] [--profile P] [--out DIR] [--json] [--line_info]
+//         [--max_registers N] [--cache_dir DIR]
 //   tilec get DIGEST -o FILE
 //   tilec stats [--json]
 //   tilec health
@@ -14,6 +14,9 @@
 // $TILEC_TOKEN), --tls_ca F (TLS with this root), --timeout_s S.
 //
 // --out DIR writes DIR/<fn>.<target>.cubin and .json (the metadata).
+// Tile parameters left unbound (-U, or without a default) are bound to the
+// top recommendation for the target's profile (--profile overrides it); the
+// summary names the config chosen.
 // Exit codes (a script branches on them): 0 OK; 1 the program is wrong
 // (INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED: the diagnostic is
 // printed); 2 usage; 4 a local file could not be read or written; 69 the
@@ -27,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/tilec/v1/service.pb.h"
+
 namespace tilec::cli {
 
 inline constexpr int kRemoteUnreachable = 69;
@@ -38,6 +43,20 @@ inline constexpr int kRemoteRefused = 77;
 bool IsRemoteCommand(const std::vector<std::string>& args);
 
 int RemoteMain(const std::vector<std::string>& args);
+
+// A tilecd to call, as the flags above name it. The token is read from
+// `token_file` when set, else taken from $TILEC_TOKEN.
+struct ServerConnection {
+  std::string server;  // HOST:PORT
+  std::string token_file;
+  std::string tls_ca;
+  double timeout_s = 600;
+};
+
+// Calls Recommend; 0 on success, else prints the error as the commands above
+// do and returns their exit code.
+int RemoteRecommend(const ServerConnection& connection, const tilec::v1::RecommendRequest& request,
+                    tilec::v1::RecommendResponse* response);
 
 }  // namespace tilec::cli
 

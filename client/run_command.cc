@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/commands.h"
 #include "compiler/inference/layout_inference.h"
 #include "compiler/interp/compare.h"
@@ -79,6 +80,8 @@ absl::Status Emulate(const ir::Program& program, const Flags& flags,
   host::LaunchOptions options;
   options.shuffle_blocks = flags.shuffle_blocks;
   options.shuffle_seed = flags.seed;
+  options.time_limit_s = flags.timeout_given ? flags.timeout_s : 60;
+  options.check_uninit = flags.check_uninit;
   return host::EmulateProgram(program, *source, args,
                               std::map<std::string, int64_t>(dims.begin(), dims.end()), options);
 }
@@ -105,6 +108,16 @@ int Compare(const ir::Program& program, const std::vector<interp::Tensor>& emula
 int RunCommand(const Flags& flags) {
   auto program = LoadProgram(flags);
   if (!program.ok()) return ReportError(program.status());
+  std::vector<std::string> unbound;
+  for (const ir::TileParam& tp : program->tile_params) {
+    if (!tp.value) unbound.push_back(tp.var->name);
+  }
+  if (!unbound.empty()) {
+    return ReportError(absl::FailedPreconditionError(absl::StrCat(
+        "tilec: run needs every tile parameter bound, but ", flags.function, " leaves ",
+        absl::StrJoin(unbound, ", "), " unbound; bind them with -D name=value (tilec recommend ",
+        flags.file, " --fn ", flags.function, " --target PROFILE suggests values)")));
+  }
   if (flags.inputs.size() > program->params.size()) {
     return ReportError(
         absl::InvalidArgumentError(absl::StrCat("tilec: ", flags.inputs.size(), " --in files for ",

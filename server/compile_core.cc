@@ -5,10 +5,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/digest.h"
-#include "compiler/frontend/frontend.h"
 #include "compiler/ir/hash.h"
-#include "compiler/ir/proto_convert.h"
-#include "compiler/ir/verifier.h"
+#include "compiler/recommend/auto_bind.h"
 #include "compiler/targets/cuda/nvrtc.h"
 
 namespace tilec::server {
@@ -16,41 +14,8 @@ namespace {
 
 constexpr int kMaxTargets = 8;
 
-absl::StatusOr<ir::Program> ProgramOf(const tilec::v1::CompileRequest& request,
-                                      const CoreLimits& limits) {
-  if (request.has_source()) {
-    const tilec::v1::TileLangSource& src = request.source();
-    if (static_cast<int64_t>(src.text().size()) > limits.max_source_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          src.path(), ": the source is ", src.text().size(), " bytes; this server accepts at most ",
-          limits.max_source_bytes));
-    }
-    if (src.function().empty()) {
-      return absl::InvalidArgumentError("the request names no function to compile (--fn)");
-    }
-    frontend::Bindings bindings;
-    for (const tilec::v1::Binding& b : src.bindings()) bindings.Set(b.name(), b.value());
-    frontend::SourceFile file{src.path().empty() ? "<request>" : src.path(), src.text()};
-    absl::StatusOr<ir::Program> program =
-        frontend::CompileTileLang(file, src.function(), bindings);
-    if (!program.ok()) return program.status();
-    if (absl::Status s = ir::Verify(*program); !s.ok()) return s;
-    return program;
-  }
-  if (request.has_program()) {
-    int64_t size = static_cast<int64_t>(request.program().ByteSizeLong());
-    if (size > limits.max_program_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat("the program is ", size,
-                                                     " bytes in wire form; this server accepts "
-                                                     "at most ",
-                                                     limits.max_program_bytes));
-    }
-    absl::StatusOr<ir::Program> program = ir::FromProto(request.program());
-    if (!program.ok()) return program.status();
-    if (absl::Status s = ir::Verify(*program); !s.ok()) return s;
-    return program;
-  }
-  return absl::InvalidArgumentError("the request holds neither a program nor a source file");
+absl::Status WithTarget(const std::string& target, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(target, ": ", s.message()));
 }
 
 }  // namespace
@@ -71,25 +36,37 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
   if (request.options().max_registers() < 0) {
     return absl::InvalidArgumentError("max_registers must not be negative");
   }
-  absl::StatusOr<ir::Program> program = ProgramOf(request, limits_);
+  absl::StatusOr<ir::Program> program =
+      RequestProgram(request.has_source() ? &request.source() : nullptr,
+                     request.has_program() ? &request.program() : nullptr, limits_);
   if (!program.ok()) return program.status();
   tilec::v1::CompileResponse response;
   response.set_program_hash(ir::ProgramHash(*program));
+  const bool unbound = recommend::HasUnboundTileParams(*program);
   auto shared = std::make_shared<const ir::Program>(*std::move(program));
   for (const std::string& target : request.targets()) {
     cache::CompileJob job;
     job.program = shared;
     job.program_hash = response.program_hash();
+    recommend::AutoBinding binding;
+    if (unbound) {
+      absl::StatusOr<recommend::HardwareProfile> profile =
+          recommend::ProfileForTarget(profiles_, target, request.options().profile());
+      if (!profile.ok()) return WithTarget(target, profile.status());
+      absl::StatusOr<recommend::AutoBinding> bound =
+          recommend::BindTopRecommendation(*shared, *profile, deadline);
+      if (!bound.ok()) return WithTarget(target, bound.status());
+      binding = *std::move(bound);
+      job.program = std::make_shared<const ir::Program>(std::move(binding.program));
+      job.program_hash = ir::ProgramHash(*job.program);
+    }
     job.target = target;
     job.options.line_info = request.options().line_info();
     job.options.max_registers = request.options().max_registers();
     job.deadline = deadline;
     job.cancel = cancel;
     absl::StatusOr<cache::Artifact> artifact = compiler_->Compile(job);
-    if (!artifact.ok()) {
-      return absl::Status(artifact.status().code(),
-                          absl::StrCat(target, ": ", artifact.status().message()));
-    }
+    if (!artifact.ok()) return WithTarget(target, artifact.status());
     tilec::v1::CompileResult* r = response.add_results();
     r->set_target(target);
     r->set_digest(cache::Sha256Hex(artifact->bytes));
@@ -98,6 +75,14 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
     r->set_cache_hit(artifact->cache_hit);
     r->set_cache_key(artifact->cache_key);
     r->set_compile_seconds(artifact->cache_hit ? 0 : artifact->compile_seconds);
+    r->set_program_hash(job.program_hash);
+    for (const auto& [name, value] : binding.config) {
+      tilec::v1::NamedValue* v = r->add_config();
+      v->set_name(name);
+      v->set_value(value);
+    }
+    r->set_profile(binding.profile_id);
+    r->set_predicted_us(binding.predicted_us);
   }
   return response;
 }

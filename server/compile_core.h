@@ -1,37 +1,46 @@
 // The core of the Compile RPC, without gRPC: a request becomes a verified
-// program (frontend or wire form), its hash, and one compile per target
-// through the decorated Compiler.
+// program (frontend or wire form, server/request_program.h), its hash, and
+// one compile per target through the decorated Compiler.
 //
-// Limits: the TileLang source at most `max_source_bytes`, a wire-form
-// program at most `max_program_bytes` serialized, at most 8 targets
-// (INVALID_ARGUMENT naming the limit). A bad program is INVALID_ARGUMENT with
-// the frontend's or verifier's located diagnostic; an unknown target
-// INVALID_ARGUMENT naming the accepted ones; compile errors keep their codes.
+// Limits: those of CoreLimits, and at most 8 targets (INVALID_ARGUMENT naming
+// the limit). A bad program is INVALID_ARGUMENT with the frontend's or
+// verifier's located diagnostic; an unknown target INVALID_ARGUMENT naming
+// the accepted ones; compile errors keep their codes.
 //
-// The frontend runs in the server process (it is cheap and needed for the
-// cache key of every request, hits included); everything after verification
-// runs in the compile worker.
+// Unbound tile parameters: per target, the program is bound to the top
+// recommendation for the target's hardware profile (options.profile, else
+// the target's own: sm_90a h100_sxm, sm_80 a100), compiler/recommend/
+// auto_bind.h; the result carries the chosen config, the profile, and the
+// bound program's hash, which is the one in the cache key, so an explicit
+// compile of the same config later is a cache hit. A program with no valid
+// config is FAILED_PRECONDITION; an unknown or mismatched profile
+// INVALID_ARGUMENT. Recommendation runs under the request's deadline.
+//
+// The frontend and recommendation run in the calling process (they are
+// cheap and needed for the cache key of every request, hits included);
+// everything after binding runs in the compile worker.
 #ifndef TILEC_SERVER_COMPILE_CORE_H_
 #define TILEC_SERVER_COMPILE_CORE_H_
 
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/cache/compiler.h"
+#include "compiler/recommend/profile.h"
 #include "proto/tilec/v1/service.pb.h"
+#include "server/request_program.h"
 
 namespace tilec::server {
 
-struct CoreLimits {
-  int64_t max_source_bytes = 1 << 20;
-  int64_t max_program_bytes = 4 << 20;
-};
-
 class CompileCore {
  public:
-  CompileCore(cache::Compiler* compiler, CoreLimits limits)
-      : compiler_(compiler), limits_(limits) {}
+  // `profiles`: the hardware profiles recommendation may use (the built-in
+  // ones by default).
+  CompileCore(cache::Compiler* compiler, CoreLimits limits,
+              std::vector<recommend::HardwareProfile> profiles = recommend::BuiltinProfiles())
+      : compiler_(compiler), limits_(limits), profiles_(std::move(profiles)) {}
 
   absl::StatusOr<tilec::v1::CompileResponse> Compile(
       const tilec::v1::CompileRequest& request, absl::Time deadline,
@@ -40,6 +49,7 @@ class CompileCore {
  private:
   cache::Compiler* compiler_;
   CoreLimits limits_;
+  std::vector<recommend::HardwareProfile> profiles_;
 };
 
 }  // namespace tilec::server

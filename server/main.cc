@@ -4,6 +4,7 @@
 //          [--metrics_port 0|-1] [--metrics_port_file F] [--tokens_file F]
 //          [--tls_cert F --tls_key F] [--jobs N] [--threads N] [--queue N]
 //          [--compile_timeout_s S] [--compile_memory_mb M] [--cache_bytes B]
+//          [--profiles DIR]
 //
 // Port 0 picks a free port; the port chosen is written to --port_file (and
 // the metrics port to --metrics_port_file) once the server listens. The
@@ -39,6 +40,7 @@
 #include "server/compile_core.h"
 #include "server/metrics.h"
 #include "server/metrics_compiler.h"
+#include "server/recommend_core.h"
 #include "server/scheduler.h"
 #include "server/service.h"
 #include "server/subprocess_compiler.h"
@@ -62,6 +64,9 @@ ABSL_FLAG(int64_t, compile_memory_mb, 4096, "address-space limit of one compile 
 ABSL_FLAG(int64_t, max_source_bytes, 1 << 20, "largest TileLang source accepted");
 ABSL_FLAG(int64_t, max_message_bytes, 8 << 20, "largest request message accepted");
 ABSL_FLAG(int64_t, chunk_bytes, 1 << 20, "largest GetArtifact chunk");
+ABSL_FLAG(std::string, profiles, "",
+          "more hardware profiles (*.textproto) for Recommend and for binding unbound tile "
+          "parameters on Compile; one with a built-in id replaces it");
 
 namespace {
 
@@ -140,8 +145,16 @@ int main(int argc, char** argv) {
       std::move(caching), [tools](const cache::CompileJob& job) {
         return cache::MakeCacheKey(job, tools).Digest();
       });
-  server::CompileCore core(&single_flight, {absl::GetFlag(FLAGS_max_source_bytes),
-                                            absl::GetFlag(FLAGS_max_message_bytes)});
+  auto profiles = recommend::LoadProfiles(absl::GetFlag(FLAGS_profiles));
+  if (!profiles.ok()) {
+    std::fprintf(stderr, "tilecd: --profiles: %s\n",
+                 std::string(profiles.status().message()).c_str());
+    return 2;
+  }
+  server::CoreLimits limits{absl::GetFlag(FLAGS_max_source_bytes),
+                            absl::GetFlag(FLAGS_max_message_bytes)};
+  server::CompileCore core(&single_flight, limits, *profiles);
+  server::RecommendCore recommend_core(limits, *profiles);
   server::Scheduler scheduler(absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_queue));
 
   auto snapshot = [&]() {
@@ -161,6 +174,7 @@ int main(int argc, char** argv) {
 
   server::ServiceDeps deps;
   deps.core = &core;
+  deps.recommend = &recommend_core;
   deps.store = store->get();
   deps.scheduler = &scheduler;
   deps.metrics = &metrics;

@@ -138,6 +138,32 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
   return reactor;
 }
 
+grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* context,
+                                                  const tilec::v1::RecommendRequest* request,
+                                                  tilec::v1::RecommendResponse* response) {
+  auto* reactor = new UnaryReactor(deps_.metrics, "Recommend");
+  if (deps_.auth != nullptr) {
+    absl::Status s = deps_.auth->Check(Authorization(context), Access::kRead);
+    if (!s.ok()) {
+      reactor->FinishWith(s);
+      return reactor;
+    }
+  }
+  if (deps_.recommend == nullptr) {
+    reactor->FinishWith(absl::UnimplementedError("this server does not serve Recommend"));
+    return reactor;
+  }
+  absl::Time deadline = DeadlineOf(context);
+  const RecommendCore* core = deps_.recommend;
+  absl::Status queued = deps_.scheduler->Submit([=] {
+    absl::StatusOr<tilec::v1::RecommendResponse> r = core->Recommend(*request, deadline);
+    if (r.ok()) *response = *std::move(r);
+    reactor->FinishWith(r.status());
+  });
+  if (!queued.ok()) reactor->FinishWith(queued);
+  return reactor;
+}
+
 grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>* TilecService::GetArtifact(
     grpc::CallbackServerContext* context, const tilec::v1::GetArtifactRequest* request) {
   return new ArtifactWriter(deps_, context, request);

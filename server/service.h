@@ -3,6 +3,8 @@
 // DiskStore, the stats source), and map absl::Status to grpc::Status 1:1.
 // Compile work runs on the Scheduler (a full queue is RESOURCE_EXHAUSTED);
 // a cancelled call cancels its compile; the call's deadline bounds it.
+// Recommend runs on the Scheduler too (it is CPU work of 10-50 ms, kept off
+// gRPC's threads), under the call's deadline; read tokens may call it.
 // GetArtifact streams the verified blob in chunks of chunk_bytes (the
 // request's, capped by the server's), so artifacts larger than the message
 // size limit stream fine.
@@ -16,12 +18,14 @@
 #include "server/auth.h"
 #include "server/compile_core.h"
 #include "server/metrics.h"
+#include "server/recommend_core.h"
 #include "server/scheduler.h"
 
 namespace tilec::server {
 
 struct ServiceDeps {
   CompileCore* core = nullptr;
+  const RecommendCore* recommend = nullptr;
   cache::DiskStore* store = nullptr;
   Scheduler* scheduler = nullptr;
   ServerMetrics* metrics = nullptr;
@@ -40,6 +44,9 @@ class TilecService final : public tilec::v1::Tilec::CallbackService {
   grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>* GetArtifact(
       grpc::CallbackServerContext* context,
       const tilec::v1::GetArtifactRequest* request) override;
+  grpc::ServerUnaryReactor* Recommend(grpc::CallbackServerContext* context,
+                                      const tilec::v1::RecommendRequest* request,
+                                      tilec::v1::RecommendResponse* response) override;
   grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context,
                                   const tilec::v1::StatsRequest* request,
                                   tilec::v1::StatsResponse* response) override;

@@ -167,6 +167,7 @@ class Analyzer {
     const int64_t m = c0, n = c1, k = g.transpose_a ? a0 : a1;
     stats_.matrix_flops += mult * 2.0 * m * n * k;
     stats_.matrix_dtype = g.a.buffer->dtype;
+    ++stats_.gemms;
     inference::GemmWarpPartition p;
     bool found = false;
     if (plan_) {
@@ -366,6 +367,11 @@ int64_t BlocksPerSm(const KernelStats& k, const HardwareProfile& p, std::string*
   return std::max<int64_t>(best, 0);
 }
 
+int64_t SpillFreeRegisters(const HardwareProfile& profile, const KernelStats& k) {
+  const int64_t max = profile.max_registers_per_thread();
+  return k.gemms > 1 ? max * 3 / 4 : max;
+}
+
 absl::Status CheckLimits(const KernelStats& k, const HardwareProfile& p) {
   auto over = [&](std::string what) {
     return absl::ResourceExhaustedError(
@@ -383,9 +389,12 @@ absl::Status CheckLimits(const KernelStats& k, const HardwareProfile& p) {
     return over(absl::StrCat("shared memory ", k.shared_bytes, " bytes > ",
                              p.shared_memory_per_block_bytes(), " per block"));
   }
-  if (k.registers > p.max_registers_per_thread()) {
-    return over(absl::StrCat("~", k.registers, " registers per thread > ",
-                             p.max_registers_per_thread(), " (would spill)"));
+  if (const int64_t cap = SpillFreeRegisters(p, k); k.registers > cap) {
+    return over(absl::StrCat("~", k.registers, " registers per thread > ", cap,
+                             cap < p.max_registers_per_thread()
+                                 ? " (three quarters of the maximum, for a chain of T.gemms)"
+                                 : "",
+                             " (would spill)"));
   }
   if (k.registers * k.threads > p.max_registers_per_block()) {
     return over(absl::StrCat("~", k.registers, " registers x ", k.threads, " threads > ",

@@ -67,11 +67,22 @@ struct KernelStats {
   double bytes_per_stage = 0;    // global bytes one iteration of the main loop brings in
   int64_t num_stages = 1;        // of the T.Pipelined loops (largest)
   double loop_trips = 0;         // iterations of the main (pipelined or top serial) loops
+  int gemms = 0;                 // T.gemm statements in the kernel
 };
 
 absl::StatusOr<std::vector<KernelStats>> AnalyzeKernels(
     const ir::Program& program, const HardwareProfile& profile,
     const std::map<std::string, int64_t>& dyn_dims, const inference::LayoutPlan* plan);
+
+// The registers per thread a kernel's estimate may reach: the profile's
+// per-thread maximum, or 3/4 of it for a kernel that chains T.gemms (an
+// attention or decode block: scores, their cast, the output accumulator and
+// the softmax temporaries are live together). The estimate counts the
+// buffers the program holds, not ptxas's temporaries; on the GQA decode
+// example the count ptxas reported ran ~1.4x the estimate, and its config
+// estimated at 192 of 255 spilled on both sm_80 and sm_90a. Past this a
+// config is rejected as likely to spill.
+int64_t SpillFreeRegisters(const HardwareProfile& profile, const KernelStats& k);
 
 // OK when a kernel fits the profile's per-block and per-SM limits, else
 // RESOURCE_EXHAUSTED naming the limit ("shared memory 232449 bytes > 232448

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "compiler/inference/layout_inference.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/recommend/bind.h"
@@ -51,6 +52,16 @@ std::string WithoutNumbers(std::string_view text) {
     }
   }
   return out;
+}
+
+absl::Status PastDeadline(const RecommendOptions& options, const ir::Program& program,
+                          int64_t done, int64_t total) {
+  if (options.deadline == absl::InfiniteFuture() || absl::Now() < options.deadline) {
+    return absl::OkStatus();
+  }
+  return absl::DeadlineExceededError(absl::StrCat("recommending configs of ", program.name,
+                                                  " ran past the deadline after ", done, " of ",
+                                                  total, " configs"));
 }
 
 }  // namespace
@@ -99,6 +110,9 @@ absl::StatusOr<RecommendReport> RecommendWithReport(const ir::Program& program,
   // Step 2: bind, measure and rank without lowering.
   std::vector<Candidate> candidates;
   for (int64_t i = 0; i < report.configs; ++i) {
+    if (i % 64 == 0) {
+      if (absl::Status st = PastDeadline(options, program, i, report.configs); !st.ok()) return st;
+    }
     Config config = report.space.At(i);
     auto bound = BindTileParams(program, config);
     if (!bound.ok()) return bound.status();
@@ -138,6 +152,10 @@ absl::StatusOr<RecommendReport> RecommendWithReport(const ir::Program& program,
   std::vector<Passed> passed;
   for (const Candidate& c : candidates) {
     if (!options.validate_all && static_cast<int>(passed.size()) >= options.top_k) break;
+    if (absl::Status st = PastDeadline(options, program, report.configs, report.configs);
+        !st.ok()) {
+      return st;
+    }
     ++report.lowered;
     auto rec = EvaluateConfig(program, profile, c.config, options);
     if (!rec.ok()) {

@@ -21,7 +21,8 @@
 // two programs parsed separately from one source; ties in predicted time are
 // broken by the config's values in Program.tile_params order, ascending.
 // Errors: INVALID_ARGUMENT for contradictions in deduction; NOT_FOUND when
-// no config of the space is valid, with the most common rejection reasons.
+// no config of the space is valid, with the most common rejection reasons;
+// DEADLINE_EXCEEDED past options.deadline.
 #ifndef TILEC_COMPILER_RECOMMEND_RECOMMEND_H_
 #define TILEC_COMPILER_RECOMMEND_RECOMMEND_H_
 
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "compiler/ir/ir.h"
 #include "compiler/recommend/cost_model.h"
 #include "compiler/recommend/profile.h"
@@ -44,6 +46,9 @@ struct RecommendOptions {
   std::map<std::string, int64_t> dyn_dims;
   // Lower every config within the limits, not only until top_k pass.
   bool validate_all = false;
+  // Past it the search stops with DEADLINE_EXCEEDED (a served request's
+  // deadline); checked between configs.
+  absl::Time deadline = absl::InfiniteFuture();
 };
 
 struct Recommendation {

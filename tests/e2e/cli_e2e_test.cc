@@ -14,52 +14,11 @@
 
 #include "compiler/cache/digest.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/cli_process.h"
 #include "tests/e2e/tilecd_process.h"
 
 namespace tilec::e2e {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct RunResult {
-  int code = -1;
-  std::string out, err;
-};
-
-// Runs the tilec binary with `args` (no shell), TILEC_SERVER and TILEC_TOKEN
-// unset, from the source folder so example paths are relative.
-RunResult RunTilec(const std::vector<std::string>& args) {
-  std::string dir = MakeTempDir("run");
-  std::string out_path = dir + "/out", err_path = dir + "/err";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::unsetenv("TILEC_SERVER");
-    ::unsetenv("TILEC_TOKEN");
-    if (::chdir(TILEC_SOURCE_DIR) != 0) ::_exit(126);
-    std::FILE* o = std::freopen(out_path.c_str(), "w", stdout);
-    std::FILE* e = std::freopen(err_path.c_str(), "w", stderr);
-    if (o == nullptr || e == nullptr) ::_exit(126);
-    std::vector<std::string> full = {TILEC_BINARY};
-    full.insert(full.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : full) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  RunResult r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadFile(out_path);
-  r.err = ReadFile(err_path);
-  return r;
-}
 
 std::vector<std::string> GemmArgs(const std::string& target) {
   return {"compile",  "examples/gemm.py",
@@ -85,15 +44,6 @@ std::string JsonString(const std::string& json, const std::string& name) {
   if (at == std::string::npos) return "";
   at += key.size();
   return json.substr(at, json.find('"', at) - at);
-}
-
-// True when `err` starts with "<path>:<line>:<col>".
-bool Located(const std::string& err, const std::string& path) {
-  if (err.rfind(path + ":", 0) != 0) return false;
-  size_t i = path.size() + 1, digits = 0;
-  while (i < err.size() && std::isdigit(static_cast<unsigned char>(err[i]))) ++i, ++digits;
-  if (digits == 0 || i >= err.size() || err[i] != ':') return false;
-  return i + 1 < err.size() && std::isdigit(static_cast<unsigned char>(err[i + 1]));
 }
 
 TEST(CliE2E, CompileThroughServerHitGetStatsHealth) {

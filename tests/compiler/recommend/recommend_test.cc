@@ -96,6 +96,31 @@ TEST_P(LimitTest, RegistersOverTheLimitAreRejected) {
   EXPECT_TRUE(absl::StrContains(over.status().message(), "spill")) << over.status();
 }
 
+// A kernel chaining T.gemms (attention, decode) may use three quarters of
+// the per-thread registers: its softmax temporaries are not in the estimate.
+TEST_P(LimitTest, GemmChainsKeepRegisterHeadroom) {
+  HardwareProfile p = Profile(GetParam());
+  KernelStats k;
+  k.threads = 2 * p.warp_size();
+  k.registers = p.max_registers_per_thread();
+  k.gemms = 1;
+  EXPECT_EQ(SpillFreeRegisters(p, k), p.max_registers_per_thread());
+  EXPECT_TRUE(CheckLimits(k, p).ok()) << CheckLimits(k, p);
+  k.gemms = 2;
+  EXPECT_EQ(SpillFreeRegisters(p, k), p.max_registers_per_thread() * 3 / 4);
+  absl::Status over = CheckLimits(k, p);
+  ASSERT_FALSE(over.ok());
+  EXPECT_TRUE(absl::StrContains(over.message(), "chain of T.gemms")) << over;
+  k.registers = SpillFreeRegisters(p, k);
+  EXPECT_TRUE(CheckLimits(k, p).ok()) << CheckLimits(k, p);
+  // The GQA decode kernel counts its two T.gemms.
+  auto decode = testing::ParseExample("gqa_decode_small", {});
+  ASSERT_TRUE(decode.ok()) << decode.status();
+  auto stats = AnalyzeKernels(*decode, p, {}, nullptr);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ((*stats)[0].gemms, 2);
+}
+
 TEST_P(LimitTest, ABlockThatFitsNoSmIsRejected) {
   HardwareProfile p = Profile(GetParam());
   ir::Program program = Gemm({"block_M", "block_N", "block_K"});

@@ -1,0 +1,32 @@
+// The program a request names: a TileLang source run through the frontend
+// (with its bindings and unbound names) or a wire-form program, verified.
+// Shared by the Compile and Recommend cores.
+//
+// Limits: the source at most `max_source_bytes`, a wire-form program at most
+// `max_program_bytes` serialized (INVALID_ARGUMENT naming the limit). A bad
+// program is INVALID_ARGUMENT with the frontend's or verifier's located
+// diagnostic. Exactly one of `source` and `program` is non-null; both null is
+// INVALID_ARGUMENT ("neither a program nor a source file").
+#ifndef TILEC_SERVER_REQUEST_PROGRAM_H_
+#define TILEC_SERVER_REQUEST_PROGRAM_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/ir.h"
+#include "proto/tilec/v1/service.pb.h"
+
+namespace tilec::server {
+
+struct CoreLimits {
+  int64_t max_source_bytes = 1 << 20;
+  int64_t max_program_bytes = 4 << 20;
+};
+
+absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* source,
+                                           const tilec::v1::Program* program,
+                                           const CoreLimits& limits);
+
+}  // namespace tilec::server
+
+#endif  // TILEC_SERVER_REQUEST_PROGRAM_H_
