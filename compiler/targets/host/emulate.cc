@@ -13,7 +13,11 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
                             std::vector<interp::Tensor>& args,
                             const std::map<std::string, int64_t>& dim_values,
                             LaunchOptions options) {
-  absl::StatusOr<HostModule> module = CompileHost(src.code, HostOptions());
+  // Compiled under the name `tilec compile` gives the source, so the lines in
+  // the emulator's messages point into <program>.cu.
+  HostOptions host_options;
+  host_options.source_name = program.name + ".cu";
+  absl::StatusOr<HostModule> module = CompileHost(src.code, host_options);
   if (!module.ok()) return module.status();
   std::map<const ir::VarNode*, int64_t> dims;
   for (const ir::Var& d : program.dyn_dims) {

@@ -9,7 +9,8 @@
 //   store_vec<T, N>(p, v)               the N-byte access
 //   gemm_ss / gemm_rs                   the rows of each shared operand the
 //                                       gemm reads (its layout's columns x M,
-//                                       N or K rows), once per call
+//                                       N or K rows), once per call; bounds
+//                                       only (padded rows are read unwritten)
 //   atomic_add(p, v), red_add(p, v)     the element
 //
 // and of the deduced integer helpers (floordiv, floormod, ceildiv, imin,
@@ -75,8 +76,10 @@ template <int M, int N, int K, int WarpsM, int WarpsN, bool TransA, bool TransB,
   requires(host::Checked<AP> || host::Checked<BP>)
 TL_HOST_INLINE void gemm_ss(const AP& A_smem, const BP& B_smem, CT* C_frag) {
   using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(A_smem))>>;
-  host::check_range(A_smem, uint64_t{TransA ? K : M} * LayoutA::kCols * sizeof(AT), false);
-  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false);
+  host::check_range(A_smem, uint64_t{TransA ? K : M} * LayoutA::kCols * sizeof(AT), false,
+                    false);
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false,
+                    false);
   gemm_ss<M, N, K, WarpsM, WarpsN, TransA, TransB, LayoutA, LayoutB>(
       static_cast<const AT*>(host::raw(A_smem)), static_cast<const AT*>(host::raw(B_smem)),
       C_frag);
@@ -87,8 +90,9 @@ template <int M, int N, int K, int WarpsM, int WarpsN, bool TransA, bool TransB,
   requires(host::Checked<AP> || host::Checked<BP>)
 TL_HOST_INLINE void gemm_rs(const AP& A_frag, const BP& B_smem, CT* C_frag) {
   using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(B_smem))>>;
-  host::check_range(A_frag, uint64_t{M} * K * sizeof(AT), false);
-  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false);
+  host::check_range(A_frag, uint64_t{M} * K * sizeof(AT), false, false);
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false,
+                    false);
   gemm_rs<M, N, K, WarpsM, WarpsN, TransA, TransB, LayoutA, LayoutB>(
       static_cast<const AT*>(host::raw(A_frag)), static_cast<const AT*>(host::raw(B_smem)),
       C_frag);

@@ -60,8 +60,8 @@ absl::Status BlockRunner::Impl::DeadlineError(const ThreadState& t, const void* 
   return absl::DeadlineExceededError(
       absl::StrCat(Where(t), ": the launch ran past its time limit of ", grid_.time_limit_s,
                    " s (a thread that never finishes: a spin on memory nobody writes, or a wait "
-                   "nobody completes?); this thread was",
-                   pc != nullptr ? At(pc) : " starting"));
+                   "nobody completes?)",
+                   pc != nullptr ? absl::StrCat("; this thread was", At(pc)) : ""));
 }
 
 void BlockRunner::Impl::Poll(ThreadState& t, const void* pc) {

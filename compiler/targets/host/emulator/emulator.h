@@ -7,23 +7,37 @@
 //   from `shuffle_seed` when `shuffle_blocks`: a kernel whose result depends
 //   on the order of its blocks shows it). All threads of a block run on
 //   one OS thread, switching only inside runtime calls (barriers, warp
-//   collectives): between those, a thread runs alone.
+//   collectives, mbarrier waits): between those, a thread runs alone.
 // - syncthreads() is a barrier over all threads of the block. Warp collectives
 //   (shuffles, ldmatrix, mma) wait until every lane of the warp (warp w holds
 //   threads [w * warp_size, (w + 1) * warp_size) in linear thread order) has
 //   arrived at the same collective, then compute all lanes' results at once.
+//   Votes wait for the lanes of their member mask only.
+// - mbarriers (tl/mbarrier.h) follow the PTX ISA: a waiting thread yields to
+//   the block's other threads; a wait no thread can complete is a deadlock.
+// - Generated code's loads and stores go through checked pointers
+//   (tl/buffer.h): tl::gptr parameters against the registered buffer holding
+//   them, tl::smem_buffer buffers against exactly their bytes.
 // - cp.async copies are deferred until cp_async_wait retires their group.
 // - Dynamic shared memory is allocated per block and filled with `smem_fill`.
 //
 // Errors (returned, never aborting the process; the first one wins and stops
-// the launch), all naming the kernel and the block:
+// the launch), all naming the kernel and the block, and the line of the
+// generated source where a code address is known (resolved with
+// `symbolizer` from the module's debug info):
 // - ABORTED: a device-side fault: barrier divergence (threads wait at
 //   syncthreads while others have exited), a warp collective that some lanes
-//   never reach (exited, at a barrier, or at a different collective), shared or
-//   registered-global bounds and alignment violations, a trap, a C++ exception
-//   escaping a thread.
+//   never reach (exited, at a barrier, or at a different collective), a vote
+//   whose mask's lanes never all arrive, an mbarrier deadlock or misuse, an
+//   out-of-bounds checked load or store (load or store, bytes, buffer, how
+//   far out), a read of unwritten shared memory (check_uninit), shared or
+//   registered-global bounds and alignment violations of the primitives, a
+//   trap, a C++ exception escaping a thread.
+// - DEADLINE_EXCEEDED: the launch ran past time_limit_s (the scheduler polls
+//   at every switch, checked accesses every few thousand accesses).
 // - INVALID_ARGUMENT: a launch configuration the GPU would reject (empty grid
-//   or block, more than 1024 threads per block, too much shared memory).
+//   or block, more than 1024 threads per block, too much shared memory, a warp
+//   size other than 32 or 64, a negative time limit).
 #ifndef TILEC_COMPILER_TARGETS_HOST_EMULATOR_EMULATOR_H_
 #define TILEC_COMPILER_TARGETS_HOST_EMULATOR_EMULATOR_H_
 
