@@ -101,13 +101,12 @@ extern "C" __global__ void __launch_bounds__(128) k(
 }
 )";
   const std::string raw = absl::StrReplaceAll(
-      checked,
-      {{"tl::gptr<tl::half_t>", "tl::half_t* __restrict__"},
-       {"tl::gptr<float>", "float* __restrict__"},
-       {"auto A_shared = tl::smem_buffer<tl::half_t>(smem, 0, 1024, \"A_shared\");",
-        "tl::half_t* A_shared = reinterpret_cast<tl::half_t*>(smem + 0);"},
-       {"auto B_shared = tl::smem_buffer<float>(smem, 2048, 128, \"B_shared\");",
-        "float* B_shared = reinterpret_cast<float*>(smem + 2048);"}});
+      checked, {{"tl::gptr<tl::half_t>", "tl::half_t* __restrict__"},
+                {"tl::gptr<float>", "float* __restrict__"},
+                {"auto A_shared = tl::smem_buffer<tl::half_t>(smem, 0, 1024, \"A_shared\");",
+                 "tl::half_t* A_shared = reinterpret_cast<tl::half_t*>(smem + 0);"},
+                {"auto B_shared = tl::smem_buffer<float>(smem, 2048, 128, \"B_shared\");",
+                 "float* B_shared = reinterpret_cast<float*>(smem + 2048);"}});
   ASSERT_NE(raw, checked);
   for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
     const std::string a = Sass(checked, arch), b = Sass(raw, arch);

@@ -208,7 +208,8 @@ absl::Status BlockRunner::Impl::Diagnose() const {
     if (!at_barrier.empty()) {
       others.push_back(absl::StrCat("lanes ", Ranges(at_barrier), " wait at syncthreads"));
     }
-    if (!at_vote.empty()) others.push_back(absl::StrCat("lanes ", Ranges(at_vote), " wait at a vote"));
+    if (!at_vote.empty())
+      others.push_back(absl::StrCat("lanes ", Ranges(at_vote), " wait at a vote"));
     return absl::AbortedError(
         absl::StrCat(Where(), ", warp ", w, ": lanes ", Ranges(waiting), " wait at ",
                      WarpOpName(warp.op), " but ", absl::StrJoin(others, " and "),

@@ -10,8 +10,7 @@
 
 namespace tilec::host {
 
-int32_t BlockRunner::Impl::LookupGlobal(ThreadState&, const void* p,
-                                        tl::host::BufferBounds* out) {
+int32_t BlockRunner::Impl::LookupGlobal(ThreadState&, const void* p, tl::host::BufferBounds* out) {
   if (grid_.buffers.empty()) return 2;
   const auto addr = reinterpret_cast<uintptr_t>(p);
   auto it = std::upper_bound(
@@ -40,7 +39,8 @@ void BlockRunner::Impl::AccessFault(ThreadState& t, const tl::host::AccessFault&
   std::string buffer;
   std::string address = absl::StrFormat("%p", f.addr);
   if (f.shared) {
-    address = absl::StrCat("shared offset ", static_cast<int64_t>(a - reinterpret_cast<uintptr_t>(smem_)));
+    address = absl::StrCat("shared offset ",
+                           static_cast<int64_t>(a - reinterpret_cast<uintptr_t>(smem_)));
     buffer = absl::StrCat("shared buffer '", f.bounds.name, "' (offset ",
                           lo - reinterpret_cast<uintptr_t>(smem_), ", ", hi - lo, " bytes)");
   } else {
@@ -83,8 +83,8 @@ void BlockRunner::Impl::SmemRead(ThreadState& t, const void* p, uint64_t bytes, 
   for (uint64_t i = 0; i < bytes; ++i) {
     if (written_[offset + i] == 0) {
       Trap(t,
-           absl::StrCat("load of ", bytes, " bytes at shared offset ", offset,
-                        " reads byte ", offset + i,
+           absl::StrCat("load of ", bytes, " bytes at shared offset ", offset, " reads byte ",
+                        offset + i,
                         ", which no thread of the block has written (uninitialised shared memory)"),
            pc);
     }

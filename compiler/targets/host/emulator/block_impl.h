@@ -54,9 +54,9 @@ struct ThreadState {
   ctx::fiber caller;  // the scheduler while this thread runs
   uint32_t op = 0;    // the collective it waits at
   LaneOperands operands;
-  uint64_t vote_mask = 0;       // the member mask of the vote it waits at
-  void* wait_bar = nullptr;     // the mbarrier it waits on
-  uint32_t wait_parity = 0;     // ... for the phase of this parity to complete
+  uint64_t vote_mask = 0;                  // the member mask of the vote it waits at
+  void* wait_bar = nullptr;                // the mbarrier it waits on
+  uint32_t wait_parity = 0;                // ... for the phase of this parity to complete
   std::vector<CopyOp> open_group;          // cp.async not yet committed
   std::deque<std::vector<CopyOp>> groups;  // committed, oldest first
 };

@@ -27,13 +27,15 @@ void BlockRunner::Impl::Vote(ThreadState& t, const tl::host::VoteIn& in, uint64_
   const uint64_t lanes = warp.size == 64 ? ~uint64_t{0} : (uint64_t{1} << warp.size) - 1;
   const uint64_t mask = in.member_mask;
   if (((mask >> t.lane) & 1) == 0) {
-    Trap(t, absl::StrFormat("%s: lane %d votes with member mask 0x%x, which does not include it",
-                            VoteName(in.mode), t.lane, mask),
+    Trap(t,
+         absl::StrFormat("%s: lane %d votes with member mask 0x%x, which does not include it",
+                         VoteName(in.mode), t.lane, mask),
          t.pub.pc);
   }
   if ((mask & ~lanes) != 0) {
-    Trap(t, absl::StrFormat("%s: member mask 0x%x names lanes this %d-lane warp does not have",
-                            VoteName(in.mode), mask, warp.size),
+    Trap(t,
+         absl::StrFormat("%s: member mask 0x%x names lanes this %d-lane warp does not have",
+                         VoteName(in.mode), mask, warp.size),
          t.pub.pc);
   }
   int arrived = 1;
@@ -41,9 +43,10 @@ void BlockRunner::Impl::Vote(ThreadState& t, const tl::host::VoteIn& in, uint64_
     const ThreadState& u = threads_[warp.first + l];
     if (&u == &t || u.state != State::kVote || (u.vote_mask & mask) == 0) continue;
     if (u.vote_mask != mask) {
-      Trap(t, absl::StrFormat("lane %d votes with member mask 0x%x while lane %d waits at a vote "
-                              "with member mask 0x%x (overlapping masks must be equal)",
-                              t.lane, mask, l, u.vote_mask),
+      Trap(t,
+           absl::StrFormat("lane %d votes with member mask 0x%x while lane %d waits at a vote "
+                           "with member mask 0x%x (overlapping masks must be equal)",
+                           t.lane, mask, l, u.vote_mask),
            t.pub.pc);
     }
     ++arrived;
@@ -58,11 +61,13 @@ void BlockRunner::Impl::Vote(ThreadState& t, const tl::host::VoteIn& in, uint64_
   uint64_t ballot = 0;
   for (int l = 0; l < warp.size; ++l) {
     if (((mask >> l) & 1) == 0) continue;
-    const auto& lane_in = *static_cast<const tl::host::VoteIn*>(threads_[warp.first + l].operands.in);
+    const auto& lane_in =
+        *static_cast<const tl::host::VoteIn*>(threads_[warp.first + l].operands.in);
     if (lane_in.mode != in.mode) {
-      Trap(t, absl::StrFormat("lane %d executes %s while lane %d executes %s with the same member "
-                              "mask 0x%x",
-                              t.lane, VoteName(in.mode), l, VoteName(lane_in.mode), mask),
+      Trap(t,
+           absl::StrFormat("lane %d executes %s while lane %d executes %s with the same member "
+                           "mask 0x%x",
+                           t.lane, VoteName(in.mode), l, VoteName(lane_in.mode), mask),
            t.pub.pc);
     }
     if (lane_in.pred != 0) ballot |= uint64_t{1} << l;
@@ -80,15 +85,14 @@ void BlockRunner::Impl::Vote(ThreadState& t, const tl::host::VoteIn& in, uint64_
 }
 
 std::string BlockRunner::Impl::BarrierName(const void* bar) const {
-  return absl::StrCat("the mbarrier at shared offset ",
-                      static_cast<const uint8_t*>(bar) - smem_);
+  return absl::StrCat("the mbarrier at shared offset ", static_cast<const uint8_t*>(bar) - smem_);
 }
 
 uint64_t* BlockRunner::Impl::BarrierWord(ThreadState& t, void* bar) {
   const auto* b = static_cast<const uint8_t*>(bar);
   if (b < smem_ || grid_.smem_bytes < 8 || b > smem_ + grid_.smem_bytes - 8) {
-    Trap(t, absl::StrFormat("mbarrier: address %p is outside the block's dynamic shared memory",
-                            bar),
+    Trap(t,
+         absl::StrFormat("mbarrier: address %p is outside the block's dynamic shared memory", bar),
          t.pub.pc);
   }
   if ((b - smem_) % 8 != 0) {
@@ -150,8 +154,8 @@ uint64_t BlockRunner::Impl::BlockOp(ThreadState& t, uint32_t op, void* bar, uint
         return 0;
       }
       if (arg == 0 || arg > kMbarrierMaxCount) {
-        fail(absl::FailedPreconditionError(absl::StrCat(
-            "mbarrier_init with an expected count of ", arg, " (1 to ", kMbarrierMaxCount, ")")));
+        fail(absl::FailedPreconditionError(absl::StrCat("mbarrier_init with an expected count of ",
+                                                        arg, " (1 to ", kMbarrierMaxCount, ")")));
       }
       Mbarrier m;
       m.pending = m.expected = static_cast<uint32_t>(arg);
@@ -205,8 +209,8 @@ uint64_t BlockRunner::Impl::BlockOp(ThreadState& t, uint32_t op, void* bar, uint
       return 1;
     }
     default:
-      Trap(t, absl::StrCat("unknown mbarrier operation ", op,
-                           " (device library / runtime mismatch)"));
+      Trap(t,
+           absl::StrCat("unknown mbarrier operation ", op, " (device library / runtime mismatch)"));
   }
 }
 
@@ -264,8 +268,7 @@ absl::Status BlockRunner::Impl::DiagnoseSync() const {
     return absl::AbortedError(absl::StrFormat(
         "%s, warp %d: lanes %s wait at a vote with member mask 0x%x but lanes %s of the mask "
         "never arrive (%s)%s",
-        Where(), u.warp, Ranges(waiting), u.vote_mask, Ranges(missing), others({}),
-        At(u.pub.pc)));
+        Where(), u.warp, Ranges(waiting), u.vote_mask, Ranges(missing), others({}), At(u.pub.pc)));
   }
   return absl::OkStatus();
 }

@@ -64,9 +64,8 @@ absl::StatusOr<bool> MbarrierArrive(Mbarrier& m, uint32_t count) {
         absl::StrCat("an arrive count of ", count, " (1 to ", kMbarrierMaxCount, ")"));
   }
   if (count > m.pending) {
-    return absl::FailedPreconditionError(absl::StrCat(count, " arrivals on a barrier with ",
-                                                      m.pending, " pending (", DescribeMbarrier(m),
-                                                      ")"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        count, " arrivals on a barrier with ", m.pending, " pending (", DescribeMbarrier(m), ")"));
   }
   m.pending -= count;
   bool completed = false;
@@ -76,15 +75,14 @@ absl::StatusOr<bool> MbarrierArrive(Mbarrier& m, uint32_t count) {
 
 absl::StatusOr<bool> MbarrierAddTx(Mbarrier& m, int64_t delta) {
   if (delta < -kMaxTx || delta > kMaxTx) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("a transaction count of ", delta < 0 ? -delta : delta, " (0 to ", kMaxTx,
-                     " per operation)"));
+    return absl::FailedPreconditionError(absl::StrCat("a transaction count of ",
+                                                      delta < 0 ? -delta : delta, " (0 to ", kMaxTx,
+                                                      " per operation)"));
   }
   const int64_t tx = int64_t{m.tx} + delta;
   if (tx < -kMaxTx || tx > kMaxTx) {
-    return absl::FailedPreconditionError(absl::StrCat("the tx-count would become ", tx,
-                                                      ", outside +-", kMaxTx, " (",
-                                                      DescribeMbarrier(m), ")"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the tx-count would become ", tx, ", outside +-", kMaxTx, " (", DescribeMbarrier(m), ")"));
   }
   m.tx = static_cast<int32_t>(tx);
   bool completed = false;

@@ -68,8 +68,8 @@ std::string SourceLine(const void* pc, const std::string& symbolizer) {
   if (dladdr(pc, &info) == 0 || info.dli_fname == nullptr || info.dli_fbase == nullptr) return "";
   const uintptr_t offset =
       reinterpret_cast<uintptr_t>(pc) - 1 - reinterpret_cast<uintptr_t>(info.dli_fbase);
-  const std::string out = Capture({symbolizer, "--inlining", "--obj", info.dli_fname,
-                                   absl::StrCat("0x", absl::Hex(offset))});
+  const std::string out = Capture(
+      {symbolizer, "--inlining", "--obj", info.dli_fname, absl::StrCat("0x", absl::Hex(offset))});
   // Pairs of lines: function, then file:line:col; innermost frame first.
   std::vector<std::string> frames;
   std::vector<absl::string_view> lines = absl::StrSplit(out, '\n');
@@ -78,10 +78,10 @@ std::string SourceLine(const void* pc, const std::string& symbolizer) {
     if (loc.empty() || absl::StartsWith(loc, "??")) continue;
     std::vector<absl::string_view> parts = absl::StrSplit(loc, ':');
     if (parts.size() < 3 || parts[parts.size() - 2] == "0") continue;
-    const absl::string_view file =
-        loc.substr(0, loc.size() - parts[parts.size() - 1].size() - parts[parts.size() - 2].size() - 2);
-    frames.push_back(absl::StrCat(Basename(file), ":", parts[parts.size() - 2], ":",
-                                  parts[parts.size() - 1]));
+    const absl::string_view file = loc.substr(
+        0, loc.size() - parts[parts.size() - 1].size() - parts[parts.size() - 2].size() - 2);
+    frames.push_back(
+        absl::StrCat(Basename(file), ":", parts[parts.size() - 2], ":", parts[parts.size() - 1]));
   }
   for (const std::string& f : frames) {
     if (absl::StrContains(f, ".cu:")) return f;

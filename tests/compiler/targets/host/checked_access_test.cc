@@ -123,8 +123,9 @@ TEST(CheckedAccessTest, GlobalLoadOneElementPastTheEnd) {
   Buffers b(64);
   absl::Status s = RunShifted(b, 1, 0, 0);
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
-  EXPECT_TRUE(Contains(s, "kernel shifted, block (0, 0, 0), thread (63, 0, 0): out-of-bounds load "
-                          "of 4 bytes at "))
+  EXPECT_TRUE(Contains(s,
+                       "kernel shifted, block (0, 0, 0), thread (63, 0, 0): out-of-bounds load "
+                       "of 4 bytes at "))
       << s;
   EXPECT_TRUE(Contains(s, ": 4 bytes past the end of global buffer 'X' (256 bytes)")) << s;
   EXPECT_TRUE(Contains(s, " at " + LineOf("load"))) << s;
@@ -177,8 +178,8 @@ TEST(CheckedAccessTest, VectorAndAsyncCopiesAreChecked) {
   float* px = b.x.data();
   float* py = b.y.data();
   int shift = 0;
-  absl::Status s = Launch(*Module(), "vectors", {1, 1, 1}, {16, 1, 1}, 512, {&px, &py, &shift},
-                          b.options);
+  absl::Status s =
+      Launch(*Module(), "vectors", {1, 1, 1}, {16, 1, 1}, 512, {&px, &py, &shift}, b.options);
   ASSERT_TRUE(s.ok()) << s;
   for (int i = 0; i < 64; ++i) EXPECT_EQ(b.y[i], b.x[i]) << i;
   shift = 4;  // thread 15's 16 bytes land in B_shared

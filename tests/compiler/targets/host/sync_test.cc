@@ -235,14 +235,15 @@ TEST(VoteTest, MaskWithoutTheVotingLaneIsAnError) {
   int* pn = any.data();
   unsigned long long mask = 0xffffffffull;
   int ws = 16;  // lanes 16-31 compute lane = tx % 16 and vote with a mask of 32 lanes
-  absl::Status s = Launch(*Module(), "votes", {1, 1, 1}, {32, 1, 1}, 0,
-                          {&pp, &mask, &ws, &pb, &pa, &pn});
+  absl::Status s =
+      Launch(*Module(), "votes", {1, 1, 1}, {32, 1, 1}, 0, {&pp, &mask, &ws, &pb, &pa, &pn});
   EXPECT_EQ(s.code(), absl::StatusCode::kOk) << s;  // the mask covers every lane
   mask = 0xffffull;  // lanes 16-31 pass lane % 16 < 16: in the mask by their own reckoning
   s = Launch(*Module(), "votes", {1, 1, 1}, {32, 1, 1}, 0, {&pp, &mask, &ws, &pb, &pa, &pn});
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
-  EXPECT_TRUE(Contains(s, "thread (16, 0, 0): vote_ballot: lane 16 votes with member mask 0xffff, "
-                          "which does not include it"))
+  EXPECT_TRUE(Contains(s,
+                       "thread (16, 0, 0): vote_ballot: lane 16 votes with member mask 0xffff, "
+                       "which does not include it"))
       << s;
 }
 
