@@ -75,24 +75,16 @@ int64_t AccessVector(const ir::Buffer& buffer, const std::vector<Expr>& indices,
       buffer->scope == ir::Scope::kVar || indices.empty()) {
     return kUnlimited;
   }
-  for (size_t d = 0; d + 1 < indices.size(); ++d) {
-    if (Uses(indices[d], j)) return kUnlimited;
-  }
-  std::vector<std::pair<Expr, bool>> terms;
-  Terms(indices.back(), true, &terms);
-  int unit = 0;
   int64_t align = kUnlimited;
-  for (const auto& [term, positive] : terms) {
-    if (IsVar(term, j) && positive) {
-      ++unit;
-      continue;
-    }
-    if (Uses(term, j)) return kUnlimited;
-    align = std::min(align, KnownPow2Divisor(term));
-  }
-  if (unit != 1) return kUnlimited;
+  if (!ContiguousIn(indices, j, &align)) return kUnlimited;
   if (buffer->dtype == ir::DType::kInt4) return 1;
-  if (buffer->shape.size() >= 2) align = std::min(align, KnownPow2Divisor(buffer->shape.back()));
+  // A constant row length limits the vector so that every vector starts
+  // aligned and lies within one row; a symbolic one does not: the emitter
+  // tests alignment at run time and takes the element path for the runs
+  // that fail it (docs/cuda_backend.md, "Vector runs").
+  if (buffer->shape.size() >= 2 && ir::AsConstInt(buffer->shape.back())) {
+    align = std::min(align, KnownPow2Divisor(buffer->shape.back()));
+  }
   return std::min(align, target.vector_bytes / ElemBytes(buffer->dtype));
 }
 
@@ -165,6 +157,29 @@ int LastNonUnit(const ir::Region& r) {
 }
 
 }  // namespace
+
+bool ContiguousIn(const std::vector<Expr>& indices, const ir::VarNode* j,
+                  int64_t* base_divisor) {
+  if (indices.empty()) return false;
+  for (size_t d = 0; d + 1 < indices.size(); ++d) {
+    if (Uses(indices[d], j)) return false;
+  }
+  std::vector<std::pair<Expr, bool>> terms;
+  Terms(indices.back(), true, &terms);
+  int unit = 0;
+  int64_t align = kUnlimited;
+  for (const auto& [term, positive] : terms) {
+    if (IsVar(term, j) && positive) {
+      ++unit;
+      continue;
+    }
+    if (Uses(term, j)) return false;
+    align = std::min(align, KnownPow2Divisor(term));
+  }
+  if (unit != 1) return false;
+  if (base_divisor != nullptr) *base_divisor = align;
+  return true;
+}
 
 int64_t Pow2Divisor(int64_t x) { return x <= 0 ? 1 : (x & -x); }
 

@@ -8,8 +8,10 @@
 // of a nest, or the innermost dimension of a copy) and no other index uses
 // j; it allows a vector of v elements when v * element size <= the target's
 // vector_bytes, v divides the power of two known to divide `base`, and (for
-// buffers of rank >= 2) v divides the buffer's last dimension, so that every
-// vector starts aligned and lies wholly inside or outside each row. Fragment
+// buffers of rank >= 2 whose last dimension is a constant) v divides the
+// buffer's last dimension, so that every vector starts aligned and lies
+// wholly inside or outside each row. A symbolic last dimension does not limit
+// the vector: the emitter tests such runs' alignment at run time. Fragment
 // and per-thread (local, var) accesses never limit the vector.
 #ifndef TILEC_COMPILER_INFERENCE_LOOP_PARTITION_H_
 #define TILEC_COMPILER_INFERENCE_LOOP_PARTITION_H_
@@ -33,6 +35,14 @@ struct ParallelNest {
   std::vector<int64_t> extents;
   ir::Stmt body;  // inside the innermost loop
 };
+
+// Whether an access at `indices` (lets substituted) walks consecutive
+// elements as `j` steps by one: no index but the last uses j, and the last is
+// a sum with exactly one term `j` (added, possibly cast) and other terms free
+// of j. Then `base_divisor` (if given) receives the power of two known to
+// divide the sum of the other terms.
+bool ContiguousIn(const std::vector<ir::Expr>& indices, const ir::VarNode* j,
+                  int64_t* base_divisor = nullptr);
 
 // The largest power of two dividing x (x >= 1), and the largest power of two
 // not above x (x >= 1).

@@ -7,6 +7,7 @@
 //   emitter_gemm.cc     T.gemm
 //   emitter_reduce.cc   T.reduce_* and T.cumsum
 //   emitter_atomic.cc   T.atomic_add
+//   emitter_vector.cc   vector loads and stores in T.Parallel nests
 // Not part of tilec's API.
 #ifndef TILEC_COMPILER_TARGETS_CUDA_EMITTER_INTERNAL_H_
 #define TILEC_COMPILER_TARGETS_CUDA_EMITTER_INTERNAL_H_
@@ -261,6 +262,10 @@ class EmitContext {
   int64_t scratch_bytes() const { return scratch_bytes_; }
   bool scratch_area1_used() const { return scratch_used_[1]; }
 
+  // IR variables the emitter makes for itself, kept alive until emission ends
+  // so that their addresses (keys of the maps here) are never reused.
+  void KeepAlive(ir::Var v) { own_vars_.push_back(std::move(v)); }
+
   std::vector<SlotLoop*>& slot_loops() { return slot_loops_; }
   std::set<const void*>& written() { return written_; }
   std::set<const void*>& read() { return read_; }
@@ -295,6 +300,7 @@ class EmitContext {
   std::vector<std::string> mma_;
   std::set<const ir::VarNode*> nonneg_vars_;
   std::map<const ir::VarNode*, std::pair<int64_t, int64_t>> ranges_;
+  std::vector<ir::Var> own_vars_;
 };
 
 // A multi-stage T.Pipelined loop (emitter_pipeline.cc): its stage count, the
@@ -333,6 +339,16 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s);
 // does not qualify.
 bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c, const inference::LoopPartition& p,
                         bool atomic_add);
+// A T.Parallel nest (partition `p`, constant loop mins `mins`) whose
+// partition gives each thread runs of `p.vector` consecutive elements of the
+// innermost loop variable, emitted run by run: the global and shared
+// accesses of the body that are contiguous along the run move as one
+// tl::load_vec / tl::store_vec when the body's guards hold on the whole run
+// and the run is aligned, else the run goes element by element
+// (emitter_vector.cc). Returns false (nothing emitted) when no access
+// qualifies; else `status` is the emission's.
+bool VectorParallelNest(EmitContext& ctx, const inference::LoopPartition& p,
+                        const std::vector<int64_t>& mins, absl::Status* status);
 
 // --- helpers shared by the files
 

@@ -193,10 +193,11 @@ absl::Status EmitParallelNest(EmitContext& ctx, const ir::ForNode* f) {
       cur = cur->as<ir::SeqNode>()->stmts[0].get();
     }
   }
+  absl::Status st;
+  if (VectorParallelNest(ctx, p, mins, &st)) return st.ok() ? ctx.status() : st;
   SlotLoop loop;
   for (const ir::Var& v : p.loop_vars) loop.vars.push_back(v.get());
   loop.mins = mins;
-  absl::Status st;
   ctx.SlotLoopOver(p.layout, loop, [&](const std::vector<std::string>& logical) {
     for (size_t d = 0; d < p.loop_vars.size(); ++d) {
       std::string name = ctx.DeclareVar(p.loop_vars[d]);

@@ -1,0 +1,657 @@
+// Vector loads and stores in T.Parallel nests.
+//
+// When a nest's partition gives each thread runs of `vector` consecutive
+// slots holding consecutive values of the innermost loop variable j (checked
+// by enumerating the layout), the nest is emitted one run at a time. Every
+// global or shared access of the body that is contiguous in j (the last
+// index is `base + j` and no other index uses j, lets seen through), made
+// unconditionally within the run and without loads in its indices, moves as
+// one tl::load_vec / tl::store_vec per run:
+//
+//   for (int run = 0; run < local_size / v; ++run) {
+//     const int s0 = run * v;
+//     const int i0 = <i of slot s0>;
+//     const int j0 = <j of slot s0, the run's first column>;
+//     if (<the body's guards at the run's ends> && <alignment tests>) {
+//       const tl::Vec<T, v> A_vec = tl::load_vec<T, v>(&A[... j0 ...]);
+//       tl::Vec<U, v> C_vec;
+//       for (int e = 0; e < v; ++e) { ... C_vec.v[e] = f(A_vec.v[e]); }
+//       tl::store_vec<U, v>(&C[... j0 ...], C_vec);
+//     } else {
+//       for (int e = 0; e < v; ++e) { <the body, element by element> }
+//     }
+//   }
+//
+// The vector path reads and writes exactly the elements the element path
+// would, so it needs no bounds test of its own: a guard `if` of the body
+// qualifies when its condition is a conjunction of load-free comparisons
+// monotone in j, which then hold on the whole run when they hold at its two
+// ends, and the vector path runs its then-branch only. Accesses under any
+// other condition (a data-dependent if, a branch of T.if_then_else, the
+// right side of && or ||, a serial loop) stay element accesses on both
+// paths. Alignment is proven from the index where possible (tensor arguments
+// are 16-byte aligned, shared buffers 128-byte), else tested at run time
+// with tl::is_aligned; a swizzled shared buffer needs a proven alignment.
+//
+// Order: a run's vector loads happen before its elements, its vector stores
+// after them. A buffer the body stores to is vectorized only when the body
+// stores it once, every access of it qualifies with the same index and no
+// load of it comes after the store; otherwise all of its accesses stay
+// element accesses. Distinct tensors do not alias (they are __restrict__).
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/inference/index_expr.h"
+#include "compiler/inference/loop_partition.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/visitor.h"
+#include "compiler/targets/cuda/emitter_internal.h"
+
+namespace tilec::cuda {
+namespace {
+
+using ir::BinaryOp;
+using ir::DType;
+
+bool UsesVar(const ir::Expr& e, const ir::VarNode* v) {
+  struct Finder : ir::IRVisitor {
+    const ir::VarNode* var = nullptr;
+    bool found = false;
+    void Visit(const ir::Expr& x) override {
+      if (!x || found) return;
+      if (x.get() == var) found = true;
+      ir::IRVisitor::Visit(x);
+    }
+    using ir::IRVisitor::Visit;
+  } f;
+  f.var = v;
+  f.Visit(e);
+  return f.found;
+}
+
+bool HasLoad(const ir::Expr& e) {
+  struct Finder : ir::IRVisitor {
+    bool found = false;
+    void Visit(const ir::Expr& x) override {
+      if (!x || found) return;
+      if (x->kind == ir::ExprKind::kLoad) found = true;
+      ir::IRVisitor::Visit(x);
+    }
+    using ir::IRVisitor::Visit;
+  } f;
+  f.Visit(e);
+  return f.found;
+}
+
+// How an expression changes as j grows.
+enum class Dir { kConst, kUp, kDown, kUnknown };
+
+Dir Flip(Dir d) {
+  if (d == Dir::kUp) return Dir::kDown;
+  if (d == Dir::kDown) return Dir::kUp;
+  return d;
+}
+
+Dir Join(Dir a, Dir b) {
+  if (a == Dir::kConst) return b;
+  if (b == Dir::kConst || a == b) return a;
+  return Dir::kUnknown;
+}
+
+Dir Direction(const ir::Expr& e, const ir::VarNode* j) {
+  if (!UsesVar(e, j)) return Dir::kConst;
+  if (e.get() == j) return Dir::kUp;
+  if (const auto* c = e->as<ir::CastNode>()) {
+    const DType t = c->dtype;
+    const bool wide =
+        t == DType::kInt32 || t == DType::kInt64 || t == DType::kFloat32 || t == DType::kFloat64;
+    return wide && ir::IsInt(c->value->dtype) ? Direction(c->value, j) : Dir::kUnknown;
+  }
+  const auto* b = e->as<ir::BinaryNode>();
+  if (!b || !ir::IsInt(b->dtype)) return Dir::kUnknown;
+  const Dir da = Direction(b->a, j), db = Direction(b->b, j);
+  auto scaled = [](Dir d, int64_t c) { return c > 0 ? d : c < 0 ? Flip(d) : Dir::kConst; };
+  switch (b->op) {
+    case BinaryOp::kAdd:
+    case BinaryOp::kMin:
+    case BinaryOp::kMax: return Join(da, db);
+    case BinaryOp::kSub: return Join(da, Flip(db));
+    case BinaryOp::kMul:
+      if (auto c = ir::AsConstInt(b->b)) return scaled(da, *c);
+      if (auto c = ir::AsConstInt(b->a)) return scaled(db, *c);
+      return Dir::kUnknown;
+    case BinaryOp::kDiv:
+    case BinaryOp::kFloorDiv: {
+      auto c = ir::AsConstInt(b->b);
+      return c && *c > 0 ? da : Dir::kUnknown;
+    }
+    default: return Dir::kUnknown;
+  }
+}
+
+// A guard condition checked at one end of the run (false: its start, true:
+// its end).
+struct RunCheck {
+  ir::Expr cond;
+  bool at_end = false;
+};
+
+// Whether `cond` (lets substituted) holds on the whole run when the checks
+// appended to `out` hold.
+bool RunGuard(const ir::Expr& cond, const ir::VarNode* j, std::vector<RunCheck>* out) {
+  if (HasLoad(cond)) return false;
+  if (!UsesVar(cond, j)) {
+    out->push_back({cond, false});
+    return true;
+  }
+  const auto* b = cond->as<ir::BinaryNode>();
+  if (!b) return false;
+  if (b->op == BinaryOp::kAnd) return RunGuard(b->a, j, out) && RunGuard(b->b, j, out);
+  // The direction of a - b.
+  const Dir d = Join(Direction(b->a, j), Flip(Direction(b->b, j)));
+  if (d == Dir::kUnknown) return false;
+  switch (b->op) {
+    case BinaryOp::kLt:
+    case BinaryOp::kLe: out->push_back({cond, d == Dir::kUp}); return true;
+    case BinaryOp::kGt:
+    case BinaryOp::kGe: out->push_back({cond, d == Dir::kDown}); return true;
+    default: return false;
+  }
+}
+
+// One global or shared access of the body.
+struct BodyAccess {
+  ir::Buffer buffer;
+  std::vector<ir::Expr> indices;  // lets substituted: over the nest's variables
+  const ir::ExprNode* load = nullptr;
+  const ir::StmtNode* store = nullptr;
+  bool unconditional = false;  // made for every element of a run the guards admit
+  int order = 0;               // program order within an element
+};
+
+// Collects the body's accesses and guards. Anything the vector path cannot
+// reorder safely makes ok() false.
+class BodyScan {
+ public:
+  explicit BodyScan(const ir::VarNode* j) : j_(j) {}
+  bool ok() const { return ok_; }
+  const std::vector<BodyAccess>& accesses() const { return accesses_; }
+  const std::vector<RunCheck>& checks() const { return checks_; }
+  const std::set<const ir::StmtNode*>& guards() const { return guards_; }
+
+  void Stmt(const ir::Stmt& s, bool conditional) {
+    if (!s || !ok_) return;
+    switch (s->kind) {
+      case ir::StmtKind::kSeq:
+        for (const ir::Stmt& x : s->as<ir::SeqNode>()->stmts) Stmt(x, conditional);
+        return;
+      case ir::StmtKind::kLet: {
+        const auto* l = s->as<ir::LetNode>();
+        Expr(l->value, conditional);
+        lets_[l->var.get()] = Substitute(l->value, lets_);
+        return;
+      }
+      case ir::StmtKind::kStore: {
+        const auto* st = s->as<ir::StoreNode>();
+        for (const ir::Expr& i : st->indices) Expr(i, conditional);
+        Expr(st->value, conditional);
+        Record(st->buffer, st->indices, nullptr, s.get(), conditional);
+        return;
+      }
+      case ir::StmtKind::kIf: {
+        const auto* i = s->as<ir::IfNode>();
+        Expr(i->cond, conditional);
+        std::vector<RunCheck> checks;
+        if (!conditional && RunGuard(Substitute(i->cond, lets_), j_, &checks)) {
+          guards_.insert(s.get());
+          checks_.insert(checks_.end(), checks.begin(), checks.end());
+          Stmt(i->then_case, false);
+        } else {
+          Stmt(i->then_case, true);
+        }
+        Stmt(i->else_case, true);
+        return;
+      }
+      case ir::StmtKind::kFor: {
+        const auto* f = s->as<ir::ForNode>();
+        Expr(f->min, conditional);
+        Expr(f->extent, conditional);
+        Stmt(f->body, true);
+        return;
+      }
+      case ir::StmtKind::kAtomicAdd: {
+        const auto* a = s->as<ir::AtomicAddNode>();
+        if (a->src) {
+          ok_ = false;
+          return;
+        }
+        for (const ir::Expr& m : a->dst.mins) Expr(m, conditional);
+        Expr(a->value, conditional);
+        Record(a->dst.buffer, a->dst.mins, nullptr, s.get(), /*conditional=*/true);
+        return;
+      }
+      default: ok_ = false; return;
+    }
+  }
+
+ private:
+  void Expr(const ir::Expr& e, bool conditional) {
+    if (!e) return;
+    switch (e->kind) {
+      case ir::ExprKind::kLoad: {
+        const auto* l = e->as<ir::LoadNode>();
+        for (const ir::Expr& i : l->indices) Expr(i, conditional);
+        Record(l->buffer, l->indices, l, nullptr, conditional);
+        return;
+      }
+      case ir::ExprKind::kSelect: {
+        const auto* s = e->as<ir::SelectNode>();
+        Expr(s->cond, conditional);
+        Expr(s->t, true);
+        Expr(s->f, true);
+        return;
+      }
+      case ir::ExprKind::kBinary: {
+        const auto* b = e->as<ir::BinaryNode>();
+        Expr(b->a, conditional);
+        Expr(b->b, conditional || b->op == BinaryOp::kAnd || b->op == BinaryOp::kOr);
+        return;
+      }
+      case ir::ExprKind::kUnary: Expr(e->as<ir::UnaryNode>()->a, conditional); return;
+      case ir::ExprKind::kCast: Expr(e->as<ir::CastNode>()->value, conditional); return;
+      case ir::ExprKind::kCall:
+        for (const ir::Expr& a : e->as<ir::CallNode>()->args) Expr(a, conditional);
+        return;
+      default: return;
+    }
+  }
+
+  void Record(const ir::Buffer& b, const std::vector<ir::Expr>& indices, const ir::ExprNode* load,
+              const ir::StmtNode* store, bool conditional) {
+    if (b->scope != ir::Scope::kGlobal && b->scope != ir::Scope::kShared) return;
+    BodyAccess a;
+    a.buffer = b;
+    for (const ir::Expr& i : indices) a.indices.push_back(Substitute(i, lets_));
+    a.load = load;
+    a.store = store;
+    a.unconditional = !conditional;
+    a.order = order_++;
+    accesses_.push_back(std::move(a));
+  }
+
+  const ir::VarNode* j_;
+  bool ok_ = true;
+  std::map<const ir::VarNode*, ir::Expr> lets_;
+  std::vector<BodyAccess> accesses_;
+  std::vector<RunCheck> checks_;
+  std::set<const ir::StmtNode*> guards_;
+  int order_ = 0;
+};
+
+// Whether every run of v slots (s0 = 0, v, 2v, ...) of every thread holds
+// consecutive values of the last logical index, the other indices fixed, and
+// is valid or padding as a whole. `starts_aligned`: every run starts at a
+// multiple of v.
+bool RunsAreContiguous(const inference::FragmentLayout& l, int64_t v, bool* starts_aligned) {
+  *starts_aligned = true;
+  for (int64_t t = 0; t < l.threads; ++t) {
+    for (int64_t s0 = 0; s0 < l.local_size; s0 += v) {
+      const std::vector<int64_t> base = l.LogicalAt(t, s0);
+      if (base.empty()) return false;
+      if (base.back() % v != 0) *starts_aligned = false;
+      const bool valid = !l.valid || l.ValidAt(t, s0);
+      for (int64_t e = 1; e < v; ++e) {
+        std::vector<int64_t> idx = l.LogicalAt(t, s0 + e);
+        if (l.valid && l.ValidAt(t, s0 + e) != valid) return false;
+        idx.back() -= e;
+        if (idx != base) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// A vector of the run: one load or store of v consecutive elements.
+struct RunVector {
+  ir::Buffer buffer;
+  std::vector<ir::Expr> start;  // the index of the run's first element
+  bool store = false;
+  bool test_alignment = false;
+  std::string name;   // C++ name of the tl::Vec
+  std::string vtype;  // tl::Vec<T, v>
+  std::string ptr;    // C++ address of the first element
+  ir::Var element;    // a load's stand-in in the vector path: name.v[e]
+};
+
+// Replaces the vectorized loads by their vector element.
+class LoadRewriter : public ir::IRMutator {
+ public:
+  explicit LoadRewriter(const std::map<const ir::ExprNode*, ir::Var>& loads) : loads_(loads) {}
+  ir::Expr Mutate(const ir::Expr& e) override {
+    auto it = loads_.find(e.get());
+    if (it != loads_.end()) return it->second;
+    return ir::IRMutator::Mutate(e);
+  }
+  using ir::IRMutator::Mutate;
+
+ private:
+  const std::map<const ir::ExprNode*, ir::Var>& loads_;
+};
+
+std::string IndexKey(const std::vector<ir::Expr>& indices) {
+  std::vector<std::string> parts;
+  for (const ir::Expr& i : indices) parts.push_back(ir::PrintExpr(i));
+  return absl::StrJoin(parts, ", ");
+}
+
+class NestVectorizer {
+ public:
+  NestVectorizer(EmitContext& ctx, const inference::LoopPartition& p,
+                 const std::vector<int64_t>& mins)
+      : ctx_(ctx),
+        p_(p),
+        layout_(p.layout),
+        mins_(mins),
+        v_(p.vector),
+        j_(p.loop_vars.back().get()),
+        scan_(j_) {}
+
+  // Chooses the vectors; false when the nest does not qualify.
+  bool Plan() {
+    const size_t rank = p_.loop_vars.size();
+    if (v_ < 2 || rank == 0 || layout_.local_size % v_ != 0) return false;
+    bool starts_aligned = false;
+    if (!RunsAreContiguous(layout_, v_, &starts_aligned)) return false;
+    scan_.Stmt(p_.body, false);
+    if (!scan_.ok()) return false;
+    for (size_t d = 0; d < rank; ++d) {
+      base_.push_back(ir::MakeVar(absl::StrCat(p_.loop_vars[d]->name, "0")));
+      ctx_.KeepAlive(base_.back());
+      at_start_[p_.loop_vars[d].get()] = base_[d];
+      at_end_[p_.loop_vars[d].get()] = base_[d];
+    }
+    at_end_[j_] = AddI(base_.back(), ir::IntImm(v_ - 1));
+    j0_divisor_ = starts_aligned && mins_.back() % v_ == 0 ? v_ : 1;
+
+    std::map<const ir::BufferNode*, std::vector<const BodyAccess*>> by_buffer;
+    std::vector<const ir::BufferNode*> order;
+    for (const BodyAccess& a : scan_.accesses()) {
+      if (!by_buffer.count(a.buffer.get())) order.push_back(a.buffer.get());
+      by_buffer[a.buffer.get()].push_back(&a);
+    }
+    for (const ir::BufferNode* b : order) PlanBuffer(by_buffer[b]);
+    return !vectors_.empty();
+  }
+
+  absl::Status Emit() {
+    const std::string run = ctx_.Fresh("run");
+    ctx_.w().Line("#pragma unroll");
+    ctx_.w().Open(absl::StrCat("for (int ", run, " = 0; ", run, " < ", layout_.local_size / v_,
+                               "; ++", run, ")"));
+    CodeWriter group;
+    CodeWriter* outer = ctx_.SetWriter(&group);
+    s0_ = ctx_.Fresh("s0");
+    ctx_.w().Line(absl::StrCat("const int ", s0_, " = ", run, " * ", v_, ";"));
+    std::vector<std::string> logical = ctx_.LogicalText(layout_, s0_);
+    const std::vector<int64_t>& shape = layout_.shape;
+    for (size_t d = 0; d < base_.size(); ++d) {
+      const std::string name = ctx_.DeclareVar(base_[d]);
+      ctx_.nonneg_vars().insert(base_[d].get());
+      const bool last = d + 1 == base_.size();
+      ctx_.SetRange(base_[d].get(), mins_[d], mins_[d] + shape[d] - (last ? v_ : 1));
+      std::string value = logical[d];
+      if (mins_[d] != 0) value = absl::StrCat(value, " + ", mins_[d]);
+      ctx_.w().Line(absl::StrCat("const int ", name, " = ", value, ";"));
+    }
+    if (layout_.valid) {
+      ctx_.w().Open(absl::StrCat("if (", ctx_.LayoutExprText(layout_, layout_.valid, s0_), ")"));
+    }
+    // The vector path's condition: the guards at the run's ends, then the
+    // alignment tests (whose addresses are inside the tensor once the
+    // guards hold).
+    std::vector<std::string> conds;
+    for (const RunCheck& c : scan_.checks()) {
+      ir::Expr at = Substitute(c.cond, c.at_end ? at_end_ : at_start_);
+      if (auto k = ConstValue(at); k && *k != 0) continue;
+      std::string text = ctx_.Expr(at);
+      if (std::find(conds.begin(), conds.end(), text) == conds.end()) conds.push_back(text);
+    }
+    for (RunVector& rv : vectors_) {
+      rv.ptr = ctx_.Address(rv.buffer, rv.start);
+      const int64_t bytes = v_ * ElemBytes(rv.buffer->dtype);
+      if (rv.test_alignment)
+        conds.push_back(absl::StrCat("tl::is_aligned<", bytes, ">(", rv.ptr, ")"));
+    }
+    e_ = ctx_.Fresh("e");
+    const NameTable names = ctx_.names();
+    if (!conds.empty()) ctx_.w().Open(absl::StrCat("if (", absl::StrJoin(conds, " && "), ")"));
+    absl::Status st = VectorPath();
+    if (!conds.empty()) {
+      ctx_.names() = names;  // the element path is a sibling scope
+      ctx_.w().Else();
+      absl::Status slow = RunLoop([&]() { return ctx_.EmitStmt(p_.body); });
+      if (st.ok()) st = slow;
+      ctx_.w().Close();
+    }
+    if (layout_.valid) ctx_.w().Close();
+    ctx_.SetWriter(outer);
+    group.DropUnusedConstInts();
+    ctx_.w().Splice(group);
+    ctx_.w().Close();
+    for (const RunVector& rv : vectors_) {
+      if (rv.element) ctx_.var_names().erase(rv.element.get());
+    }
+    return st;
+  }
+
+ private:
+  // Decides which accesses of one buffer become vectors.
+  void PlanBuffer(const std::vector<const BodyAccess*>& accesses) {
+    const BodyAccess* store = nullptr;
+    int stores = 0;
+    for (const BodyAccess* a : accesses) {
+      if (a->store) {
+        store = a;
+        ++stores;
+      }
+    }
+    if (stores > 1) return;
+    if (store) {
+      const std::string key = IndexKey(store->indices);
+      for (const BodyAccess* a : accesses) {
+        if (!Qualifies(*a) || IndexKey(a->indices) != key || a->order > store->order) return;
+      }
+    }
+    std::map<std::string, size_t> loads;  // index key -> vectors_ entry
+    for (const BodyAccess* a : accesses) {
+      if (!Qualifies(*a)) continue;
+      const std::string key = IndexKey(a->indices);
+      if (a->load) {
+        auto it = loads.find(key);
+        if (it == loads.end()) {
+          it = loads.emplace(key, AddVector(*a, false)).first;
+        }
+        load_elements_[a->load] = vectors_[it->second].element;
+      } else {
+        store_vectors_[a->store] = AddVector(*a, true);
+      }
+    }
+  }
+
+  bool Qualifies(const BodyAccess& a) {
+    const ir::Buffer& b = a.buffer;
+    const int64_t bytes = v_ * ElemBytes(b->dtype);
+    if (!a.unconditional || b->dtype == DType::kInt4 || bytes > 16 ||
+        a.indices.size() != b->shape.size()) {
+      return false;
+    }
+    for (const ir::Expr& i : a.indices) {
+      if (HasLoad(i)) return false;
+    }
+    if (!inference::ContiguousIn(a.indices, j_)) return false;
+    if (b->scope == ir::Scope::kShared) {
+      BufferInfo* info = ctx_.Info(b.get());
+      if (!info || !info->shared) return false;
+      // A swizzled row is contiguous within 16-byte chunks only: the run
+      // must start on a multiple of v.
+      if (info->shared->kind == inference::SharedLayout::Kind::kSwizzled &&
+          inference::KnownPow2Divisor(Start(a).back(), Divisors()) % v_ != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::vector<ir::Expr> Start(const BodyAccess& a) const {
+    std::vector<ir::Expr> start;
+    for (const ir::Expr& i : a.indices) start.push_back(Substitute(i, at_start_));
+    return start;
+  }
+
+  std::map<const ir::VarNode*, int64_t> Divisors() const {
+    return {{base_.back().get(), j0_divisor_}};
+  }
+
+  size_t AddVector(const BodyAccess& a, bool store) {
+    RunVector rv;
+    rv.buffer = a.buffer;
+    rv.start = Start(a);
+    rv.store = store;
+    const int64_t known =
+        inference::KnownPow2Divisor(EmitContext::RowMajorIndex(a.buffer, rv.start), Divisors());
+    const bool swizzled =
+        a.buffer->scope == ir::Scope::kShared &&
+        ctx_.Info(a.buffer.get())->shared->kind == inference::SharedLayout::Kind::kSwizzled;
+    rv.test_alignment = !swizzled && known % v_ != 0;
+    rv.name = ctx_.Fresh(absl::StrCat(a.buffer->name, "_vec"));
+    rv.vtype = absl::StrCat("tl::Vec<", CType(a.buffer->dtype), ", ", v_, ">");
+    if (!store) {
+      rv.element = ir::MakeVar(rv.name, a.buffer->dtype);
+      ctx_.KeepAlive(rv.element);
+    }
+    vectors_.push_back(std::move(rv));
+    return vectors_.size() - 1;
+  }
+
+  // for (e) { const int s = s0 + e; <nest variables>; body() } with the
+  // slot tables the body needs declared before it.
+  absl::Status RunLoop(const std::function<absl::Status()>& body) {
+    SlotLoop loop;
+    loop.layout = &layout_;
+    loop.slot = ctx_.Fresh("s");
+    for (const ir::Var& x : p_.loop_vars) loop.vars.push_back(x.get());
+    loop.mins = mins_;
+    loop.replica_guard = ctx_.ReplicaGuard(layout_);
+    CodeWriter inner;
+    CodeWriter* outer = ctx_.SetWriter(&inner);
+    ctx_.slot_loops().push_back(&loop);
+    ctx_.w().Line(absl::StrCat("const int ", loop.slot, " = ", s0_, " + ", e_, ";"));
+    const std::vector<int64_t>& shape = layout_.shape;
+    for (size_t d = 0; d < p_.loop_vars.size(); ++d) {
+      const ir::Var& var = p_.loop_vars[d];
+      ctx_.nonneg_vars().insert(var.get());
+      ctx_.SetRange(var.get(), mins_[d], mins_[d] + shape[d] - 1);
+      if (d + 1 < p_.loop_vars.size()) {
+        ctx_.BindVarText(var.get(), ctx_.VarName(base_[d].get()));
+        continue;
+      }
+      const std::string name = ctx_.DeclareVar(var);
+      ctx_.w().Line(
+          absl::StrCat("const int ", name, " = ", ctx_.VarName(base_[d].get()), " + ", e_, ";"));
+    }
+    absl::Status st = body();
+    ctx_.slot_loops().pop_back();
+    ctx_.SetWriter(outer);
+    inner.DropUnusedConstInts();
+    for (const std::string& decl : loop.decls) ctx_.w().Line(decl);
+    ctx_.w().Line("#pragma unroll");
+    ctx_.w().Open(absl::StrCat("for (int ", e_, " = 0; ", e_, " < ", v_, "; ++", e_, ")"));
+    ctx_.w().Splice(inner);
+    ctx_.w().Close();
+    return st;
+  }
+
+  absl::Status VectorPath() {
+    std::map<const ir::ExprNode*, ir::Var> loads;
+    for (const auto& [node, var] : load_elements_) loads[node] = var;
+    for (const RunVector& rv : vectors_) {
+      if (rv.store) {
+        ctx_.w().Line(absl::StrCat(rv.vtype, " ", rv.name, ";"));
+        continue;
+      }
+      ctx_.BindVarText(rv.element.get(), absl::StrCat(rv.name, ".v[", e_, "]"));
+      ctx_.w().Line(absl::StrCat("const ", rv.vtype, " ", rv.name, " = tl::load_vec<",
+                                 CType(rv.buffer->dtype), ", ", v_, ">(", rv.ptr, ");"));
+    }
+    LoadRewriter rewrite(loads);
+    absl::Status st = RunLoop([&]() { return VectorBody(p_.body, rewrite); });
+    const std::string guard = ctx_.ReplicaGuard(layout_);
+    for (const RunVector& rv : vectors_) {
+      if (!rv.store) continue;
+      std::string line = absl::StrCat("tl::store_vec<", CType(rv.buffer->dtype), ", ", v_, ">(",
+                                      rv.ptr, ", ", rv.name, ");");
+      if (!guard.empty()) line = absl::StrCat("if (", guard, ") ", line);
+      ctx_.w().Line(line);
+    }
+    return st;
+  }
+
+  // The body of one element on the vector path: guards dropped (they hold),
+  // vectorized stores into their tl::Vec, the rest as usual.
+  absl::Status VectorBody(const ir::Stmt& s, LoadRewriter& rewrite) {
+    if (!s) return ctx_.status();
+    if (const auto* seq = s->as<ir::SeqNode>()) {
+      for (const ir::Stmt& x : seq->stmts) {
+        if (absl::Status st = VectorBody(x, rewrite); !st.ok()) return st;
+      }
+      return ctx_.status();
+    }
+    if (scan_.guards().count(s.get())) {
+      return VectorBody(s->as<ir::IfNode>()->then_case, rewrite);
+    }
+    auto it = store_vectors_.find(s.get());
+    if (it != store_vectors_.end()) {
+      const auto* st = s->as<ir::StoreNode>();
+      const RunVector& rv = vectors_[it->second];
+      const std::string value =
+          ctx_.Convert(ctx_.Emit(rewrite.Mutate(st->value)), st->value->dtype, st->buffer->dtype)
+              .text;
+      ctx_.w().Line(absl::StrCat(rv.name, ".v[", e_, "] = ", value, ";"));
+      return ctx_.status();
+    }
+    return ctx_.EmitStmt(rewrite.Mutate(s));
+  }
+
+  EmitContext& ctx_;
+  const inference::LoopPartition& p_;
+  const inference::FragmentLayout& layout_;
+  const std::vector<int64_t>& mins_;
+  const int64_t v_;
+  const ir::VarNode* j_;
+  BodyScan scan_;
+  std::vector<ir::Var> base_;  // the nest's variables at the run's first element
+  std::map<const ir::VarNode*, ir::Expr> at_start_, at_end_;
+  int64_t j0_divisor_ = 1;
+  std::vector<RunVector> vectors_;
+  std::map<const ir::ExprNode*, ir::Var> load_elements_;
+  std::map<const ir::StmtNode*, size_t> store_vectors_;
+  std::string s0_, e_;
+};
+
+}  // namespace
+
+bool VectorParallelNest(EmitContext& ctx, const inference::LoopPartition& p,
+                        const std::vector<int64_t>& mins, absl::Status* status) {
+  NestVectorizer vectorizer(ctx, p, mins);
+  if (!vectorizer.Plan()) return false;
+  *status = vectorizer.Emit();
+  return true;
+}
+
+}  // namespace tilec::cuda
