@@ -20,6 +20,7 @@ enum ExitCode : int {
   kUsageError = 2,    // bad flags or arguments
   kMismatch = 3,      // `run --compare`: results disagree beyond tolerance
   kIoError = 4,       // a file could not be read or written
+  kTimeout = 5,       // `run --emulate`: the kernel ran past --timeout_s
   kInternalError = 70,  // a compiler bug (EX_SOFTWARE)
 };
 

@@ -162,6 +162,22 @@ int RunCommand(const Flags& flags) {
   }
   if (flags.emulate) {
     absl::Status st = Emulate(*program, flags, *dims, emu_args = *args);
+    if (absl::IsDeadlineExceeded(st)) {
+      std::fprintf(stderr, "tilec: the emulated kernel did not finish within --timeout_s: %s\n",
+                   std::string(st.message()).c_str());
+      return kTimeout;
+    }
+    if (absl::IsAborted(st)) {
+      // A device-side fault (out-of-bounds access, barrier divergence, ...)
+      // in code tilec generated: a compiler bug unless the program's own
+      // indexing leaves its tensors.
+      std::fprintf(stderr,
+                   "tilec: the generated kernel faulted on the emulator: %s\n"
+                   "tilec: unless the tile program itself indexes outside its tensors, this is a "
+                   "compiler bug; please report it\n",
+                   std::string(st.message()).c_str());
+      return kInternalError;
+    }
     if (!st.ok()) return ReportError(st);
   }
   int code = kOk;

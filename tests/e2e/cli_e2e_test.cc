@@ -141,6 +141,47 @@ TEST(CliE2E, ExitCodesScriptsBranchOn) {
   EXPECT_EQ(RunTilec({"stats"}).code, 2);
 }
 
+// `run --emulate`: a kernel that reads past its tensor stops with the fault
+// located in the generated source (exit 70); one that runs past --timeout_s
+// stops with exit 5, naming where it was.
+TEST(CliE2E, EmulatorFaultAndTimeout) {
+  std::string dir = MakeTempDir("emulate");
+  std::ofstream(dir + "/k.py") << R"(import tilelang.language as T
+
+def shifted(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(n):
+                B[i] = A[i + 1]
+    return main
+
+def spin(n, steps):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for k in T.serial(steps):
+                for i in T.Parallel(n):
+                    A[i] = A[i] * 0.5 + 1.0
+    return main
+)";
+  RunResult fault = RunTilec({"run", dir + "/k.py", "--fn", "shifted", "-D", "n=64", "--emulate",
+                              "--target", "sm_80"});
+  EXPECT_EQ(fault.code, 70) << fault.err;
+  EXPECT_NE(fault.err.find("faulted on the emulator"), std::string::npos) << fault.err;
+  EXPECT_NE(fault.err.find("4 bytes past the end of global buffer 'A' (256 bytes)"),
+            std::string::npos)
+      << fault.err;
+  EXPECT_NE(fault.err.find("at shifted.cu:"), std::string::npos) << fault.err;
+
+  RunResult spin = RunTilec({"run", dir + "/k.py", "--fn", "spin", "-D", "n=32", "-D",
+                             "steps=2000000000", "--emulate", "--target", "sm_80", "--timeout_s",
+                             "1"});
+  EXPECT_EQ(spin.code, 5) << spin.err;
+  EXPECT_NE(spin.err.find("did not finish within --timeout_s"), std::string::npos) << spin.err;
+  EXPECT_NE(spin.err.find("at spin.cu:"), std::string::npos) << spin.err;
+}
+
 // TLS: a server with a certificate serves clients that trust it, and a
 // plaintext client cannot talk to it.
 TEST(CliE2E, TlsWithTheServersRoot) {
