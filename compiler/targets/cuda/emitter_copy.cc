@@ -319,6 +319,7 @@ namespace {
 
 absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
                              const inference::LoopPartition& p) {
+  if (StmatrixFragmentCopy(ctx, c)) return ctx.status();
   if (VectorFragmentCopy(ctx, c, p, /*atomic_add=*/false)) return ctx.status();
   const inference::FragmentLayout& layout = p.layout;
   const std::vector<int64_t>& shape = layout.shape;

@@ -8,6 +8,7 @@
 //   emitter_reduce.cc   T.reduce_* and T.cumsum
 //   emitter_atomic.cc   T.atomic_add
 //   emitter_vector.cc   vector loads and stores in T.Parallel nests
+//   emitter_stmatrix.cc the accumulator epilogue with stmatrix (sm_90a)
 // Not part of tilec's API.
 #ifndef TILEC_COMPILER_TARGETS_CUDA_EMITTER_INTERNAL_H_
 #define TILEC_COMPILER_TARGETS_CUDA_EMITTER_INTERNAL_H_
@@ -339,6 +340,11 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s);
 // does not qualify.
 bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c, const inference::LoopPartition& p,
                         bool atomic_add);
+// On sm_90a, a T.copy of a whole float fragment in an unpadded mma
+// accumulator layout to a whole float16/bfloat16 shared buffer of the same
+// shape: one tl::store_acc_stmatrix call (emitter_stmatrix.cc). Returns
+// false (nothing emitted) when the copy does not qualify.
+bool StmatrixFragmentCopy(EmitContext& ctx, const ir::CopyNode* c);
 // A T.Parallel nest (partition `p`, constant loop mins `mins`) whose
 // partition gives each thread runs of `p.vector` consecutive elements of the
 // innermost loop variable, emitted run by run: the global and shared

@@ -75,6 +75,35 @@ extern "C" __global__ void __launch_bounds__(32) mma_fp8(
     default: mma_probe<tl::fp8_e5m2_t, tl::fp8_e5m2_t>(A, B, C, D, broken); break;
   }
 }
+
+// stmatrix of `num` (2 or 4) 8x8 matrices, src holding matrix m row-major at
+// element m * 64: every lane fills its registers by the PTX table (register
+// j: row lane / 4, cols 2 (lane % 4), +1 of matrix j, lower column low),
+// lane i names row i % 8 of matrix i / 8 in a checked shared buffer of
+// `elements` elements, and the block copies the buffer out to dst.
+// broken = 1 packs the two columns in the wrong halves; broken = 2 names row
+// (i + 1) % 8 instead of i % 8.
+extern "C" __global__ void __launch_bounds__(32) stmatrix_probe(
+    const uint16_t* __restrict__ src, uint16_t* __restrict__ dst, int num, int broken,
+    int elements) {
+  auto s = tl::smem_buffer<uint16_t>(tl::dynamic_smem(), 0, elements, "s");
+  const int lane = threadIdx.x % 32, r = lane / 4, c = 2 * (lane % 4);
+  uint32_t x[4];
+  for (int j = 0; j < 4; ++j) {
+    const uint32_t lo = src[j * 64 + r * 8 + c], hi = src[j * 64 + r * 8 + c + 1];
+    x[j] = broken == 1 ? (hi | (lo << 16)) : (lo | (hi << 16));
+  }
+  const int row = broken == 2 ? (lane + 1) % 8 : lane % 8;
+  const int m = num == 4 ? lane / 8 : (lane / 8) % 2;
+  if (num == 4) {
+    tl::stmatrix_x4(x, s + m * 64 + row * 8);
+  } else {
+    uint32_t y[2] = {x[0], x[1]};
+    tl::stmatrix_x2(y, s + m * 64 + row * 8);
+  }
+  tl::syncthreads();
+  for (int i = lane; i < num * 64; i += 32) dst[i] = s[i];
+}
 )cu";
 
 const absl::StatusOr<HostModule>& Module() {
@@ -169,6 +198,60 @@ TEST(HostMmaFp8, E4m3E5m2FragmentsFollowThePtxLayout) {
 TEST(HostMmaFp8, E5m2E5m2FragmentsFollowThePtxLayout) {
   ASSERT_MODULE();
   CheckFp8Mma<tl::fp8_e5m2_t, tl::fp8_e5m2_t>(3);
+}
+
+void CheckStmatrix(int num) {
+  const uint64_t seed = Seed() + 10 + num;
+  std::printf("stmatrix_x%d, seed %llu (TILEC_TEST_SEED)\n", num,
+              static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<uint16_t> src(4 * 64);
+  // Distinct values, so that any element landing elsewhere is seen.
+  for (int i = 0; i < 4 * 64; ++i) src[i] = static_cast<uint16_t>(i);
+  std::shuffle(src.begin(), src.end(), rng);
+  std::vector<uint16_t> dst(4 * 64);
+  for (int broken : {0, 1, 2}) {
+    SCOPED_TRACE(::testing::Message() << "broken " << broken);
+    std::fill(dst.begin(), dst.end(), uint16_t{0xFFFF});
+    uint16_t* ps = src.data();
+    uint16_t* pd = dst.data();
+    int elements = num * 64;
+    absl::Status st = Launch(*Module(), "stmatrix_probe", {1, 1, 1}, {32, 1, 1}, 512,
+                             {Arg(ps), Arg(pd), Arg(num), Arg(broken), Arg(elements)});
+    ASSERT_TRUE(st.ok()) << st;
+    int mismatches = 0;
+    for (int i = 0; i < num * 64; ++i) mismatches += dst[i] != src[i];
+    if (broken) {
+      EXPECT_GE(mismatches, 56 * num) << "a register in the wrong layout must land elsewhere";
+    } else {
+      EXPECT_EQ(mismatches, 0);
+    }
+  }
+}
+
+TEST(HostStmatrix, X4RegistersLandAsThePtxTableSays) {
+  ASSERT_MODULE();
+  CheckStmatrix(4);
+}
+
+TEST(HostStmatrix, X2RegistersLandAsThePtxTableSays) {
+  ASSERT_MODULE();
+  CheckStmatrix(2);
+}
+
+// The rows are stores through the checked buffer: a row past its end is an
+// out-of-bounds store naming the buffer.
+TEST(HostStmatrix, ARowOutsideItsBufferIsAnOutOfBoundsStore) {
+  ASSERT_MODULE();
+  std::vector<uint16_t> src(4 * 64, 1), dst(4 * 64);
+  uint16_t* ps = src.data();
+  uint16_t* pd = dst.data();
+  int num = 4, broken = 0, elements = 4 * 64 - 8;
+  absl::Status st = Launch(*Module(), "stmatrix_probe", {1, 1, 1}, {32, 1, 1}, 512,
+                           {Arg(ps), Arg(pd), Arg(num), Arg(broken), Arg(elements)});
+  EXPECT_EQ(st.code(), absl::StatusCode::kAborted) << st;
+  EXPECT_NE(st.message().find("out-of-bounds store of 16 bytes"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("shared buffer 's'"), std::string::npos) << st;
 }
 
 }  // namespace

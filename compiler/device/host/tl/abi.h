@@ -40,6 +40,7 @@ enum WarpOp : uint32_t {
   kWarpLdmatrix = 3,  // in: LdmatrixIn, out: uint32_t[4] (first `num` used)
   kWarpMma = 4,       // in: MmaIn, out: float[4]
   kWarpVote = 5,      // in: VoteIn, out: uint64_t (ballot bits, or 0/1 for all/any)
+  kWarpStmatrix = 6,  // in: StmatrixIn, out: none (writes shared memory)
 };
 
 enum VoteMode : int32_t { kVoteAll = 0, kVoteAny = 1, kVoteBallot = 2 };
@@ -61,6 +62,15 @@ struct LdmatrixIn {
   const void* row;  // this lane's row address (used for lanes < 8 * num)
   int32_t num;      // 1, 2 or 4 matrices
   int32_t trans;    // .trans
+};
+
+// stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16: this lane's row
+// address and its registers (the inverse of ldmatrix).
+struct StmatrixIn {
+  void* row;      // this lane's row address (used for lanes < 8 * num)
+  int32_t num;    // 1, 2 or 4 matrices
+  int32_t trans;  // .trans
+  uint32_t r[4];  // register j holds two elements of matrix j (first `num` used)
 };
 
 enum MmaKind : int32_t {

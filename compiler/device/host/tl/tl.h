@@ -16,6 +16,7 @@
 #include "tl/vote.h"
 #include "tl/mma.h"
 #include "tl/ldmatrix.h"
+#include "tl/stmatrix.h"
 #include "tl/cp_async.h"
 #include "tl/atomic.h"
 #include "tl/mbarrier.h"
@@ -30,6 +31,7 @@
 #include "tl/reduce.h"
 #include "tl/gemm.h"
 #include "tl/gemm_fp8.h"
+#include "tl/acc_store.h"
 #include "tl/red.h"
 
 // Checked-pointer overloads of the primitives and templates above.

@@ -13,6 +13,7 @@ namespace {
 using tl::host::LdmatrixIn;
 using tl::host::MmaIn;
 using tl::host::ShflIn;
+using tl::host::StmatrixIn;
 
 template <typename T>
 const T& In(const LaneOperands& lane) {
@@ -95,6 +96,56 @@ absl::Status Ldmatrix(absl::Span<const LaneOperands> lanes, const SharedWindow& 
   return absl::OkStatus();
 }
 
+// The inverse of Ldmatrix: row r of matrix m (the address lane 8 m + r
+// supplies) receives element (r, c) of matrix m, which lane 4 r + c / 2 holds
+// in register m (half c % 2); with .trans, element (c, r) of the registers'
+// matrix, from lane 4 c + r / 2. All rows are checked before any is written.
+absl::Status Stmatrix(absl::Span<const LaneOperands> lanes, const SharedWindow& smem) {
+  const StmatrixIn& first = In<StmatrixIn>(lanes[0]);
+  const int num = first.num;
+  if (num != 1 && num != 2 && num != 4) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("stmatrix: lane 0 stores ", num, " matrices (1, 2 or 4)"));
+  }
+  for (int l = 1; l < 32; ++l) {
+    const StmatrixIn& in = In<StmatrixIn>(lanes[l]);
+    if (in.num != num || in.trans != first.trans) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "stmatrix: lane %d executes stmatrix_x%d%s while lane 0 executes stmatrix_x%d%s", l,
+          in.num, in.trans ? "_trans" : "", num, first.trans ? "_trans" : ""));
+    }
+  }
+  for (int l = 0; l < 8 * num; ++l) {
+    const auto* p = static_cast<const uint8_t*>(In<StmatrixIn>(lanes[l]).row);
+    const bool inside = p >= smem.base && p + 16 <= smem.base + smem.bytes;
+    if (!inside) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "stmatrix: lane %d's row address %p (row %d of matrix %d) is outside the block's "
+          "dynamic shared memory [%p, +%d bytes)",
+          l, p, l % 8, l / 8, smem.base, smem.bytes));
+    }
+    const uint64_t offset = static_cast<uint64_t>(p - smem.base);
+    if (offset % 16 != 0) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "stmatrix: lane %d's row address is at shared offset %d, not 16-byte aligned", l,
+          offset));
+    }
+  }
+  // element(m, r, c): element (r, c) of matrix m as the registers hold it.
+  auto element = [&](int m, int r, int c) {
+    const uint32_t reg = In<StmatrixIn>(lanes[4 * r + c / 2]).r[m];
+    return static_cast<uint16_t>(c % 2 == 0 ? reg : reg >> 16);
+  };
+  for (int m = 0; m < num; ++m) {
+    for (int r = 0; r < 8; ++r) {
+      uint16_t row[8];
+      for (int c = 0; c < 8; ++c) row[c] = first.trans ? element(m, c, r) : element(m, r, c);
+      std::memcpy(In<StmatrixIn>(lanes[8 * m + r]).row, row, 16);
+    }
+  }
+  return absl::OkStatus();
+}
+
 float Decode16(uint16_t bits, int32_t kind) {
   return kind == tl::host::kMmaM16N8K16F16F32 ? float(tl::half_t::from_bits(bits))
                                               : float(tl::bfloat16_t::from_bits(bits));
@@ -161,6 +212,7 @@ const char* WarpOpName(uint32_t op) {
     case tl::host::kWarpShflIdx: return "shfl_sync";
     case tl::host::kWarpLdmatrix: return "ldmatrix";
     case tl::host::kWarpMma: return "mma";
+    case tl::host::kWarpStmatrix: return "stmatrix";
     default: return "an unknown warp collective";
   }
 }
@@ -175,13 +227,16 @@ absl::Status ExecuteWarpOp(uint32_t op, absl::Span<const LaneOperands> lanes, in
     case tl::host::kWarpShflBfly:
     case tl::host::kWarpShflIdx: return Shuffle(op == tl::host::kWarpShflBfly, lanes, warp_size);
     case tl::host::kWarpLdmatrix:
+    case tl::host::kWarpStmatrix:
     case tl::host::kWarpMma:
       if (warp_size != 32 || lanes.size() != 32) {
         return absl::FailedPreconditionError(
             absl::StrCat(WarpOpName(op), " needs a full 32-lane warp; this warp has ", lanes.size(),
                          " lanes (warp size ", warp_size, ")"));
       }
-      return op == tl::host::kWarpLdmatrix ? Ldmatrix(lanes, smem) : Mma(lanes);
+      if (op == tl::host::kWarpLdmatrix) return Ldmatrix(lanes, smem);
+      if (op == tl::host::kWarpStmatrix) return Stmatrix(lanes, smem);
+      return Mma(lanes);
     default:
       return absl::FailedPreconditionError(
           absl::StrCat("unknown warp collective ", op, " (device library / runtime mismatch)"));

@@ -3,6 +3,7 @@
 // exactly as the PTX ISA specifies for
 //   shfl.sync.bfly.b32 / shfl.sync.idx.b32 (full member mask, c = 0x1f),
 //   ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16,
+//   stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 (writes the rows),
 //   mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32
 // with the fragment layouts of docs/cuda_backend.md "Primitives".
 //
@@ -27,7 +28,8 @@ struct LaneOperands {
   void* out = nullptr;
 };
 
-// The block's dynamic shared memory, for ldmatrix's address checks.
+// The block's dynamic shared memory, for ldmatrix's and stmatrix's address
+// checks.
 struct SharedWindow {
   const uint8_t* base = nullptr;
   uint64_t bytes = 0;
@@ -35,7 +37,8 @@ struct SharedWindow {
 
 // Runs collective `op` (a tl::host::WarpOp) for a warp of lanes.size() lanes
 // (lane i at index i) on hardware with `warp_size` lanes per warp; writes each
-// lane's result through its `out`. ldmatrix and mma need 32 lanes.
+// lane's result through its `out` (stmatrix writes its lanes' rows instead).
+// ldmatrix, stmatrix and mma need 32 lanes.
 absl::Status ExecuteWarpOp(uint32_t op, absl::Span<const LaneOperands> lanes, int warp_size,
                            const SharedWindow& smem);
 

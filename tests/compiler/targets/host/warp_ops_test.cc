@@ -2,9 +2,11 @@
 // against the distributions the PTX ISA documents.
 #include "compiler/targets/host/emulator/warp_ops.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -18,6 +20,7 @@ namespace {
 using tl::host::LdmatrixIn;
 using tl::host::MmaIn;
 using tl::host::ShflIn;
+using tl::host::StmatrixIn;
 
 template <typename In, typename Out>
 std::vector<LaneOperands> Lanes(std::vector<In>& in, std::vector<Out>& out) {
@@ -146,6 +149,104 @@ TEST(WarpOpsTest, LdmatrixLanesMustAgreeOnTheVariant) {
   EXPECT_NE(s.message().find("lane 9 executes ldmatrix_x4_trans while lane 0 executes ldmatrix_x4"),
             std::string::npos)
       << s;
+}
+
+// stmatrix, the inverse of ldmatrix: every lane's registers filled by the
+// PTX table from Matrices::At (register j of lane l: row l / 4, cols
+// 2 (l % 4), +1 of matrix j, lower column in the low half); lane i names row
+// i % 8 of matrix i / 8, rows of matrix m stored 16 bytes apart from offset
+// 128 m. With .trans, element (r, c) of the registers' matrix lands at row c,
+// column r.
+std::vector<StmatrixIn> StmatrixOperands(uint16_t* base, int num, int trans) {
+  std::vector<StmatrixIn> in(32);
+  for (int l = 0; l < 32; ++l) {
+    StmatrixIn& f = in[l];
+    f.row = l < 8 * num ? static_cast<void*>(&base[(l / 8) * 64 + (l % 8) * 8])
+                        : reinterpret_cast<void*>(uintptr_t{16});
+    f.num = num;
+    f.trans = trans;
+    const int r = l / 4, c = 2 * (l % 4);
+    for (int j = 0; j < 4; ++j) {
+      f.r[j] = j < num ? Matrices::At(j, r, c) | (uint32_t{Matrices::At(j, r, c + 1)} << 16)
+                       : 0xDEADBEEF;
+    }
+  }
+  return in;
+}
+
+TEST(WarpOpsTest, StmatrixStoresRowsAsThePtxFigure) {
+  for (int num : {1, 2, 4}) {
+    for (int trans : {0, 1}) {
+      SCOPED_TRACE(testing::Message() << "x" << num << (trans ? ".trans" : ""));
+      Matrices smem;
+      std::fill(std::begin(smem.data), std::end(smem.data), uint16_t{0xFFFF});
+      std::vector<StmatrixIn> in = StmatrixOperands(smem.data, num, trans);
+      std::vector<int> out(32);
+      ASSERT_TRUE(ExecuteWarpOp(tl::host::kWarpStmatrix, Lanes(in, out), 32, smem.window()).ok());
+      for (int m = 0; m < 4; ++m) {
+        for (int r = 0; r < 8; ++r) {
+          for (int c = 0; c < 8; ++c) {
+            const uint16_t want = m >= num ? uint16_t{0xFFFF}
+                                  : trans  ? Matrices::At(m, c, r)
+                                           : Matrices::At(m, r, c);
+            EXPECT_EQ(smem.data[m * 64 + r * 8 + c], want)
+                << "matrix " << m << " row " << r << " col " << c;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(WarpOpsTest, StmatrixThenLdmatrixIsTheIdentity) {
+  for (int trans : {0, 1}) {
+    Matrices smem;
+    std::vector<StmatrixIn> in = StmatrixOperands(smem.data, 4, trans);
+    std::vector<int> unused(32);
+    ASSERT_TRUE(ExecuteWarpOp(tl::host::kWarpStmatrix, Lanes(in, unused), 32, smem.window()).ok());
+    std::vector<LdmatrixIn> ld(32);
+    std::vector<std::array<uint32_t, 4>> out(32);
+    for (int l = 0; l < 32; ++l) ld[l] = LdmatrixIn{in[l].row, 4, trans};
+    ASSERT_TRUE(ExecuteWarpOp(tl::host::kWarpLdmatrix, Lanes(ld, out), 32, smem.window()).ok());
+    for (int l = 0; l < 32; ++l) {
+      for (int j = 0; j < 4; ++j) EXPECT_EQ(out[l][j], in[l].r[j]) << "lane " << l << " reg " << j;
+    }
+  }
+}
+
+TEST(WarpOpsTest, StmatrixRowsMustLieInSharedMemoryBeAlignedAndAgree) {
+  Matrices smem;
+  const Matrices before = smem;
+  std::vector<StmatrixIn> in = StmatrixOperands(smem.data, 4, 0);
+  std::vector<int> out(32);
+  in[30].row = reinterpret_cast<uint8_t*>(smem.data) + sizeof(smem.data) - 8;
+  absl::Status s = ExecuteWarpOp(tl::host::kWarpStmatrix, Lanes(in, out), 32, smem.window());
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("stmatrix: lane 30's row address"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("(row 6 of matrix 3) is outside the block's dynamic shared memory"),
+            std::string::npos)
+      << s;
+  // Nothing was written: the rows are checked before any is stored.
+  EXPECT_EQ(std::memcmp(smem.data, before.data, sizeof(smem.data)), 0);
+
+  in = StmatrixOperands(smem.data, 4, 0);
+  in[3].row = reinterpret_cast<uint8_t*>(&smem.data[3 * 8]) + 2;
+  s = ExecuteWarpOp(tl::host::kWarpStmatrix, Lanes(in, out), 32, smem.window());
+  EXPECT_NE(s.message().find("lane 3's row address is at shared offset 50, not 16-byte aligned"),
+            std::string::npos)
+      << s;
+
+  in = StmatrixOperands(smem.data, 4, 0);
+  in[12].num = 2;
+  s = ExecuteWarpOp(tl::host::kWarpStmatrix, Lanes(in, out), 32, smem.window());
+  EXPECT_NE(s.message().find("lane 12 executes stmatrix_x2 while lane 0 executes stmatrix_x4"),
+            std::string::npos)
+      << s;
+
+  in.resize(16);
+  out.resize(16);
+  s = ExecuteWarpOp(tl::host::kWarpStmatrix, Lanes(in, out), 32, smem.window());
+  EXPECT_NE(s.message().find("stmatrix needs a full 32-lane warp"), std::string::npos) << s;
 }
 
 // Fills every lane's m16n8k16 fragments from row-major A[16][16], B[16][8]
