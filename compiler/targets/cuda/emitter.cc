@@ -540,8 +540,14 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   }
   file.Line(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", *threads, ") ",
                          out.name, "("));
+  // Every kernel takes all of the program's parameters; one this kernel does
+  // not use (another kernel of the program does) is [[maybe_unused]].
+  const std::string uses =
+      absl::StrCat(prologue.text(), absl::StrJoin(smem_lines, "\n"), "\n", body.text());
   for (size_t i = 0; i < params.size(); ++i) {
-    file.Line(absl::StrCat("    ", params[i], i + 1 < params.size() ? "," : ") {"));
+    const std::string name = params[i].substr(params[i].rfind(' ') + 1);
+    file.Line(absl::StrCat("    ", CountWord(uses, name) == 0 ? "[[maybe_unused]] " : "", params[i],
+                           i + 1 < params.size() ? "," : ") {"));
   }
   if (params.empty()) file.Line("    ) {");
   file.Indent(1);
