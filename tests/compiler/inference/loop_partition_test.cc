@@ -80,6 +80,22 @@ TEST_F(NestVectorTest, OnlyContiguousAccessesCount) {
   EXPECT_EQ(NestAccessVector(Nest(i, j, let), target), 4);
 }
 
+TEST_F(NestVectorTest, ContiguousInSeesTheUnitTermOfTheLastIndex) {
+  int64_t divisor = 0;
+  EXPECT_TRUE(ContiguousIn({Add(Mul(by, 32), i), Add(Mul(bx, 64), j)}, j.get(), &divisor));
+  EXPECT_EQ(divisor, 64);
+  // j twice, j scaled, j in a leading index, or no j: not contiguous.
+  EXPECT_FALSE(ContiguousIn({i, Add(j, j)}, j.get()));
+  EXPECT_FALSE(ContiguousIn({i, Mul(j, 2)}, j.get()));
+  EXPECT_FALSE(ContiguousIn({j, j}, j.get()));
+  EXPECT_FALSE(ContiguousIn({i, bx}, j.get()));
+  // j - 1 is contiguous with an odd base; a cast of j counts as j.
+  EXPECT_TRUE(ContiguousIn({ir::Binary(BinaryOp::kSub, j, ir::IntImm(1))}, j.get(), &divisor));
+  EXPECT_EQ(divisor, 1);
+  EXPECT_TRUE(ContiguousIn({Add(ir::Cast(DType::kInt64, j), Mul(n_dyn, 8))}, j.get(), &divisor));
+  EXPECT_EQ(divisor, 8);
+}
+
 TEST(RegionPartitionTest, CopiesIntoSharedUseWideVectors) {
   TargetInfo target = TargetInfo::Sm80();
   ir::Var by = ir::MakeVar("by"), ko = ir::MakeVar("ko");
