@@ -480,6 +480,18 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
   frame().loops.pop_back();
   std::vector<ir::Stmt> stmts = PopBlock();
   if (!flow.ok()) return flow;
+  // order= and stage= name the statements the pipeline schedules: every
+  // statement of the body except the lets of its Python locals.
+  size_t scheduled = 0;
+  for (const ir::Stmt& st : stmts) scheduled += st && st->kind != ir::StmtKind::kLet ? 1 : 0;
+  for (const auto& [list, name] : {std::pair{&loop.order, "order"}, {&loop.stage, "stage"}}) {
+    if (!list->empty() && list->size() != scheduled) {
+      return Err(s.loc, Cat("T.Pipelined ", name, "= has ", list->size(),
+                            " entries but the loop body has ", scheduled,
+                            scheduled == 1 ? " statement" : " statements",
+                            " (one entry per statement; a local bound in the body is not one)"));
+    }
+  }
   ir::Stmt body = Body(std::move(stmts));
   for (size_t d = n; d-- > 0;) {
     auto f = std::make_shared<ir::ForNode>();

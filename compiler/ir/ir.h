@@ -315,8 +315,10 @@ struct ForNode : StmtNode {
   ForKind kind;
   // kPipelined only:
   Expr num_stages;             // may be an unbound tile parameter
-  std::vector<int64_t> order;  // per statement of the body, or empty
-  std::vector<int64_t> stage;  // per statement of the body, or empty
+  // T.Pipelined order= and stage=: one entry per statement of the body that
+  // is not a let (lets bind names for the statements after them), or empty.
+  std::vector<int64_t> order;
+  std::vector<int64_t> stage;
   Stmt body;
   ForNode() : StmtNode(kKind) {}
 };

@@ -401,8 +401,16 @@ bool Verifier::CheckFor(const ForNode* n) {
     }
   } else {
     if (n->num_stages && !CheckPositive(n->num_stages, "num_stages")) return false;
+    // order and stage index the statements the pipeline schedules: the
+    // body's statements other than lets (a let binds a name for the
+    // statements after it, as a Python local inside the loop does).
     const auto* seq = n->body ? n->body->as<SeqNode>() : nullptr;
-    size_t count = seq ? seq->stmts.size() : 1;
+    size_t count = 0;
+    if (seq) {
+      for (const Stmt& s : seq->stmts) count += s && s->kind != StmtKind::kLet ? 1 : 0;
+    } else {
+      count = n->body && n->body->kind == StmtKind::kLet ? 0 : 1;
+    }
     const std::pair<const char*, const std::vector<int64_t>*> lists[] = {{"order", &n->order},
                                                                          {"stage", &n->stage}};
     for (const auto& [name, list] : lists) {

@@ -428,6 +428,23 @@ TEST_F(VerifierTest, OrderAndStageHaveOneEntryPerStatement) {
   EXPECT_TRUE(Verify(InKernel({Allocate(s), loop})).ok());
 }
 
+// A let in the body (a Python local bound inside the loop) is not one of the
+// statements order and stage index.
+TEST_F(VerifierTest, OrderAndStageDoNotCountLets) {
+  Buffer s = Alloc("S", kF16, {64}, Scope::kShared);
+  Var k = MakeVar("k"), j = MakeVar("j");
+  auto loop = MakeFor(k, I(4), ForKind::kPipelined,
+                      Seq({Let(j, Add(k, I(1))), Store(s, {j}, FloatImm(0.0, kF16)),
+                           Store(s, {k}, FloatImm(1.0, kF16))}));
+  loop->num_stages = I(2);
+  loop->order = {0, 1};
+  loop->stage = {0, 1};
+  EXPECT_TRUE(Verify(InKernel({Allocate(s), loop})).ok());
+  loop->order = {0, 1, 2};
+  EXPECT_EQ(Error(InKernel({Allocate(s), loop})),
+            "kernel 0 > for k: order has 3 entries but the pipelined body has 2 statements");
+}
+
 TEST_F(VerifierTest, GridRankAndBlockVariables) {
   Var x = MakeVar("x"), y = MakeVar("y"), z = MakeVar("z"), w = MakeVar("w");
   EXPECT_EQ(Error(Top({MakeKernel({I(1), I(2), I(3), I(4)}, {x, y, z, w}, I(32), Seq({}))})),
