@@ -6,7 +6,9 @@
 //   cp_async_{16,8,4}(dst, src, pred)   the destination's bytes (a store) and,
 //                                       when pred, the source's (a load)
 //   copy_vec<N>(dst, src), zero_vec<N>(dst), load_vec<T, N>(p),
-//   store_vec<T, N>(p, v)               the N-byte access
+//   store_vec<T, N>(p, v)               the N-byte access, and its alignment
+//                                       (a misaligned vector traps, as the GPU
+//                                       faults)
 //   gemm_ss / gemm_rs                   the rows of each shared operand the
 //                                       gemm reads (its layout's columns x M,
 //                                       N or K rows), once per call; bounds
@@ -25,6 +27,23 @@
 #include "tl/buffer.h"
 
 namespace tl {
+namespace host {
+
+// Traps unless `p` is a multiple of `bytes`: an N-byte vector access at a
+// misaligned address faults on the GPU (misaligned address error), while the
+// host would quietly perform it.
+inline void check_vector_alignment(const void* p, uint64_t bytes, const char* what) {
+  if (reinterpret_cast<uintptr_t>(p) % bytes == 0) [[likely]] return;
+  char message[192];
+  std::snprintf(message, sizeof message,
+                "misaligned %llu-byte %s at %p (a vector access must be %llu-byte aligned)",
+                static_cast<unsigned long long>(bytes), what, p,
+                static_cast<unsigned long long>(bytes));
+  Thread* t = current_thread;
+  t->rt->trap(t, message);
+}
+
+}  // namespace host
 
 #define TL_HOST_CHECKED_CP_ASYNC(N)                                                     \
   template <typename D, typename S>                                                     \
@@ -47,6 +66,8 @@ template <int N, typename D, typename S>
 TL_HOST_INLINE void copy_vec(const D& dst, const S& src) {
   host::check_range(src, N, false);
   host::check_range(dst, N, true);
+  host::check_vector_alignment(host::raw(src), N, "copy_vec load");
+  host::check_vector_alignment(host::raw(dst), N, "copy_vec store");
   copy_vec<N>(static_cast<void*>(host::raw(dst)), static_cast<const void*>(host::raw(src)));
 }
 
@@ -54,6 +75,7 @@ template <int N, typename D>
   requires host::Checked<D>
 TL_HOST_INLINE void zero_vec(const D& dst) {
   host::check_range(dst, N, true);
+  host::check_vector_alignment(dst.get(), N, "zero_vec store");
   zero_vec<N>(static_cast<void*>(dst.get()));
 }
 
@@ -61,6 +83,7 @@ template <typename T, int N, typename P>
   requires host::Checked<P>
 TL_HOST_INLINE Vec<T, N> load_vec(const P& p) {
   host::check_range(p, sizeof(T) * N, false);
+  host::check_vector_alignment(p.get(), sizeof(T) * N, "load_vec");
   return load_vec<T, N>(static_cast<const T*>(p.get()));
 }
 
@@ -68,6 +91,7 @@ template <typename T, int N, typename P>
   requires host::Checked<P>
 TL_HOST_INLINE void store_vec(const P& p, const Vec<T, N>& x) {
   host::check_range(p, sizeof(T) * N, true);
+  host::check_vector_alignment(p.get(), sizeof(T) * N, "store_vec");
   store_vec<T, N>(static_cast<T*>(p.get()), x);
 }
 

@@ -54,6 +54,16 @@ extern "C" __global__ void __launch_bounds__(16) vectors(
   tl::copy_vec<16>(&Y[tx * 4], &B_shared[tx * 4 + shift]);  // @copy_vec
 }
 
+// A 16-byte vector load from a float offset: misaligned unless shift % 4 == 0.
+extern "C" __global__ void __launch_bounds__(8) misaligned(
+    tl::gptr<float> X,
+    tl::gptr<float> Y,
+    int shift) {
+  const int tx = threadIdx.x;
+  auto v = tl::load_vec<float, 4>(&X[tx * 4 + shift]);
+  tl::store_vec<float, 4>(&Y[tx * 4], v);
+}
+
 // Reads A_shared[tx ^ 1] after every thread but `skip` wrote its element.
 extern "C" __global__ void __launch_bounds__(32) uninit(tl::gptr<float> Y, int skip) {
   uint8_t* smem = tl::dynamic_smem();
@@ -190,6 +200,24 @@ TEST(CheckedAccessTest, VectorAndAsyncCopiesAreChecked) {
                        "16 bytes past the end of shared buffer 'A_shared'"))
       << s;
   EXPECT_TRUE(Contains(s, " at " + LineOf("cp_async"))) << s;
+}
+
+// The GPU faults on a vector access at an address that is not a multiple of
+// its size; the emulator must not quietly perform it.
+TEST(CheckedAccessTest, MisalignedVectorAccessTraps) {
+  ASSERT_MODULE();
+  Buffers b(64);
+  float* px = b.x.data();
+  float* py = b.y.data();
+  int shift = 4;
+  absl::Status s =
+      Launch(*Module(), "misaligned", {1, 1, 1}, {8, 1, 1}, 0, {&px, &py, &shift}, b.options);
+  ASSERT_TRUE(s.ok()) << s;
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(b.y[i], b.x[i + 4]) << i;
+  shift = 1;  // in bounds, 4 bytes off the 16-byte grid
+  s = Launch(*Module(), "misaligned", {1, 1, 1}, {8, 1, 1}, 0, {&px, &py, &shift}, b.options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
+  EXPECT_TRUE(Contains(s, "thread (0, 0, 0): misaligned 16-byte load_vec")) << s;
 }
 
 TEST(CheckedAccessTest, UninitialisedSharedReadsWhenAsked) {
