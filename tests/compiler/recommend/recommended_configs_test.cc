@@ -6,30 +6,21 @@
 // the reference interpreter on random inputs. Set TILEC_TEST_SEED to
 // reproduce a run.
 #include <cstdio>
-#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "compiler/frontend/frontend.h"
-#include "compiler/interp/compare.h"
-#include "compiler/interp/interp.h"
 #include "compiler/ir/hash.h"
-#include "compiler/ir/verifier.h"
 #include "compiler/recommend/auto_bind.h"
 #include "compiler/targets/cuda/artifact.h"
-#include "compiler/targets/host/emulate.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 #include "tests/testing/example_cases.h"
 
 namespace tilec::recommend {
 namespace {
-
-uint64_t Seed() {
-  const char* env = std::getenv("TILEC_TEST_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : 20261122;
-}
 
 struct Case {
   std::string example;  // a case of examples/cases.txt
@@ -40,24 +31,17 @@ struct Case {
 // The example with the parameters in `unbind` left unbound (their -D
 // dropped, their Python defaults ignored).
 absl::StatusOr<ir::Program> Parse(const Case& c) {
-  auto cases = tilec::testing::LoadExampleCases();
-  if (!cases.ok()) return cases.status();
-  for (const tilec::testing::ExampleCase& e : *cases) {
-    if (e.name != c.example) continue;
-    auto text = tilec::testing::ReadFile(tilec::testing::ExamplesDir() + "/" + e.file);
-    if (!text.ok()) return text.status();
-    frontend::Bindings bindings;
-    for (const auto& [k, v] : e.bindings) {
-      if (!c.unbind.count(k)) bindings.Set(k, v);
-    }
-    bindings.unbound = c.unbind;
-    auto program =
-        frontend::CompileTileLang({"examples/" + e.file, *text}, e.function, bindings);
-    if (!program.ok()) return program.status();
-    if (absl::Status st = ir::Verify(*program); !st.ok()) return st;
-    return program;
+  absl::StatusOr<tilec::testing::ExampleCase> e = tilec::testing::FindExampleCase(c.example);
+  if (!e.ok()) return e.status();
+  absl::StatusOr<std::string> text =
+      tilec::testing::ReadFile(tilec::testing::ExamplesDir() + "/" + e->file);
+  if (!text.ok()) return text.status();
+  frontend::Bindings bindings;
+  for (const auto& [k, v] : e->bindings) {
+    if (!c.unbind.count(k)) bindings.Set(k, v);
   }
-  return absl::NotFoundError("no example case " + c.example);
+  bindings.unbound = c.unbind;
+  return tilec::testing::CompileWithBindings("examples/" + e->file, *text, e->function, bindings);
 }
 
 class TopRecommendation : public ::testing::TestWithParam<Case> {};
@@ -106,25 +90,8 @@ TEST_P(TopRecommendation, CompilesWithoutSpillsAndMatchesTheInterpreter) {
   }
 
   // The very same source on the emulator matches the interpreter.
-  const uint64_t seed = Seed();
-  std::printf("  seed %llu (TILEC_TEST_SEED)\n", static_cast<unsigned long long>(seed));
-  absl::StatusOr<std::vector<interp::Tensor>> inputs =
-      interp::MakeInputs(bound->program, {}, seed);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  std::vector<interp::Tensor> expected = *inputs, actual = *inputs;
-  ASSERT_TRUE(interp::RunProgram(bound->program, expected).ok());
-  absl::Status run = host::EmulateProgram(bound->program, artifact->source, actual, {});
-  ASSERT_TRUE(run.ok()) << run;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    if (!bound->program.params[i].tensor) continue;
-    absl::StatusOr<interp::CompareResult> cmp =
-        interp::CompareTensors(actual[i], expected[i], interp::DefaultTolerance(actual[i].dtype()));
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    std::printf("  %s: %s\n", bound->program.params[i].tensor->name.c_str(),
-                cmp->Summary().c_str());
-    EXPECT_TRUE(cmp->ok) << bound->program.params[i].tensor->name << ": " << cmp->Summary()
-                         << " (seed " << seed << ")";
-  }
+  tilec::testing::ExpectEmulatorMatchesInterpreter(bound->program, artifact->source,
+                                                   {.seed = tilec::testing::TestSeed(20261122)});
 }
 
 const std::set<std::string> kGemmTiles = {"block_M", "block_N", "block_K", "threads",

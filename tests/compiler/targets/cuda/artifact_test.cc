@@ -8,44 +8,18 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/frontend/frontend.h"
-#include "compiler/ir/verifier.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "tests/testing/example_cases.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 
 namespace tilec::cuda {
 namespace {
 
 using ::testing::HasSubstr;
-
-absl::StatusOr<ir::Program> Compile(const std::string& path, const std::string& text,
-                                    const std::string& function,
-                                    const std::vector<std::pair<std::string, std::string>>& b) {
-  frontend::Bindings bindings;
-  for (const auto& [k, v] : b) bindings.Set(k, v);
-  absl::StatusOr<ir::Program> p =
-      frontend::CompileTileLang(frontend::SourceFile{path, text}, function, bindings);
-  if (!p.ok()) return p.status();
-  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
-  return p;
-}
-
-absl::StatusOr<ir::Program> Example(const std::string& case_name) {
-  absl::StatusOr<std::vector<::tilec::testing::ExampleCase>> cases =
-      ::tilec::testing::LoadExampleCases();
-  if (!cases.ok()) return cases.status();
-  for (const auto& c : *cases) {
-    if (c.name != case_name) continue;
-    absl::StatusOr<std::string> text =
-        ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file);
-    if (!text.ok()) return text.status();
-    return Compile("examples/" + c.file, *text, c.function, c.bindings);
-  }
-  return absl::NotFoundError(case_name);
-}
+using ::tilec::testing::CompileExampleCase;
+using ::tilec::testing::CompileSource;
 
 // The metadata parsed back as JSON.
 google::protobuf::Struct ParseJson(const std::string& json) {
@@ -69,7 +43,7 @@ std::vector<std::string> Strings(const google::protobuf::Value& list) {
 }
 
 TEST(CudaArtifact, MetadataDescribesKernelsParametersAndConfig) {
-  absl::StatusOr<ir::Program> program = Example("elementwise_add_ragged");
+  absl::StatusOr<ir::Program> program = CompileExampleCase("elementwise_add_ragged");
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaArtifact> a =
       BuildCudaArtifact(*program, CudaTarget::ForArch(CudaArch::kSm80));
@@ -111,7 +85,7 @@ TEST(CudaArtifact, MetadataDescribesKernelsParametersAndConfig) {
 // The metadata names the tensor-core instruction of each kernel: the float8
 // mma on sm_90a, the f16 mma the operands are converted for on sm_80.
 TEST(CudaArtifact, NamesTheMmaInstruction) {
-  absl::StatusOr<ir::Program> program = Example("gemm_fp8_mixed_nn_ragged");
+  absl::StatusOr<ir::Program> program = CompileExampleCase("gemm_fp8_mixed_nn_ragged");
   ASSERT_TRUE(program.ok()) << program.status();
   for (auto [arch, mma] :
        {std::pair{CudaArch::kSm90a, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32"},
@@ -138,7 +112,7 @@ def scale(N, block=128):
 )";
 
 TEST(CudaArtifact, DynamicDimsAppearAsExpressions) {
-  absl::StatusOr<ir::Program> program = Compile("scale.py", kScale, "scale", {});
+  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScale, "scale", {});
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaArtifact> a =
       BuildCudaArtifact(*program, CudaTarget::ForArch(CudaArch::kSm90a));
@@ -154,7 +128,7 @@ TEST(CudaArtifact, DynamicDimsAppearAsExpressions) {
 }
 
 TEST(CudaArtifact, WorkspacesListTheirBytes) {
-  absl::StatusOr<ir::Program> program = Example("gqa_decode_small");
+  absl::StatusOr<ir::Program> program = CompileExampleCase("gqa_decode_small");
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaArtifact> a =
       BuildCudaArtifact(*program, CudaTarget::ForArch(CudaArch::kSm80));
@@ -170,7 +144,7 @@ TEST(CudaArtifact, WorkspacesListTheirBytes) {
 }
 
 TEST(CudaArtifact, WritesCubinSourceAndMetadata) {
-  absl::StatusOr<ir::Program> program = Compile("scale.py", kScale, "scale", {{"N", "1000"}});
+  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScale, "scale", {{"N", "1000"}});
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaArtifact> a =
       BuildCudaArtifact(*program, CudaTarget::ForArch(CudaArch::kSm80));
@@ -192,7 +166,7 @@ TEST(CudaArtifact, WritesCubinSourceAndMetadata) {
 }
 
 TEST(CudaArtifact, UnboundTileParameterFailsBeforeCompiling) {
-  absl::StatusOr<ir::Program> program = Compile("scale.py", kScale, "scale", {{"N", "1000"}});
+  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScale, "scale", {{"N", "1000"}});
   ASSERT_TRUE(program.ok()) << program.status();
   ir::Program p = *program;
   p.tile_params.push_back({ir::MakeVar("num_stages"), std::nullopt, {2, 3}});

@@ -5,23 +5,16 @@
 // otherwise. Each case is emitted for sm_80 and sm_90a, read in its SASS,
 // and run on the SIMT emulator against the reference interpreter on random
 // inputs (TILEC_TEST_SEED reproduces a run).
-#include <cstdio>
-#include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "compiler/frontend/frontend.h"
-#include "compiler/inference/layout_inference.h"
-#include "compiler/interp/compare.h"
-#include "compiler/interp/interp.h"
-#include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "compiler/targets/cuda/nvrtc.h"
 #include "compiler/targets/cuda/sass.h"
-#include "compiler/targets/host/emulate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/example_cases.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 
 namespace tilec::cuda {
 namespace {
@@ -29,80 +22,37 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-uint64_t Seed() {
-  const char* env = std::getenv("TILEC_TEST_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : 11;
-}
-
 struct Emitted {
   ir::Program program;
   CudaSource source;
   std::string sass;
 };
 
-// Compiles, emits for `arch` and disassembles the cubin NVRTC makes of it.
-Emitted Emit(const std::string& path, const std::string& source, const std::string& function,
-             const std::vector<std::pair<std::string, std::string>>& bindings, CudaArch arch) {
-  frontend::Bindings b;
-  for (const auto& [k, v] : bindings) b.Set(k, v);
-  absl::StatusOr<ir::Program> program =
-      frontend::CompileTileLang(frontend::SourceFile{path, source}, function, b);
+// Emits `program` for `arch` and disassembles the cubin NVRTC makes of it.
+Emitted Emit(absl::StatusOr<ir::Program> program, CudaArch arch) {
   EXPECT_TRUE(program.ok()) << program.status();
   if (!program.ok()) return {};
-  EXPECT_TRUE(ir::Verify(*program).ok());
-  const CudaTarget target = CudaTarget::ForArch(arch);
-  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(*program, target.info);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  if (!plan.ok()) return {};
-  absl::StatusOr<CudaSource> src = EmitCuda(*program, *plan, target);
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, arch);
   EXPECT_TRUE(src.ok()) << src.status();
   if (!src.ok()) return {};
-  if (std::getenv("TILEC_DUMP_CUDA")) std::printf("%s\n", src->code.c_str());
-  absl::StatusOr<NvrtcResult> cubin = CompileCuda(src->code, function + ".cu", arch);
+  absl::StatusOr<NvrtcResult> cubin = CompileCuda(src->code, program->name + ".cu", arch);
   EXPECT_TRUE(cubin.ok()) << cubin.status();
   if (!cubin.ok()) return {};
   absl::StatusOr<std::string> sass = DisassembleCubin(cubin->cubin);
   EXPECT_TRUE(sass.ok()) << sass.status();
-  return {*program, *src, sass.ok() ? *sass : ""};
+  return {*std::move(program), *src, sass.ok() ? *sass : ""};
 }
 
 // Runs the emitted code on the emulator and the program on the interpreter
 // from the same random inputs; every tensor must match within its dtype's
 // tolerance.
 void ExpectMatchesInterpreter(const Emitted& e) {
-  const uint64_t seed = Seed();
-  std::printf("%s, seed %llu (TILEC_TEST_SEED)\n", e.program.name.c_str(),
-              static_cast<unsigned long long>(seed));
-  absl::StatusOr<std::vector<interp::Tensor>> inputs = interp::MakeInputs(e.program, {}, seed);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  std::vector<interp::Tensor> expected = *inputs, actual = *inputs;
-  ASSERT_TRUE(interp::RunProgram(e.program, expected).ok());
-  absl::Status emulated = host::EmulateProgram(e.program, e.source, actual);
-  ASSERT_TRUE(emulated.ok()) << emulated;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    if (!e.program.params[i].tensor) continue;
-    absl::StatusOr<interp::CompareResult> cmp =
-        interp::CompareTensors(actual[i], expected[i], interp::DefaultTolerance(actual[i].dtype()));
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    EXPECT_TRUE(cmp->ok) << e.program.params[i].tensor->name << ": " << cmp->Summary()
-                         << " (seed " << seed << ")";
-  }
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(e.program, e.source,
+                                                     {.seed = ::tilec::testing::TestSeed(11)});
 }
 
 Emitted SplitK(CudaArch arch) {
-  absl::StatusOr<std::vector<::tilec::testing::ExampleCase>> cases =
-      ::tilec::testing::LoadExampleCases();
-  EXPECT_TRUE(cases.ok()) << cases.status();
-  if (!cases.ok()) return {};
-  for (const auto& c : *cases) {
-    if (c.name != "gemm_splitk_ragged") continue;
-    absl::StatusOr<std::string> text =
-        ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file);
-    EXPECT_TRUE(text.ok());
-    return Emit("examples/" + c.file, text.ok() ? *text : "", c.function, c.bindings, arch);
-  }
-  ADD_FAILURE() << "examples/cases.txt has no gemm_splitk_ragged";
-  return {};
+  return Emit(::tilec::testing::CompileExampleCase("gemm_splitk_ragged"), arch);
 }
 
 TEST(AtomicAdd, SplitKAccumulatorIsAddedInFloat32PairsOnSm90a) {
@@ -146,8 +96,10 @@ def acc_half(M, N, bm, bn):
 TEST(AtomicAdd, FragmentIntoFloat16GoesAsF16x2PairsOnBothTargets) {
   for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
     SCOPED_TRACE(CudaArchName(arch));
-    Emitted e = Emit("test.py", kIntoHalf, "acc_half",
-                     {{"M", "50"}, {"N", "70"}, {"bm", "16"}, {"bn", "64"}}, arch);
+    Emitted e = Emit(
+        ::tilec::testing::CompileSource("test.py", kIntoHalf, "acc_half",
+                                        {{"M", "50"}, {"N", "70"}, {"bm", "16"}, {"bn", "64"}}),
+        arch);
     EXPECT_THAT(e.source.code, HasSubstr("tl::red_add_vec<tl::half_t, "));
     EXPECT_THAT(e.source.code, HasSubstr("tl::is_aligned<"));  // rows are not all aligned
     EXPECT_EQ(CountOpcode(e.sass, "ATOMS"), 0);

@@ -4,98 +4,39 @@
 // reproduce a run; TILEC_DUMP_CUDA=1 prints the generated source.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "compiler/frontend/frontend.h"
-#include "compiler/inference/index_expr.h"
-#include "compiler/inference/layout_inference.h"
-#include "compiler/interp/compare.h"
-#include "compiler/interp/interp.h"
-#include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/emitter.h"
-#include "compiler/targets/host/emulate.h"
+#include "compiler/targets/cuda/nvrtc.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 #include "tests/testing/example_cases.h"
 
 namespace tilec::cuda {
 namespace {
 
+using ::tilec::testing::CompileSource;
+using ::tilec::testing::EmitFor;
+using ::tilec::testing::EmulatorCheck;
 using ::tilec::testing::ExampleCase;
-
-uint64_t Seed() {
-  const char* env = std::getenv("TILEC_TEST_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : 20261121;
-}
-
-absl::StatusOr<ir::Program> CompileCase(const ExampleCase& c) {
-  absl::StatusOr<std::string> text =
-      ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file);
-  if (!text.ok()) return text.status();
-  frontend::Bindings b;
-  for (const auto& [k, v] : c.bindings) b.Set(k, v);
-  absl::StatusOr<ir::Program> p =
-      frontend::CompileTileLang(frontend::SourceFile{"examples/" + c.file, *text}, c.function, b);
-  if (!p.ok()) return p.status();
-  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
-  return p;
-}
-
-absl::Status RunOnEmulator(const ir::Program& program, const CudaSource& src,
-                           std::vector<interp::Tensor>& args,
-                           const std::map<std::string, int64_t>& dim_values = {}) {
-  return host::EmulateProgram(program, src, args, dim_values);
-}
+using ::tilec::testing::ExpectEmulatorMatchesInterpreter;
+using ::tilec::testing::TestSeed;
 
 // Emits the case for `arch`, runs it on the emulator and compares every
 // tensor with the interpreter's.
 void RunCase(const std::string& name, CudaArch arch) {
-  absl::StatusOr<std::vector<ExampleCase>> cases = ::tilec::testing::LoadExampleCases();
-  ASSERT_TRUE(cases.ok()) << cases.status();
-  const ExampleCase* c = nullptr;
-  for (const ExampleCase& x : *cases) {
-    if (x.name == name) c = &x;
-  }
-  ASSERT_NE(c, nullptr) << name;
-  absl::StatusOr<ir::Program> program = CompileCase(*c);
+  absl::StatusOr<ExampleCase> c = ::tilec::testing::FindExampleCase(name);
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<ir::Program> program = ::tilec::testing::CompileExampleCase(*c);
   ASSERT_TRUE(program.ok()) << program.status();
-  const CudaTarget target = CudaTarget::ForArch(arch);
-  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(*program, target.info);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  absl::StatusOr<CudaSource> src = EmitCuda(*program, *plan, target);
+  absl::StatusOr<CudaSource> src = EmitFor(*program, arch);
   ASSERT_TRUE(src.ok()) << src.status();
-  if (std::getenv("TILEC_DUMP_CUDA")) std::printf("%s\n", src->code.c_str());
-
-  const uint64_t seed = Seed();
-  std::printf("case %s for %s, seed %llu (TILEC_TEST_SEED)\n", c->name.c_str(),
-              std::string(target.name()).c_str(), static_cast<unsigned long long>(seed));
-  absl::StatusOr<std::vector<interp::Tensor>> inputs = interp::MakeInputs(*program, {}, seed);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  if (c->file == "gemm_splitk.py") {
-    // Split-K accumulates into C, which must start at zero.
-    interp::Tensor& out = inputs->back();
-    out = interp::Tensor(out.dtype(), out.shape());
-  }
-  std::vector<interp::Tensor> expected = *inputs;
-  std::vector<interp::Tensor> actual = *inputs;
-  ASSERT_TRUE(interp::RunProgram(*program, expected).ok());
-  absl::Status run = RunOnEmulator(*program, *src, actual);
-  ASSERT_TRUE(run.ok()) << run;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    if (!program->params[i].tensor) continue;
-    const std::string& tensor = program->params[i].tensor->name;
-    absl::StatusOr<interp::CompareResult> cmp =
-        interp::CompareTensors(actual[i], expected[i], interp::DefaultTolerance(actual[i].dtype()));
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    std::printf("  %s %s: %s\n", tensor.c_str(), actual[i].TypeString().c_str(),
-                cmp->Summary().c_str());
-    EXPECT_TRUE(cmp->ok) << tensor << ": " << cmp->Summary() << " (seed " << seed << ")";
-  }
+  std::printf("case %s for %s\n", c->name.c_str(), std::string(CudaArchName(arch)).c_str());
+  EmulatorCheck check{.seed = TestSeed(20261121)};
+  // Split-K accumulates into C, which must start at zero.
+  if (c->file == "gemm_splitk.py") check.zero = {"C"};
+  ExpectEmulatorMatchesInterpreter(*program, *src, check);
 }
 
 class EmulatedExample : public ::testing::TestWithParam<std::string> {};
@@ -111,9 +52,7 @@ TEST_P(EmulatedExampleSm90a, MatchesTheInterpreter) { RunCase(GetParam(), CudaAr
 // the example files named.
 std::vector<std::string> CaseNames(const std::vector<std::string>& files = {}) {
   std::vector<std::string> names;
-  absl::StatusOr<std::vector<ExampleCase>> cases = ::tilec::testing::LoadExampleCases();
-  if (!cases.ok()) return names;
-  for (const ExampleCase& c : *cases) {
+  for (const ExampleCase& c : ::tilec::testing::ExampleCasesOrDie()) {
     if (files.empty() || std::find(files.begin(), files.end(), c.file) != files.end()) {
       names.push_back(c.name);
     }
@@ -143,27 +82,14 @@ def scale(N, block=128):
 // A dynamic N passed as the trailing int parameter: 1000 is not a multiple
 // of the block, so the last block is ragged.
 TEST(EmulatedDynamic, ScaleWithARuntimeSize) {
-  frontend::Bindings none;
-  absl::StatusOr<ir::Program> program =
-      frontend::CompileTileLang(frontend::SourceFile{"scale.py", kScale}, "scale", none);
+  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScale, "scale");
   ASSERT_TRUE(program.ok()) << program.status();
   ASSERT_EQ(program->dyn_dims.size(), 1u);
-  const CudaTarget target = CudaTarget::ForArch(CudaArch::kSm80);
-  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(*program, target.info);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  absl::StatusOr<CudaSource> src = EmitCuda(*program, *plan, target);
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
-  const uint64_t seed = Seed();
-  std::printf("seed %llu (TILEC_TEST_SEED)\n", static_cast<unsigned long long>(seed));
-  absl::StatusOr<std::vector<interp::Tensor>> inputs =
-      interp::MakeInputs(*program, {{"N", 1000}}, seed);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  std::vector<interp::Tensor> expected = *inputs, actual = *inputs;
-  ASSERT_TRUE(interp::RunProgram(*program, expected).ok());
-  absl::Status run = RunOnEmulator(*program, *src, actual, {{"N", 1000}});
-  ASSERT_TRUE(run.ok()) << run;
-  EXPECT_EQ(actual[1], expected[1]);
-  EXPECT_NE(actual[1], (*inputs)[1]);  // the kernel wrote Y
+  ExpectEmulatorMatchesInterpreter(
+      *program, *src,
+      {.seed = TestSeed(20261121), .dims = {{"N", 1000}}, .exact = true, .written = {"Y"}});
 }
 
 }  // namespace

@@ -5,76 +5,31 @@
 // run on the SIMT emulator and compared with the reference interpreter on
 // random inputs (TILEC_TEST_SEED reproduces a run; TILEC_DUMP_CUDA=1 prints
 // the generated source).
-#include <cstdio>
-#include <cstdlib>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "compiler/frontend/frontend.h"
-#include "compiler/inference/layout_inference.h"
-#include "compiler/interp/compare.h"
-#include "compiler/interp/interp.h"
-#include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/emitter.h"
-#include "compiler/targets/host/emulate.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 
 namespace tilec::cuda {
 namespace {
 
-uint64_t Seed() {
-  const char* env = std::getenv("TILEC_TEST_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : 7;
-}
-
-// Compiles `function` of `source` with `bindings`, emits it, runs it on the
-// emulator and on the interpreter from the same random inputs (`zero` names
-// parameters that start at zero, as accumulation outputs must), and expects
-// every tensor to match within the default tolerance of its dtype.
-void ExpectEmulatorMatchesInterpreter(
-    const std::string& source, const std::string& function,
-    const std::vector<std::pair<std::string, std::string>>& bindings,
-    const std::vector<std::string>& zero = {}) {
-  frontend::Bindings b;
-  for (const auto& [k, v] : bindings) b.Set(k, v);
+// Compiles `function` of `source` with `bindings`, emits it for sm_80, runs
+// it on the emulator and on the interpreter from the same random inputs
+// (`zero` names parameters that start at zero, as accumulation outputs
+// must), and expects every tensor to match within the default tolerance of
+// its dtype.
+void ExpectEmulatorMatchesInterpreter(const std::string& source, const std::string& function,
+                                      const ::tilec::testing::BindingList& bindings,
+                                      const std::vector<std::string>& zero = {}) {
   absl::StatusOr<ir::Program> program =
-      frontend::CompileTileLang(frontend::SourceFile{"test.py", source}, function, b);
+      ::tilec::testing::CompileSource("test.py", source, function, bindings);
   ASSERT_TRUE(program.ok()) << program.status();
-  ASSERT_TRUE(ir::Verify(*program).ok()) << ir::Verify(*program);
-  const CudaTarget target = CudaTarget::ForArch(CudaArch::kSm80);
-  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(*program, target.info);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  absl::StatusOr<CudaSource> src = EmitCuda(*program, *plan, target);
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
-  if (std::getenv("TILEC_DUMP_CUDA")) std::printf("%s\n", src->code.c_str());
-  const uint64_t seed = Seed();
-  std::printf("%s, seed %llu (TILEC_TEST_SEED)\n", function.c_str(),
-              static_cast<unsigned long long>(seed));
-  absl::StatusOr<std::vector<interp::Tensor>> inputs = interp::MakeInputs(*program, {}, seed);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  for (size_t i = 0; i < program->params.size(); ++i) {
-    const ir::Buffer& t = program->params[i].tensor;
-    for (const std::string& z : zero) {
-      if (t && t->name == z)
-        (*inputs)[i] = interp::Tensor((*inputs)[i].dtype(), (*inputs)[i].shape());
-    }
-  }
-  std::vector<interp::Tensor> expected = *inputs, actual = *inputs;
-  absl::Status ran = interp::RunProgram(*program, expected);
-  ASSERT_TRUE(ran.ok()) << ran;
-  absl::Status emulated = host::EmulateProgram(*program, *src, actual);
-  ASSERT_TRUE(emulated.ok()) << emulated;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    if (!program->params[i].tensor) continue;
-    const std::string& name = program->params[i].tensor->name;
-    absl::StatusOr<interp::CompareResult> cmp =
-        interp::CompareTensors(actual[i], expected[i], interp::DefaultTolerance(actual[i].dtype()));
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    std::printf("  %s %s: %s\n", name.c_str(), actual[i].TypeString().c_str(),
-                cmp->Summary().c_str());
-    EXPECT_TRUE(cmp->ok) << name << ": " << cmp->Summary() << " (seed " << seed << ")";
-  }
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+      *program, *src, {.seed = ::tilec::testing::TestSeed(7), .zero = zero});
 }
 
 // Each block adds its (remapped) block index to its own tile: the output

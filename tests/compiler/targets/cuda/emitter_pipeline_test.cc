@@ -6,30 +6,17 @@
 // sizes that do not divide the tiles; an order= list that counts the let is
 // a located user error. Set TILEC_TEST_SEED to reproduce a run;
 // TILEC_DUMP_CUDA=1 prints the generated source.
-#include <cstdio>
-#include <cstdlib>
 #include <string>
-#include <vector>
 
-#include "compiler/frontend/frontend.h"
-#include "compiler/inference/layout_inference.h"
-#include "compiler/interp/compare.h"
-#include "compiler/interp/interp.h"
-#include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/emitter.h"
-#include "compiler/targets/host/emulate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 
 namespace tilec::cuda {
 namespace {
 
 using ::testing::HasSubstr;
-
-uint64_t Seed() {
-  const char* env = std::getenv("TILEC_TEST_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : 20261121;
-}
 
 constexpr char kGemm[] = R"(
 import tilelang.language as T
@@ -70,54 +57,29 @@ def f(N):
 )";
 
 absl::StatusOr<ir::Program> Compile(const char* text, const std::string& fn,
-                                    const frontend::Bindings& b) {
-  absl::StatusOr<ir::Program> p =
-      frontend::CompileTileLang(frontend::SourceFile{"pipelined.py", text}, fn, b);
-  if (!p.ok()) return p.status();
-  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
-  return p;
+                                    const ::tilec::testing::BindingList& bindings) {
+  return ::tilec::testing::CompileSource("pipelined.py", text, fn, bindings);
 }
 
 TEST(PipelinedWithLet, OrderAndStageIndexTheStatementsOtherThanLets) {
-  frontend::Bindings b;
-  b.Set("M", "100");
-  b.Set("N", "72");
-  b.Set("K", "88");
-  absl::StatusOr<ir::Program> program = Compile(kGemm, "gemm", b);
+  absl::StatusOr<ir::Program> program =
+      Compile(kGemm, "gemm", {{"M", "100"}, {"N", "72"}, {"K", "88"}});
   ASSERT_TRUE(program.ok()) << program.status();
   for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
-    const CudaTarget target = CudaTarget::ForArch(arch);
-    SCOPED_TRACE(std::string(target.name()));
-    absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(*program, target.info);
-    ASSERT_TRUE(plan.ok()) << plan.status();
-    absl::StatusOr<CudaSource> src = EmitCuda(*program, *plan, target);
+    SCOPED_TRACE(std::string(CudaTarget::ForArch(arch).name()));
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, arch);
     ASSERT_TRUE(src.ok()) << src.status();
-    if (std::getenv("TILEC_DUMP_CUDA")) std::printf("%s\n", src->code.c_str());
     // Both copies read through the let and are still staged two deep.
     EXPECT_THAT(src->code, HasSubstr("auto A_shared_stage = A_shared + (ko % 2) * "));
     EXPECT_THAT(src->code, HasSubstr("auto B_shared_stage = B_shared + (ko % 2) * "));
-    const uint64_t seed = Seed();
-    std::printf("seed %llu (TILEC_TEST_SEED)\n", static_cast<unsigned long long>(seed));
-    absl::StatusOr<std::vector<interp::Tensor>> inputs = interp::MakeInputs(*program, {}, seed);
-    ASSERT_TRUE(inputs.ok()) << inputs.status();
-    std::vector<interp::Tensor> expected = *inputs, actual = *inputs;
-    ASSERT_TRUE(interp::RunProgram(*program, expected).ok());
-    absl::Status run = host::EmulateProgram(*program, *src, actual);
-    ASSERT_TRUE(run.ok()) << run;
-    absl::StatusOr<interp::CompareResult> cmp =
-        interp::CompareTensors(actual[2], expected[2], interp::DefaultTolerance(actual[2].dtype()));
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    std::printf("  C %s: %s\n", actual[2].TypeString().c_str(), cmp->Summary().c_str());
-    EXPECT_TRUE(cmp->ok) << cmp->Summary() << " (seed " << seed << ")";
-    EXPECT_NE(actual[2], (*inputs)[2]);
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *program, *src, {.seed = ::tilec::testing::TestSeed(20261121), .written = {"C"}});
   }
 }
 
 // A user error with its location, not an ill-formed program.
 TEST(PipelinedWithLet, AnOrderEntryForTheLetIsRejected) {
-  frontend::Bindings b;
-  b.Set("N", "128");
-  absl::StatusOr<ir::Program> program = Compile(kTooLong, "f", b);
+  absl::StatusOr<ir::Program> program = Compile(kTooLong, "f", {{"N", "128"}});
   ASSERT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument) << program.status();
   EXPECT_THAT(std::string(program.status().message()),
               HasSubstr("pipelined.py:9:13: error: T.Pipelined order= has 4 entries but the loop "

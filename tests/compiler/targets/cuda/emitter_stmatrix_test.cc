@@ -7,24 +7,16 @@
 // stores. Set TILEC_TEST_SEED to reproduce a run; TILEC_DUMP_CUDA=1 prints
 // the generated source.
 #include <cstdio>
-#include <cstdlib>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "compiler/frontend/frontend.h"
-#include "compiler/inference/layout_inference.h"
-#include "compiler/interp/compare.h"
-#include "compiler/interp/interp.h"
-#include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "compiler/targets/cuda/nvrtc.h"
 #include "compiler/targets/cuda/sass.h"
-#include "compiler/targets/host/emulate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/example_cases.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 
 namespace tilec::cuda {
 namespace {
@@ -32,12 +24,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-using Bindings = std::vector<std::pair<std::string, std::string>>;
-
-uint64_t Seed() {
-  const char* env = std::getenv("TILEC_TEST_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : 20261121;
-}
+using ::tilec::testing::EmitFor;
+using Bindings = ::tilec::testing::BindingList;
 
 constexpr char kGemm[] = R"(
 import tilelang.language as T
@@ -64,55 +52,24 @@ def gemm(M, N, K, block_M, block_N, block_K, dtype="float16", threads=128, swizz
     return main
 )";
 
-absl::StatusOr<ir::Program> Compile(const char* text, const std::string& fn,
-                                    const Bindings& bindings) {
-  frontend::Bindings b;
-  for (const auto& [k, v] : bindings) b.Set(k, v);
-  absl::StatusOr<ir::Program> p =
-      frontend::CompileTileLang(frontend::SourceFile{"gemm.py", text}, fn, b);
-  if (!p.ok()) return p.status();
-  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
-  return p;
-}
-
-absl::StatusOr<CudaSource> Emit(const ir::Program& program, CudaArch arch) {
-  const CudaTarget target = CudaTarget::ForArch(arch);
-  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target.info);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<CudaSource> src = EmitCuda(program, *plan, target);
-  if (src.ok() && std::getenv("TILEC_DUMP_CUDA")) std::printf("%s\n", src->code.c_str());
-  return src;
-}
-
 // Emits `bindings` of kGemm for sm_90a, checks that the source has every
 // line of `has` (no stmatrix at all when empty), runs it on the emulator
-// (with uninitialised shared reads as errors) and compares C with the
-// interpreter's.
+// (with uninitialised shared reads as errors) and compares every tensor with
+// the interpreter's (C must have been written).
 void RunGemm(const Bindings& bindings, const std::vector<std::string>& has) {
-  absl::StatusOr<ir::Program> program = Compile(kGemm, "gemm", bindings);
+  absl::StatusOr<ir::Program> program =
+      ::tilec::testing::CompileSource("gemm.py", kGemm, "gemm", bindings);
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaArch::kSm90a);
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm90a);
   ASSERT_TRUE(src.ok()) << src.status();
   if (has.empty()) {
     EXPECT_THAT(src->code, Not(HasSubstr("stmatrix")));
   }
   for (const std::string& line : has) EXPECT_THAT(src->code, HasSubstr(line));
-  const uint64_t seed = Seed();
-  std::printf("seed %llu (TILEC_TEST_SEED)\n", static_cast<unsigned long long>(seed));
-  absl::StatusOr<std::vector<interp::Tensor>> inputs = interp::MakeInputs(*program, {}, seed);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  std::vector<interp::Tensor> expected = *inputs, actual = *inputs;
-  ASSERT_TRUE(interp::RunProgram(*program, expected).ok());
-  host::LaunchOptions options;
-  options.check_uninit = true;
-  absl::Status run = host::EmulateProgram(*program, *src, actual, {}, options);
-  ASSERT_TRUE(run.ok()) << run;
-  absl::StatusOr<interp::CompareResult> cmp =
-      interp::CompareTensors(actual[2], expected[2], interp::DefaultTolerance(actual[2].dtype()));
-  ASSERT_TRUE(cmp.ok()) << cmp.status();
-  std::printf("  C %s: %s\n", actual[2].TypeString().c_str(), cmp->Summary().c_str());
-  EXPECT_TRUE(cmp->ok) << cmp->Summary() << " (seed " << seed << ")";
-  EXPECT_NE(actual[2], (*inputs)[2]);  // the kernel wrote C
+  ::tilec::testing::EmulatorCheck check{.seed = ::tilec::testing::TestSeed(20261121),
+                                        .written = {"C"}};
+  check.launch.check_uninit = true;
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(*program, *src, check);
 }
 
 // 2 x 2 warps, 32 x 32 per warp: four 8-column tiles, two x4 per 16 rows.
@@ -177,26 +134,16 @@ TEST(StmatrixEpilogue, PaddedTileKeepsTheOrdinaryStores) {
 }
 
 absl::StatusOr<ir::Program> DefaultGemm(const std::string& dtype) {
-  absl::StatusOr<std::string> text =
-      ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/gemm.py");
-  if (!text.ok()) return text.status();
-  frontend::Bindings b;
-  for (const auto& [k, v] : Bindings{{"M", "4096"},
-                                     {"N", "4096"},
-                                     {"K", "4096"},
-                                     {"block_M", "128"},
-                                     {"block_N", "128"},
-                                     {"block_K", "32"},
-                                     {"threads", "128"},
-                                     {"num_stages", "3"},
-                                     {"dtype", dtype}}) {
-    b.Set(k, v);
-  }
-  absl::StatusOr<ir::Program> p =
-      frontend::CompileTileLang(frontend::SourceFile{"examples/gemm.py", *text}, "matmul", b);
-  if (!p.ok()) return p.status();
-  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
-  return p;
+  return ::tilec::testing::CompileExample("gemm.py", "matmul",
+                                          {{"M", "4096"},
+                                           {"N", "4096"},
+                                           {"K", "4096"},
+                                           {"block_M", "128"},
+                                           {"block_N", "128"},
+                                           {"block_K", "32"},
+                                           {"threads", "128"},
+                                           {"num_stages", "3"},
+                                           {"dtype", dtype}});
 }
 
 // The GEMM example at its default size: STSM in the sm_90a SASS, none on
@@ -207,7 +154,7 @@ TEST(StmatrixEpilogue, DefaultGemmSassHasStsmOnSm90aOnly) {
     ASSERT_TRUE(program.ok()) << program.status();
     for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
       SCOPED_TRACE(::testing::Message() << dtype << " " << CudaArchName(arch));
-      absl::StatusOr<CudaSource> src = Emit(*program, arch);
+      absl::StatusOr<CudaSource> src = EmitFor(*program, arch);
       ASSERT_TRUE(src.ok()) << src.status();
       EXPECT_EQ(absl::StrContains(src->code, "tl::store_acc_stmatrix"), arch == CudaArch::kSm90a);
       absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "matmul.cu", arch);

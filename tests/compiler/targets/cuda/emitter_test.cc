@@ -1,13 +1,11 @@
 #include "compiler/targets/cuda/emitter.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/frontend/frontend.h"
 #include "compiler/inference/layout_inference.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
@@ -16,6 +14,7 @@
 #include "compiler/targets/cuda/target.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 #include "tests/testing/example_cases.h"
 
 namespace tilec::cuda {
@@ -23,66 +22,30 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::tilec::testing::CompileExample;
+using ::tilec::testing::CompileExampleCase;
+using ::tilec::testing::EmitFor;
 using ::tilec::testing::ExampleCase;
 
 // A kernel written inline in TileLang, compiled by the frontend.
-absl::StatusOr<ir::Program> CompileSource(
-    const std::string& text, const std::string& function,
-    const std::vector<std::pair<std::string, std::string>>& bindings = {}) {
-  frontend::Bindings b;
-  for (const auto& [k, v] : bindings) b.Set(k, v);
-  absl::StatusOr<ir::Program> p =
-      frontend::CompileTileLang(frontend::SourceFile{"test.py", text}, function, b);
-  if (!p.ok()) return p.status();
-  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
-  return p;
-}
-
-absl::StatusOr<ir::Program> CompileExample(
-    const std::string& file, const std::string& function,
-    const std::vector<std::pair<std::string, std::string>>& bindings) {
-  absl::StatusOr<std::string> text =
-      ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + file);
-  if (!text.ok()) return text.status();
-  frontend::Bindings b;
-  for (const auto& [k, v] : bindings) b.Set(k, v);
-  absl::StatusOr<ir::Program> p =
-      frontend::CompileTileLang(frontend::SourceFile{"examples/" + file, *text}, function, b);
-  if (!p.ok()) return p.status();
-  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
-  return p;
+absl::StatusOr<ir::Program> CompileSource(const std::string& text, const std::string& function,
+                                          const ::tilec::testing::BindingList& bindings = {}) {
+  return ::tilec::testing::CompileSource("test.py", text, function, bindings);
 }
 
 absl::Status LowerCopyForTest(EmitContext&, const ir::Stmt&) { return absl::OkStatus(); }
-
-absl::StatusOr<CudaSource> Emit(const ir::Program& program, const CudaTarget& target) {
-  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target.info);
-  if (!plan.ok()) return plan.status();
-  return EmitCuda(program, *plan, target);
-}
-
-std::vector<ExampleCase> Cases() {
-  absl::StatusOr<std::vector<ExampleCase>> cases = ::tilec::testing::LoadExampleCases();
-  if (!cases.ok()) {
-    std::fprintf(stderr, "cannot load examples/cases.txt: %s\n",
-                 std::string(cases.status().message()).c_str());
-    std::abort();
-  }
-  return *cases;
-}
 
 class ExampleEmission : public ::testing::TestWithParam<ExampleCase> {};
 
 TEST_P(ExampleEmission, EmitsAndCompilesForBothTargets) {
   const ExampleCase& c = GetParam();
-  absl::StatusOr<ir::Program> program = CompileExample(c.file, c.function, c.bindings);
+  absl::StatusOr<ir::Program> program = CompileExampleCase(c);
   ASSERT_TRUE(program.ok()) << program.status();
   for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
     CudaTarget target = CudaTarget::ForArch(arch);
     SCOPED_TRACE(std::string(target.name()));
-    absl::StatusOr<CudaSource> src = Emit(*program, target);
+    absl::StatusOr<CudaSource> src = EmitFor(*program, arch);
     ASSERT_TRUE(src.ok()) << src.status();
-    if (std::getenv("TILEC_DUMP_CUDA")) std::printf("%s\n", src->code.c_str());
     absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, c.name + ".cu", arch);
     ASSERT_TRUE(r.ok()) << r.status();
     // Generated code compiles cleanly: no unused or shadowed names.
@@ -98,10 +61,9 @@ TEST_P(ExampleEmission, EmitsAndCompilesForBothTargets) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, ExampleEmission, ::testing::ValuesIn(Cases()),
-                         [](const ::testing::TestParamInfo<ExampleCase>& info) {
-                           return info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleEmission,
+                         ::testing::ValuesIn(::tilec::testing::ExampleCasesOrDie()),
+                         ::tilec::testing::CaseName);
 
 // The docs' GEMM at its default size: 4096^3, 128 x 128 x 32 tiles, 4 warps,
 // 3 stages. Compiled only: zero spills, within the per-block shared memory,
@@ -120,7 +82,7 @@ TEST(DefaultGemm, CompilesWithoutSpillsForBothTargets) {
   for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
     CudaTarget target = CudaTarget::ForArch(arch);
     SCOPED_TRACE(std::string(target.name()));
-    absl::StatusOr<CudaSource> src = Emit(*program, target);
+    absl::StatusOr<CudaSource> src = EmitFor(*program, arch);
     ASSERT_TRUE(src.ok()) << src.status();
     ASSERT_EQ(src->kernels.size(), 1u);
     EXPECT_LE(src->kernels[0].smem_bytes, target.info.shared_memory_per_block);
@@ -154,7 +116,7 @@ TEST(DefaultGemm, SourceReadsLikeTheDocs) {
                                                         {"threads", "128"},
                                                         {"num_stages", "3"}});
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   const std::string& code = src->code;
   EXPECT_THAT(code, HasSubstr("#include \"tl/tl.h\"\n"));
@@ -242,7 +204,7 @@ TEST(Unsupported, Int8GemmIsUnimplementedNamingTypesAndTarget) {
   absl::StatusOr<ir::Program> program =
       CompileSource(kInt8Gemm, "int8_gemm", {{"M", "128"}, {"N", "128"}, {"K", "64"}});
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_FALSE(src.ok());
   EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented) << src.status();
   EXPECT_THAT(std::string(src.status().message()),
@@ -279,7 +241,7 @@ TEST(Unsupported, Float8GemmWithRegisterAIsUnimplemented) {
       CompileSource(kFp8RegisterA, "fp8_gemm_rs", {{"M", "128"}, {"N", "128"}, {"K", "64"}});
   ASSERT_TRUE(program.ok()) << program.status();
   for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
-    absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(arch));
+    absl::StatusOr<CudaSource> src = EmitFor(*program, arch);
     ASSERT_FALSE(src.ok());
     EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented) << src.status();
     EXPECT_THAT(std::string(src.status().message()),
@@ -315,7 +277,7 @@ TEST(Float8Gemm, UsesTheFloat8MmaOnSm90aAndF16OnSm80) {
     for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
       CudaTarget target = CudaTarget::ForArch(arch);
       SCOPED_TRACE(std::string(target.name()));
-      absl::StatusOr<CudaSource> src = Emit(*program, target);
+      absl::StatusOr<CudaSource> src = EmitFor(*program, arch);
       ASSERT_TRUE(src.ok()) << src.status();
       ASSERT_EQ(src->kernels.size(), 1u);
       const std::string mma =
@@ -372,7 +334,7 @@ ir::Program FloatTruncMod() {
 TEST(Unsupported, FloatTruncModIsUnimplemented) {
   ir::Program program = FloatTruncMod();
   ASSERT_TRUE(ir::Verify(program).ok()) << ir::Verify(program);
-  absl::StatusOr<CudaSource> src = Emit(program, CudaTarget::ForArch(CudaArch::kSm90a));
+  absl::StatusOr<CudaSource> src = EmitFor(program, CudaArch::kSm90a);
   ASSERT_FALSE(src.ok());
   EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented) << src.status();
   EXPECT_THAT(std::string(src.status().message()),
@@ -397,7 +359,7 @@ TEST(Kernels, DynamicDimsAreTrailingIntParametersAndGridExpressions) {
   absl::StatusOr<ir::Program> program = CompileSource(kScale, "scale");
   ASSERT_TRUE(program.ok()) << program.status();
   ASSERT_EQ(program->dyn_dims.size(), 1u);
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   ASSERT_EQ(src->kernels.size(), 1u);
   const CudaKernel& k = src->kernels[0];
@@ -414,16 +376,9 @@ TEST(Kernels, DynamicDimsAreTrailingIntParametersAndGridExpressions) {
 }
 
 TEST(Kernels, WorkspacesFollowTheParametersInEveryKernelThatUsesThem) {
-  absl::StatusOr<std::vector<ExampleCase>> cases = ::tilec::testing::LoadExampleCases();
-  ASSERT_TRUE(cases.ok());
-  const ExampleCase* c = nullptr;
-  for (const ExampleCase& x : *cases) {
-    if (x.name == "gqa_decode_small") c = &x;
-  }
-  ASSERT_NE(c, nullptr);
-  absl::StatusOr<ir::Program> program = CompileExample(c->file, c->function, c->bindings);
+  absl::StatusOr<ir::Program> program = CompileExampleCase("gqa_decode_small");
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaTarget::ForArch(CudaArch::kSm80));
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   ASSERT_EQ(src->workspaces.size(), 2u);
   EXPECT_EQ(src->workspaces[0].name, "glse");

@@ -3,99 +3,46 @@
 // the reference interpreter, ragged and misaligned rows included. Set
 // TILEC_TEST_SEED to reproduce a run; TILEC_DUMP_CUDA=1 prints the source.
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/frontend/frontend.h"
-#include "compiler/inference/layout_inference.h"
-#include "compiler/interp/compare.h"
-#include "compiler/interp/interp.h"
-#include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "compiler/targets/cuda/nvrtc.h"
 #include "compiler/targets/cuda/sass.h"
 #include "compiler/targets/cuda/target.h"
-#include "compiler/targets/host/emulate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/example_cases.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 
 namespace tilec::cuda {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-uint64_t Seed() {
-  const char* env = std::getenv("TILEC_TEST_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : 20260317;
-}
-
-absl::StatusOr<ir::Program> Compile(const std::string& file, const std::string& text,
-                                    const std::string& function,
-                                    const std::vector<std::pair<std::string, std::string>>& bind) {
-  frontend::Bindings b;
-  for (const auto& [k, v] : bind) b.Set(k, v);
-  absl::StatusOr<ir::Program> p =
-      frontend::CompileTileLang(frontend::SourceFile{file, text}, function, b);
-  if (!p.ok()) return p.status();
-  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
-  return p;
-}
+using ::tilec::testing::CompileSource;
+using ::tilec::testing::EmitFor;
 
 absl::StatusOr<ir::Program> Elementwise(const std::string& m, const std::string& n) {
-  absl::StatusOr<std::string> text =
-      ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/elementwise_add.py");
-  if (!text.ok()) return text.status();
-  return Compile("examples/elementwise_add.py", *text, "elementwise_add",
-                 {{"M", m},
-                  {"N", n},
-                  {"block_M", "32"},
-                  {"block_N", "64"},
-                  {"in_dtype", "bfloat16"},
-                  {"out_dtype", "float16"},
-                  {"threads", "128"}});
-}
-
-absl::StatusOr<CudaSource> Emit(const ir::Program& program, CudaArch arch) {
-  const CudaTarget target = CudaTarget::ForArch(arch);
-  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target.info);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<CudaSource> src = EmitCuda(program, *plan, target);
-  if (src.ok() && std::getenv("TILEC_DUMP_CUDA")) std::printf("%s\n", src->code.c_str());
-  return src;
+  return ::tilec::testing::CompileExample("elementwise_add.py", "elementwise_add",
+                                          {{"M", m},
+                                           {"N", n},
+                                           {"block_M", "32"},
+                                           {"block_N", "64"},
+                                           {"in_dtype", "bfloat16"},
+                                           {"out_dtype", "float16"},
+                                           {"threads", "128"}});
 }
 
 // Runs the program on the emulator and the interpreter from the same random
 // inputs and compares every tensor.
 void ExpectMatchesInterpreter(const ir::Program& program,
                               const std::map<std::string, int64_t>& dims) {
-  absl::StatusOr<CudaSource> src = Emit(program, CudaArch::kSm80);
+  absl::StatusOr<CudaSource> src = EmitFor(program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
-  const uint64_t seed = Seed();
-  std::string dims_text;
-  for (const auto& [k, v] : dims) absl::StrAppend(&dims_text, " ", k, "=", v);
-  std::printf("%s%s, seed %llu (TILEC_TEST_SEED)\n", program.name.c_str(), dims_text.c_str(),
-              static_cast<unsigned long long>(seed));
-  absl::StatusOr<std::vector<interp::Tensor>> inputs =
-      interp::MakeInputs(program, {dims.begin(), dims.end()}, seed);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  std::vector<interp::Tensor> expected = *inputs, actual = *inputs;
-  ASSERT_TRUE(interp::RunProgram(program, expected).ok());
-  absl::Status run = host::EmulateProgram(program, *src, actual, dims);
-  ASSERT_TRUE(run.ok()) << run;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    if (!program.params[i].tensor) continue;
-    absl::StatusOr<interp::CompareResult> cmp =
-        interp::CompareTensors(actual[i], expected[i], interp::DefaultTolerance(actual[i].dtype()));
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    EXPECT_TRUE(cmp->ok) << program.params[i].tensor->name << dims_text << ": " << cmp->Summary()
-                         << " (seed " << seed << ")";
-  }
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+      program, *src, {.seed = ::tilec::testing::TestSeed(20260317), .dims = dims});
 }
 
 // Rows of 72 elements: 8-element (16-byte) runs, tested against both ends
@@ -103,7 +50,7 @@ void ExpectMatchesInterpreter(const ir::Program& program,
 TEST(ElementwiseExample, MovesWholeRunsWithVectors) {
   absl::StatusOr<ir::Program> program = Elementwise("100", "72");
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaArch::kSm80);
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   const std::string& code = src->code;
   EXPECT_THAT(code, HasSubstr("if (by * 32 + i0 < 100 && bx * 64 + (j0 + 7) < 72) {"));
@@ -129,7 +76,7 @@ TEST(ElementwiseExample, SassHasWideGlobalLoadsAndStores) {
     ASSERT_TRUE(program.ok()) << program.status();
     for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
       SCOPED_TRACE(absl::StrCat("N=", n, " ", CudaTarget::ForArch(arch).name()));
-      absl::StatusOr<CudaSource> src = Emit(*program, arch);
+      absl::StatusOr<CudaSource> src = EmitFor(*program, arch);
       ASSERT_TRUE(src.ok()) << src.status();
       absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "elementwise_add.cu", arch);
       ASSERT_TRUE(r.ok()) << r.status();
@@ -204,10 +151,10 @@ def staged(M, block=32):
 )";
 
 TEST(DynamicRows, RunTimeAlignmentTestsAndRaggedRowsMatchTheInterpreter) {
-  absl::StatusOr<ir::Program> program = Compile("kernels.py", kKernels, "scale_add", {});
+  absl::StatusOr<ir::Program> program = CompileSource("kernels.py", kKernels, "scale_add");
   ASSERT_TRUE(program.ok()) << program.status();
   ASSERT_EQ(program->dyn_dims.size(), 2u);
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaArch::kSm80);
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_THAT(src->code, HasSubstr("tl::load_vec<tl::half_t, 4>(&A["));
   EXPECT_THAT(src->code, HasSubstr("tl::is_aligned<8>(&A["));
@@ -221,9 +168,9 @@ TEST(DynamicRows, RunTimeAlignmentTestsAndRaggedRowsMatchTheInterpreter) {
 }
 
 TEST(Ordering, ABufferReadAfterItsStoreStaysElementwise) {
-  absl::StatusOr<ir::Program> program = Compile("kernels.py", kKernels, "reread", {});
+  absl::StatusOr<ir::Program> program = CompileSource("kernels.py", kKernels, "reread");
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaArch::kSm80);
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_THAT(src->code, HasSubstr("tl::store_vec<float, 4>(&Y["));
   EXPECT_THAT(src->code, Not(HasSubstr("_vec<float, 4>(&X[")));
@@ -231,9 +178,9 @@ TEST(Ordering, ABufferReadAfterItsStoreStaysElementwise) {
 }
 
 TEST(Conditions, ConditionalAccessesStayElementwise) {
-  absl::StatusOr<ir::Program> program = Compile("kernels.py", kKernels, "conditional", {});
+  absl::StatusOr<ir::Program> program = CompileSource("kernels.py", kKernels, "conditional");
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaArch::kSm80);
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_THAT(src->code, HasSubstr("tl::load_vec<float, 4>(&A["));
   EXPECT_THAT(src->code, HasSubstr("tl::store_vec<float, 4>(&D["));
@@ -243,9 +190,9 @@ TEST(Conditions, ConditionalAccessesStayElementwise) {
 }
 
 TEST(SharedMemory, NestsThroughSharedMemoryUseVectors) {
-  absl::StatusOr<ir::Program> program = Compile("kernels.py", kKernels, "staged", {});
+  absl::StatusOr<ir::Program> program = CompileSource("kernels.py", kKernels, "staged");
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<CudaSource> src = Emit(*program, CudaArch::kSm80);
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_THAT(src->code, HasSubstr("tl::store_vec<tl::bfloat16_t, 8>(&S["));
   EXPECT_THAT(src->code, HasSubstr("tl::load_vec<tl::bfloat16_t, 4>(&S["));

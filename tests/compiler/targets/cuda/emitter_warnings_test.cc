@@ -3,50 +3,23 @@
 // with -Wall -Wextra -Wshadow -Wunused -Werror. The device headers are
 // included as system headers (--system-header-prefix=tl/), so only the
 // generated kernel is judged.
-#include <cstdio>
-#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "compiler/frontend/frontend.h"
-#include "compiler/inference/layout_inference.h"
-#include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "compiler/targets/cuda/target.h"
 #include "compiler/targets/host/toolchain.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 #include "tests/testing/example_cases.h"
 
 namespace tilec::cuda {
 namespace {
 
 using ::tilec::testing::ExampleCase;
-
-std::vector<ExampleCase> Cases() {
-  absl::StatusOr<std::vector<ExampleCase>> cases = ::tilec::testing::LoadExampleCases();
-  if (!cases.ok()) {
-    std::fprintf(stderr, "cannot load examples/cases.txt: %s\n",
-                 std::string(cases.status().message()).c_str());
-    std::abort();
-  }
-  return *cases;
-}
-
-absl::StatusOr<ir::Program> CompileCase(const ExampleCase& c) {
-  absl::StatusOr<std::string> text =
-      ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file);
-  if (!text.ok()) return text.status();
-  frontend::Bindings b;
-  for (const auto& [k, v] : c.bindings) b.Set(k, v);
-  absl::StatusOr<ir::Program> p =
-      frontend::CompileTileLang(frontend::SourceFile{"examples/" + c.file, *text}, c.function, b);
-  if (!p.ok()) return p.status();
-  if (absl::Status st = ir::Verify(*p); !st.ok()) return st;
-  return p;
-}
 
 host::HostOptions StrictOptions(const std::string& name) {
   host::HostOptions options;
@@ -62,7 +35,7 @@ class GeneratedCode : public ::testing::TestWithParam<ExampleCase> {};
 
 TEST_P(GeneratedCode, CompilesWithoutWarnings) {
   const ExampleCase& c = GetParam();
-  absl::StatusOr<ir::Program> program = CompileCase(c);
+  absl::StatusOr<ir::Program> program = ::tilec::testing::CompileExampleCase(c);
   ASSERT_TRUE(program.ok()) << program.status();
   // sm_90a's source differs from sm_80's only where a lowering is specific to
   // it; compile each distinct text once.
@@ -70,9 +43,7 @@ TEST_P(GeneratedCode, CompilesWithoutWarnings) {
   for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
     const CudaTarget target = CudaTarget::ForArch(arch);
     SCOPED_TRACE(std::string(target.name()));
-    absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(*program, target.info);
-    ASSERT_TRUE(plan.ok()) << plan.status();
-    absl::StatusOr<CudaSource> src = EmitCuda(*program, *plan, target);
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, arch);
     ASSERT_TRUE(src.ok()) << src.status();
     const std::string text =
         absl::StrReplaceAll(src->code, {{std::string(target.name()), "<target>"}});
@@ -83,10 +54,9 @@ TEST_P(GeneratedCode, CompilesWithoutWarnings) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, GeneratedCode, ::testing::ValuesIn(Cases()),
-                         [](const ::testing::TestParamInfo<ExampleCase>& info) {
-                           return info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Examples, GeneratedCode,
+                         ::testing::ValuesIn(::tilec::testing::ExampleCasesOrDie()),
+                         ::tilec::testing::CaseName);
 
 // The flags do catch a warning in a kernel (and not in the headers).
 TEST(StrictFlags, RejectAShadowedName) {

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/frontend/frontend.h"
 #include "compiler/ir/proto_convert.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/targets/cuda/artifact.h"
 #include "compiler/targets/cuda/target.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
 #include "tests/testing/example_cases.h"
 #include "tests/testing/temp_dir.h"
 
@@ -38,13 +38,7 @@ std::string Slurp(const std::string& path) {
 // form, built for `target` and written to <dir>/out.{cubin,cu,json}.
 absl::Status BuildInChild(const ExampleCase& c, const std::string& target_name, bool via_wire,
                           const std::string& dir) {
-  absl::StatusOr<std::string> text =
-      ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file);
-  if (!text.ok()) return text.status();
-  frontend::Bindings bindings;
-  for (const auto& [k, v] : c.bindings) bindings.Set(k, v);
-  absl::StatusOr<ir::Program> program = frontend::CompileTileLang(
-      frontend::SourceFile{"examples/" + c.file, *text}, c.function, bindings);
+  absl::StatusOr<ir::Program> program = ::tilec::testing::CompileExampleCase(c);
   if (!program.ok()) return program.status();
   if (via_wire) {
     std::string bytes;
@@ -53,8 +47,8 @@ absl::Status BuildInChild(const ExampleCase& c, const std::string& target_name, 
     if (!wire.ParseFromString(bytes)) return absl::InternalError("parse");
     program = ir::FromProto(wire);
     if (!program.ok()) return program.status();
+    if (absl::Status st = ir::Verify(*program); !st.ok()) return st;
   }
-  if (absl::Status st = ir::Verify(*program); !st.ok()) return st;
   absl::StatusOr<CudaTarget> target = CudaTarget::FromName(target_name);
   if (!target.ok()) return target.status();
   absl::StatusOr<CudaArtifact> artifact = BuildCudaArtifact(*program, *target);
@@ -125,9 +119,7 @@ std::vector<ExampleCase> OnePerExample() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ReproducibleBuildTest, ::testing::ValuesIn(OnePerExample()),
-                         [](const ::testing::TestParamInfo<ExampleCase>& info) {
-                           return info.param.name;
-                         });
+                         ::tilec::testing::CaseName);
 
 TEST(ReproducibleBuildTest, EveryExampleFileHasACase) { EXPECT_GE(OnePerExample().size(), 15u); }
 

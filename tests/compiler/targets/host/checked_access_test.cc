@@ -11,6 +11,7 @@
 #include "compiler/targets/host/launch.h"
 #include "compiler/targets/host/toolchain.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/host/kernel_testing.h"
 
 namespace tilec::host {
 namespace {
@@ -76,29 +77,9 @@ extern "C" __global__ void __launch_bounds__(32) uninit(tl::gptr<float> Y, int s
 )cu";
 
 // "checked.cu:<line of the marker>:" for a `// @name` marker of kKernels.
-std::string LineOf(const std::string& marker) {
-  const std::string text = kKernels;
-  const size_t at = text.find("// @" + marker);
-  EXPECT_NE(at, std::string::npos) << marker;
-  int line = 1;
-  for (size_t i = 0; i < at; ++i) line += text[i] == '\n';
-  return "checked.cu:" + std::to_string(line) + ":";
-}
+std::string LineOf(const std::string& marker) { return MarkerLine(kKernels, "checked.cu", marker); }
 
-const absl::StatusOr<HostModule>& Module() {
-  static const auto* module = [] {
-    HostOptions options;
-    options.source_name = "checked.cu";
-    return new absl::StatusOr<HostModule>(CompileHost(kKernels, options));
-  }();
-  return *module;
-}
-
-#define ASSERT_MODULE() ASSERT_TRUE(Module().ok()) << Module().status()
-
-bool Contains(const absl::Status& s, const std::string& text) {
-  return std::string(s.message()).find(text) != std::string::npos;
-}
+const absl::StatusOr<HostModule>& Module() { return CompileOnce(kKernels, "checked.cu"); }
 
 struct Buffers {
   std::vector<float> x, y;

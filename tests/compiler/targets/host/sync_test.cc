@@ -11,6 +11,7 @@
 #include "compiler/targets/host/launch.h"
 #include "compiler/targets/host/toolchain.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/host/kernel_testing.h"
 
 namespace tilec::host {
 namespace {
@@ -139,29 +140,10 @@ extern "C" __global__ void spin_flag() {
 }
 )cu";
 
-std::string LineOf(const std::string& marker) {
-  const std::string text = kKernels;
-  const size_t at = text.find("// @" + marker);
-  EXPECT_NE(at, std::string::npos) << marker;
-  int line = 1;
-  for (size_t i = 0; i < at; ++i) line += text[i] == '\n';
-  return "sync.cu:" + std::to_string(line) + ":";
-}
+// "sync.cu:<line of the marker>:" for a `// @name` marker of kKernels.
+std::string LineOf(const std::string& marker) { return MarkerLine(kKernels, "sync.cu", marker); }
 
-const absl::StatusOr<HostModule>& Module() {
-  static const auto* module = [] {
-    HostOptions options;
-    options.source_name = "sync.cu";
-    return new absl::StatusOr<HostModule>(CompileHost(kKernels, options));
-  }();
-  return *module;
-}
-
-#define ASSERT_MODULE() ASSERT_TRUE(Module().ok()) << Module().status()
-
-bool Contains(const absl::Status& s, const std::string& text) {
-  return std::string(s.message()).find(text) != std::string::npos;
-}
+const absl::StatusOr<HostModule>& Module() { return CompileOnce(kKernels, "sync.cu"); }
 
 void CheckVotes(int ws, uint64_t mask, uint32_t seed) {
   SCOPED_TRACE(testing::Message() << "warp size " << ws << " mask 0x" << std::hex << mask
