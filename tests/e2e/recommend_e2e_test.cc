@@ -3,11 +3,6 @@
 // parameters by recommendation (and the cache hit of the same config bound
 // explicitly), and the tilec CLI printing the same table against the server
 // and embedded.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <map>
 #include <string>
 #include <vector>
@@ -49,33 +44,6 @@ grpc::Status Recommend(Tilecd& d, const tilec::v1::RecommendRequest& req,
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   return d.stub()->Recommend(&ctx, req, resp);
-}
-
-grpc::Status Compile(Tilecd& d, const tilec::v1::CompileRequest& req,
-                     tilec::v1::CompileResponse* resp) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(170));
-  return d.stub()->Compile(&ctx, req, resp);
-}
-
-std::string HttpGet(int port, const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return "";
-  }
-  std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  (void)::write(fd, req.data(), req.size());
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
 }
 
 TEST(RecommendE2E, RankedDeterministicErrorsAndMetrics) {

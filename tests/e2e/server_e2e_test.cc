@@ -1,10 +1,5 @@
 // End to end: a real tilecd on 127.0.0.1 (free ports), the real pipeline in
 // its compile workers, the real cache on disk.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -55,14 +50,6 @@ tilec::v1::CompileRequest GemmRequest(int m, std::vector<std::string> targets) {
   return req;
 }
 
-grpc::Status Compile(Tilecd& d, const tilec::v1::CompileRequest& req,
-                     tilec::v1::CompileResponse* resp, const std::string& token = "") {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(170));
-  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
-  return d.stub()->Compile(&ctx, req, resp);
-}
-
 tilec::v1::StatsResponse Stats(Tilecd& d) {
   grpc::ClientContext ctx;
   tilec::v1::StatsResponse r;
@@ -86,27 +73,6 @@ std::string Fetch(Tilecd& d, const std::string& digest, int64_t chunk, int* chun
   }
   EXPECT_TRUE(reader->Finish().ok());
   return bytes;
-}
-
-std::string HttpGet(int port, const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return "";
-  }
-  std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  (void)::write(fd, req.data(), req.size());
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  size_t body = out.find("\r\n\r\n");
-  return body == std::string::npos ? "" : out.substr(body + 4);
 }
 
 TEST(ServerE2E, CompileHitRestartCorruptAndStream) {

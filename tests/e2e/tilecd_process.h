@@ -1,12 +1,17 @@
-// Starts a real tilecd on 127.0.0.1 with free ports for a test, and stops it.
+// Starts a real tilecd on 127.0.0.1 with free ports for a test, and stops it;
+// the Compile RPC and the metrics endpoint as the tests call them.
 #ifndef TILEC_TESTS_E2E_TILECD_PROCESS_H_
 #define TILEC_TESTS_E2E_TILECD_PROCESS_H_
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -88,6 +93,38 @@ class Tilecd {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<tilec::v1::Tilec::Stub> stub_;
 };
+
+// The Compile RPC with a 170 s deadline, as `token`'s bearer when not empty.
+inline grpc::Status Compile(Tilecd& d, const tilec::v1::CompileRequest& req,
+                            tilec::v1::CompileResponse* resp, const std::string& token = "") {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(170));
+  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+  return d.stub()->Compile(&ctx, req, resp);
+}
+
+// The body of GET http://127.0.0.1:<port><path> (HTTP/1.0); "" when the
+// connection fails or the response has no body.
+inline std::string HttpGet(int port, const std::string& path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "";
+  }
+  std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  (void)::write(fd, req.data(), req.size());
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  size_t body = out.find("\r\n\r\n");
+  return body == std::string::npos ? "" : out.substr(body + 4);
+}
 
 }  // namespace tilec::e2e
 
