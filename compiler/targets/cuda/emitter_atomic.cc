@@ -14,7 +14,6 @@
 // tensor read as zero. The scalar form adds once per block (thread 0) at
 // block level, and once per iteration inside a T.Parallel nest.
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "compiler/targets/cuda/emitter_internal.h"
 
 namespace tilec::cuda {
@@ -41,14 +40,6 @@ const char* AddFunction(const ir::Buffer& dst) {
   return dst->scope == ir::Scope::kGlobal ? "tl::red_add" : "tl::atomic_add";
 }
 
-std::string Join(std::vector<std::string> conds) {
-  std::vector<std::string> kept;
-  for (std::string& c : conds) {
-    if (!c.empty()) kept.push_back(std::move(c));
-  }
-  return absl::StrJoin(kept, " && ");
-}
-
 }  // namespace
 
 absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
@@ -68,9 +59,9 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
     SlotLoop* loop = ctx.slot_loop();
     std::string guard = loop ? loop->replica_guard : "tx == 0";
     std::string cond =
-        Join({guard, db->scope == ir::Scope::kGlobal ? InBounds(ctx, db, a->dst.mins) : ""});
-    std::string line = absl::StrCat(AddFunction(db), "(", ctx.Address(db, a->dst.mins), ", ",
-                                    value, ");");
+        JoinConds({guard, db->scope == ir::Scope::kGlobal ? InBounds(ctx, db, a->dst.mins) : ""});
+    std::string line =
+        absl::StrCat(AddFunction(db), "(", ctx.Address(db, a->dst.mins), ", ", value, ");");
     if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
     ctx.w().Line(line);
     return ctx.status();
@@ -119,7 +110,7 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
     for (const std::string& c : conds) {
       if (c == "false") return;  // never inside the tensors
     }
-    std::string cond = Join(conds);
+    std::string cond = JoinConds(conds);
     std::string value = ctx.Convert(ctx.Emit(ir::Load(sb, si)), sb->dtype, db->dtype).text;
     std::string line = absl::StrCat(AddFunction(db), "(", ctx.Address(db, di), ", ", value, ");");
     if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);

@@ -51,14 +51,6 @@ std::vector<ir::Var> MakeIterVars(size_t rank, absl::string_view prefix = "i") {
   return vars;
 }
 
-std::string JoinConds(const std::vector<std::string>& conds) {
-  std::vector<std::string> kept;
-  for (const std::string& c : conds) {
-    if (!c.empty()) kept.push_back(c);
-  }
-  return absl::StrJoin(kept, " && ");
-}
-
 // `dst[di] = src[si]` with the copy's bounds rules and conversion.
 void ScalarElement(EmitContext& ctx, const ir::Region& src, const ir::Region& dst,
                    const std::vector<ir::Expr>& si, const std::vector<ir::Expr>& di,
@@ -302,9 +294,9 @@ bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c, const inference
           absl::StrCat(slot(), " = ", ctx.Convert({value, 13}, ob->dtype, fb->dtype).text, ";"));
     } else if (in != "false") {
       const std::string value = ctx.Convert({slot(), 0}, fb->dtype, ob->dtype).text;
-      std::string line =
-          atomic_add ? absl::StrCat("tl::red_add(", ctx.Address(ob, oe), ", ", value, ");")
-                     : absl::StrCat(ctx.Access(ob, oe), " = ", value, ";");
+      std::string line = atomic_add
+                             ? absl::StrCat("tl::red_add(", ctx.Address(ob, oe), ", ", value, ");")
+                             : absl::StrCat(ctx.Access(ob, oe), " = ", value, ";");
       ctx.w().Line(in.empty() ? line : absl::StrCat("if (", in, ") ", line));
     }
     ctx.w().Close();

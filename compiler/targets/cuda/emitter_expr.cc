@@ -569,6 +569,14 @@ std::string EmitContext::Address(const ir::Buffer& b, const std::vector<ir::Expr
   return absl::StrCat("&", base, "[", FlatIndex(b, indices), "]");
 }
 
+std::string JoinConds(const std::vector<std::string>& conds) {
+  std::vector<std::string> kept;
+  for (const std::string& c : conds) {
+    if (!c.empty()) kept.push_back(c);
+  }
+  return absl::StrJoin(kept, " && ");
+}
+
 std::string InBounds(EmitContext& ctx, const ir::Buffer& b, const std::vector<ir::Expr>& indices,
                      int64_t extra_last) {
   std::vector<std::string> conds;

@@ -372,6 +372,8 @@ std::vector<int> NonUnitDims(const ir::Region& r);
 // align.
 std::vector<ir::Expr> RegionIndex(const ir::Region& r, const std::vector<ir::Expr>& iter_index,
                                   const std::vector<int64_t>& iter_shape);
+// The non-empty conditions joined with " && " ("" when none is left).
+std::string JoinConds(const std::vector<std::string>& conds);
 // C++ condition that `indices` lie inside buffer `b`, and also the last index
 // plus `extra_last` ("" when always true, "false" when never).
 std::string InBounds(EmitContext& ctx, const ir::Buffer& b, const std::vector<ir::Expr>& indices,

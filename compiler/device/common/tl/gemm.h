@@ -19,10 +19,10 @@
 // partition, each further group of WarpsM * WarpsN warps computes the same
 // tile again (the replicated warp groups of layout inference).
 //
-// Warp w = (threadIdx.x / 32) % (WarpsM * WarpsN) owns rows wm * WM .. (wm + 1) * WM - 1 and columns
-// wn * WN .. of C, wm = w % WarpsM, wn = w / WarpsM, WM = M / WarpsM,
-// WN = N / WarpsN. C_frag (MI * NI * 4 floats, MI = WM / 16, NI = WN / 8)
-// is in the accumulator layout: local ((mi * NI + ni) * 2 + h) * 2 + e holds
+// Warp w = (threadIdx.x / 32) % (WarpsM * WarpsN) owns rows wm * WM .. (wm + 1) * WM - 1 and
+// columns wn * WN .. of C, wm = w % WarpsM, wn = w / WarpsM, WM = M / WarpsM, WN = N / WarpsN
+// (detail::WarpTile). C_frag (MI * NI * 4 floats, MI = WM / 16, NI = WN / 8) is in the
+// accumulator layout: local ((mi * NI + ni) * 2 + h) * 2 + e holds
 //   C(wm * WM + mi * 16 + h * 8 + lane / 4, wn * WN + ni * 8 + 2 * (lane % 4) + e).
 // gemm_rs takes A (stored [M, K]; TransA must be false) from registers in
 // the accumulator layout of an [M, K] tile with WarpsN = 1: local
@@ -102,6 +102,25 @@ __device__ __forceinline__ void check_gemm() {
                 "tl::gemm: LayoutB has fewer rows than B stores (K, or N when TransB)");
 }
 
+// This thread's place in a WarpsM x WarpsN warp partition of an M x N tile
+// (the rule at the top of this file, shared by every gemm template and by
+// layout inference): its lane and the first row and column of its warp's
+// WM x WN tile, made of MI x NI mma tiles of 16 x 8.
+template <int M, int N, int WarpsM, int WarpsN>
+struct WarpTile {
+  static constexpr int WM = M / WarpsM;
+  static constexpr int WN = N / WarpsN;
+  static constexpr int MI = WM / 16;
+  static constexpr int NI = WN / 8;
+  int lane, m_base, n_base;
+  __device__ __forceinline__ WarpTile() {
+    const int warp = static_cast<int>(threadIdx.x) / 32 % (WarpsM * WarpsN);
+    lane = static_cast<int>(threadIdx.x) % 32;
+    m_base = (warp % WarpsM) * WM;
+    n_base = (warp / WarpsM) * WN;
+  }
+};
+
 // B fragments of k-step k0 for the 8-column tiles n0 and n0 + 8 (b0, b1), or
 // n0 only when Pair is false. Stored [N, K] (TransB) rows are n and feed the
 // mma's column-major B directly; stored [K, N] needs the transposing load.
@@ -172,14 +191,11 @@ __device__ __forceinline__ void gemm_ss(const AT* A_smem, const AT* B_smem, CT* 
                 "(K, or M when TransA)");
   static_assert(LayoutA::kRows >= (TransA ? K : M),
                 "tl::gemm_ss: LayoutA has fewer rows than A stores (M, or K when TransA)");
-  constexpr int WM = M / WarpsM;
-  constexpr int WN = N / WarpsN;
-  constexpr int MI = WM / 16;
-  constexpr int NI = WN / 8;
-  const int warp = static_cast<int>(threadIdx.x) / 32 % (WarpsM * WarpsN);
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int m_base = (warp % WarpsM) * WM;
-  const int n_base = (warp / WarpsM) * WN;
+  using Tile = detail::WarpTile<M, N, WarpsM, WarpsN>;
+  constexpr int MI = Tile::MI;
+  constexpr int NI = Tile::NI;
+  const Tile tile;
+  const int lane = tile.lane, m_base = tile.m_base, n_base = tile.n_base;
   // ldmatrix x4 of a 16x16 A tile: lane supplies row (lane % 8) of matrix
   // (lane / 8); matrices 0..3 are a[0..3]: (m 0-7, k 0-7), (m 8-15, k 0-7),
   // (m 0-7, k 8-15), (m 8-15, k 8-15).
@@ -211,14 +227,12 @@ __device__ __forceinline__ void gemm_rs(const AT* A_frag, const AT* B_smem, CT* 
   static_assert(!TransA,
                 "tl::gemm_rs: a register A operand is [M, K]; transpose_A is not supported "
                 "with A in registers");
-  constexpr int WM = M / WarpsM;
-  constexpr int WN = N / WarpsN;
-  constexpr int MI = WM / 16;
-  constexpr int NI = WN / 8;
+  using Tile = detail::WarpTile<M, N, WarpsM, WarpsN>;
+  constexpr int MI = Tile::MI;
+  constexpr int NI = Tile::NI;
   constexpr int KI = K / 8;  // 8-column groups of the A fragment
-  const int warp = static_cast<int>(threadIdx.x) / 32 % (WarpsM * WarpsN);
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int n_base = (warp / WarpsM) * WN;
+  const Tile tile;
+  const int lane = tile.lane, n_base = tile.n_base;
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) {
     const int kk = k0 / 8;

@@ -125,14 +125,11 @@ __device__ __forceinline__ void gemm_ss_fp8(const AT* A_smem, const BT* B_smem, 
                 "tl::gemm_ss_fp8: LayoutB's column count must be B's stored column count");
   static_assert(LayoutB::kRows >= (TransB ? N : K),
                 "tl::gemm_ss_fp8: LayoutB has fewer rows than B stores");
-  constexpr int WM = M / WarpsM;
-  constexpr int WN = N / WarpsN;
-  constexpr int MI = WM / 16;
-  constexpr int NI = WN / 8;
-  const int warp = static_cast<int>(threadIdx.x) / 32 % (WarpsM * WarpsN);
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int m_base = (warp % WarpsM) * WM;
-  const int n_base = (warp / WarpsM) * WN;
+  using Tile = detail::WarpTile<M, N, WarpsM, WarpsN>;
+  constexpr int MI = Tile::MI;
+  constexpr int NI = Tile::NI;
+  const Tile tile;
+  const int lane = tile.lane, m_base = tile.m_base, n_base = tile.n_base;
   const int g = lane / 4, q = lane % 4;
   // ldmatrix addressing: lane supplies row (lane % 8) of matrix (lane / 8).
   const int r = lane % 8;
