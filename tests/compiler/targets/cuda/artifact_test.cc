@@ -20,6 +20,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::tilec::testing::CompileExampleCase;
 using ::tilec::testing::CompileSource;
+using ::tilec::testing::kScaleKernel;
 
 // The metadata parsed back as JSON.
 google::protobuf::Struct ParseJson(const std::string& json) {
@@ -98,21 +99,8 @@ TEST(CudaArtifact, NamesTheMmaInstruction) {
   }
 }
 
-constexpr char kScale[] = R"(
-import tilelang.language as T
-
-def scale(N, block=128):
-    @T.prim_func
-    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
-        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
-            for i in T.Parallel(block):
-                if bx * block + i < N:
-                    Y[bx * block + i] = X[bx * block + i] * 2.0
-    return main
-)";
-
 TEST(CudaArtifact, DynamicDimsAppearAsExpressions) {
-  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScale, "scale", {});
+  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScaleKernel, "scale", {});
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaArtifact> a =
       BuildCudaArtifact(*program, CudaTarget::ForArch(CudaArch::kSm90a));
@@ -144,7 +132,8 @@ TEST(CudaArtifact, WorkspacesListTheirBytes) {
 }
 
 TEST(CudaArtifact, WritesCubinSourceAndMetadata) {
-  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScale, "scale", {{"N", "1000"}});
+  absl::StatusOr<ir::Program> program =
+      CompileSource("scale.py", kScaleKernel, "scale", {{"N", "1000"}});
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaArtifact> a =
       BuildCudaArtifact(*program, CudaTarget::ForArch(CudaArch::kSm80));
@@ -166,7 +155,8 @@ TEST(CudaArtifact, WritesCubinSourceAndMetadata) {
 }
 
 TEST(CudaArtifact, UnboundTileParameterFailsBeforeCompiling) {
-  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScale, "scale", {{"N", "1000"}});
+  absl::StatusOr<ir::Program> program =
+      CompileSource("scale.py", kScaleKernel, "scale", {{"N", "1000"}});
   ASSERT_TRUE(program.ok()) << program.status();
   ir::Program p = *program;
   p.tile_params.push_back({ir::MakeVar("num_stages"), std::nullopt, {2, 3}});

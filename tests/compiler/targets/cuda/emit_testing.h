@@ -32,6 +32,22 @@ namespace tilec::testing {
 
 using BindingList = std::vector<std::pair<std::string, std::string>>;
 
+// A one-dimensional kernel over a dynamic N (Y = 2 * X, blocks of `block`
+// with a guarded ragged last block), file "scale.py", function "scale":
+// the suites' example of a dynamic dim.
+inline constexpr char kScaleKernel[] = R"(
+import tilelang.language as T
+
+def scale(N, block=128):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    Y[bx * block + i] = X[bx * block + i] * 2.0
+    return main
+)";
+
 // TILEC_TEST_SEED when set (a decimal number), else `default_seed`.
 uint64_t TestSeed(uint64_t default_seed);
 

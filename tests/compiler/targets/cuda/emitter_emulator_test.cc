@@ -21,6 +21,7 @@ using ::tilec::testing::EmitFor;
 using ::tilec::testing::EmulatorCheck;
 using ::tilec::testing::ExampleCase;
 using ::tilec::testing::ExpectEmulatorMatchesInterpreter;
+using ::tilec::testing::kScaleKernel;
 using ::tilec::testing::TestSeed;
 
 // Emits the case for `arch`, runs it on the emulator and compares every
@@ -62,23 +63,10 @@ INSTANTIATE_TEST_SUITE_P(Examples, EmulatedExample, ::testing::ValuesIn(CaseName
 INSTANTIATE_TEST_SUITE_P(Examples, EmulatedExampleSm90a, ::testing::ValuesIn(CaseNames()),
                          ParamName);
 
-constexpr char kScale[] = R"(
-import tilelang.language as T
-
-def scale(N, block=128):
-    @T.prim_func
-    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
-        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
-            for i in T.Parallel(block):
-                if bx * block + i < N:
-                    Y[bx * block + i] = X[bx * block + i] * 2.0
-    return main
-)";
-
 // A dynamic N passed as the trailing int parameter: 1000 is not a multiple
 // of the block, so the last block is ragged.
 TEST(EmulatedDynamic, ScaleWithARuntimeSize) {
-  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScale, "scale");
+  absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScaleKernel, "scale");
   ASSERT_TRUE(program.ok()) << program.status();
   ASSERT_EQ(program->dyn_dims.size(), 1u);
   absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);

@@ -26,6 +26,7 @@ using ::tilec::testing::CompileExample;
 using ::tilec::testing::CompileExampleCase;
 using ::tilec::testing::EmitFor;
 using ::tilec::testing::ExampleCase;
+using ::tilec::testing::kScaleKernel;
 
 // A kernel written inline in TileLang, compiled by the frontend.
 absl::StatusOr<ir::Program> CompileSource(const std::string& text, const std::string& function,
@@ -244,8 +245,7 @@ TEST(Unsupported, Float8GemmWithRegisterAIsUnimplemented) {
     absl::StatusOr<CudaSource> src = EmitFor(*program, arch);
     ASSERT_FALSE(src.ok());
     EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented) << src.status();
-    EXPECT_THAT(std::string(src.status().message()),
-                HasSubstr("with float8 A in fragment memory"));
+    EXPECT_THAT(std::string(src.status().message()), HasSubstr("with float8 A in fragment memory"));
   }
 }
 
@@ -299,8 +299,8 @@ TEST(Float8Gemm, UsesTheFloat8MmaOnSm90aAndF16OnSm80) {
       EXPECT_GT(CountOpcode(*sass, "LDSM"), 0);  // K-major float8 operands via ldmatrix
       EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
       EXPECT_GT(CountOpcode(*sass, "HMMA.16816.F32"), 0);
-      const std::string unpack_b = absl::StrCat("F2FP.F16.", b_ptx == "e4m3" ? "E4M3" : "E5M2",
-                                                ".UNPACK_B");
+      const std::string unpack_b =
+          absl::StrCat("F2FP.F16.", b_ptx == "e4m3" ? "E4M3" : "E5M2", ".UNPACK_B");
       if (arch == CudaArch::kSm90a) {
         EXPECT_GT(CountOpcode(*sass, "F2FP.F16.E4M3.UNPACK_B"), 0);
         EXPECT_GT(CountOpcode(*sass, unpack_b), 0);
@@ -342,21 +342,8 @@ TEST(Unsupported, FloatTruncModIsUnimplemented) {
                         "is not supported on sm_90a"));
 }
 
-constexpr char kScale[] = R"(
-import tilelang.language as T
-
-def scale(N, block=128):
-    @T.prim_func
-    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
-        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
-            for i in T.Parallel(block):
-                if bx * block + i < N:
-                    Y[bx * block + i] = X[bx * block + i] * 2.0
-    return main
-)";
-
 TEST(Kernels, DynamicDimsAreTrailingIntParametersAndGridExpressions) {
-  absl::StatusOr<ir::Program> program = CompileSource(kScale, "scale");
+  absl::StatusOr<ir::Program> program = CompileSource(kScaleKernel, "scale");
   ASSERT_TRUE(program.ok()) << program.status();
   ASSERT_EQ(program->dyn_dims.size(), 1u);
   absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
@@ -396,7 +383,7 @@ TEST(Kernels, WorkspacesFollowTheParametersInEveryKernelThatUsesThem) {
 }
 
 TEST(Kernels, UnboundTileParameterIsAPreconditionFailure) {
-  absl::StatusOr<ir::Program> program = CompileSource(kScale, "scale", {{"N", "1000"}});
+  absl::StatusOr<ir::Program> program = CompileSource(kScaleKernel, "scale", {{"N", "1000"}});
   ASSERT_TRUE(program.ok()) << program.status();
   ir::Program p = *program;
   p.tile_params.push_back({ir::MakeVar("block_K"), std::nullopt, {}});
