@@ -14,6 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/inference/fragment_check.h"
+#include "compiler/inference/fragment_staging.h"
 #include "compiler/inference/index_expr.h"
 #include "compiler/inference/layout_solver.h"
 #include "compiler/inference/loop_partition.h"
@@ -406,21 +408,9 @@ class KernelInference {
     if (it == frag_node_.end()) return;
     const int node = it->second;
     const std::vector<int64_t>& shape = solver_.nodes()[node].shape;
-    if (nest_ != nullptr && indices.size() == shape.size()) {
-      std::vector<int> dims;  // nest dimension of each index
-      for (const Expr& i : indices) {
-        int found = -1;
-        for (size_t d = 0; d < nest_->vars.size(); ++d) {
-          if (i.get() == nest_->vars[d].get()) found = static_cast<int>(d);
-        }
-        if (found < 0 || (!dims.empty() && found <= dims.back())) {
-          dims.clear();
-          break;
-        }
-        dims.push_back(found);
-      }
-      bool match = !dims.empty();
-      for (size_t k = 0; match && k < dims.size(); ++k) match = nest_->extents[dims[k]] == shape[k];
+    if (nest_ != nullptr) {
+      const std::vector<int> dims = OwnedDims(*nest_, indices, shape);
+      const bool match = !dims.empty();
       if (match) {
         const int kind = dims.size() == nest_->vars.size() ? 0 : 1;
         if (!seen_.insert({kind, node, nest_node_}).second) return;
@@ -525,9 +515,13 @@ void CollectKernels(const Stmt& s, std::vector<const ir::KernelNode*>* out) {
 
 }  // namespace
 
-absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& program, const TargetInfo& target) {
+const ir::Program& PlannedProgram(const LayoutPlan& plan, const ir::Program& input) {
+  return plan.program != nullptr ? *plan.program : input;
+}
+
+absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& input, const TargetInfo& target) {
   std::vector<std::string> unbound;
-  for (const ir::TileParam& tp : program.tile_params) {
+  for (const ir::TileParam& tp : input.tile_params) {
     if (!tp.value) unbound.push_back(tp.var->name);
   }
   if (!unbound.empty()) {
@@ -536,9 +530,15 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& program, const Target
                      absl::StrJoin(unbound, ", "), unbound.size() == 1 ? " is" : " are",
                      " unbound; bind ", unbound.size() == 1 ? "it" : "them", " with -D"));
   }
+  if (absl::Status st = CheckThreadPrivateBuffers(input); !st.ok()) return st;
+  bool staged = false;
+  absl::StatusOr<ir::Program> converted = StageFragmentStores(input, &staged);
+  if (!converted.ok()) return converted.status();
+  LayoutPlan plan;
+  if (staged) plan.program = std::make_shared<const ir::Program>(*std::move(converted));
+  const ir::Program& program = PlannedProgram(plan, input);
   std::vector<const ir::KernelNode*> kernels;
   CollectKernels(program.body, &kernels);
-  LayoutPlan plan;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const ir::KernelNode& k = *kernels[i];
     std::optional<int64_t> threads = EvalInt(k.threads);
@@ -555,6 +555,7 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& program, const Target
     absl::Status st = inference.Run(k);
     if (!st.ok()) return st;
   }
+  if (absl::Status st = CheckFragmentAccesses(program, plan); !st.ok()) return st;
   return plan;
 }
 

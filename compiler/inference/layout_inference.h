@@ -8,6 +8,12 @@
 // them with -D"). Thread counts, fragment and shared shapes and T.Parallel
 // extents are constants (else UNIMPLEMENTED naming the buffer or loop).
 //
+// Pipeline: StageFragmentStores (fragment_staging.h) first, since stores it
+// routes through shared memory must not constrain the fragment; then the
+// fixed point below; then CheckFragmentAccesses (fragment_check.h) proves
+// that every fragment access runs on a thread holding its element, so no
+// code is ever emitted from an unproven map.
+//
 // After (OK): every fragment buffer allocated in a kernel has a layout over
 // the kernel's thread count; every shared buffer a SharedLayout; every
 // T.gemm a warp partition; every T.Parallel nest (keyed by its outermost
@@ -55,6 +61,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -102,7 +109,14 @@ struct LayoutPlan {
   // AtomicAddNode (tile form).
   std::map<const ir::StmtNode*, LoopPartition> loops;
   std::map<const ir::StmtNode*, GemmWarpPartition> gemms;
+  // When InferLayouts converted something (fragment_staging.h), the program
+  // the plan is for: the input with the conversions inserted. Emit that one.
+  // Null when the plan is for the input program itself.
+  std::shared_ptr<const ir::Program> program;
 };
+
+// The program `plan` describes, given the program it was inferred from.
+const ir::Program& PlannedProgram(const LayoutPlan& plan, const ir::Program& input);
 
 absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& program, const TargetInfo& target);
 

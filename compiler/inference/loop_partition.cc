@@ -181,6 +181,46 @@ bool ContiguousIn(const std::vector<Expr>& indices, const ir::VarNode* j,
   return true;
 }
 
+std::optional<ParallelNest> NestAt(const ir::ForNode& f) {
+  ParallelNest nest;
+  nest.outer = &f;
+  const ir::ForNode* cur = &f;
+  while (true) {
+    std::optional<int64_t> min = EvalInt(cur->min), extent = EvalInt(cur->extent);
+    if (!min || *min != 0 || !extent || *extent < 1) return std::nullopt;
+    nest.vars.push_back(cur->var);
+    nest.extents.push_back(*extent);
+    ir::Stmt body = cur->body;
+    if (const auto* seq = body->as<ir::SeqNode>(); seq != nullptr && seq->stmts.size() == 1) {
+      body = seq->stmts[0];
+    }
+    const auto* inner = body->as<ir::ForNode>();
+    if (inner == nullptr || inner->kind != ir::ForKind::kParallel) {
+      nest.body = cur->body;
+      return nest;
+    }
+    cur = inner;
+  }
+}
+
+std::vector<int> OwnedDims(const ParallelNest& nest, const std::vector<ir::Expr>& indices,
+                           const std::vector<int64_t>& shape) {
+  if (indices.size() != shape.size()) return {};
+  std::vector<int> dims;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    int found = -1;
+    for (size_t d = 0; d < nest.vars.size(); ++d) {
+      if (indices[k].get() == nest.vars[d].get()) found = static_cast<int>(d);
+    }
+    if (found < 0 || (!dims.empty() && found <= dims.back()) ||
+        nest.extents[found] != shape[k]) {
+      return {};
+    }
+    dims.push_back(found);
+  }
+  return dims;
+}
+
 int64_t Pow2Divisor(int64_t x) { return x <= 0 ? 1 : (x & -x); }
 
 int64_t FloorPow2(int64_t x) {

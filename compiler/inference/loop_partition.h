@@ -17,6 +17,7 @@
 #define TILEC_COMPILER_INFERENCE_LOOP_PARTITION_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -35,6 +36,22 @@ struct ParallelNest {
   std::vector<int64_t> extents;
   ir::Stmt body;  // inside the innermost loop
 };
+
+// The nest whose outermost loop is `f` (a kParallel loop); nullopt when a
+// loop of the chain does not start at a constant 0 or has no constant extent
+// >= 1 (layout inference reports those).
+std::optional<ParallelNest> NestAt(const ir::ForNode& f);
+
+// For an access of a fragment of `shape` at `indices` inside `nest`: the nest
+// dimension of each index when every index is one of the nest's loop
+// variables, in increasing nest order, and each of those loops' extent is the
+// fragment's dimension there; empty otherwise. The nest "owns" such an
+// access: layout inference gives the fragment the nest's layout (all the
+// variables) or its projection onto them (a subset), so the thread running
+// an iteration holds the element. Any other access of a fragment inside a
+// nest needs the fragment on every thread.
+std::vector<int> OwnedDims(const ParallelNest& nest, const std::vector<ir::Expr>& indices,
+                           const std::vector<int64_t>& shape);
 
 // Whether an access at `indices` (lets substituted) walks consecutive
 // elements as `j` steps by one: no index but the last uses j, and the last is

@@ -80,7 +80,8 @@ absl::StatusOr<Recommendation> EvaluateConfig(const ir::Program& program,
           "a T.gemm tile does not split over the block's warps without padding");
     }
   }
-  auto stats = AnalyzeKernels(*bound, profile, options.dyn_dims, &*plan);
+  auto stats = AnalyzeKernels(inference::PlannedProgram(*plan, *bound), profile, options.dyn_dims,
+                              &*plan);
   if (!stats.ok()) return stats.status();
   for (const KernelStats& k : *stats) {
     if (absl::Status st = CheckLimits(k, profile); !st.ok()) return st;

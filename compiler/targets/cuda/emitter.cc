@@ -571,8 +571,9 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
 
 }  // namespace
 
-absl::StatusOr<CudaSource> EmitCuda(const ir::Program& program, const inference::LayoutPlan& plan,
+absl::StatusOr<CudaSource> EmitCuda(const ir::Program& input, const inference::LayoutPlan& plan,
                                     const CudaTarget& target) {
+  const ir::Program& program = inference::PlannedProgram(plan, input);
   for (const ir::TileParam& t : program.tile_params) {
     if (!t.value) {
       return absl::FailedPreconditionError(absl::StrCat("tile parameter ", t.var->name,

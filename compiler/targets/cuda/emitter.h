@@ -6,7 +6,8 @@
 //
 // Before: `program` verifies, every tile parameter is bound, and `plan` is
 // InferLayouts(program, target.info) for this very program (the plan is
-// keyed by the program's nodes).
+// keyed by the program's nodes). When the plan carries a converted program
+// (LayoutPlan::program), that one is emitted.
 //
 // After (OK): `code` holds the translation unit; `kernels` describes each
 // kernel in launch order:

@@ -40,23 +40,30 @@ void CheckNest(const LayoutPlan& plan, const LoopPartition& p) {
   const FragmentLayout& l = p.layout;
   ASSERT_EQ(l.shape.size(), p.loop_vars.size());
   std::vector<const ir::LoadNode*> loads;
-  std::vector<std::pair<ir::Buffer, std::vector<ir::Expr>>> accesses;
+  struct Access {
+    ir::Buffer buffer;
+    std::vector<ir::Expr> indices;
+    bool store;
+  };
+  std::vector<Access> accesses;
   struct Finder : ir::IRVisitor {
-    std::vector<std::pair<ir::Buffer, std::vector<ir::Expr>>>* out;
+    std::vector<Access>* out;
     void Visit(const ir::Expr& e) override {
       if (e == nullptr) return;
-      if (const auto* ld = e->as<ir::LoadNode>()) out->push_back({ld->buffer, ld->indices});
+      if (const auto* ld = e->as<ir::LoadNode>()) out->push_back({ld->buffer, ld->indices, false});
       ir::IRVisitor::Visit(e);
     }
     void Visit(const ir::Stmt& s) override {
       if (s == nullptr) return;
-      if (const auto* st = s->as<ir::StoreNode>()) out->push_back({st->buffer, st->indices});
+      if (const auto* st = s->as<ir::StoreNode>()) {
+        out->push_back({st->buffer, st->indices, true});
+      }
       ir::IRVisitor::Visit(s);
     }
   } finder;
   finder.out = &accesses;
   finder.Visit(p.body);
-  for (const auto& [buffer, indices] : accesses) {
+  for (const auto& [buffer, indices, store] : accesses) {
     if (buffer->scope != ir::Scope::kFragment) continue;
     auto it = plan.fragments.find(buffer.get());
     ASSERT_NE(it, plan.fragments.end()) << buffer->name;
@@ -77,6 +84,12 @@ void CheckNest(const LayoutPlan& plan, const LoopPartition& p) {
         if (std::find(dims.begin(), dims.end(), -1) != dims.end()) {
           ASSERT_EQ(f.replicate, f.threads) << buffer->name << " is indexed by other than the "
                                             << "loop variables, so it must be everywhere";
+          // A store must reach every copy: every thread runs every iteration.
+          if (store) {
+            ASSERT_EQ(l.replicate, l.threads)
+                << buffer->name << " is stored at other than the loop variables by a nest that "
+                << "not every thread runs whole";
+          }
           continue;
         }
         std::vector<int64_t> index;
