@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <utility>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -55,9 +55,9 @@ class Checker : public ir::IRVisitor {
     auto it = plan_.loops.find(&f);
     std::optional<ParallelNest> nest = NestAt(f);
     if (it == plan_.loops.end() || !nest) {
-      status_ = absl::InternalError(absl::StrCat(
-          "compiler bug: ", where_, ": the T.Parallel nest over ", f.var->name,
-          " has no loop partition in the layout plan"));
+      status_ = absl::InternalError(absl::StrCat("compiler bug: ", where_,
+                                                 ": the T.Parallel nest over ", f.var->name,
+                                                 " has no loop partition in the layout plan"));
       return;
     }
     nest_ = &*nest;
@@ -77,8 +77,8 @@ class Checker : public ir::IRVisitor {
     const FragmentLayout& frag = it->second;
     std::vector<std::string> idx;
     for (const Expr& e : indices) idx.push_back(ir::PrintExpr(e));
-    const std::string access = absl::StrCat(store ? "store to " : "load of ", b->name, "[",
-                                            absl::StrJoin(idx, ", "), "]");
+    const std::string access =
+        absl::StrCat(store ? "store to " : "load of ", b->name, "[", absl::StrJoin(idx, ", "), "]");
     if (nest_ == nullptr) {
       if (!AllReplicated(frag)) {
         Fail(access, "outside a T.Parallel nest, where every thread runs it", frag, nullptr);
@@ -91,8 +91,8 @@ class Checker : public ir::IRVisitor {
         Fail(access, "at an index the nest does not own", frag, nest_layout_);
       } else if (store && !AllReplicated(*nest_layout_)) {
         Fail(access,
-             "at an index the nest does not own, by a nest that not every thread runs whole",
-             frag, nest_layout_);
+             "at an index the nest does not own, by a nest that not every thread runs whole", frag,
+             nest_layout_);
       }
       return;
     }

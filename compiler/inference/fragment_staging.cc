@@ -173,8 +173,8 @@ class Planner : public ir::IRVisitor {
       return;
     }
     if (f->kind != ir::ForKind::kParallel) {
-      const bool listed = f->kind == ir::ForKind::kPipelined &&
-                          (!f->order.empty() || !f->stage.empty());
+      const bool listed =
+          f->kind == ir::ForKind::kPipelined && (!f->order.empty() || !f->stage.empty());
       const ir::ForNode* saved = pipelined_with_lists_;
       pipelined_with_lists_ = listed ? f : nullptr;
       ir::IRVisitor::Visit(s);
@@ -189,7 +189,8 @@ class Planner : public ir::IRVisitor {
     if (staged.empty()) return;
     std::vector<std::string> vars;
     for (const ir::Var& v : nest->vars) vars.push_back(v->name);
-    const std::string where = absl::StrCat(where_, " > T.Parallel over ", absl::StrJoin(vars, ", "));
+    const std::string where =
+        absl::StrCat(where_, " > T.Parallel over ", absl::StrJoin(vars, ", "));
     if (pipelined_with_lists_ != nullptr && InBody(*pipelined_with_lists_, s)) {
       status_ = absl::UnimplementedError(absl::StrCat(
           where, ": the nest stores to fragment ", staged[0].fragment->name,

@@ -158,8 +158,7 @@ int LastNonUnit(const ir::Region& r) {
 
 }  // namespace
 
-bool ContiguousIn(const std::vector<Expr>& indices, const ir::VarNode* j,
-                  int64_t* base_divisor) {
+bool ContiguousIn(const std::vector<Expr>& indices, const ir::VarNode* j, int64_t* base_divisor) {
   if (indices.empty()) return false;
   for (size_t d = 0; d + 1 < indices.size(); ++d) {
     if (Uses(indices[d], j)) return false;
@@ -212,8 +211,7 @@ std::vector<int> OwnedDims(const ParallelNest& nest, const std::vector<ir::Expr>
     for (size_t d = 0; d < nest.vars.size(); ++d) {
       if (indices[k].get() == nest.vars[d].get()) found = static_cast<int>(d);
     }
-    if (found < 0 || (!dims.empty() && found <= dims.back()) ||
-        nest.extents[found] != shape[k]) {
+    if (found < 0 || (!dims.empty() && found <= dims.back()) || nest.extents[found] != shape[k]) {
       return {};
     }
     dims.push_back(found);

@@ -96,8 +96,9 @@ TEST(CheckFragmentAccesses, RefusesAReplicatedFragmentStoredByAPartitionedNest) 
   absl::Status st = CheckFragmentAccesses(parts.program, plan);
   ASSERT_EQ(st.code(), absl::StatusCode::kInternal) << st;
   const std::string msg(st.message());
-  EXPECT_TRUE(absl::StartsWith(msg, "compiler bug: kernel 0 > T.Parallel over i, j: the store "
-                                    "to t1[i * 8 + j]"))
+  EXPECT_TRUE(absl::StartsWith(msg,
+                               "compiler bug: kernel 0 > T.Parallel over i, j: the store "
+                               "to t1[i * 8 + j]"))
       << msg;
   EXPECT_TRUE(absl::StrContains(msg, "not every thread runs whole")) << msg;
 
@@ -118,7 +119,8 @@ TEST(CheckFragmentAccesses, RefusesAnOwnedAccessOnAnotherLayout) {
   plan.loops[parts.nests[1]] = NestOver(parts.nests[1], Replicated({128}, 128));
   absl::Status st = CheckFragmentAccesses(parts.program, plan);
   ASSERT_EQ(st.code(), absl::StatusCode::kInternal) << st;
-  EXPECT_TRUE(absl::StrContains(st.message(), "the load of t2[i, j] whose layout is not the nest's"))
+  EXPECT_TRUE(
+      absl::StrContains(st.message(), "the load of t2[i, j] whose layout is not the nest's"))
       << st;
 }
 
@@ -147,8 +149,7 @@ def outside(n):
   for (auto& [node, loop] : plan->loops) loop.layout = Blocked({64}, 32, 1);
   absl::Status st = CheckFragmentAccesses(*p, *plan);
   ASSERT_EQ(st.code(), absl::StatusCode::kInternal) << st;
-  EXPECT_TRUE(absl::StrContains(st.message(), "the store to f[0] outside a T.Parallel nest"))
-      << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "the store to f[0] outside a T.Parallel nest")) << st;
 }
 
 }  // namespace
@@ -185,8 +186,9 @@ TEST(CheckThreadPrivateBuffers, RefusesALocalStoredInANestAndReadAfterIt) {
                 Y[k] = a[k]
 )");
   ASSERT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
-  EXPECT_TRUE(absl::StartsWith(st.message(), "kernel 0 > T.Parallel over i: a is a T.alloc_local "
-                                             "buffer (one per thread)"))
+  EXPECT_TRUE(absl::StartsWith(st.message(),
+                               "kernel 0 > T.Parallel over i: a is a T.alloc_local "
+                               "buffer (one per thread)"))
       << st;
   EXPECT_TRUE(absl::StrContains(st.message(), "T.alloc_fragment")) << st;
 }

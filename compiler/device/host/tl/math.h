@@ -42,33 +42,33 @@ inline decltype(auto) value_of(const T& x) {
   }
 }
 
-#define TL_HOST_MATH_UNARY(name, expr_f, expr_d)                                              \
-  inline float name(float x) { return expr_f; }                                               \
-  inline double name(double x) { return expr_d; }                                             \
-  template <typename T>                                                                       \
-  inline auto name(T x) {                                                                     \
-    if constexpr (kIsCheckedRef<T>) {                                                         \
-      return name(x.load());                                                                  \
-    } else {                                                                                  \
-      static_assert(sizeof(T) == 0,                                                           \
+#define TL_HOST_MATH_UNARY(name, expr_f, expr_d)                                                \
+  inline float name(float x) { return expr_f; }                                                 \
+  inline double name(double x) { return expr_d; }                                               \
+  template <typename T>                                                                         \
+  inline auto name(T x) {                                                                       \
+    if constexpr (kIsCheckedRef<T>) {                                                           \
+      return name(x.load());                                                                    \
+    } else {                                                                                    \
+      static_assert(sizeof(T) == 0,                                                             \
                     "tl::" #name " takes float or double; convert the argument with float(x)"); \
-      return x;                                                                               \
-    }                                                                                         \
+      return x;                                                                                 \
+    }                                                                                           \
   }
 
-#define TL_HOST_MATH_BINARY(name, fn)                                                        \
-  inline float name(float x, float y) { return std::fn(x, y); }                              \
-  inline double name(double x, double y) { return std::fn(x, y); }                           \
-  template <typename T, typename U>                                                          \
-  inline auto name(T x, U y) {                                                               \
-    if constexpr (kIsCheckedRef<T> || kIsCheckedRef<U>) {                                    \
-      return name(value_of(x), value_of(y));                                                 \
-    } else {                                                                                 \
-      static_assert(sizeof(T) == 0, "tl::" #name                                             \
+#define TL_HOST_MATH_BINARY(name, fn)                                                          \
+  inline float name(float x, float y) { return std::fn(x, y); }                                \
+  inline double name(double x, double y) { return std::fn(x, y); }                             \
+  template <typename T, typename U>                                                            \
+  inline auto name(T x, U y) {                                                                 \
+    if constexpr (kIsCheckedRef<T> || kIsCheckedRef<U>) {                                      \
+      return name(value_of(x), value_of(y));                                                   \
+    } else {                                                                                   \
+      static_assert(sizeof(T) == 0, "tl::" #name                                               \
                                     " takes two floats or two doubles; convert the arguments " \
-                                    "with float(x)");                                        \
-      return x;                                                                              \
-    }                                                                                        \
+                                    "with float(x)");                                          \
+      return x;                                                                                \
+    }                                                                                          \
   }
 
 TL_HOST_MATH_UNARY(exp, std::exp(x), std::exp(x))

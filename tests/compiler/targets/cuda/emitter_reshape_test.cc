@@ -133,11 +133,21 @@ TEST_P(ReshapeTest, EmulatorMatchesInterpreter) {
 }
 
 const Case kCases[] = {
-    {"flatten_issue", kFlatten, "flatten_tile", {{"M", "128"}, {"N", "64"}, {"bm", "64"}, {"bn", "32"}}},
-    {"flatten_ragged", kFlatten, "flatten_tile", {{"M", "100"}, {"N", "72"}, {"bm", "32"}, {"bn", "32"}}},
-    {"flatten_bf16", kFlatten, "flatten_tile",
+    {"flatten_issue",
+     kFlatten,
+     "flatten_tile",
+     {{"M", "128"}, {"N", "64"}, {"bm", "64"}, {"bn", "32"}}},
+    {"flatten_ragged",
+     kFlatten,
+     "flatten_tile",
+     {{"M", "100"}, {"N", "72"}, {"bm", "32"}, {"bn", "32"}}},
+    {"flatten_bf16",
+     kFlatten,
+     "flatten_tile",
      {{"M", "48"}, {"N", "40"}, {"bm", "16"}, {"bn", "16"}, {"dtype", "bfloat16"}}},
-    {"gemm_reshape", kGemmReshape, "gemm_reshape",
+    {"gemm_reshape",
+     kGemmReshape,
+     "gemm_reshape",
      {{"M", "80"}, {"N", "72"}, {"K", "40"}, {"bm", "32"}, {"bn", "32"}, {"bk", "16"}}},
     {"partial_store", kPartialStore, "partial_store", {{"M", "37"}, {"N", "12"}, {"bm", "8"}}},
     {"rowmax_exp", kRowmaxExp, "rowmax_exp", {{"M", "33"}, {"N", "70"}}},
@@ -152,19 +162,19 @@ std::vector<std::pair<Case, CudaArch>> AllCases() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, ReshapeTest, ::testing::ValuesIn(AllCases()),
-    [](const ::testing::TestParamInfo<std::pair<Case, CudaArch>>& info) {
-      return std::string(info.param.first.name) +
-             (info.param.second == CudaArch::kSm80 ? "_sm80" : "_sm90a");
-    });
+INSTANTIATE_TEST_SUITE_P(Cases, ReshapeTest, ::testing::ValuesIn(AllCases()),
+                         [](const ::testing::TestParamInfo<std::pair<Case, CudaArch>>& info) {
+                           return std::string(info.param.first.name) +
+                                  (info.param.second == CudaArch::kSm80 ? "_sm80" : "_sm90a");
+                         });
 
 // The staged reshape reads like what it does: the nest stores into a shared
 // staging buffer, and one T.copy hands every thread its part of t1. The nest
 // writes every element, so the staging buffer is not filled first.
 TEST(ReshapeEmission, StagesTheStoreThroughSharedMemory) {
-  absl::StatusOr<ir::Program> program = CompileSource(
-      "flatten.py", kFlatten, "flatten_tile", {{"M", "128"}, {"N", "64"}, {"bm", "64"}, {"bn", "32"}});
+  absl::StatusOr<ir::Program> program =
+      CompileSource("flatten.py", kFlatten, "flatten_tile",
+                    {{"M", "128"}, {"N", "64"}, {"bm", "64"}, {"bn", "32"}});
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
