@@ -1,5 +1,6 @@
 #include "compiler/inference/fragment_staging.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -34,22 +35,24 @@ std::optional<std::vector<int64_t>> ConstShape(const ir::Buffer& b) {
   return shape;
 }
 
-// One fragment that a nest stores to at an index it does not own.
+// One fragment a nest accesses through its staging buffer.
 struct Staged {
   ir::Buffer fragment;
   bool fill_first = true;  // T.copy(F, F_stage) before the nest
+  bool write_back = true;  // T.copy(F_stage, F) after it
 };
 
 // The fragment accesses of one nest body (nested T.Parallel loops excluded:
 // layout inference refuses them).
 class NestScan : public ir::IRVisitor {
  public:
-  explicit NestScan(const ParallelNest& nest) : nest_(nest) {}
+  NestScan(const ParallelNest& nest, const std::set<const ir::BufferNode*>& pinned)
+      : nest_(nest), pinned_(pinned) {}
 
   void Visit(const Expr& e) override {
     if (e == nullptr) return;
     if (const auto* l = e->as<ir::LoadNode>()) {
-      if (l->buffer->scope == ir::Scope::kFragment) loaded_.insert(l->buffer.get());
+      if (l->buffer->scope == ir::Scope::kFragment) Load(*l);
     }
     ir::IRVisitor::Visit(e);
   }
@@ -76,27 +79,44 @@ class NestScan : public ir::IRVisitor {
     ir::IRVisitor::Visit(s);
   }
 
-  // The fragments to stage, in first-store order, each with whether its
-  // staging buffer must be filled first.
+  // The fragments to stage, in first-access order: those stored at an index
+  // the nest does not own, and pinned ones loaded at such an index.
   std::vector<Staged> Result() const {
     std::vector<Staged> out;
     for (const ir::Buffer& b : order_) {
       if (!unowned_.count(b.get())) continue;
       Staged s;
       s.fragment = b;
-      s.fill_first = loaded_.count(b.get()) || !Covers(b);
+      s.write_back = stores_.count(b.get()) > 0;
+      s.fill_first = loaded_.count(b.get()) || !s.write_back || !Covers(b);
       out.push_back(s);
     }
     return out;
   }
 
  private:
+  bool Owned(const ir::Buffer& b, const std::vector<Expr>& indices) const {
+    std::optional<std::vector<int64_t>> shape = ConstShape(b);
+    return shape && !OwnedDims(nest_, indices, *shape).empty();
+  }
+
+  void Note(const ir::Buffer& b) {
+    if (std::find(order_.begin(), order_.end(), b) == order_.end()) order_.push_back(b);
+  }
+
+  void Load(const ir::LoadNode& n) {
+    loaded_.insert(n.buffer.get());
+    Note(n.buffer);
+    if (pinned_.count(n.buffer.get()) && !Owned(n.buffer, n.indices)) {
+      unowned_.insert(n.buffer.get());
+    }
+  }
+
   void Store(const ir::StoreNode& n) {
     const ir::BufferNode* b = n.buffer.get();
-    if (!stores_.count(b)) order_.push_back(n.buffer);
+    Note(n.buffer);
     stores_[b].push_back({nested_ == 0 ? n.indices : std::vector<Expr>{}});
-    std::optional<std::vector<int64_t>> shape = ConstShape(n.buffer);
-    if (!shape || OwnedDims(nest_, n.indices, *shape).empty()) unowned_.insert(b);
+    if (!Owned(n.buffer, n.indices)) unowned_.insert(b);
   }
 
   // Whether the unconditional stores of `b` reach every element of it over
@@ -137,6 +157,7 @@ class NestScan : public ir::IRVisitor {
   }
 
   const ParallelNest& nest_;
+  const std::set<const ir::BufferNode*>& pinned_;
   int nested_ = 0;
   std::vector<ir::Buffer> order_;
   // Index lists of each store; empty for stores under a condition or loop.
@@ -164,6 +185,7 @@ class Planner : public ir::IRVisitor {
     if (const auto* k = s->as<ir::KernelNode>()) {
       kernel_ = k;
       where_ = absl::StrCat("kernel ", kernel_index_++);
+      pinned_ = GemmFragments(k->body);
       ir::IRVisitor::Visit(s);
       return;
     }
@@ -183,7 +205,7 @@ class Planner : public ir::IRVisitor {
     }
     std::optional<ParallelNest> nest = NestAt(*f);
     if (!nest) return;  // layout inference reports it
-    NestScan scan(*nest);
+    NestScan scan(*nest, pinned_);
     scan.Visit(nest->body);
     std::vector<Staged> staged = scan.Result();
     if (staged.empty()) return;
@@ -193,7 +215,7 @@ class Planner : public ir::IRVisitor {
         absl::StrCat(where_, " > T.Parallel over ", absl::StrJoin(vars, ", "));
     if (pipelined_with_lists_ != nullptr && InBody(*pipelined_with_lists_, s)) {
       status_ = absl::UnimplementedError(absl::StrCat(
-          where, ": the nest stores to fragment ", staged[0].fragment->name,
+          where, ": the nest accesses fragment ", staged[0].fragment->name,
           " at an index other than its loop variables, which needs staging through shared "
           "memory; that is not supported for a statement of a T.Pipelined loop with order=/"
           "stage= lists"));
@@ -241,6 +263,25 @@ class Planner : public ir::IRVisitor {
     return false;
   }
 
+  // Fragments that are a T.gemm's C or A operand: their layout is the mma's.
+  static std::set<const ir::BufferNode*> GemmFragments(const Stmt& body) {
+    struct V : ir::IRVisitor {
+      std::set<const ir::BufferNode*> out;
+      void Visit(const Stmt& s) override {
+        if (s == nullptr) return;
+        if (const auto* g = s->as<ir::GemmNode>()) {
+          for (const ir::Region* r : {&g->a, &g->c}) {
+            if (r->buffer->scope == ir::Scope::kFragment) out.insert(r->buffer.get());
+          }
+        }
+        ir::IRVisitor::Visit(s);
+      }
+    } v;
+    v.Visit(body);
+    return v.out;
+  }
+
+  std::set<const ir::BufferNode*> pinned_;
   std::set<std::string> names_;
   absl::Status status_;
   const ir::KernelNode* kernel_ = nullptr;
@@ -303,6 +344,7 @@ class Rewriter : public ir::IRMutator {
       Redirect redirect(to);
       out.push_back(redirect.Mutate(s));
       for (const Staged& st : it->second) {
+        if (!st.write_back) continue;
         out.push_back(
             ir::Copy(ir::FullRegion(stages_->at(st.fragment.get())), ir::FullRegion(st.fragment)));
       }

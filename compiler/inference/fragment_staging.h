@@ -18,18 +18,21 @@
 //     does not write, unless the nest provably writes all of F (stores under
 //     no condition and no inner loop whose indices, evaluated over the whole
 //     iteration space, reach every element).
+// A load at an index the nest does not own needs nothing when the fragment
+// can be replicated; a T.gemm's C or A operand cannot (its layout is the
+// mma's), so such a nest reads it through `<F>_stage` too: filled before the
+// nest, copied back only if the nest also stores to it.
 // The emitter places the barriers between the shared accesses
 // (emitter_stmt.cc); F itself then takes whatever layout its other uses
 // decide.
 //
 // Before: `program` verifies and every tile parameter is bound. After: no
-// T.Parallel nest stores to a fragment at an index it does not own, and the
-// program verifies; `*changed` says whether anything was staged (the result
-// is then a new program sharing every untouched node).
-// UNIMPLEMENTED, naming the fragment and the nest, when a fragment that needs
-// staging has a non-constant shape or the nest is a statement of a
-// T.Pipelined loop with order=/stage= lists (whose length the extra
-// statements would change).
+// T.Parallel nest stores to a fragment, or loads a T.gemm operand fragment,
+// at an index it does not own, and the program verifies; `*changed` says whether anything was
+// staged (the result is then a new program sharing every untouched node). UNIMPLEMENTED, naming the
+// fragment and the nest, when a fragment that needs staging has a non-constant shape or the nest is
+// a statement of a T.Pipelined loop with order=/stage= lists (whose length the extra statements
+// would change).
 #ifndef TILEC_COMPILER_INFERENCE_FRAGMENT_STAGING_H_
 #define TILEC_COMPILER_INFERENCE_FRAGMENT_STAGING_H_
 

@@ -109,6 +109,34 @@ def owned(n):
   EXPECT_EQ(out->body, p->body);  // the very same nodes
 }
 
+TEST(StageFragmentStores, ReadsAGemmAccumulatorAtOtherIndicesFromAStagedCopy) {
+  constexpr char kAcc[] = R"(
+import tilelang.language as T
+
+def acc_read(n):
+    @T.prim_func
+    def main(A: T.Tensor((n, n), "float16"), Y: T.Tensor((n * n,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((n, n), "float16")
+            acc = T.alloc_fragment((n, n), "float32")
+            T.copy(A, A_s)
+            T.gemm(A_s, A_s, acc, clear_accum=True)
+            for k in T.Parallel(n * n):
+                Y[k] = acc[k % n, k // n]
+    return main
+)";
+  absl::StatusOr<ir::Program> p = Compile(kAcc, "acc_read", {{"n", "32"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  bool changed = false;
+  absl::StatusOr<ir::Program> out = StageFragmentStores(*p, &changed);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(changed);
+  const std::string text = ir::Print(*out);
+  // Filled before the nest, never copied back: the nest only reads it.
+  EXPECT_EQ(Copies(*out), (std::vector<std::string>{"A -> A_s", "acc -> acc_stage"})) << text;
+  EXPECT_TRUE(absl::StrContains(text, "Y[k] = acc_stage[k % 32, k // 32]")) << text;
+}
+
 TEST(StageFragmentStores, PicksAFreshName) {
   constexpr char kClash[] = R"(
 import tilelang.language as T
