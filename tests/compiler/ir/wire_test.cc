@@ -28,8 +28,8 @@ Program SumProgram(int terms) {
 }
 
 TEST(WireTest, DeepValidProgramsParse) {
-  // 41 terms nest deeper than protobuf's default limit of 100 messages.
-  Program p = SumProgram(41);
+  // 60 terms nest deeper than protobuf's default limit of 100 messages.
+  Program p = SumProgram(60);
   ASSERT_TRUE(Verify(p).ok()) << Verify(p);
   std::string bytes = ToProto(p).SerializeAsString();
   tilec::v1::Program plain;
