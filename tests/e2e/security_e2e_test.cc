@@ -293,5 +293,23 @@ TEST_F(SecurityE2E, OutOfRangeLiteralsAndGridsAreLocatedInvalidArgument) {
   }
 }
 
+TEST(SecurityMemoryE2E, RunningOutOfTheMemoryLimitIsResourceExhausted) {
+  // Whatever point of the compile the limit hits (loading the worker, NVRTC
+  // itself), the client hears RESOURCE_EXHAUSTED, never a compiler bug.
+  int exhausted = 0;
+  for (int mb : {48, 96, 160, 256, 384}) {
+    Tilecd d;
+    ASSERT_TRUE(d.Start(MakeTempDir("cache"), {absl::StrCat("--compile_memory_mb=", mb)}));
+    grpc::Status s = Served(d, SourceRequest(DeepSum(8)));
+    EXPECT_TRUE(s.ok() || s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << mb << " MiB: " << s.error_code() << " " << s.error_message();
+    if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++exhausted;
+      EXPECT_NE(s.error_message().find("memory limit"), std::string::npos) << s.error_message();
+    }
+  }
+  EXPECT_GT(exhausted, 0) << "no limit was tight enough: the test proves nothing";
+}
+
 }  // namespace
 }  // namespace tilec::e2e
