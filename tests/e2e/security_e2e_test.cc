@@ -165,6 +165,17 @@ TEST_F(SecurityE2E, MessagesNestedPastTheParserLimitAreInvalidArgumentWithAMessa
   EXPECT_EQ(served.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(served.error_message().find("nests messages more than"), std::string::npos)
       << served.error_message();
+  // Recommend reads programs the same way.
+  tilec::v1::RecommendRequest recommend;
+  *recommend.mutable_program() = ir::ToProto(q);
+  recommend.set_profile("h100_sxm");
+  grpc::ClientContext ctx;
+  tilec::v1::RecommendResponse recommended;
+  served = d_.stub()->Recommend(&ctx, recommend, &recommended);
+  EXPECT_EQ(served.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(served.error_message().find("the Recommend request does not parse"),
+            std::string::npos)
+      << served.error_message();
 }
 
 TEST_F(SecurityE2E, PreludeCannotReadServerFiles) {
