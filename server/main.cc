@@ -4,7 +4,8 @@
 //          [--metrics_port 0|-1] [--metrics_port_file F] [--tokens_file F]
 //          [--tls_cert F --tls_key F] [--jobs N] [--threads N] [--queue N]
 //          [--compile_timeout_s S] [--compile_memory_mb M] [--cache_bytes B]
-//          [--profiles DIR]
+//          [--profiles DIR] [--allow_prelude] [--compile_user nobody]
+//          [--compile_sandbox]
 //
 // Port 0 picks a free port; the port chosen is written to --port_file (and
 // the metrics port to --metrics_port_file) once the server listens. The
@@ -64,6 +65,14 @@ ABSL_FLAG(int64_t, compile_memory_mb, 4096, "address-space limit of one compile 
 ABSL_FLAG(int64_t, max_source_bytes, 1 << 20, "largest TileLang source accepted");
 ABSL_FLAG(int64_t, max_message_bytes, 8 << 20, "largest request message accepted");
 ABSL_FLAG(int64_t, chunk_bytes, 1 << 20, "largest GetArtifact chunk");
+ABSL_FLAG(bool, allow_prelude, true,
+          "accept programs carrying inline device source (T.Kernel prelude=); even when "
+          "accepted, a prelude may not use #include and the like");
+ABSL_FLAG(std::string, compile_user, "nobody",
+          "when tilecd runs as root, compile children run as this user (empty: as root)");
+ABSL_FLAG(bool, compile_sandbox, true,
+          "run compile children without network and with Landlock file-system limits where "
+          "the kernel allows");
 ABSL_FLAG(std::string, profiles, "",
           "more hardware profiles (*.textproto) for Recommend and for binding unbound tile "
           "parameters on Compile; one with a built-in id replaces it");
@@ -133,8 +142,13 @@ int main(int argc, char** argv) {
   sub.memory_limit_bytes = absl::GetFlag(FLAGS_compile_memory_mb) << 20;
   sub.time_limit = absl::Seconds(absl::GetFlag(FLAGS_compile_timeout_s));
   sub.max_parallel = absl::GetFlag(FLAGS_jobs);
+  sub.sandbox.user = absl::GetFlag(FLAGS_compile_user);
+  sub.sandbox.isolate_network = absl::GetFlag(FLAGS_compile_sandbox);
+  sub.sandbox.restrict_files = absl::GetFlag(FLAGS_compile_sandbox);
   auto subprocess = std::make_unique<server::SubprocessCompiler>(sub);
   server::SubprocessCompiler* subprocess_ptr = subprocess.get();
+  std::fprintf(stderr, "tilecd: compile children run with: %s\n",
+               subprocess_ptr->DescribeProtections().c_str());
   auto measured = std::make_unique<server::MetricsCompiler>(std::move(subprocess), &metrics);
   server::MetricsCompiler* measured_ptr = measured.get();
   cache::ToolchainInfo tools{cache::CompilerVersion(), cuda::NvrtcVersion(),
@@ -153,6 +167,7 @@ int main(int argc, char** argv) {
   }
   server::CoreLimits limits{absl::GetFlag(FLAGS_max_source_bytes),
                             absl::GetFlag(FLAGS_max_message_bytes)};
+  limits.allow_prelude = absl::GetFlag(FLAGS_allow_prelude);
   server::CompileCore core(&single_flight, limits, *profiles);
   server::RecommendCore recommend_core(limits, *profiles);
   server::Scheduler scheduler(absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_queue));
@@ -195,6 +210,7 @@ int main(int argc, char** argv) {
     r.set_compiles_in_flight(measured_ptr->in_flight());
     r.set_queue_depth(s.queue_depth);
     r.set_compiler_version(tools.compiler_version);
+    r.set_compile_sandbox(subprocess_ptr->DescribeProtections());
     return r;
   };
   server::TilecService service(deps);

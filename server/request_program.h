@@ -6,7 +6,9 @@
 // `max_program_bytes` serialized (INVALID_ARGUMENT naming the limit). A bad
 // program is INVALID_ARGUMENT with the frontend's or verifier's located
 // diagnostic. Exactly one of `source` and `program` is non-null; both null is
-// INVALID_ARGUMENT ("neither a program nor a source file").
+// INVALID_ARGUMENT ("neither a program nor a source file"). With
+// `allow_prelude` false (tilecd --allow_prelude=false), a program carrying
+// inline device source (a T.Kernel prelude) is INVALID_ARGUMENT too.
 #ifndef TILEC_SERVER_REQUEST_PROGRAM_H_
 #define TILEC_SERVER_REQUEST_PROGRAM_H_
 
@@ -21,6 +23,7 @@ namespace tilec::server {
 struct CoreLimits {
   int64_t max_source_bytes = 1 << 20;
   int64_t max_program_bytes = 4 << 20;
+  bool allow_prelude = true;
 };
 
 absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* source,

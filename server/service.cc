@@ -1,11 +1,16 @@
 #include "server/service.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "compiler/ir/limits.h"
+#include "compiler/ir/wire.h"
+#include "grpcpp/support/proto_buffer_reader.h"
 
 namespace tilec::server {
 namespace {
@@ -32,11 +37,15 @@ class UnaryReactor : public grpc::ServerUnaryReactor {
         cancel_(std::make_shared<cache::Cancellation>()) {
     metrics_->RpcStarted(method_, "unary");
   }
-  void FinishWith(const absl::Status& status) {
+  void FinishWith(absl::Status status) {
+    if (status.ok() && before_finish_) status = before_finish_();
     metrics_->RpcHandled(method_, "unary", status.code(),
                          absl::ToDoubleSeconds(absl::Now() - start_));
     Finish(ToGrpc(status));
   }
+  // Runs before a successful call finishes (a raw method serializes its
+  // response there); an error it returns replaces OK.
+  void BeforeFinish(std::function<absl::Status()> f) { before_finish_ = std::move(f); }
   void OnCancel() override { cancel_->Cancel(); }
   void OnDone() override { delete this; }
   std::shared_ptr<cache::Cancellation> cancel() { return cancel_; }
@@ -46,7 +55,38 @@ class UnaryReactor : public grpc::ServerUnaryReactor {
   std::string method_;
   absl::Time start_;
   std::shared_ptr<cache::Cancellation> cancel_;
+  std::function<absl::Status()> before_finish_;
 };
+
+// A raw unary call's messages, owned by its reactor.
+template <typename Request, typename Response>
+struct RawCall {
+  Request request;
+  Response response;
+};
+
+// Parses a raw request with the recursion limit programs need.
+absl::Status ParseRequest(const grpc::ByteBuffer* raw, google::protobuf::MessageLite* request,
+                          absl::string_view method) {
+  grpc::ByteBuffer copy(*raw);  // the reader takes a mutable buffer; the copy shares slices
+  grpc::ProtoBufferReader reader(&copy);
+  if (ir::ParseWire(&reader, request)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the ", method, " request does not parse as a tilec.v1.", method,
+      "Request: it is malformed, or nests messages more than ", ir::kWireRecursionLimit,
+      " deep (programs may nest statements and expressions at most ", ir::kMaxNesting,
+      " deep)"));
+}
+
+template <typename Response>
+std::function<absl::Status()> SerializeInto(const Response* response, grpc::ByteBuffer* out) {
+  return [response, out] {
+    bool own = false;
+    grpc::Status s = grpc::SerializationTraits<Response>::Serialize(*response, out, &own);
+    return s.ok() ? absl::OkStatus()
+                  : absl::InternalError("compiler bug: cannot serialize the response");
+  };
+}
 
 class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk> {
  public:
@@ -116,8 +156,8 @@ grpc::Status ToGrpc(const absl::Status& status) {
 }
 
 grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* context,
-                                                const tilec::v1::CompileRequest* request,
-                                                tilec::v1::CompileResponse* response) {
+                                                const grpc::ByteBuffer* raw_request,
+                                                grpc::ByteBuffer* raw_response) {
   auto* reactor = new UnaryReactor(deps_.metrics, "Compile");
   if (deps_.auth != nullptr) {
     absl::Status s = deps_.auth->Check(Authorization(context), Access::kCompile);
@@ -126,6 +166,14 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
       return reactor;
     }
   }
+  auto call = std::make_shared<RawCall<tilec::v1::CompileRequest, tilec::v1::CompileResponse>>();
+  if (absl::Status s = ParseRequest(raw_request, &call->request, "Compile"); !s.ok()) {
+    reactor->FinishWith(s);
+    return reactor;
+  }
+  const tilec::v1::CompileRequest* request = &call->request;
+  tilec::v1::CompileResponse* response = &call->response;
+  reactor->BeforeFinish([call, f = SerializeInto(response, raw_response)] { return f(); });
   absl::Time deadline = DeadlineOf(context);
   CompileCore* core = deps_.core;
   absl::Status queued = deps_.scheduler->Submit([=] {
@@ -139,8 +187,8 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
 }
 
 grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* context,
-                                                  const tilec::v1::RecommendRequest* request,
-                                                  tilec::v1::RecommendResponse* response) {
+                                                  const grpc::ByteBuffer* raw_request,
+                                                  grpc::ByteBuffer* raw_response) {
   auto* reactor = new UnaryReactor(deps_.metrics, "Recommend");
   if (deps_.auth != nullptr) {
     absl::Status s = deps_.auth->Check(Authorization(context), Access::kRead);
@@ -153,6 +201,15 @@ grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* c
     reactor->FinishWith(absl::UnimplementedError("this server does not serve Recommend"));
     return reactor;
   }
+  auto call =
+      std::make_shared<RawCall<tilec::v1::RecommendRequest, tilec::v1::RecommendResponse>>();
+  if (absl::Status s = ParseRequest(raw_request, &call->request, "Recommend"); !s.ok()) {
+    reactor->FinishWith(s);
+    return reactor;
+  }
+  const tilec::v1::RecommendRequest* request = &call->request;
+  tilec::v1::RecommendResponse* response = &call->response;
+  reactor->BeforeFinish([call, f = SerializeInto(response, raw_response)] { return f(); });
   absl::Time deadline = DeadlineOf(context);
   const RecommendCore* core = deps_.recommend;
   absl::Status queued = deps_.scheduler->Submit([=] {

@@ -5,6 +5,10 @@
 // a cancelled call cancels its compile; the call's deadline bounds it.
 // Recommend runs on the Scheduler too (it is CPU work of 10-50 ms, kept off
 // gRPC's threads), under the call's deadline; read tokens may call it.
+// Compile and Recommend carry a program, so they are raw methods: the handler
+// parses the request itself with the recursion limit programs need
+// (ir::ParseWire), and a request that does not parse is INVALID_ARGUMENT with
+// a message (gRPC's own parser would answer UNIMPLEMENTED with none).
 // GetArtifact streams the verified blob in chunks of chunk_bytes (the
 // request's, capped by the server's), so artifacts larger than the message
 // size limit stream fine.
@@ -34,19 +38,21 @@ struct ServiceDeps {
   int64_t max_chunk_bytes = 1 << 20;
 };
 
-class TilecService final : public tilec::v1::Tilec::CallbackService {
+class TilecService final
+    : public tilec::v1::Tilec::WithRawCallbackMethod_Compile<
+          tilec::v1::Tilec::WithRawCallbackMethod_Recommend<tilec::v1::Tilec::CallbackService>> {
  public:
   explicit TilecService(ServiceDeps deps) : deps_(std::move(deps)) {}
 
   grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
-                                    const tilec::v1::CompileRequest* request,
-                                    tilec::v1::CompileResponse* response) override;
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>* GetArtifact(
       grpc::CallbackServerContext* context,
       const tilec::v1::GetArtifactRequest* request) override;
   grpc::ServerUnaryReactor* Recommend(grpc::CallbackServerContext* context,
-                                      const tilec::v1::RecommendRequest* request,
-                                      tilec::v1::RecommendResponse* response) override;
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context,
                                   const tilec::v1::StatsRequest* request,
                                   tilec::v1::StatsResponse* response) override;

@@ -9,7 +9,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,6 +35,47 @@ struct Fd {
   }
 };
 
+bool Pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC) == 0; }
+
+// A per-compile directory, the child's working directory, removed with all
+// it holds when the compile is done.
+struct TempDir {
+  std::string path;
+  bool Create() {
+    std::error_code ec;
+    std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+    if (ec) base = "/tmp";
+    std::string tmpl = (base / "tilec-compile-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) return false;
+    path = tmpl;
+    return true;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
+// Whether the child's stderr says that memory ran out: NVRTC and the C++
+// runtime abort with these words when an allocation fails under RLIMIT_AS.
+bool RanOutOfMemory(const std::string& errors) {
+  for (const char* words : {"bad_alloc", "out of memory", "Out of memory",
+                            "Cannot allocate memory", "failed to map segment",
+                            "memory allocation failed"}) {
+    if (errors.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A crashed child's stderr goes to tilecd's log, not to the client: it may
+// quote anything the compiler saw.
+void LogChildErrors(const std::string& errors) {
+  if (errors.empty()) return;
+  std::string tail = errors.size() > 2000 ? errors.substr(errors.size() - 2000) : errors;
+  std::fprintf(stderr, "tilecd: a compile worker failed; its stderr ends with:\n%s\n",
+               tail.c_str());
+}
+
 bool WriteAll(int fd, const std::string& bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
@@ -43,6 +88,13 @@ bool WriteAll(int fd, const std::string& bytes) {
 }
 
 }  // namespace
+
+SubprocessCompiler::SubprocessCompiler(SubprocessOptions options)
+    : options_(std::move(options)),
+      sandbox_(ChildSandbox::Prepare(
+          options_.sandbox, options_.worker_argv.empty() ? "" : options_.worker_argv[0])) {
+  protections_.store(sandbox_->Probe());
+}
 
 absl::StatusOr<cache::Artifact> SubprocessCompiler::Compile(const cache::CompileJob& job) {
   waiting_.fetch_add(1);
@@ -80,50 +132,99 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
   request.mutable_options()->set_max_registers(job.options.max_registers);
   std::string request_bytes = request.SerializeAsString();
 
-  int in_pipe[2], out_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) != 0) return absl::InternalError("cannot create a pipe");
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    ::close(in_pipe[0]);
-    ::close(in_pipe[1]);
-    return absl::InternalError("cannot create a pipe");
+  TempDir temp;
+  if (!temp.Create()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot create a temp dir for the compile: ", strerror(errno)));
   }
+  sandbox_->HandOver(temp.path);
+  Fd temp_fd{::open(temp.path.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY)};
+
+  int in_pipe[2], out_pipe[2], err_pipe[2], report_pipe[2];
+  if (!Pipe(in_pipe)) return absl::InternalError("cannot create a pipe");
+  Fd in_r{in_pipe[0]}, in_w{in_pipe[1]};
+  if (!Pipe(out_pipe)) return absl::InternalError("cannot create a pipe");
+  Fd out_r{out_pipe[0]}, out_w{out_pipe[1]};
+  if (!Pipe(err_pipe)) return absl::InternalError("cannot create a pipe");
+  Fd err_r{err_pipe[0]}, err_w{err_pipe[1]};
+  if (!Pipe(report_pipe)) return absl::InternalError("cannot create a pipe");
+  Fd report_r{report_pipe[0]}, report_w{report_pipe[1]};
+
+  // Everything the child needs is built before fork: after it, only
+  // async-signal-safe calls.
   std::vector<char*> argv;
   for (const std::string& a : options_.worker_argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<std::string> env = sandbox_->Environment("");
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int64_t cpu_seconds = 0;
+  if (options_.time_limit < absl::Hours(24 * 365)) {
+    cpu_seconds = static_cast<int64_t>(std::ceil(absl::ToDoubleSeconds(options_.time_limit))) + 1;
+  }
+  const pid_t parent = ::getpid();
   absl::Time start = absl::Now();
   pid_t pid = ::fork();
   if (pid < 0) return absl::UnavailableError(absl::StrCat("fork failed: ", strerror(errno)));
   if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
-    ::dup2(in_pipe[0], 0);
-    ::dup2(out_pipe[1], 1);
+    ::dup2(in_r.fd, 0);
+    ::dup2(out_w.fd, 1);
+    ::dup2(err_w.fd, 2);
     if (options_.memory_limit_bytes > 0) {
       rlimit lim{static_cast<rlim_t>(options_.memory_limit_bytes),
                  static_cast<rlim_t>(options_.memory_limit_bytes)};
       ::setrlimit(RLIMIT_AS, &lim);
     }
-    ::execv(argv[0], argv.data());
+    if (temp_fd.fd >= 0 && ::fchdir(temp_fd.fd) != 0) {
+      // O_PATH fds cannot be fchdir'd on old kernels; the path works too.
+      if (::chdir(temp.path.c_str()) != 0) ::_exit(127);
+    }
+    uint32_t active = sandbox_->Apply(temp_fd.fd, cpu_seconds, parent) | kEmptyEnvironment;
+    ssize_t n = ::write(report_w.fd, &active, sizeof active);
+    (void)n;
+    ::execve(argv[0], argv.data(), envp.data());
     ::_exit(errno == ENOMEM ? 125 : 127);
   }
-  ::close(in_pipe[0]);
-  ::close(out_pipe[1]);
-  Fd to_child{in_pipe[1]}, from_child{out_pipe[0]};
+  in_r.Close();
+  out_w.Close();
+  err_w.Close();
+  report_w.Close();
+  {
+    uint32_t active = 0;
+    ssize_t n;
+    while ((n = ::read(report_r.fd, &active, sizeof active)) < 0 && errno == EINTR) {
+    }
+    if (n == sizeof active) protections_.store(active);
+  }
 
   absl::Time limit = std::min(start + options_.time_limit, job.deadline);
   // The child reads its whole request before writing anything, so a
-  // blocking write cannot deadlock; a child that died early gives EPIPE
-  // (SIGPIPE is ignored by the server).
-  bool wrote = WriteAll(to_child.fd, request_bytes);
-  to_child.Close();
+  // blocking write cannot deadlock as long as stderr is drained; a child
+  // that died early gives EPIPE (SIGPIPE is ignored by the server). stderr
+  // is read on the side so that a chatty child cannot block on it.
+  std::string errors;
+  std::thread drain([&errors, fd = err_r.fd] {
+    char buf[4096];
+    while (true) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      errors.append(buf, static_cast<size_t>(n));
+      if (errors.size() > 64 * 1024) errors.erase(0, errors.size() - 32 * 1024);  // keep the tail
+    }
+  });
+  bool wrote = WriteAll(in_w.fd, request_bytes);
+  in_w.Close();
 
   std::string output;
   enum { kRunning, kTimedOut, kCancelled } why = kRunning;
   while (true) {
-    pollfd p{from_child.fd, POLLIN, 0};
+    pollfd p{out_r.fd, POLLIN, 0};
     int r = ::poll(&p, 1, 20);
     if (r > 0) {
       char buf[1 << 16];
-      ssize_t n = ::read(from_child.fd, buf, sizeof buf);
+      ssize_t n = ::read(out_r.fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // EOF: the child closed stdout (exited)
       output.append(buf, static_cast<size_t>(n));
@@ -140,8 +241,12 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
   }
   if (why != kRunning) ::kill(pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  rusage usage{};
+  while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
+  drain.join();
+  const double cpu_used = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                          1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (why == kCancelled) return absl::CancelledError("the compile was cancelled");
   if (why == kTimedOut) {
@@ -154,9 +259,21 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
                                 " s and was killed"));
   }
   if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    // Past the soft limit the kernel sends SIGXCPU, past the hard one SIGKILL.
+    if (cpu_seconds > 0 && (sig == SIGXCPU || (sig == SIGKILL &&
+                                               cpu_used >= static_cast<double>(cpu_seconds)))) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the compile used up its CPU time limit of ", cpu_seconds, " s and was killed"));
+    }
+    if (options_.memory_limit_bytes > 0 && RanOutOfMemory(errors)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the compile ran out of its memory limit of ", options_.memory_limit_bytes >> 20,
+          " MiB and was stopped (the compiler aborted with ", strsignal(sig), ")"));
+    }
+    LogChildErrors(errors);
     return absl::InternalError(absl::StrCat("compiler bug: the compile worker crashed with ",
-                                            strsignal(WTERMSIG(status)), " (signal ",
-                                            WTERMSIG(status), ")"));
+                                            strsignal(sig), " (signal ", sig, ")"));
   }
   tilec::v1::WorkerResult result;
   if (!wrote || !result.ParseFromString(output) || output.empty()) {
@@ -166,12 +283,22 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
           "the compile worker cannot start within the memory limit of ",
           options_.memory_limit_bytes >> 20, " MiB"));
     }
+    if (code == 126) {
+      return absl::InternalError(absl::StrCat("cannot switch the compile worker to user ",
+                                              options_.sandbox.user));
+    }
     if (code == 127) {
       return absl::InternalError(absl::StrCat("cannot run the compile worker ",
                                               options_.worker_argv.empty()
                                                   ? std::string("(none configured)")
                                                   : options_.worker_argv[0]));
     }
+    if (options_.memory_limit_bytes > 0 && RanOutOfMemory(errors)) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the compile ran out of its memory limit of ",
+                       options_.memory_limit_bytes >> 20, " MiB and was stopped"));
+    }
+    LogChildErrors(errors);
     return absl::InternalError(absl::StrCat(
         "compiler bug: the compile worker exited with code ", code, " without a result"));
   }

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "compiler/cache/cuda_compiler.h"
 #include "compiler/ir/proto_convert.h"
+#include "compiler/ir/wire.h"
 #include "proto/tilec/v1/service.pb.h"
 
 namespace tilec::server {
@@ -75,7 +76,9 @@ int RunCompileWorker() {
   tilec::v1::WorkerRequest request;
   tilec::v1::WorkerResult result;
   absl::Status status;
-  if (!request.ParseFromString(input)) {
+  // The program nests as deep as the verifier allows (ir::kMaxNesting):
+  // parse with the recursion limit that takes.
+  if (!ir::ParseWire(input, &request)) {
     status = absl::InternalError("compiler bug: the compile worker got a malformed request");
   } else {
     absl::StatusOr<ir::Program> program = ir::FromProto(request.program());

@@ -8,6 +8,7 @@
 #include "compiler/frontend/builder.h"
 #include "compiler/frontend/parser.h"
 #include "compiler/frontend/str_util.h"
+#include "compiler/ir/limits.h"
 #include "compiler/ir/visitor.h"
 
 namespace tilec::frontend {
@@ -465,6 +466,18 @@ absl::StatusOr<ir::Program> Compiler::Assemble() {
 
 absl::StatusOr<ir::Program> CompileTileLang(const SourceFile& file, std::string_view function,
                                             const Bindings& bindings) {
+  if (function.size() > ir::kMaxNameLength) {
+    return absl::InvalidArgumentError(Cat(file.path, ": error: the function name to compile is ",
+                                          function.size(), " characters long; names are at most ",
+                                          ir::kMaxNameLength, " characters"));
+  }
+  for (const auto& [name, value] : bindings.values) {
+    if (name.size() > ir::kMaxNameLength) {
+      return absl::InvalidArgumentError(Cat(file.path, ": error: a binding names a parameter of ",
+                                            name.size(), " characters; names are at most ",
+                                            ir::kMaxNameLength, " characters"));
+    }
+  }
   absl::StatusOr<std::unique_ptr<Module>> module = Parse(file);
   if (!module.ok()) return module.status();
   if (!*module) return Builder::Internal("the parser returned no module");

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "compiler/ir/limits.h"
 
 namespace tilec::frontend {
 
@@ -297,6 +298,11 @@ class Lexer {
     if (c == '"' || c == '\'') return String(loc, start, "");
     if (IsIdentStart(DecodeAt(pos_))) {
       while (pos_ < text_.size() && IsIdentChar(DecodeAt(pos_))) AdvanceChar();
+      if (pos_ - start > ir::kMaxNameLength) {
+        return Error(loc, "this name is " + std::to_string(pos_ - start) +
+                              " characters long; tilec accepts names of at most " +
+                              std::to_string(ir::kMaxNameLength));
+      }
       std::string word(text_.substr(start, pos_ - start));
       if ((Peek() == '"' || Peek() == '\'') && IsStringPrefix(word))
         return String(loc, start, word);

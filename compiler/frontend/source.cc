@@ -29,9 +29,23 @@ std::string FormatDiagnostic(const SourceFile& file, SourceLoc loc, std::string_
   out += ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": error: ";
   out += message;
   out += '\n';
-  out += SourceLine(file, loc.line);
+  // A long line shows a window around the column, so that a diagnostic
+  // stays short whatever the source holds.
+  constexpr size_t kWindow = 80;
+  std::string_view line = SourceLine(file, loc.line);
+  size_t caret = static_cast<size_t>(col - 1);
+  if (line.size() > 2 * kWindow) {
+    size_t from = caret > kWindow ? caret - kWindow : 0;
+    std::string shown = from > 0 ? "..." : "";
+    shown += line.substr(from, 2 * kWindow);
+    if (from + 2 * kWindow < line.size()) shown += "...";
+    caret = caret - from + (from > 0 ? 3 : 0);
+    out += shown;
+  } else {
+    out += line;
+  }
   out += '\n';
-  out += std::string(col - 1, ' ');
+  out += std::string(caret, ' ');
   out += "^\n";
   return out;
 }

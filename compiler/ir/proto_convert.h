@@ -27,9 +27,9 @@
 // nesting deeper than kMaxProtoNesting. It does not run the verifier: a
 // program FromProto accepts may still be ill-typed or ill-scoped.
 //
-// Parsing serialized bytes into tilec.v1.Program is the caller's job;
-// protobuf's default recursion limit (100 nested messages) bounds how deep a
-// parsed program can be, and readers of very deep programs raise it.
+// Parsing serialized bytes into tilec.v1.Program is the caller's job, through
+// ParseWire (wire.h), which raises protobuf's recursion limit to what valid
+// programs need.
 #ifndef TILEC_COMPILER_IR_PROTO_CONVERT_H_
 #define TILEC_COMPILER_IR_PROTO_CONVERT_H_
 

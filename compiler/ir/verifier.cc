@@ -1,18 +1,112 @@
 #include "compiler/ir/verifier.h"
 
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+#include "compiler/ir/inline_source.h"
 #include "compiler/ir/verifier_internal.h"
 
 namespace tilec::ir {
 namespace verifier_internal {
 
+std::string ShortName(std::string_view name) {
+  if (name.size() <= 40) return std::string(name);
+  return absl::StrCat(Sv(name.substr(0, 40)), "... (", name.size(), " characters)");
+}
+
+FloatRange RangeOf(DType t) {
+  switch (t) {
+    case DType::kFloat8E4M3: return {448.0, std::ldexp(1.0, -9)};
+    case DType::kFloat8E5M2: return {57344.0, std::ldexp(1.0, -16)};
+    case DType::kFloat16: return {65504.0, std::ldexp(1.0, -24)};
+    case DType::kBFloat16: return {std::ldexp(255.0, 120), std::ldexp(1.0, -133)};
+    case DType::kFloat32:
+      return {std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()};
+    default: return {std::numeric_limits<double>::max(), std::numeric_limits<double>::denorm_min()};
+  }
+}
+
+std::string FloatLiteralProblem(double v, DType t) {
+  if (!std::isfinite(v) || !IsFloat(t)) return "";  // T.infinity and NaN are meant
+  FloatRange r = RangeOf(t);
+  if (std::fabs(v) > r.max) {
+    return absl::StrFormat("float literal %g is out of range for %s (largest finite value %g)", v,
+                           DTypeName(t), r.max);
+  }
+  if (v != 0 && std::fabs(v) < r.min_subnormal) {
+    return absl::StrFormat(
+        "float literal %g underflows to 0 in %s (smallest nonzero magnitude %g); write 0 if 0 is "
+        "meant",
+        v, DTypeName(t), r.min_subnormal);
+  }
+  return "";
+}
 
 bool Verifier::Fail(const std::string& msg) {
   if (error_.empty()) {
-    std::string where =
-        path_.empty() ? absl::StrCat("program ", program_.name) : absl::StrJoin(path_, " > ");
+    // Deep paths show their first and last steps.
+    std::vector<std::string> path;
+    for (size_t i = 0; i < path_.size(); ++i) {
+      if (path_.size() > 10 && i >= 3 && i + 5 < path_.size()) {
+        if (i == 3) path.push_back(absl::StrCat("(", path_.size() - 8, " more)"));
+        continue;
+      }
+      path.push_back(ShortName(path_[i]));
+    }
+    std::string where = path.empty() ? absl::StrCat("program ", ShortName(program_.name))
+                                     : absl::StrJoin(path, " > ");
     error_ = absl::StrCat(where, ": ", msg);
   }
   return false;
+}
+
+bool Verifier::TooDeep() {
+  return Fail(absl::StrCat("statements and expressions nest more than ", kMaxNesting,
+                           " levels deep here; tilec accepts at most ", kMaxNesting,
+                           " (split a long expression into lets, or flatten the nest)"));
+}
+
+bool Verifier::CheckName(const std::string& name, std::string_view what) {
+  if (name.size() <= kMaxNameLength) return true;
+  return Fail(absl::StrCat("the name of ", Sv(what), " '", ShortName(name), "' is ", name.size(),
+                           " characters long; names are at most ", kMaxNameLength, " characters"));
+}
+
+bool Verifier::CheckLaunchInvariant(const Expr& e, std::string_view what) {
+  if (!e) return true;
+  switch (e->kind) {
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm: return true;
+    case ExprKind::kVar: {
+      const auto* v = e->as<VarNode>();
+      if (launch_invariant_.count(v)) return true;
+      return Fail(absl::StrCat(Sv(what), " depends on '", ShortName(v->name),
+                               "', which changes while the kernel runs; region extents must be "
+                               "known when the kernel is launched (constants, dynamic dims, "
+                               "scalar and tile parameters)"));
+    }
+    case ExprKind::kBinary: {
+      const auto* n = e->as<BinaryNode>();
+      return CheckLaunchInvariant(n->a, what) && CheckLaunchInvariant(n->b, what);
+    }
+    case ExprKind::kUnary: return CheckLaunchInvariant(e->as<UnaryNode>()->a, what);
+    case ExprKind::kSelect: {
+      const auto* n = e->as<SelectNode>();
+      return CheckLaunchInvariant(n->cond, what) && CheckLaunchInvariant(n->t, what) &&
+             CheckLaunchInvariant(n->f, what);
+    }
+    case ExprKind::kCast: return CheckLaunchInvariant(e->as<CastNode>()->value, what);
+    case ExprKind::kCall:
+      for (const Expr& a : e->as<CallNode>()->args) {
+        if (!CheckLaunchInvariant(a, what)) return false;
+      }
+      return true;
+    case ExprKind::kLoad:
+      return Fail(absl::StrCat(Sv(what), " loads from ", ShortName(e->as<LoadNode>()->buffer->name),
+                               "; region extents must be known when the kernel is launched"));
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -20,6 +114,7 @@ bool Verifier::Fail(const std::string& msg) {
 
 bool Verifier::Declare(const void* key, const std::string& name, std::string_view what) {
   if (name.empty()) return Fail(absl::StrCat(Sv(what), " has an empty name"));
+  if (!CheckName(name, what)) return false;
   if (!declared_.insert(key).second) {
     return Fail(absl::StrCat(Sv(what), " '", name,
                              "' is declared twice (the same node is bound by two declarations)"));
@@ -81,6 +176,8 @@ bool Verifier::CheckPositive(const Expr& e, std::string_view what) {
 
 bool Verifier::CheckExpr(const Expr& e, std::string_view what) {
   if (!e) return Fail(absl::StrCat("null expression as ", Sv(what)));
+  Nest nest(this);
+  if (!nest.ok()) return TooDeep();
   switch (e->kind) {
     case ExprKind::kIntImm: {
       int64_t v = e->as<IntImmNode>()->value;
@@ -96,6 +193,9 @@ bool Verifier::CheckExpr(const Expr& e, std::string_view what) {
       if (!IsFloat(e->dtype)) {
         return Fail(absl::StrCat("float literal ", e->as<FloatImmNode>()->value,
                                  " has non-float dtype ", DT(e->dtype)));
+      }
+      if (std::string p = FloatLiteralProblem(e->as<FloatImmNode>()->value, e->dtype); !p.empty()) {
+        return Fail(absl::StrCat(p, " (", Sv(what), ")"));
       }
       return true;
     case ExprKind::kVar: return UseVar(e->as<VarNode>());
@@ -235,7 +335,9 @@ bool Verifier::CheckRegion(const Region& r, std::string_view role) {
   for (size_t i = 0; i < r.mins.size(); ++i) {
     if (!CheckInt(r.mins[i], absl::StrCat("start ", i, " of ", Sv(role), " region of ", b->name)) ||
         !CheckPositive(r.extents[i],
-                       absl::StrCat("extent ", i, " of ", Sv(role), " region of ", b->name))) {
+                       absl::StrCat("extent ", i, " of ", Sv(role), " region of ", b->name)) ||
+        !CheckLaunchInvariant(
+            r.extents[i], absl::StrCat("extent ", i, " of ", Sv(role), " region of ", b->name))) {
       return false;
     }
   }
@@ -251,6 +353,12 @@ bool Verifier::CheckShape(const Buffer& b) {
 
 bool Verifier::CheckValue(const Expr& v, DType t, bool literal_ok, std::string_view what) {
   if (!CheckExpr(v, what)) return false;
+  if (literal_ok && v->kind == ExprKind::kFloatImm && v->dtype != t) {
+    // The literal is converted to the destination's dtype.
+    if (std::string p = FloatLiteralProblem(v->as<FloatImmNode>()->value, t); !p.empty()) {
+      return Fail(absl::StrCat(p, " (", Sv(what), ")"));
+    }
+  }
   if (v->dtype == t || (literal_ok && IsLiteral(v) && t != DType::kBool)) return true;
   return Fail(absl::StrCat(Sv(what), " has dtype ", DT(v->dtype), ", expected ", DT(t), " (",
                            PrintExpr(v), ")"));
@@ -269,6 +377,8 @@ bool Verifier::CheckBody(const Stmt& s) {
 
 bool Verifier::CheckStmt(const Stmt& s) {
   if (!s) return Fail("null statement");
+  Nest nest(this);
+  if (!nest.ok()) return TooDeep();
   switch (s->kind) {
     case StmtKind::kSeq: {
       Frame frame(this);
@@ -347,6 +457,19 @@ bool Verifier::CheckKernel(const KernelNode* n) {
   }
   for (size_t i = 0; i < n->grid.size(); ++i) {
     if (!CheckPositive(n->grid[i], absl::StrCat("grid extent ", i))) return false;
+    // Dynamic extents are checked when the launch configuration is known.
+    const int64_t limit = i == 0 ? kMaxGridX : kMaxGridYZ;
+    if (std::optional<int64_t> g = AsConstInt(n->grid[i]); g && *g > limit) {
+      return Fail(absl::StrCat("grid extent ", i, " is ", *g, "; CUDA launches at most ", limit,
+                               " blocks along ",
+                               i == 0   ? "x"
+                               : i == 1 ? "y"
+                                        : "z"));
+    }
+  }
+  if (std::optional<InlineSourceProblem> p = CheckInlineSource(n->prelude)) {
+    At at(this, absl::StrCat("prelude:", p->line, ":", p->column));
+    return Fail(p->message);
   }
   if (!n->threads) return Fail("T.Kernel without a thread count");
   if (!CheckPositive(n->threads, "thread count")) return false;
@@ -443,9 +566,11 @@ bool Verifier::CheckIf(const IfNode* n) {
 absl::Status Verifier::Run() {
   counters_.emplace_back();
   Frame frame(this);
+  if (!CheckName(program_.name, "the program")) return absl::InvalidArgumentError(error_);
   for (const Var& v : program_.dyn_dims) {
     At at(this, absl::StrCat("dyn dim ", v ? v->name : "<null>"));
     if (!DefineIntVar(v, "dynamic dim")) break;
+    launch_invariant_.insert(v.get());
   }
   for (const TileParam& tp : program_.tile_params) {
     if (!error_.empty()) break;
@@ -456,9 +581,11 @@ absl::Status Verifier::Run() {
       if (declared_.count(tp.var.get()) || bound_tile_params_.count(tp.var.get())) {
         Fail(absl::StrCat("tile parameter '", tp.var->name, "' is declared twice"));
       }
+      if (!CheckName(tp.var->name, "tile parameter")) break;
       bound_tile_params_[tp.var.get()] = *tp.value;
     } else {
       DefineIntVar(tp.var, "tile parameter");
+      launch_invariant_.insert(tp.var.get());
     }
   }
   // Declare every parameter first: a tensor's shape may use a scalar that
@@ -479,6 +606,7 @@ absl::Status Verifier::Run() {
       }
     } else if (p.scalar) {
       DefineVar(p.scalar, "scalar parameter");
+      launch_invariant_.insert(p.scalar.get());
     } else {
       Fail("parameter is neither a tensor nor a scalar");
     }
@@ -498,7 +626,6 @@ absl::Status Verifier::Run() {
   if (error_.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(error_);
 }
-
 
 }  // namespace verifier_internal
 

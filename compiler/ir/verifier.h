@@ -56,6 +56,28 @@
 //   pipelined body.
 // - Kernels: 1 to 3 grid extents and one block variable per extent.
 // - Custom layouts: one variable per buffer dimension.
+// - Limits (limits.h), the same embedded and served: statements (blocks
+//   included) and expressions nest at most kMaxNesting deep on any path; the
+//   program's and every variable's, buffer's and tile parameter's name is at
+//   most kMaxNameLength characters (messages show long names cut short).
+// - Float literals keep their value in their dtype (and, for a T.fill value
+//   or alloc_var init converted to the buffer's dtype, in that one too): a
+//   finite literal whose magnitude is beyond the dtype's largest finite value
+//   (1e300 in float32, 1e5 in float16) would become infinity, and a nonzero
+//   one below the dtype's smallest subnormal (1e-320 in float32) would become
+//   0; both are errors, as for a CUDA C++ floating constant out of range and
+//   TVM's FloatImm. Infinity and NaN literals (T.infinity) are meant and
+//   kept.
+// - Region extents (every T.copy, T.fill, T.gemm, reduce, atomic_add region)
+//   are fixed when the kernel is launched: they use constants, dynamic dims,
+//   scalar parameters and tile parameters only, not loop, block or let
+//   variables or loads (the frontend's rule for slices, for wire-form
+//   programs too).
+// - Grids: a constant grid extent is within CUDA's launch limits (x at most
+//   2^31 - 1, y and z at most 65535); a dynamic one is checked at launch.
+// - Inline source: a kernel's prelude passes CheckInlineSource
+//   (inline_source.h: nothing that reaches the file system), reported at
+//   `kernel 0 > prelude:<line>:<col>`.
 #ifndef TILEC_COMPILER_IR_VERIFIER_H_
 #define TILEC_COMPILER_IR_VERIFIER_H_
 

@@ -16,12 +16,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compiler/ir/printer.h"
 #include "compiler/ir/ir.h"
+#include "compiler/ir/limits.h"
+#include "compiler/ir/printer.h"
 #include "compiler/ir/sv.h"
 
 namespace tilec::ir::verifier_internal {
-
 
 inline absl::string_view DT(DType t) { return Sv(DTypeName(t)); }
 
@@ -69,6 +69,20 @@ inline bool LiteralFits(int64_t v, DType t) {
     default: return true;
   }
 }
+
+// The largest finite magnitude and the smallest nonzero (subnormal)
+// magnitude of a float dtype.
+struct FloatRange {
+  double max, min_subnormal;
+};
+FloatRange RangeOf(DType t);
+
+// Empty when the float literal `v` keeps a finite, nonzero-when-nonzero
+// value in dtype `t`; otherwise what is wrong ("is out of range for ...").
+std::string FloatLiteralProblem(double v, DType t);
+
+// A name as messages show it: cut to 40 characters when longer.
+std::string ShortName(std::string_view name);
 
 inline bool NeedsFloat(CallFn fn) {
   switch (fn) {
@@ -140,6 +154,23 @@ class Verifier {
   };
 
   bool Fail(const std::string& msg);
+  // Bounds the nesting of statements and expressions (kMaxNesting); release
+  // through the guard's destructor.
+  class Nest {
+   public:
+    explicit Nest(Verifier* v) : v_(v) { ++v_->depth_; }
+    ~Nest() { --v_->depth_; }
+    bool ok() const { return v_->depth_ <= kMaxNesting; }
+
+   private:
+    Verifier* v_;
+  };
+  bool TooDeep();
+  bool CheckName(const std::string& name, std::string_view what);
+  // Region extents are fixed when the kernel is launched: they may use
+  // dynamic dims, scalar parameters and tile parameters, not loop, block or
+  // let variables or loads.
+  bool CheckLaunchInvariant(const Expr& e, std::string_view what);
   // "T.copy #2": the count of `op` so far in the innermost body.
   std::string Label(std::string_view op) {
     return absl::StrCat(Sv(op), " #", ++counters_.back()[std::string(op)]);
@@ -196,6 +227,8 @@ class Verifier {
   std::unordered_set<const void*> in_scope_;  // variables and buffers
   std::unordered_set<const void*> declared_;  // anywhere so far
   std::unordered_map<const VarNode*, int64_t> bound_tile_params_;
+  std::unordered_set<const VarNode*> launch_invariant_;  // dyn dims, scalar and tile params
+  int depth_ = 0;
 };
 
 }  // namespace tilec::ir::verifier_internal

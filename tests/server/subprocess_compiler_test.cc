@@ -1,11 +1,19 @@
 #include "server/subprocess_compiler.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
 
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "compiler/ir/ir.h"
 #include "gtest/gtest.h"
@@ -125,6 +133,106 @@ TEST_F(SubprocessCompilerTest, AtMostMaxParallelChildren) {
   EXPECT_TRUE(a.ok());
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(150));
   t.join();
+}
+
+// --- The sandbox (child_sandbox.h) --------------------------------------
+
+bool KernelHasLandlock() {
+  return ::syscall(SYS_landlock_create_ruleset, nullptr, 0, 1 /* VERSION */) > 0;
+}
+
+std::string Probe(SubprocessCompiler& c, const std::string& path) {
+  cache::CompileJob job = Job("probe");
+  std::const_pointer_cast<ir::Program>(job.program)->name = path;
+  auto a = c.Compile(job);
+  EXPECT_TRUE(a.ok()) << a.status();
+  return a.ok() ? a->bytes : "";
+}
+
+TEST_F(SubprocessCompilerTest, ChildHasAnEmptyEnvironmentAndOnlyItsFiles) {
+  ::setenv("TILEC_TEST_SECRET", "hunter2", 1);
+  ::unsetenv("CUDA_HOME");
+  ::unsetenv("CUDA_PATH");
+  SubprocessCompiler c(Options());
+  std::string own = Probe(c, TEST_WORKER_BINARY);
+  EXPECT_NE(own.find("env=0;read=0;"), std::string::npos) << own;
+  EXPECT_NE(own.find(";cwd_write=0;"), std::string::npos) << own;  // its temp dir
+  EXPECT_NE(own.find(";cpu=3;"), std::string::npos) << own;  // the 2 s limit + 1
+  EXPECT_NE(c.protections() & kEmptyEnvironment, 0u);
+  EXPECT_NE(c.protections() & kParentDeathSignal, 0u);
+  EXPECT_NE(c.protections() & kCpuLimit, 0u);
+  EXPECT_EQ(c.DescribeProtections().rfind("empty environment", 0), 0) << c.DescribeProtections();
+  if (::geteuid() == 0) {
+    EXPECT_NE(own.find(";uid=65534"), std::string::npos) << own;  // nobody
+    EXPECT_NE(c.protections() & kSeparateUser, 0u);
+  }
+  if (!KernelHasLandlock()) {
+    GTEST_SKIP() << "this kernel has no Landlock (landlock_create_ruleset fails): the file "
+                    "system part of the sandbox is inactive here";
+  }
+  EXPECT_NE(c.protections() & kFileSystem, 0u) << c.DescribeProtections();
+  // World-readable files outside the sandbox are out of reach.
+  for (const char* path : {"/etc/passwd", "/etc/hostname", "/proc/self/environ"}) {
+    std::string r = Probe(c, path);
+    EXPECT_NE(r.find(";read=13;"), std::string::npos) << path << ": " << r;  // EACCES
+  }
+}
+
+TEST_F(SubprocessCompilerTest, ChildDiesWithItsParent) {
+  // This process adopts orphans, so it can wait for the compile child once
+  // its parent is killed.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  pid_t middle = ::fork();
+  if (middle == 0) {
+    SubprocessOptions o = Options();
+    o.time_limit = absl::Seconds(60);
+    SubprocessCompiler c(o);
+    (void)c.Compile(Job("hang"));
+    ::_exit(0);
+  }
+  ASSERT_GT(middle, 0);
+  // The compile child: the middle process's child running the worker.
+  pid_t child = -1;
+  for (int i = 0; i < 200 && child < 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(25));
+    std::ifstream children(absl::StrCat("/proc/", middle, "/task/", middle, "/children"));
+    pid_t pid;
+    while (children >> pid) {
+      std::ifstream cmdline(absl::StrCat("/proc/", pid, "/cmdline"));
+      std::string argv0;
+      std::getline(cmdline, argv0, '\0');
+      if (argv0 == TEST_WORKER_BINARY) child = pid;
+    }
+  }
+  ASSERT_GT(child, 0) << "the compile child never started";
+  ASSERT_EQ(::kill(middle, SIGKILL), 0);
+  int status;
+  ASSERT_EQ(::waitpid(middle, &status, 0), middle);
+  absl::Time killed = absl::Now();
+  pid_t reaped = 0;
+  while (reaped == 0 && absl::Now() - killed < absl::Seconds(3)) {
+    reaped = ::waitpid(child, &status, WNOHANG);
+    if (reaped == 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (reaped != child) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &status, 0);
+    FAIL() << "the compile child outlived its parent by 3 s";
+  }
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(2));
+}
+
+TEST_F(SubprocessCompilerTest, OutOfMemoryAbortIsResourceExhausted) {
+  SubprocessOptions o = Options();
+  o.memory_limit_bytes = int64_t{256} << 20;
+  SubprocessCompiler c(o);
+  auto a = c.Compile(Job("alloc"));
+  EXPECT_TRUE(absl::IsResourceExhausted(a.status())) << a.status();
+  EXPECT_NE(a.status().message().find("memory limit of 256 MiB"), absl::string_view::npos)
+      << a.status();
+  // Without a memory limit an abort is still a crash.
+  EXPECT_TRUE(absl::IsInternal(c.Compile(Job("crash")).status()));
 }
 
 }  // namespace

@@ -1,11 +1,21 @@
 // A compile-worker test double for subprocess_compiler_test: speaks the
 // worker protocol (WorkerRequest on stdin, WorkerResult on stdout) and
 // misbehaves on request, by target name: "hang" never answers, "crash"
-// aborts, "silent" exits without a result, "fail" reports INVALID_ARGUMENT;
-// any other target answers with artifact bytes derived from the request.
+// aborts, "silent" exits without a result, "fail" reports INVALID_ARGUMENT,
+// "alloc" allocates until the memory limit stops it (and dies of the
+// uncaught std::bad_alloc, as NVRTC does), "probe" reports what its sandbox
+// lets it do as "env=<entries>;read=<errno reading the file named by the
+// program's name, 0 when readable>;cwd_write=<errno>;cpu=<RLIMIT_CPU>;
+// uid=<uid>"; any other target answers with artifact bytes derived from the
+// request.
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -22,7 +32,34 @@ int main() {
   }
   if (t == "crash") std::abort();
   if (t == "silent") return 0;
+  if (t == "alloc") {
+    std::vector<char*> blocks;
+    while (true) {
+      char* b = new char[16 << 20];
+      std::memset(b, 1, 16 << 20);
+      blocks.push_back(b);
+    }
+  }
   tilec::v1::WorkerResult result;
+  if (t == "probe") {
+    extern char** environ;
+    int env = 0;
+    for (char** e = environ; *e != nullptr; ++e) ++env;
+    int fd = ::open(request.program().name().c_str(), O_RDONLY);
+    int read_errno = fd >= 0 ? 0 : errno;
+    if (fd >= 0) ::close(fd);
+    fd = ::open("scratch", O_CREAT | O_WRONLY, 0600);
+    int write_errno = fd >= 0 ? 0 : errno;
+    if (fd >= 0) ::close(fd);
+    rlimit cpu{};
+    ::getrlimit(RLIMIT_CPU, &cpu);
+    result.set_artifact("env=" + std::to_string(env) + ";read=" + std::to_string(read_errno) +
+                        ";cwd_write=" + std::to_string(write_errno) +
+                        ";cpu=" + std::to_string(cpu.rlim_cur) + ";uid=" +
+                        std::to_string(::getuid()));
+    std::cout << result.SerializeAsString();
+    return 0;
+  }
   if (t == "fail") {
     result.set_code(3);  // INVALID_ARGUMENT
     result.set_message("gemm.py:4:7: error: test diagnostic");

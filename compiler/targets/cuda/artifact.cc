@@ -1,15 +1,22 @@
 #include "compiler/targets/cuda/artifact.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 #include <system_error>
+#include <vector>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "compiler/inference/index_expr.h"
 #include "compiler/inference/layout_inference.h"
 #include "compiler/ir/printer.h"
+#include "compiler/ir/visitor.h"
 
 namespace tilec::cuda {
 namespace {
@@ -58,6 +65,58 @@ std::string JsonQuote(absl::string_view s) {
   return out + "\"";
 }
 
+namespace {
+
+// The kernels' preludes in program order (kernels do not nest).
+class Preludes : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::Visit;
+  void Visit(const ir::Stmt& s) override {
+    if (s && s->kind == ir::StmtKind::kKernel) {
+      texts.push_back(s->as<ir::KernelNode>()->prelude);
+      return;
+    }
+    ir::IRVisitor::Visit(s);
+  }
+  std::vector<std::string> texts;
+};
+
+// An NVRTC error inside a kernel's prelude is the program's (the user's
+// inline source), not a compiler bug: INVALID_ARGUMENT naming the kernel and
+// the prelude's line. The emitter writes each prelude after a `// prelude`
+// line, verbatim.
+absl::Status BlamePrelude(const ir::Program& program, const std::string& code,
+                          const std::string& file_name, const absl::Status& status) {
+  if (!absl::IsInternal(status)) return status;
+  auto log = status.GetPayload(kNvrtcLogPayload);
+  if (!log) return status;
+  std::vector<int> errors = ErrorLines(std::string(*log), file_name);
+  if (errors.empty()) return status;
+  Preludes preludes;
+  preludes.Visit(program.body);
+  std::vector<absl::string_view> lines = absl::StrSplit(code, '\n');
+  size_t line = 0;  // 0-based index into lines
+  for (size_t k = 0; k < preludes.texts.size(); ++k) {
+    const std::string& p = preludes.texts[k];
+    if (p.empty()) continue;
+    while (line < lines.size() && lines[line] != "// prelude") ++line;
+    if (line >= lines.size()) break;
+    const int first = static_cast<int>(line) + 2;  // 1-based line of the prelude's first line
+    const int count = static_cast<int>(std::count(p.begin(), p.end(), '\n')) + 1;
+    for (int e : errors) {
+      if (e >= first && e < first + count) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("kernel ", k, " > prelude:", e - first + 1,
+                         ": the prelude does not compile: ", status.message()));
+      }
+    }
+    line += static_cast<size_t>(count) + 1;
+  }
+  return status;
+}
+
+}  // namespace
+
 absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const CudaTarget& target,
                                                const NvrtcOptions& options) {
   for (const ir::TileParam& t : program.tile_params) {
@@ -71,9 +130,9 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const
   if (!plan.ok()) return plan.status();
   absl::StatusOr<CudaSource> source = EmitCuda(program, *plan, target);
   if (!source.ok()) return source.status();
-  absl::StatusOr<NvrtcResult> nvrtc =
-      CompileCuda(source->code, absl::StrCat(program.name, ".cu"), target.arch, options);
-  if (!nvrtc.ok()) return nvrtc.status();
+  const std::string file_name = absl::StrCat(program.name, ".cu");
+  absl::StatusOr<NvrtcResult> nvrtc = CompileCuda(source->code, file_name, target.arch, options);
+  if (!nvrtc.ok()) return BlamePrelude(program, source->code, file_name, nvrtc.status());
 
   CudaArtifact a;
   a.program = program.name;

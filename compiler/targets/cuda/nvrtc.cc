@@ -283,6 +283,52 @@ bool IsDiagnosticStart(absl::string_view line, bool* is_error) {
 
 }  // namespace
 
+std::string OwnDiagnosticsOnly(std::string_view log_in, std::string_view own_file_in) {
+  const absl::string_view log = Sv(log_in);
+  const std::string own = absl::StrCat(Sv(own_file_in), "(");
+  const InMemoryHeaders& headers = CudaHeaders();
+  auto known = [&](absl::string_view line) {
+    if (absl::StartsWith(line, own)) return true;
+    const absl::string_view file = line.substr(0, line.find('('));
+    for (const char* h : headers.name_ptrs) {
+      if (file == h) return true;
+    }
+    return false;
+  };
+  std::string out;
+  bool keep = true;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    bool is_error = false;
+    if (absl::StrContains(line, "detected in the compilation of")) {
+      keep = true;
+    } else if (IsDiagnosticStart(line, &is_error)) {
+      keep = known(line);
+      if (!keep) {
+        absl::StrAppend(&out,
+                        "(a diagnostic about a file other than the generated source was "
+                        "left out)\n");
+      }
+    }
+    if (!keep) continue;
+    absl::StrAppend(&out, line, "\n");
+  }
+  if (!out.empty() && (log.empty() || log.back() != '\n')) out.pop_back();
+  return out;
+}
+
+std::vector<int> ErrorLines(std::string_view log_in, std::string_view own_file_in) {
+  const std::string own = absl::StrCat(Sv(own_file_in), "(");
+  std::vector<int> lines;
+  for (absl::string_view line : absl::StrSplit(Sv(log_in), '\n')) {
+    bool is_error = false;
+    if (!IsDiagnosticStart(line, &is_error) || !is_error || !absl::StartsWith(line, own)) continue;
+    const absl::string_view digits = line.substr(own.size());
+    int n = 0;
+    if (absl::SimpleAtoi(digits.substr(0, digits.find(')')), &n)) lines.push_back(n);
+  }
+  return lines;
+}
+
 std::string_view CudaArchName(CudaArch arch) {
   switch (arch) {
     case CudaArch::kSm80: return "sm_80";
@@ -473,7 +519,7 @@ absl::StatusOr<NvrtcResult> CompileCuda(const std::string& source, const std::st
     absl::Status status = absl::InternalError(
         absl::StrCat("NVRTC ", result.nvrtc_version, " could not compile ", name, " for ",
                      Sv(CudaArchName(arch)), where, ": ", api.GetErrorString(compiled), "\n",
-                     TrimToolLog(result.log)));
+                     TrimToolLog(OwnDiagnosticsOnly(result.log, name))));
     status.SetPayload(kNvrtcLogPayload, absl::Cord(result.log));
     return status;
   }

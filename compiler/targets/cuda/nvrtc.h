@@ -92,6 +92,16 @@ std::vector<PtxasKernelInfo> ParsePtxasReport(std::string_view log);
 // middle with a line saying how many were left out.
 std::string TrimToolLog(std::string_view log, int head = 40, int tail = 20);
 
+// The NVRTC log with only the diagnostics about `own_file` (the generated
+// source) and tilec's device headers: a diagnostic about any other file
+// (one a preprocessor directive reached) is replaced by a line saying it was
+// left out, so that no other file's text is ever quoted back. Lines outside
+// diagnostics (NVRTC's own, the error count) are kept.
+std::string OwnDiagnosticsOnly(std::string_view log, std::string_view own_file);
+
+// The lines of `own_file` that the log reports errors at, in log order.
+std::vector<int> ErrorLines(std::string_view log, std::string_view own_file);
+
 // Names of the __global__ functions of `source` that the errors in `log`
 // point into: "<file>(<line>): error" lines (mapped to the kernel whose body
 // holds the line) and ptxas messages quoting a kernel's name. Sorted, unique.

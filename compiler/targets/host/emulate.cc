@@ -4,7 +4,9 @@
 #include <memory>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/inference/index_expr.h"
+#include "compiler/ir/limits.h"
 #include "compiler/targets/host/toolchain.h"
 
 namespace tilec::host {
@@ -83,6 +85,15 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
     for (size_t i = 0; i < k.grid.size(); ++i) {
       std::optional<int64_t> g = inference::EvalInt(k.grid[i], dims);
       if (!g) return absl::InternalError("kernel " + k.name + " has a grid extent that does not evaluate (a compiler bug)");
+      // Dynamic extents meet CUDA's grid limits only now that the dims are
+      // known (constant ones were checked by the verifier).
+      const int64_t limit = i == 0 ? ir::kMaxGridX : ir::kMaxGridYZ;
+      if (*g < 1 || *g > limit) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "launch of kernel ", k.name, ": grid extent ", i, " is ", *g,
+            " for these dynamic dims; CUDA launches 1 to ", limit, " blocks along ",
+            i == 0 ? "x" : i == 1 ? "y" : "z"));
+      }
       *axes[i] = static_cast<uint32_t>(*g);
     }
     Dim3 block{static_cast<uint32_t>(k.threads), 1, 1};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/ir/hash.h"
+#include "compiler/ir/limits.h"
 #include "compiler/ir/printer.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/frontend/frontend_test_util.h"
@@ -470,6 +471,43 @@ TEST(Frontend, HashIsStableAndFollowsTileSizes) {
   EXPECT_EQ(h1, h2);
   binds[3].second = "128";
   EXPECT_NE(h1, ir::ProgramHash(Ok(kGemm, "gemm", binds)));
+}
+
+}  // namespace
+}  // namespace tilec::frontend
+
+namespace tilec::frontend {
+namespace {
+
+TEST(FrontendLimits, HugeNamesAreRefusedWithShortMessages) {
+  const std::string huge(100000, 'n');
+  const std::string kernel =
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((128,), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A[0] = 1.0\n";
+  // The function to compile.
+  absl::StatusOr<ir::Program> p = test_util::Build(kernel, huge);
+  ASSERT_TRUE(absl::IsInvalidArgument(p.status()));
+  EXPECT_NE(p.status().message().find("100000 characters long"), absl::string_view::npos);
+  EXPECT_LT(p.status().message().size(), 300u);
+  // An identifier in the source: located, the line shown as a window.
+  std::string src = kernel;
+  src.replace(src.find("A[0]"), 1, huge);
+  p = test_util::Build(src, "k");
+  ASSERT_TRUE(absl::IsInvalidArgument(p.status()));
+  EXPECT_EQ(
+      p.status().message().rfind("test.py:7:9: error: this name is 100000 characters long", 0), 0)
+      << p.status().message().substr(0, 200);
+  EXPECT_LT(p.status().message().size(), 500u);
+  // A binding's name.
+  p = test_util::Build(kernel, "k", {{huge, "1"}});
+  ASSERT_TRUE(absl::IsInvalidArgument(p.status()));
+  EXPECT_LT(p.status().message().size(), 300u);
+  // 256 characters are fine.
+  std::string ok = kernel;
+  ok.replace(ok.find("bx"), 2, std::string(ir::kMaxNameLength, 'b'));
+  test_util::Ok(ok, "k");
 }
 
 }  // namespace

@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "compiler/ir/limits.h"
 
 namespace tilec::ir {
 namespace {
@@ -502,6 +506,137 @@ TEST_F(VerifierTest, CustomLayoutTakesOneVariablePerDim) {
   EXPECT_EQ(Error(InKernel({Allocate(s), std::make_shared<AnnotateLayoutNode>(s, layout)})),
             "kernel 0 > T.annotate_layout #1: layout of S takes 1 variables but the buffer has "
             "rank 2");
+}
+
+// --- Limits (compiler/ir/limits.h) ---------------------------------------
+
+// s[0] + s[1] + ... + s[terms - 1] over a local float32 buffer, stored to S[0].
+Stmt SumStore(const Buffer& s, int terms) {
+  Expr sum = Load(s, {IntImm(0)});
+  for (int i = 1; i < terms; ++i) sum = Binary(BinaryOp::kAdd, sum, Load(s, {IntImm(i % 4)}));
+  return Store(s, {IntImm(0)}, sum);
+}
+
+TEST_F(VerifierTest, DeepButValidProgramsVerify) {
+  Buffer s = Alloc("S", kF32, {4}, Scope::kLocal);
+  EXPECT_TRUE(Verify(InKernel({Allocate(s), SumStore(s, 41)})).ok());
+  // 30 nested ifs and 23 nested loops, each body a block.
+  Stmt ifs = SumStore(s, 2);
+  for (int i = 0; i < 30; ++i) ifs = Seq({If(Lt(bx, I(i + 1)), Seq({ifs}))});
+  EXPECT_TRUE(Verify(InKernel({Allocate(s), ifs})).ok()) << Verify(InKernel({Allocate(s), ifs}));
+  Stmt loops = SumStore(s, 2);
+  for (int i = 0; i < 23; ++i) {
+    loops = Seq({MakeFor(MakeVar("i" + std::to_string(i)), I(2), ForKind::kSerial, loops)});
+  }
+  EXPECT_TRUE(Verify(InKernel({Allocate(s), loops})).ok());
+}
+
+TEST_F(VerifierTest, NestingPastTheLimitIsLocated) {
+  Buffer s = Alloc("S", kF32, {4}, Scope::kLocal);
+  std::string e = Error(InKernel({Allocate(s), SumStore(s, kMaxNesting + 10)}));
+  EXPECT_EQ(e.rfind("kernel 0 > store #1: statements and expressions nest more than 256", 0), 0)
+      << e;
+  Stmt loops = SumStore(s, 2);
+  for (int i = 0; i < kMaxNesting; ++i) {
+    loops = MakeFor(MakeVar("i" + std::to_string(i)), I(2), ForKind::kSerial, loops);
+  }
+  e = Error(InKernel({Allocate(s), loops}));
+  EXPECT_NE(e.find("nest more than 256"), std::string::npos) << e;
+  EXPECT_NE(e.find("kernel 0 > for i255 > for i254 > ("), std::string::npos) << e;  // path elided
+  EXPECT_LT(e.size(), 400u);
+}
+
+TEST_F(VerifierTest, LongNamesAreRefused) {
+  const std::string huge(100000, 'x');
+  Program p = GemmProgram();
+  p.name = huge;
+  std::string e = Error(p);
+  EXPECT_NE(e.find("is 100000 characters long; names are at most 256"), std::string::npos) << e;
+  EXPECT_LT(e.size(), 300u);
+
+  Buffer s = Alloc(huge, kF32, {4}, Scope::kShared);
+  e = Error(InKernel({Allocate(s)}));
+  EXPECT_NE(e.find("100000 characters"), std::string::npos) << e;
+  EXPECT_LT(e.size(), 400u);
+
+  Program q = GemmProgram();
+  q.params.push_back({nullptr, MakeVar(huge)});
+  e = Error(q);
+  EXPECT_NE(e.find("scalar parameter"), std::string::npos) << e;
+  EXPECT_LT(e.size(), 400u);
+  Var k = MakeVar(std::string(kMaxNameLength, 'k'));
+  EXPECT_TRUE(Verify(InKernel({MakeFor(k, I(2), ForKind::kSerial, Seq({}))})).ok());
+}
+
+TEST_F(VerifierTest, FloatLiteralsMustBeFiniteAndNonzeroInTheirDtype) {
+  Buffer f32 = Alloc("X", kF32, {4}, Scope::kLocal);
+  Buffer f16 = Alloc("H", kF16, {4}, Scope::kLocal);
+  auto scale = [](const Buffer& b, double v) {
+    return Store(b, {I(0)}, Binary(BinaryOp::kMul, Load(b, {I(0)}), FloatImm(v, b->dtype)));
+  };
+  EXPECT_EQ(Error(InKernel({Allocate(f32), scale(f32, 1e300)})),
+            "kernel 0 > store #1: float literal 1e+300 is out of range for float32 (largest "
+            "finite value 3.40282e+38) (right operand of '*')");
+  EXPECT_NE(Error(InKernel({Allocate(f16), scale(f16, 1e5)})).find("out of range for float16"),
+            std::string::npos);
+  EXPECT_NE(Error(InKernel({Allocate(f32), scale(f32, 1e-320)})).find("underflows to 0"),
+            std::string::npos);
+  // A literal converted by T.fill is checked against the buffer's dtype.
+  EXPECT_NE(Error(InKernel({Allocate(f16), Fill(FullRegion(f16), FloatImm(1e6))}))
+                .find("out of range for float16"),
+            std::string::npos);
+  // Infinity is meant; 0, subnormals and the largest finite value are fine.
+  for (double v : {std::numeric_limits<double>::infinity(), 0.0, 1e-40, 3.4e38, -65504.0}) {
+    const Buffer& b = std::fabs(v) == 65504.0 ? f16 : f32;
+    EXPECT_TRUE(Verify(InKernel({Allocate(b), scale(b, v)})).ok()) << v;
+  }
+}
+
+TEST_F(VerifierTest, GridExtentsWithinCudaLimits) {
+  auto kernel = [&](Expr x, Expr y) {
+    return Top({MakeKernel({std::move(x), std::move(y)}, {bx, by}, I(128), Seq({}))});
+  };
+  EXPECT_TRUE(Verify(kernel(I((int64_t{1} << 31) - 1), I(65535))).ok());
+  EXPECT_EQ(Error(kernel(IntImm(int64_t{1} << 56, DType::kInt64), I(1))),
+            "kernel 0: grid extent 0 is 72057594037927936; CUDA launches at most 2147483647 "
+            "blocks along x");
+  EXPECT_EQ(Error(kernel(I(1), I(65536))),
+            "kernel 0: grid extent 1 is 65536; CUDA launches at most 65535 blocks along y");
+  EXPECT_TRUE(Verify(kernel(Mul(M, I(1 << 20)), I(1))).ok());  // dynamic: checked at launch
+}
+
+TEST_F(VerifierTest, RegionExtentsAreFixedAtLaunch) {
+  Buffer s = Alloc("S", kF16, {64}, Scope::kShared);
+  Var i = MakeVar("i");
+  // A[by, 0 : i + 1] -> S: the extent changes with the loop variable.
+  Stmt loop =
+      MakeFor(i, I(64), ForKind::kSerial,
+              Copy(Slice(A, {{by, I(1)}, {I(0), Add(i, I(1))}}), Slice(s, {{I(0), Add(i, I(1))}})));
+  EXPECT_EQ(Error(InKernel({Allocate(s), loop})),
+            "kernel 0 > for i > T.copy #1: extent 1 of source region of A depends on 'i', which "
+            "changes while the kernel runs; region extents must be known when the kernel is "
+            "launched (constants, dynamic dims, scalar and tile parameters)");
+  // Dynamic dims are fixed at launch.
+  Buffer g = MakeBuffer("G", kF16, {M}, Scope::kGlobal);
+  Program p = InKernel({Copy(FullRegion(g), Slice(C, {{I(0), I(1)}, {I(0), M}}))});
+  p.params.push_back({g, nullptr});
+  EXPECT_TRUE(Verify(p).ok()) << Verify(p);
+}
+
+TEST_F(VerifierTest, PreludeMayNotReachTheFileSystem) {
+  auto with_prelude = [&](std::string prelude) {
+    auto k = std::make_shared<KernelNode>();
+    k->grid = {I(1)};
+    k->block_vars = {bx};
+    k->threads = I(128);
+    k->body = Seq({});
+    k->prelude = std::move(prelude);
+    return Top({k});
+  };
+  EXPECT_TRUE(Verify(with_prelude("__device__ float twice(float x) { return 2 * x; }")).ok());
+  std::string e = Error(with_prelude("// helpers\n#include \"/etc/passwd\"\n"));
+  EXPECT_EQ(e.rfind("kernel 0 > prelude:2:2: `include` is refused", 0), 0) << e;
+  EXPECT_EQ(e.find("root:"), std::string::npos);
 }
 
 }  // namespace

@@ -31,6 +31,9 @@ absl::Status Validate(absl::string_view kernel, Dim3 grid, Dim3 block, size_t sm
   const uint64_t threads = uint64_t{block.x} * block.y * block.z;
   if (threads > 1024) return bad(absl::StrCat(threads, " threads per block (at most 1024)"));
   if (block.z > 64) return bad(absl::StrCat("block.z = ", block.z, " (at most 64)"));
+  if (grid.x > 0x7fffffffu) {
+    return bad(absl::StrFormat("grid (%u, %u, %u): x is at most 2^31 - 1", grid.x, grid.y, grid.z));
+  }
   if (grid.y > 65535 || grid.z > 65535) {
     return bad(
         absl::StrFormat("grid (%u, %u, %u): y and z are at most 65535", grid.x, grid.y, grid.z));

@@ -1,6 +1,7 @@
 #include "compiler/targets/cuda/nvrtc.h"
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,45 @@ extern "C" __global__ void broken_k1(float* X) {
   ASSERT_TRUE(full.has_value());
   EXPECT_THAT(std::string(*full), HasSubstr("undeclared_50\""));
   EXPECT_LT(message.size(), std::string(*full).size());
+}
+
+TEST(NvrtcTest, DiagnosticsQuoteNoOtherFile) {
+  // A file the generated source should never reach; if it does, its text
+  // must not come back in the message.
+  const std::string path = ::testing::TempDir() + "/tilec_nvrtc_other_file.txt";
+  {
+    std::ofstream out(path);
+    out << "SECRET_LINE_42 is not C++\n";
+  }
+  const std::string source = "#include \"" + path + "\"\nextern \"C\" __global__ void k0() {}\n";
+  absl::StatusOr<NvrtcResult> r = CompileCuda(source, "probe.cu", CudaArch::kSm80);
+  ASSERT_FALSE(r.ok());
+  const std::string message(r.status().message());
+  EXPECT_THAT(message, Not(HasSubstr("SECRET_LINE_42")));
+  EXPECT_THAT(message, HasSubstr("left out"));
+  const auto full = r.status().GetPayload(kNvrtcLogPayload);
+  ASSERT_TRUE(full.has_value());
+  EXPECT_THAT(std::string(*full), HasSubstr("SECRET_LINE_42"));  // the test reached the file
+}
+
+TEST(NvrtcTest, OwnDiagnosticsOnlyKeepsTheGeneratedSourceAndTilecHeaders) {
+  const std::string log =
+      "k.cu(3): error: identifier \"x\" is undefined\n"
+      "    y = x;\n"
+      "        ^\n"
+      "\n"
+      "/etc/passwd(1): error: expected a declaration\n"
+      "  root:x:0:0:root:/root:/bin/bash\n"
+      "  ^\n"
+      "\n"
+      "2 errors detected in the compilation of \"k.cu\".\n";
+  const std::string kept = OwnDiagnosticsOnly(log, "k.cu");
+  EXPECT_THAT(kept, HasSubstr("identifier \"x\" is undefined"));
+  EXPECT_THAT(kept, HasSubstr("    y = x;"));
+  EXPECT_THAT(kept, Not(HasSubstr("root:")));
+  EXPECT_THAT(kept, Not(HasSubstr("/etc/passwd")));
+  EXPECT_THAT(kept, HasSubstr("2 errors detected"));
+  EXPECT_THAT(ErrorLines(log, "k.cu"), ElementsAre(3));
 }
 
 TEST(NvrtcTest, ErrorsInHeaderTemplatesAreTracedToTheKernel) {

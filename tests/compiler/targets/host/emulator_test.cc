@@ -678,6 +678,9 @@ TEST(EmulatorTest, LaunchConfigurationErrors) {
   EXPECT_TRUE(Contains(s, "1025 threads per block (at most 1024)")) << s;
   s = Launch(*Module(), "early_exit", {0, 1, 1}, {32, 1, 1}, 0, {Arg(p)});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  s = Launch(*Module(), "early_exit", {0x80000000u, 1, 1}, {32, 1, 1}, 0, {Arg(p)});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(s, "x is at most 2^31 - 1")) << s;
   s = Launch(*Module(), "early_exit", {1, 1, 1}, {32, 1, 1}, 1 << 20, {Arg(p)});
   EXPECT_TRUE(Contains(s, "1048576 bytes of dynamic shared memory")) << s;
   s = Launch(*Module(), "early_exit", {1, 1, 1}, {32, 1, 1}, 0, {});
