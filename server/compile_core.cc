@@ -1,9 +1,12 @@
 #include "server/compile_core.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "compiler/cache/digest.h"
 #include "compiler/ir/hash.h"
 #include "compiler/recommend/auto_bind.h"
@@ -23,6 +26,23 @@ absl::Status WithTarget(const std::string& target, const absl::Status& s) {
 absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
     std::shared_ptr<const cache::Cancellation> cancel) {
+  absl::StatusOr<std::optional<tilec::v1::CompileResponse>> r =
+      Run(request, deadline, std::move(cancel), /*lookup_only=*/false);
+  if (!r.ok()) return r.status();
+  if (!r->has_value()) return absl::InternalError("compiler bug: a compile gave no response");
+  return **std::move(r);
+}
+
+absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Lookup(
+    const tilec::v1::CompileRequest& request, absl::Time deadline,
+    std::shared_ptr<const cache::Cancellation> cancel) {
+  if (!lookup_) return std::nullopt;
+  return Run(request, deadline, std::move(cancel), /*lookup_only=*/true);
+}
+
+absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Run(
+    const tilec::v1::CompileRequest& request, absl::Time deadline,
+    std::shared_ptr<const cache::Cancellation> cancel, bool lookup_only) {
   if (request.targets().empty()) {
     return absl::InvalidArgumentError("the request names no target (sm_80, sm_90a)");
   }
@@ -53,8 +73,9 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
       absl::StatusOr<recommend::HardwareProfile> profile =
           recommend::ProfileForTarget(profiles_, target, request.options().profile());
       if (!profile.ok()) return WithTarget(target, profile.status());
-      absl::StatusOr<recommend::AutoBinding> bound =
-          recommend::BindTopRecommendation(*shared, *profile, deadline);
+      absl::StatusOr<recommend::AutoBinding> bound = recommend::BindTopRecommendation(
+          *shared, *profile, std::min(deadline, absl::Now() + limits_.search_timeout),
+          [cancel] { return cancel != nullptr && cancel->cancelled(); });
       if (!bound.ok()) return WithTarget(target, bound.status());
       binding = *std::move(bound);
       job.program = std::make_shared<const ir::Program>(std::move(binding.program));
@@ -65,7 +86,14 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
     job.options.max_registers = request.options().max_registers();
     job.deadline = deadline;
     job.cancel = cancel;
-    absl::StatusOr<cache::Artifact> artifact = compiler_->Compile(job);
+    absl::StatusOr<cache::Artifact> artifact;
+    if (lookup_only) {
+      absl::StatusOr<std::optional<cache::Artifact>> hit = lookup_(job);
+      if (!hit.ok() || !hit->has_value()) return std::nullopt;  // compile it
+      artifact = **std::move(hit);
+    } else {
+      artifact = compiler_->Compile(job);
+    }
     if (!artifact.ok()) return WithTarget(target, artifact.status());
     tilec::v1::CompileResult* r = response.add_results();
     r->set_target(target);
@@ -83,6 +111,11 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
     }
     r->set_profile(binding.profile_id);
     r->set_predicted_us(binding.predicted_us);
+    if (!artifact->store_error.empty()) {
+      // Not in the cache: the response is the only copy.
+      r->set_store_error(artifact->store_error);
+      r->set_artifact(std::move(artifact->bytes));
+    }
   }
   return response;
 }

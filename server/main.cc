@@ -1,8 +1,10 @@
 // tilecd: the tilec compile server.
 //
 //   tilecd --cache_dir DIR [--host 127.0.0.1] [--port 0] [--port_file F]
-//          [--metrics_port 0|-1] [--metrics_port_file F] [--tokens_file F]
-//          [--tls_cert F --tls_key F] [--jobs N] [--threads N] [--queue N]
+//          [--metrics_port 0|-1] [--metrics_host 127.0.0.1] [--metrics_port_file F]
+//          [--tokens_file F] [--tls_cert F --tls_key F] [--reflection]
+//          [--jobs N] [--threads N] [--queue N] [--compile_queue N]
+//          [--search_timeout_s S] [--max_streams N] [--max_memory_mb M]
 //          [--compile_timeout_s S] [--compile_memory_mb M] [--cache_bytes B]
 //          [--profiles DIR]
 //
@@ -12,9 +14,12 @@
 // (worker.h): tilecd execs itself for every compile.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -50,6 +55,13 @@ ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
 ABSL_FLAG(int, port, 0, "gRPC port; 0 picks a free one");
 ABSL_FLAG(std::string, port_file, "", "write the gRPC port here once listening");
 ABSL_FLAG(int, metrics_port, 0, "Prometheus metrics HTTP port; 0 picks a free one, -1 disables");
+ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
+          "address the metrics endpoint listens on (plain HTTP, no token: loopback by default)");
+ABSL_FLAG(int, metrics_threads, 8, "metrics HTTP threads (slow clients each hold one)");
+ABSL_FLAG(int, metrics_timeout_ms, 2000,
+          "metrics HTTP: a request not received within this is dropped");
+ABSL_FLAG(bool, reflection, false,
+          "serve gRPC server reflection (lists every service and message; no token needed)");
 ABSL_FLAG(std::string, metrics_port_file, "", "write the metrics port here once listening");
 ABSL_FLAG(std::string, cache_dir, "", "artifact cache directory (required)");
 ABSL_FLAG(int64_t, cache_bytes, int64_t{10} << 30, "cache byte budget (LRU eviction)");
@@ -59,10 +71,20 @@ ABSL_FLAG(std::string, tls_key, "", "PEM server private key");
 ABSL_FLAG(int, jobs, 2, "compiles (child processes) at once");
 ABSL_FLAG(int, threads, 64, "request threads (waiting on compiles, the cache, single-flight)");
 ABSL_FLAG(int, queue, 1024, "requests waiting for a thread before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, compile_queue, 256,
+          "compiles (cache misses) waiting for a compile thread before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_streams, 32, "concurrent HTTP/2 streams (calls) per connection (0: gRPC's)");
+ABSL_FLAG(int64_t, max_memory_mb, 1024,
+          "gRPC's memory quota for connections and calls (resource quota); 0: none");
+ABSL_FLAG(double, max_connection_age_s, 3600,
+          "connections are closed gracefully after this long (0: never)");
 ABSL_FLAG(double, compile_timeout_s, 300, "wall-time limit of one compile");
 ABSL_FLAG(int64_t, compile_memory_mb, 4096, "address-space limit of one compile (0: none)");
 ABSL_FLAG(int64_t, max_source_bytes, 1 << 20, "largest TileLang source accepted");
 ABSL_FLAG(int64_t, max_message_bytes, 8 << 20, "largest request message accepted");
+ABSL_FLAG(double, search_timeout_s, 60,
+          "longest recommendation search (Recommend, Compile with unbound tile parameters), "
+          "whatever the call's deadline");
 ABSL_FLAG(int64_t, chunk_bytes, 1 << 20, "largest GetArtifact chunk");
 ABSL_FLAG(std::string, profiles, "",
           "more hardware profiles (*.textproto) for Recommend and for binding unbound tile "
@@ -73,10 +95,11 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 
-std::string ReadFileOrDie(const std::string& path) {
+std::string ReadFileOrDie(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    std::fprintf(stderr, "tilecd: cannot read %s\n", path.c_str());
+    std::fprintf(stderr, "tilecd: %s: cannot read '%s': %s\n", flag.c_str(), path.c_str(),
+                 std::strerror(errno));
     std::exit(2);
   }
   std::stringstream ss;
@@ -141,6 +164,7 @@ int main(int argc, char** argv) {
                              cache::DeviceHeadersHash()};
   auto caching =
       std::make_unique<cache::CachingCompiler>(std::move(measured), store->get(), tools);
+  cache::CachingCompiler* caching_ptr = caching.get();
   cache::SingleFlightCompiler single_flight(
       std::move(caching), [tools](const cache::CompileJob& job) {
         return cache::MakeCacheKey(job, tools).Digest();
@@ -151,11 +175,18 @@ int main(int argc, char** argv) {
                  std::string(profiles.status().message()).c_str());
     return 2;
   }
-  server::CoreLimits limits{absl::GetFlag(FLAGS_max_source_bytes),
-                            absl::GetFlag(FLAGS_max_message_bytes)};
+  server::CoreLimits limits;
+  limits.max_source_bytes = absl::GetFlag(FLAGS_max_source_bytes);
+  limits.max_program_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  limits.search_timeout = absl::Seconds(absl::GetFlag(FLAGS_search_timeout_s));
   server::CompileCore core(&single_flight, limits, *profiles);
   server::RecommendCore recommend_core(limits, *profiles);
+  core.SetLookup([caching_ptr](const cache::CompileJob& job) { return caching_ptr->Lookup(job); });
   server::Scheduler scheduler(absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_queue));
+  // Twice the compile slots: a thread may wait on an identical compile in
+  // flight (single-flight) while another compile runs.
+  server::Scheduler compile_scheduler(2 * std::max(1, absl::GetFlag(FLAGS_jobs)),
+                                      absl::GetFlag(FLAGS_compile_queue), "compile queue");
 
   auto snapshot = [&]() {
     cache::StoreStats st = (*store)->Stats();
@@ -166,7 +197,10 @@ int main(int argc, char** argv) {
     s.cache_corrupt = st.corrupt;
     s.cache_bytes = st.bytes;
     s.cache_entries = st.entries;
-    s.queue_depth = scheduler.queue_depth() + subprocess_ptr->waiting();
+    s.cache_store_errors = caching_ptr->store_errors();
+    s.cache_orphans_swept = st.orphans_swept;
+    s.queue_depth =
+        scheduler.queue_depth() + compile_scheduler.queue_depth() + subprocess_ptr->waiting();
     s.single_flight_joined = single_flight.joined();
     return s;
   };
@@ -177,9 +211,11 @@ int main(int argc, char** argv) {
   deps.recommend = &recommend_core;
   deps.store = store->get();
   deps.scheduler = &scheduler;
+  deps.compile_scheduler = &compile_scheduler;
   deps.metrics = &metrics;
   deps.auth = auth.get();
   deps.max_chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  deps.stopping = &g_stop;  // SIGTERM cancels every running search and compile
   deps.stats = [&]() {
     server::Snapshot s = snapshot();
     tilec::v1::StatsResponse r;
@@ -201,19 +237,29 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<prometheus::Exposer> exposer;
   if (absl::GetFlag(FLAGS_metrics_port) >= 0) {
-    exposer = std::make_unique<prometheus::Exposer>(
-        absl::StrCat(absl::GetFlag(FLAGS_host), ":", absl::GetFlag(FLAGS_metrics_port)));
+    // civetweb's defaults (2 threads, 30 s request timeout) let two idle
+    // connections block scraping; more threads and a short timeout do not.
+    exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports",
+        absl::StrCat(absl::GetFlag(FLAGS_metrics_host), ":", absl::GetFlag(FLAGS_metrics_port)),
+        "num_threads", absl::StrCat(absl::GetFlag(FLAGS_metrics_threads)), "request_timeout_ms",
+        absl::StrCat(absl::GetFlag(FLAGS_metrics_timeout_ms)), "enable_keep_alive", "no"});
     exposer->RegisterCollectable(metrics.registry());
     exposer->RegisterCollectable(metrics.snapshot_collector());
   }
 
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  if (absl::GetFlag(FLAGS_reflection)) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (absl::GetFlag(FLAGS_tls_cert).empty() != absl::GetFlag(FLAGS_tls_key).empty()) {
+    std::fprintf(stderr, "tilecd: TLS needs both --tls_cert and --tls_key; %s is missing\n",
+                 absl::GetFlag(FLAGS_tls_cert).empty() ? "--tls_cert" : "--tls_key");
+    return 2;
+  }
   if (!absl::GetFlag(FLAGS_tls_cert).empty()) {
     grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({ReadFileOrDie(absl::GetFlag(FLAGS_tls_key)),
-                                      ReadFileOrDie(absl::GetFlag(FLAGS_tls_cert))});
+    ssl.pem_key_cert_pairs.push_back({ReadFileOrDie("--tls_key", absl::GetFlag(FLAGS_tls_key)),
+                                      ReadFileOrDie("--tls_cert", absl::GetFlag(FLAGS_tls_cert))});
     creds = grpc::SslServerCredentials(ssl);
   }
   grpc::ServerBuilder builder;
@@ -221,6 +267,23 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(
       absl::StrCat(absl::GetFlag(FLAGS_host), ":", absl::GetFlag(FLAGS_port)), creds, &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(absl::GetFlag(FLAGS_max_message_bytes)));
+  // HTTP/2 abuse (CVE-2023-44487 rapid reset and floods of streams): this
+  // gRPC (1.51) has no rapid-reset fix of its own; these bound what one
+  // connection and all of them together may hold. docs/security.md has the
+  // measured effect and the residual risk.
+  if (absl::GetFlag(FLAGS_max_streams) > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, absl::GetFlag(FLAGS_max_streams));
+  }
+  if (absl::GetFlag(FLAGS_max_connection_age_s) > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(absl::GetFlag(FLAGS_max_connection_age_s) * 1000));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, 30000);
+  }
+  if (absl::GetFlag(FLAGS_max_memory_mb) > 0) {
+    grpc::ResourceQuota quota("tilecd");
+    quota.Resize(static_cast<size_t>(absl::GetFlag(FLAGS_max_memory_mb)) << 20);
+    builder.SetResourceQuota(quota);
+  }
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {

@@ -2,13 +2,20 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
 namespace tilec::server {
 namespace {
+
+// How long a client refused by a full queue should wait before retrying
+// (the grpc-retry-pushback-ms trailer; the message says so too).
+constexpr char kRetryPushbackMs[] = "2000";
 
 std::string Authorization(grpc::CallbackServerContext* context) {
   const auto& md = context->client_metadata();
@@ -23,35 +30,84 @@ absl::Time DeadlineOf(grpc::CallbackServerContext* context) {
   return absl::FromChrono(d);
 }
 
-// A unary call's reactor that records metrics, relays cancellation and
-// deletes itself when done.
+// A call's cancellation: the call's own, or the whole server's when it is
+// shutting down (so that shutdown never waits on a search or a compile).
+class CallCancellation : public cache::Cancellation {
+ public:
+  explicit CallCancellation(const std::atomic<bool>* stopping) : stopping_(stopping) {}
+  bool cancelled() const override {
+    return Cancellation::cancelled() ||
+           (stopping_ != nullptr && stopping_->load(std::memory_order_acquire));
+  }
+
+ private:
+  const std::atomic<bool>* stopping_;
+};
+
+// The request bytes as `Msg`, or INVALID_ARGUMENT saying so. (gRPC's own
+// parsing would answer UNIMPLEMENTED with no message, which reads like a
+// missing method; tilecd parses the raw bytes itself.)
+template <class Msg>
+absl::Status ParseRequest(const grpc::ByteBuffer& in, Msg* msg) {
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (in.Valid() && in.Dump(&slices).ok()) {
+    for (const grpc::Slice& slice : slices) {
+      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  if (msg->ParseFromString(bytes)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("the request (", bytes.size(), " bytes) is not a valid ", msg->GetTypeName(),
+                   ": malformed protocol buffer, or messages nested deeper than 100 levels"));
+}
+
+template <class Msg>
+void Serialize(const Msg& msg, grpc::ByteBuffer* out) {
+  std::string bytes = msg.SerializeAsString();
+  grpc::Slice slice(bytes);
+  *out = grpc::ByteBuffer(&slice, 1);
+}
+
+// A unary call's reactor that owns the parsed request and the response,
+// records metrics, relays cancellation and deletes itself when done.
+template <class Request, class Response>
 class UnaryReactor : public grpc::ServerUnaryReactor {
  public:
-  UnaryReactor(ServerMetrics* metrics, std::string method)
-      : metrics_(metrics), method_(std::move(method)), start_(absl::Now()),
-        cancel_(std::make_shared<cache::Cancellation>()) {
+  UnaryReactor(ServerMetrics* metrics, std::string method, const std::atomic<bool>* stopping,
+               grpc::ByteBuffer* out)
+      : metrics_(metrics),
+        method_(std::move(method)),
+        start_(absl::Now()),
+        cancel_(std::make_shared<CallCancellation>(stopping)),
+        out_(out) {
     metrics_->RpcStarted(method_, "unary");
   }
   void FinishWith(const absl::Status& status) {
     metrics_->RpcHandled(method_, "unary", status.code(),
                          absl::ToDoubleSeconds(absl::Now() - start_));
+    if (status.ok()) Serialize(response, out_);
     Finish(ToGrpc(status));
   }
   void OnCancel() override { cancel_->Cancel(); }
   void OnDone() override { delete this; }
-  std::shared_ptr<cache::Cancellation> cancel() { return cancel_; }
+  std::shared_ptr<CallCancellation> cancel() { return cancel_; }
+
+  Request request;
+  Response response;
 
  private:
   ServerMetrics* metrics_;
   std::string method_;
   absl::Time start_;
-  std::shared_ptr<cache::Cancellation> cancel_;
+  std::shared_ptr<CallCancellation> cancel_;
+  grpc::ByteBuffer* out_;
 };
 
-class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk> {
+class ArtifactWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   ArtifactWriter(const ServiceDeps& deps, grpc::CallbackServerContext* context,
-                 const tilec::v1::GetArtifactRequest* request)
+                 const grpc::ByteBuffer* in)
       : deps_(deps), start_(absl::Now()) {
     deps_.metrics->RpcStarted("GetArtifact", "server_stream");
     if (deps_.auth != nullptr) {
@@ -61,6 +117,12 @@ class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>
         return;
       }
     }
+    tilec::v1::GetArtifactRequest parsed;
+    if (absl::Status s = ParseRequest(*in, &parsed); !s.ok()) {
+      Done(s);
+      return;
+    }
+    const tilec::v1::GetArtifactRequest* request = &parsed;
     absl::StatusOr<std::string> blob = deps_.store->GetBlob(request->digest());
     if (!blob.ok()) {
       Done(blob.status());
@@ -91,7 +153,8 @@ class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>
     chunk_msg_.set_total_bytes(static_cast<int64_t>(bytes_.size()));
     chunk_msg_.set_data(bytes_.substr(static_cast<size_t>(offset_), static_cast<size_t>(n)));
     offset_ += std::max<int64_t>(n, 1);  // an empty artifact is one empty chunk
-    StartWrite(&chunk_msg_);
+    Serialize(chunk_msg_, &chunk_bytes_);
+    StartWrite(&chunk_bytes_);
   }
   void Done(const absl::Status& s) {
     deps_.metrics->RpcHandled("GetArtifact", "server_stream", s.code(),
@@ -105,20 +168,28 @@ class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>
   int64_t chunk_ = 0;
   int64_t offset_ = 0;
   tilec::v1::ArtifactChunk chunk_msg_;
+  grpc::ByteBuffer chunk_bytes_;
 };
 
 }  // namespace
 
+std::string ClipMessage(absl::string_view message) {
+  if (message.size() <= kMaxStatusMessageBytes) return std::string(message);
+  constexpr size_t kTail = kMaxStatusMessageBytes / 4;
+  constexpr size_t kHead = kMaxStatusMessageBytes - kTail - 64;
+  return absl::StrCat(message.substr(0, kHead), "\n... (", message.size() - kHead - kTail,
+                      " bytes omitted) ...\n", message.substr(message.size() - kTail));
+}
+
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), ClipMessage(status.message()));
 }
 
 grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* context,
-                                                const tilec::v1::CompileRequest* request,
-                                                tilec::v1::CompileResponse* response) {
-  auto* reactor = new UnaryReactor(deps_.metrics, "Compile");
+                                                const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  auto* reactor = new UnaryReactor<tilec::v1::CompileRequest, tilec::v1::CompileResponse>(
+      deps_.metrics, "Compile", deps_.stopping, out);
   if (deps_.auth != nullptr) {
     absl::Status s = deps_.auth->Check(Authorization(context), Access::kCompile);
     if (!s.ok()) {
@@ -126,22 +197,54 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
       return reactor;
     }
   }
+  if (absl::Status s = ParseRequest(*in, &reactor->request); !s.ok()) {
+    reactor->FinishWith(s);
+    return reactor;
+  }
+  const tilec::v1::CompileRequest* request = &reactor->request;
+  tilec::v1::CompileResponse* response = &reactor->response;
   absl::Time deadline = DeadlineOf(context);
   CompileCore* core = deps_.core;
-  absl::Status queued = deps_.scheduler->Submit([=] {
+  Scheduler* compiles = deps_.compile_scheduler;
+  auto compile = [=] {
     absl::StatusOr<tilec::v1::CompileResponse> r =
         core->Compile(*request, deadline, reactor->cancel());
     if (r.ok()) *response = *std::move(r);
     reactor->FinishWith(r.status());
+  };
+  // A request thread answers what the cache holds; a miss moves to the
+  // compile queue, so request threads never wait for a compile slot and a
+  // hit never waits behind a miss.
+  absl::Status queued = deps_.scheduler->Submit([=] {
+    if (compiles == nullptr) {
+      compile();
+      return;
+    }
+    absl::StatusOr<std::optional<tilec::v1::CompileResponse>> hit =
+        core->Lookup(*request, deadline, reactor->cancel());
+    if (!hit.ok() || hit->has_value()) {
+      if (hit.ok()) *response = **std::move(hit);
+      reactor->FinishWith(hit.status());
+      return;
+    }
+    absl::Status compile_queued = compiles->Submit(compile);
+    if (!compile_queued.ok()) {
+      context->AddTrailingMetadata("grpc-retry-pushback-ms", kRetryPushbackMs);
+      reactor->FinishWith(compile_queued);
+    }
   });
-  if (!queued.ok()) reactor->FinishWith(queued);
+  if (!queued.ok()) {
+    context->AddTrailingMetadata("grpc-retry-pushback-ms", kRetryPushbackMs);
+    reactor->FinishWith(queued);
+  }
   return reactor;
 }
 
 grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* context,
-                                                  const tilec::v1::RecommendRequest* request,
-                                                  tilec::v1::RecommendResponse* response) {
-  auto* reactor = new UnaryReactor(deps_.metrics, "Recommend");
+                                                  const grpc::ByteBuffer* in,
+                                                  grpc::ByteBuffer* out) {
+  auto* reactor = new UnaryReactor<tilec::v1::RecommendRequest, tilec::v1::RecommendResponse>(
+      deps_.metrics, "Recommend", deps_.stopping, out);
   if (deps_.auth != nullptr) {
     absl::Status s = deps_.auth->Check(Authorization(context), Access::kRead);
     if (!s.ok()) {
@@ -149,6 +252,12 @@ grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* c
       return reactor;
     }
   }
+  if (absl::Status s = ParseRequest(*in, &reactor->request); !s.ok()) {
+    reactor->FinishWith(s);
+    return reactor;
+  }
+  const tilec::v1::RecommendRequest* request = &reactor->request;
+  tilec::v1::RecommendResponse* response = &reactor->response;
   if (deps_.recommend == nullptr) {
     reactor->FinishWith(absl::UnimplementedError("this server does not serve Recommend"));
     return reactor;
@@ -156,23 +265,28 @@ grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* c
   absl::Time deadline = DeadlineOf(context);
   const RecommendCore* core = deps_.recommend;
   absl::Status queued = deps_.scheduler->Submit([=] {
-    absl::StatusOr<tilec::v1::RecommendResponse> r = core->Recommend(*request, deadline);
+    std::shared_ptr<CallCancellation> cancel = reactor->cancel();
+    absl::StatusOr<tilec::v1::RecommendResponse> r =
+        core->Recommend(*request, deadline, [cancel] { return cancel->cancelled(); });
     if (r.ok()) *response = *std::move(r);
     reactor->FinishWith(r.status());
   });
-  if (!queued.ok()) reactor->FinishWith(queued);
+  if (!queued.ok()) {
+    context->AddTrailingMetadata("grpc-retry-pushback-ms", kRetryPushbackMs);
+    reactor->FinishWith(queued);
+  }
   return reactor;
 }
 
-grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>* TilecService::GetArtifact(
-    grpc::CallbackServerContext* context, const tilec::v1::GetArtifactRequest* request) {
-  return new ArtifactWriter(deps_, context, request);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* TilecService::GetArtifact(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* in) {
+  return new ArtifactWriter(deps_, context, in);
 }
 
 grpc::ServerUnaryReactor* TilecService::Stats(grpc::CallbackServerContext* context,
-                                              const tilec::v1::StatsRequest* request,
-                                              tilec::v1::StatsResponse* response) {
-  auto* reactor = new UnaryReactor(deps_.metrics, "Stats");
+                                              const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  auto* reactor = new UnaryReactor<tilec::v1::StatsRequest, tilec::v1::StatsResponse>(
+      deps_.metrics, "Stats", deps_.stopping, out);
   if (deps_.auth != nullptr) {
     absl::Status s = deps_.auth->Check(Authorization(context), Access::kRead);
     if (!s.ok()) {
@@ -180,7 +294,11 @@ grpc::ServerUnaryReactor* TilecService::Stats(grpc::CallbackServerContext* conte
       return reactor;
     }
   }
-  *response = deps_.stats();
+  if (absl::Status s = ParseRequest(*in, &reactor->request); !s.ok()) {
+    reactor->FinishWith(s);
+    return reactor;
+  }
+  reactor->response = deps_.stats();
   reactor->FinishWith(absl::OkStatus());
   return reactor;
 }
