@@ -12,6 +12,7 @@
 // the metrics port to --metrics_port_file) once the server listens. The
 // hidden first argument `compile-worker` runs the compile worker instead
 // (worker.h): tilecd execs itself for every compile.
+#include <dlfcn.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -37,7 +38,6 @@
 #include "compiler/cache/disk_store.h"
 #include "compiler/cache/single_flight.h"
 #include "compiler/targets/cuda/nvrtc.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/exposer.h"
@@ -85,6 +85,9 @@ ABSL_FLAG(int64_t, max_message_bytes, 8 << 20, "largest request message accepted
 ABSL_FLAG(double, search_timeout_s, 60,
           "longest recommendation search (Recommend, Compile with unbound tile parameters), "
           "whatever the call's deadline");
+ABSL_FLAG(double, shutdown_grace_s, 1,
+          "on SIGTERM, how long gRPC may take to deliver the answers of the calls being "
+          "cancelled and close connections");
 ABSL_FLAG(int64_t, chunk_bytes, 1 << 20, "largest GetArtifact chunk");
 ABSL_FLAG(std::string, profiles, "",
           "more hardware profiles (*.textproto) for Recommend and for binding unbound tile "
@@ -249,7 +252,16 @@ int main(int argc, char** argv) {
   }
 
   grpc::EnableDefaultHealthCheckService(true);
-  if (absl::GetFlag(FLAGS_reflection)) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  if (absl::GetFlag(FLAGS_reflection)) {
+    // gRPC's reflection library registers itself with every ServerBuilder
+    // when it is loaded (a static initializer), so tilecd does not link it
+    // and loads it only when asked.
+    if (::dlopen(TILECD_GRPC_REFLECTION_LIBRARY, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      std::fprintf(stderr, "tilecd: --reflection: cannot load %s: %s\n",
+                   TILECD_GRPC_REFLECTION_LIBRARY, ::dlerror());
+      return 2;
+    }
+  }
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
   if (absl::GetFlag(FLAGS_tls_cert).empty() != absl::GetFlag(FLAGS_tls_key).empty()) {
     std::fprintf(stderr, "tilecd: TLS needs both --tls_cert and --tls_key; %s is missing\n",
@@ -298,6 +310,15 @@ int main(int argc, char** argv) {
                absl::GetFlag(FLAGS_host).c_str(), port, metrics_port, cache_dir.c_str(),
                tools.compiler_version.c_str());
   while (!g_stop.load()) absl::SleepFor(absl::Milliseconds(100));
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  // g_stop is every call's cancellation too: running searches and compiles
+  // are stopping already.
+  const absl::Time stopping = absl::Now();
+  std::fprintf(stderr, "tilecd: shutting down\n");
+  // gRPC's graceful shutdown waits for clients to close their connections
+  // until this deadline, then cancels what is left.
+  server->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(absl::Seconds(
+                                                          absl::GetFlag(FLAGS_shutdown_grace_s))));
+  std::fprintf(stderr, "tilecd: gRPC stopped after %.3f s\n",
+               absl::ToDoubleSeconds(absl::Now() - stopping));
   return 0;
 }
