@@ -13,6 +13,10 @@ block as HPACK literals (RFC 7541) without Huffman coding.
 
   benchmarks/h2_rapid_reset.py --build build --connections 12 --seconds 20
   benchmarks/h2_rapid_reset.py --build build -- --max_streams=0 --max_memory_mb=0
+  benchmarks/h2_rapid_reset.py --build build --proxy deploy/haproxy/tilecd.cfg
+
+With --proxy, HAProxy runs with that configuration in front of tilecd, and
+the flood and the health checks go through it.
 """
 
 import argparse
@@ -53,14 +57,15 @@ def header_block(authority, path):
             + b"\x00" + hpack_string("te") + hpack_string("trailers"))
 
 
-def flood(port, seconds, counter):
+def flood(port, seconds, counter, source):
     """One connection (reopened when the server closes it) of HEADERS+RST."""
     block = header_block("127.0.0.1:%d" % port, "/grpc.health.v1.Health/Check")
     end = time.time() + seconds
     sent = 0
     while time.time() < end:
         try:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5,
+                                            source_address=(source, 0))
         except OSError:
             time.sleep(0.05)
             continue
@@ -137,6 +142,13 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--connections", type=int, default=12)
     ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--proxy", default="", help="an HAProxy configuration to put in front")
+    ap.add_argument("--haproxy", default="haproxy", help="the haproxy binary")
+    ap.add_argument("--expect-healthy", action="store_true",
+                    help="exit 1 unless every health check was answered within 1 s and "
+                    "tilecd's RSS grew by less than 100 MB (a regression test)")
+    ap.add_argument("--attacker", default="127.0.0.2",
+                    help="source address of the flood (the health checks come from 127.0.0.1)")
     ap.add_argument("tilecd_flags", nargs="*")
     args = ap.parse_args()
     tilecd = os.path.join(args.build, "server", "tilecd")
@@ -152,6 +164,18 @@ def main():
             break
         time.sleep(0.05)
     port = int(open(port_file).read())
+    proxy = None
+    if args.proxy:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        front = s.getsockname()[1]
+        s.close()
+        env = dict(os.environ, TILEC_PROXY_BIND="127.0.0.1:%d" % front,
+                   TILECD_ADDRESS="127.0.0.1:%d" % port)
+        proxy = subprocess.Popen([args.haproxy, "-db", "-f", args.proxy], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1)
+        port = front
     address = "127.0.0.1:%d" % port
 
     def health():
@@ -163,13 +187,15 @@ def main():
     ok, _ = health()
     rss_before = rss_kb(server.pid)
     counter = multiprocessing.Value("q", 0)
-    procs = [multiprocessing.Process(target=flood, args=(port, args.seconds, counter))
+    procs = [multiprocessing.Process(target=flood,
+                                     args=(port, args.seconds, counter, args.attacker))
              for _ in range(args.connections)]
     for p in procs:
         p.start()
     asked = answered = 0
     slowest = 0.0
     rss_peak = rss_before
+    proxy_peak = rss_kb(proxy.pid) if proxy else 0
     t_end = time.time() + args.seconds
     while time.time() < t_end:
         good, took = health()
@@ -177,6 +203,8 @@ def main():
         answered += good
         slowest = max(slowest, took)
         rss_peak = max(rss_peak, rss_kb(server.pid))
+        if proxy:
+            proxy_peak = max(proxy_peak, rss_kb(proxy.pid))
         time.sleep(0.25)
     for p in procs:
         p.join()
@@ -184,14 +212,19 @@ def main():
     after_ok, after_took = health()
     rss_after = rss_kb(server.pid)
     alive = server.poll() is None
+    if proxy:
+        proxy.terminate()
+        proxy.wait()
     server.terminate()
     try:
         server.wait(timeout=20)
     except subprocess.TimeoutExpired:
         server.kill()
-    print(json.dumps({
+    result = {
         "tilecd_flags": args.tilecd_flags,
+        "proxy": args.proxy,
         "connections": args.connections,
+        "attacker": args.attacker,
         "seconds": args.seconds,
         "streams_reset": counter.value,
         "health_before": ok,
@@ -204,7 +237,14 @@ def main():
         "rss_mb_peak": round(rss_peak / 1024, 1),
         "rss_mb_after": round(rss_after / 1024, 1),
         "tilecd_alive": alive,
-    }))
+        "proxy_rss_mb_peak": round(proxy_peak / 1024, 1),
+    }
+    print(json.dumps(result))
+    if args.expect_healthy:
+        healthy = (ok and answered == asked and slowest < 1.0 and after_ok and
+                   rss_peak - rss_before < 100 * 1024)
+        return 0 if healthy else 1
+    return 0
 
 
 if __name__ == "__main__":
