@@ -59,24 +59,7 @@ bool IsUnparsedOrUnknown(const grpc::Status& s) {
   return s.error_code() == grpc::StatusCode::UNIMPLEMENTED && s.error_message().empty();
 }
 
-// `remote`: the status came from a server (else from this process).
-int ExitFor(const grpc::Status& s, bool remote) {
-  if (IsUnparsedOrUnknown(s)) return 70;
-  switch (s.error_code()) {
-    case grpc::StatusCode::OK: return 0;
-    case grpc::StatusCode::INVALID_ARGUMENT:
-    case grpc::StatusCode::FAILED_PRECONDITION:
-    case grpc::StatusCode::UNIMPLEMENTED: return 1;
-    case grpc::StatusCode::UNAVAILABLE: return remote ? kRemoteUnreachable : 4;
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-    case grpc::StatusCode::CANCELLED: return kRemoteTemporary;
-    case grpc::StatusCode::UNAUTHENTICATED:
-    case grpc::StatusCode::PERMISSION_DENIED: return kRemoteRefused;
-    case grpc::StatusCode::NOT_FOUND: return 1;
-    default: return 70;
-  }
-}
+int ExitFor(const grpc::Status& s, bool remote) { return ExitCodeForStatus(s, remote); }
 
 int Report(const grpc::Status& s, bool remote = true) {
   if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
@@ -367,6 +350,24 @@ int Health(const RemoteFlags& f) {
 }
 
 }  // namespace
+
+int ExitCodeForStatus(const grpc::Status& s, bool remote) {
+  if (IsUnparsedOrUnknown(s)) return 70;
+  switch (s.error_code()) {
+    case grpc::StatusCode::OK: return 0;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::UNIMPLEMENTED: return 1;
+    case grpc::StatusCode::UNAVAILABLE: return remote ? kRemoteUnreachable : 4;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::CANCELLED: return kRemoteTemporary;
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED: return kRemoteRefused;
+    case grpc::StatusCode::NOT_FOUND: return 1;
+    default: return 70;
+  }
+}
 
 int RemoteRecommend(const ServerConnection& connection, const tilec::v1::RecommendRequest& request,
                     tilec::v1::RecommendResponse* response) {

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "grpcpp/support/status.h"
 #include "proto/tilec/v1/service.pb.h"
 
 namespace tilec::cli {
@@ -49,6 +50,10 @@ inline constexpr int kRemoteRefused = 77;
 bool IsRemoteCommand(const std::vector<std::string>& args);
 
 int RemoteMain(const std::vector<std::string>& args);
+
+// The exit code for a failed call (the list above); `remote`: the status came
+// from a server rather than from this process (embedded).
+int ExitCodeForStatus(const grpc::Status& status, bool remote);
 
 // A tilecd to call, as the flags above name it. The token is read from
 // `token_file` when set, else taken from $TILEC_TOKEN.

@@ -26,8 +26,15 @@ absl::Status WithTarget(const std::string& target, const absl::Status& s) {
 absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
     std::shared_ptr<const cache::Cancellation> cancel) {
+  absl::StatusOr<std::shared_ptr<const Prepared>> prepared =
+      Prepare(request, deadline, std::move(cancel));
+  if (!prepared.ok()) return prepared.status();
+  return Compile(**prepared);
+}
+
+absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(const Prepared& prepared) {
   absl::StatusOr<std::optional<tilec::v1::CompileResponse>> r =
-      Run(request, deadline, std::move(cancel), /*lookup_only=*/false);
+      Finish(prepared, /*lookup_only=*/false);
   if (!r.ok()) return r.status();
   if (!r->has_value()) return absl::InternalError("compiler bug: a compile gave no response");
   return **std::move(r);
@@ -35,14 +42,17 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
 
 absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Lookup(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
-    std::shared_ptr<const cache::Cancellation> cancel) {
+    std::shared_ptr<const cache::Cancellation> cancel, std::shared_ptr<const Prepared>* prepared) {
+  absl::StatusOr<std::shared_ptr<const Prepared>> p = Prepare(request, deadline, std::move(cancel));
+  if (!p.ok()) return p.status();
+  *prepared = *p;
   if (!lookup_) return std::nullopt;
-  return Run(request, deadline, std::move(cancel), /*lookup_only=*/true);
+  return Finish(**p, /*lookup_only=*/true);
 }
 
-absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Run(
+absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepare(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
-    std::shared_ptr<const cache::Cancellation> cancel, bool lookup_only) {
+    std::shared_ptr<const cache::Cancellation> cancel) {
   if (request.targets().empty()) {
     return absl::InvalidArgumentError("the request names no target (sm_80, sm_90a)");
   }
@@ -60,14 +70,14 @@ absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Run(
       RequestProgram(request.has_source() ? &request.source() : nullptr,
                      request.has_program() ? &request.program() : nullptr, limits_);
   if (!program.ok()) return program.status();
-  tilec::v1::CompileResponse response;
-  response.set_program_hash(ir::ProgramHash(*program));
+  auto prepared = std::make_shared<Prepared>();
+  prepared->program_hash = ir::ProgramHash(*program);
   const bool unbound = recommend::HasUnboundTileParams(*program);
   auto shared = std::make_shared<const ir::Program>(*std::move(program));
   for (const std::string& target : request.targets()) {
     cache::CompileJob job;
     job.program = shared;
-    job.program_hash = response.program_hash();
+    job.program_hash = prepared->program_hash;
     recommend::AutoBinding binding;
     if (unbound) {
       absl::StatusOr<recommend::HardwareProfile> profile =
@@ -86,6 +96,21 @@ absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Run(
     job.options.max_registers = request.options().max_registers();
     job.deadline = deadline;
     job.cancel = cancel;
+    prepared->jobs.push_back(std::move(job));
+    prepared->bindings.push_back(
+        {{}, std::move(binding.config), std::move(binding.profile_id), binding.predicted_us});
+  }
+  return prepared;
+}
+
+absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Finish(
+    const Prepared& prepared, bool lookup_only) {
+  tilec::v1::CompileResponse response;
+  response.set_program_hash(prepared.program_hash);
+  for (size_t i = 0; i < prepared.jobs.size(); ++i) {
+    const cache::CompileJob& job = prepared.jobs[i];
+    const recommend::AutoBinding& binding = prepared.bindings[i];
+    const std::string& target = job.target;
     absl::StatusOr<cache::Artifact> artifact;
     if (lookup_only) {
       absl::StatusOr<std::optional<cache::Artifact>> hit = lookup_(job);

@@ -30,11 +30,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/cache/compiler.h"
+#include "compiler/recommend/auto_bind.h"
 #include "compiler/recommend/profile.h"
 #include "proto/tilec/v1/service.pb.h"
 #include "server/request_program.h"
@@ -53,23 +55,36 @@ class CompileCore {
       const tilec::v1::CompileRequest& request, absl::Time deadline,
       std::shared_ptr<const cache::Cancellation> cancel);
 
+  // A request made ready to compile: parsed, verified, and for every target
+  // its job (bound by recommendation when the request left tile parameters
+  // unbound) and the binding chosen.
+  struct Prepared {
+    std::string program_hash;  // of the program as requested
+    std::vector<cache::CompileJob> jobs;
+    std::vector<recommend::AutoBinding> bindings;  // `program` left empty
+  };
+
   // The cache's answer without compiling: the response when every target is
   // a cache hit (exactly what Compile would answer), nullopt when some
   // target must be compiled (or no lookup was set, or the cache could not
-  // be read); the request's own errors as Compile gives them. Never waits
-  // for a compile slot, so a server answers hits on threads that misses
-  // never hold.
+  // be read); the request's own errors as Compile gives them. On nullopt
+  // `*prepared` holds the prepared request, for Compile(Prepared) to finish
+  // without parsing or searching again. Never waits for a compile slot, so
+  // a server answers hits on threads that misses never hold.
   using LookupFn =
       std::function<absl::StatusOr<std::optional<cache::Artifact>>(const cache::CompileJob&)>;
   void SetLookup(LookupFn lookup) { lookup_ = std::move(lookup); }
   absl::StatusOr<std::optional<tilec::v1::CompileResponse>> Lookup(
       const tilec::v1::CompileRequest& request, absl::Time deadline,
-      std::shared_ptr<const cache::Cancellation> cancel);
+      std::shared_ptr<const cache::Cancellation> cancel, std::shared_ptr<const Prepared>* prepared);
+  absl::StatusOr<tilec::v1::CompileResponse> Compile(const Prepared& prepared);
 
  private:
-  absl::StatusOr<std::optional<tilec::v1::CompileResponse>> Run(
+  absl::StatusOr<std::shared_ptr<const Prepared>> Prepare(
       const tilec::v1::CompileRequest& request, absl::Time deadline,
-      std::shared_ptr<const cache::Cancellation> cancel, bool lookup_only);
+      std::shared_ptr<const cache::Cancellation> cancel);
+  absl::StatusOr<std::optional<tilec::v1::CompileResponse>> Finish(const Prepared& prepared,
+                                                                   bool lookup_only);
 
   cache::Compiler* compiler_;
   CoreLimits limits_;

@@ -4,7 +4,8 @@
 //          [--metrics_port 0|-1] [--metrics_host 127.0.0.1] [--metrics_port_file F]
 //          [--tokens_file F] [--tls_cert F --tls_key F] [--reflection]
 //          [--jobs N] [--threads N] [--queue N] [--compile_queue N]
-//          [--search_timeout_s S] [--max_streams N] [--max_memory_mb M]
+//          [--search_timeout_s S] [--search_threads N] [--search_queue N]
+//          [--max_streams N] [--max_memory_mb M] [--max_connection_age_s S]
 //          [--compile_timeout_s S] [--compile_memory_mb M] [--cache_bytes B]
 //          [--profiles DIR]
 //
@@ -73,6 +74,9 @@ ABSL_FLAG(int, threads, 64, "request threads (waiting on compiles, the cache, si
 ABSL_FLAG(int, queue, 1024, "requests waiting for a thread before RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, compile_queue, 256,
           "compiles (cache misses) waiting for a compile thread before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, search_threads, 4, "threads running Recommend searches");
+ABSL_FLAG(int, search_queue, 64,
+          "Recommend requests waiting for a search thread before RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_streams, 32, "concurrent HTTP/2 streams (calls) per connection (0: gRPC's)");
 ABSL_FLAG(int64_t, max_memory_mb, 1024,
           "gRPC's memory quota for connections and calls (resource quota); 0: none");
@@ -185,11 +189,15 @@ int main(int argc, char** argv) {
   server::CompileCore core(&single_flight, limits, *profiles);
   server::RecommendCore recommend_core(limits, *profiles);
   core.SetLookup([caching_ptr](const cache::CompileJob& job) { return caching_ptr->Lookup(job); });
-  server::Scheduler scheduler(absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_queue));
   // Twice the compile slots: a thread may wait on an identical compile in
   // flight (single-flight) while another compile runs.
   server::Scheduler compile_scheduler(2 * std::max(1, absl::GetFlag(FLAGS_jobs)),
                                       absl::GetFlag(FLAGS_compile_queue), "compile queue");
+  server::Scheduler search_scheduler(std::max(1, absl::GetFlag(FLAGS_search_threads)),
+                                     absl::GetFlag(FLAGS_search_queue), "search queue");
+  // Declared last, destroyed first: its tasks may still hand misses to the
+  // compile queue while it drains.
+  server::Scheduler scheduler(absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_queue));
 
   auto snapshot = [&]() {
     cache::StoreStats st = (*store)->Stats();
@@ -202,8 +210,8 @@ int main(int argc, char** argv) {
     s.cache_entries = st.entries;
     s.cache_store_errors = caching_ptr->store_errors();
     s.cache_orphans_swept = st.orphans_swept;
-    s.queue_depth =
-        scheduler.queue_depth() + compile_scheduler.queue_depth() + subprocess_ptr->waiting();
+    s.queue_depth = scheduler.queue_depth() + compile_scheduler.queue_depth() +
+                    search_scheduler.queue_depth() + subprocess_ptr->waiting();
     s.single_flight_joined = single_flight.joined();
     return s;
   };
@@ -215,6 +223,7 @@ int main(int argc, char** argv) {
   deps.store = store->get();
   deps.scheduler = &scheduler;
   deps.compile_scheduler = &compile_scheduler;
+  deps.search_scheduler = &search_scheduler;
   deps.metrics = &metrics;
   deps.auth = auth.get();
   deps.max_chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);

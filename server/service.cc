@@ -206,28 +206,31 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
   absl::Time deadline = DeadlineOf(context);
   CompileCore* core = deps_.core;
   Scheduler* compiles = deps_.compile_scheduler;
-  auto compile = [=] {
-    absl::StatusOr<tilec::v1::CompileResponse> r =
-        core->Compile(*request, deadline, reactor->cancel());
-    if (r.ok()) *response = *std::move(r);
-    reactor->FinishWith(r.status());
-  };
   // A request thread answers what the cache holds; a miss moves to the
-  // compile queue, so request threads never wait for a compile slot and a
-  // hit never waits behind a miss.
+  // compile queue with its prepared jobs, so request threads never wait for
+  // a compile slot, a hit never waits behind a miss, and nothing is parsed
+  // or searched twice.
   absl::Status queued = deps_.scheduler->Submit([=] {
     if (compiles == nullptr) {
-      compile();
+      absl::StatusOr<tilec::v1::CompileResponse> r =
+          core->Compile(*request, deadline, reactor->cancel());
+      if (r.ok()) *response = *std::move(r);
+      reactor->FinishWith(r.status());
       return;
     }
+    std::shared_ptr<const CompileCore::Prepared> prepared;
     absl::StatusOr<std::optional<tilec::v1::CompileResponse>> hit =
-        core->Lookup(*request, deadline, reactor->cancel());
+        core->Lookup(*request, deadline, reactor->cancel(), &prepared);
     if (!hit.ok() || hit->has_value()) {
       if (hit.ok()) *response = **std::move(hit);
       reactor->FinishWith(hit.status());
       return;
     }
-    absl::Status compile_queued = compiles->Submit(compile);
+    absl::Status compile_queued = compiles->Submit([=] {
+      absl::StatusOr<tilec::v1::CompileResponse> r = core->Compile(*prepared);
+      if (r.ok()) *response = *std::move(r);
+      reactor->FinishWith(r.status());
+    });
     if (!compile_queued.ok()) {
       context->AddTrailingMetadata("grpc-retry-pushback-ms", kRetryPushbackMs);
       reactor->FinishWith(compile_queued);
@@ -264,7 +267,9 @@ grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* c
   }
   absl::Time deadline = DeadlineOf(context);
   const RecommendCore* core = deps_.recommend;
-  absl::Status queued = deps_.scheduler->Submit([=] {
+  Scheduler* searches =
+      deps_.search_scheduler != nullptr ? deps_.search_scheduler : deps_.scheduler;
+  absl::Status queued = searches->Submit([=] {
     std::shared_ptr<CallCancellation> cancel = reactor->cancel();
     absl::StatusOr<tilec::v1::RecommendResponse> r =
         core->Recommend(*request, deadline, [cancel] { return cancel->cancelled(); });

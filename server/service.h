@@ -6,8 +6,9 @@
 // full is RESOURCE_EXHAUSTED naming it, with a grpc-retry-pushback-ms
 // trailer. A cancelled call cancels its compile; the call's deadline bounds
 // it; a server shutting down (`stopping`) cancels every running one.
-// Recommend runs on the Scheduler too (it is CPU work of 10-50 ms, kept off
-// gRPC's threads), under the call's deadline; read tokens may call it.
+// Recommend runs on the search Scheduler (CPU work, kept off gRPC's and the
+// request threads), under the call's deadline and the server's search
+// timeout; read tokens may call it.
 // GetArtifact streams the verified blob in chunks of chunk_bytes (the
 // request's, capped by the server's), so artifacts larger than the message
 // size limit stream fine.
@@ -38,6 +39,10 @@ struct ServiceDeps {
   // that a miss waiting for a compile slot never holds a request thread.
   // Null: compiles run on the request threads.
   Scheduler* compile_scheduler = nullptr;
+  // Recommend's searches (CPU work up to CoreLimits::search_timeout): their
+  // own threads and bounded queue, so that searches a read token asks for
+  // never hold request threads. Null: on the request threads.
+  Scheduler* search_scheduler = nullptr;
   ServerMetrics* metrics = nullptr;
   const TokenAuth* auth = nullptr;  // null: no authentication
   std::function<tilec::v1::StatsResponse()> stats;

@@ -386,6 +386,49 @@ TEST(SecurityE2E, ARecommendOverTheSpaceLimitIsRefusedAtOnce) {
   EXPECT_LT(took, 2.0);
 }
 
+TEST(SecurityE2E, SearchesDoNotHoldRequestThreads) {
+  // One request thread, one search thread and room for one waiting search:
+  // a read token's long searches neither delay a cache hit nor queue
+  // without bound.
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--threads=1", "--search_threads=1",
+                                             "--search_queue=1", "--metrics_port=-1"}));
+  tilec::v1::CompileResponse first;
+  ASSERT_TRUE(Compile(d, GemmRequest(128), &first).ok());
+  tilec::v1::RecommendRequest req = RecommendWithCandidates(16);  // ~20 s each
+  std::shared_ptr<tilec::v1::Tilec::Stub> stub = tilec::v1::Tilec::NewStub(d.channel());
+  constexpr int kSearches = 3;
+  std::vector<grpc::Status> status(kSearches);
+  std::vector<std::thread> searches;
+  for (int i = 0; i < kSearches; ++i) {
+    searches.emplace_back([stub, req, &status, i] {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+      tilec::v1::RecommendResponse resp;
+      status[i] = stub->Recommend(&ctx, req, &resp);
+    });
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  absl::SleepFor(absl::Milliseconds(300));
+  tilec::v1::CompileResponse hit;
+  absl::Time t0 = absl::Now();
+  grpc::Status hs = Compile(d, GemmRequest(128), &hit);
+  const double hit_s = absl::ToDoubleSeconds(absl::Now() - t0);
+  std::printf("hit beside %d searches: %.3f s\n", kSearches, hit_s);
+  ASSERT_TRUE(hs.ok()) << hs.error_message();
+  EXPECT_TRUE(hit.results(0).cache_hit());
+  EXPECT_LT(hit_s, 1.0);
+  EXPECT_GE(d.Terminate(absl::Seconds(30)), 0);  // the searches are cancelled
+  for (auto& t : searches) t.join();
+  int refused = 0;
+  for (const grpc::Status& s : status) {
+    if (s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) continue;
+    ++refused;
+    EXPECT_TRUE(absl::StrContains(s.error_message(), "search queue is full")) << s.error_message();
+  }
+  EXPECT_EQ(refused, 1);
+}
+
 TEST(SecurityE2E, SigtermDuringALongSearchExitsPromptly) {
   Tilecd d;
   ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--metrics_port=-1"}));
