@@ -384,6 +384,17 @@ TEST(SecurityE2E, ARecommendOverTheSpaceLimitIsRefusedAtOnce) {
   EXPECT_TRUE(absl::StrContains(s.error_message(), "block_M 400 x block_N 400"))
       << s.error_message();
   EXPECT_LT(took, 2.0);
+  // Compile binds unbound parameters by the same search, with the same limit.
+  tilec::v1::CompileRequest creq;
+  *creq.mutable_program() = req.program();
+  creq.add_targets("sm_90a");
+  tilec::v1::CompileResponse cresp;
+  t0 = absl::Now();
+  s = Compile(d, creq, &cresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "search space is too large"))
+      << s.error_message();
+  EXPECT_LT(absl::ToDoubleSeconds(absl::Now() - t0), 2.0);
 }
 
 TEST(SecurityE2E, SearchesDoNotHoldRequestThreads) {
