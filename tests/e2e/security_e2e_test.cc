@@ -440,6 +440,31 @@ TEST(SecurityE2E, SearchesDoNotHoldRequestThreads) {
   EXPECT_EQ(refused, 1);
 }
 
+TEST(SecurityE2E, AClientThatCancelsStopsItsSearch) {
+  // One search thread: a cancelled 20-second search must free it at once,
+  // or the next Recommend waits for it.
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--search_threads=1", "--metrics_port=-1"}));
+  grpc::ClientContext ctx;
+  tilec::v1::RecommendResponse resp;
+  std::thread canceller([&] {
+    absl::SleepFor(absl::Milliseconds(500));
+    ctx.TryCancel();
+  });
+  grpc::Status s = d.stub()->Recommend(&ctx, RecommendWithCandidates(16), &resp);
+  canceller.join();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::CANCELLED) << s.error_message();
+  tilec::v1::RecommendResponse small;
+  grpc::ClientContext ctx2;
+  ctx2.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(15));
+  absl::Time t0 = absl::Now();
+  grpc::Status next = d.stub()->Recommend(&ctx2, RecommendWithCandidates(2), &small);
+  const double next_s = absl::ToDoubleSeconds(absl::Now() - t0);
+  std::printf("Recommend after a cancelled search: %.3f s\n", next_s);
+  EXPECT_TRUE(next.ok()) << next.error_message();
+  EXPECT_LT(next_s, 3.0);
+}
+
 TEST(SecurityE2E, SigtermDuringALongSearchExitsPromptly) {
   Tilecd d;
   ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--metrics_port=-1"}));
