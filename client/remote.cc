@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <future>
@@ -52,33 +53,29 @@ int Usage(const std::string& msg) {
   return 2;
 }
 
-int ExitFor(const grpc::Status& s) {
-  switch (s.error_code()) {
-    case grpc::StatusCode::OK: return 0;
-    case grpc::StatusCode::INVALID_ARGUMENT:
-    case grpc::StatusCode::FAILED_PRECONDITION:
-    case grpc::StatusCode::UNIMPLEMENTED: return 1;
-    case grpc::StatusCode::UNAVAILABLE: return kRemoteUnreachable;
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-    case grpc::StatusCode::CANCELLED: return kRemoteTemporary;
-    case grpc::StatusCode::UNAUTHENTICATED:
-    case grpc::StatusCode::PERMISSION_DENIED: return kRemoteRefused;
-    case grpc::StatusCode::NOT_FOUND: return 1;
-    default: return 70;
-  }
+// gRPC's own answer to a request the server could not parse or a method it
+// does not have: UNIMPLEMENTED with no message. Not the program's fault.
+bool IsUnparsedOrUnknown(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::UNIMPLEMENTED && s.error_message().empty();
 }
 
-int Report(const grpc::Status& s) {
+int ExitFor(const grpc::Status& s, bool remote) { return ExitCodeForStatus(s, remote); }
+
+int Report(const grpc::Status& s, bool remote = true) {
   if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     std::fprintf(stderr, "%s\n", s.error_message().c_str());
-  } else if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+  } else if (s.error_code() == grpc::StatusCode::UNAVAILABLE && remote) {
     std::fprintf(stderr, "tilec: server unreachable: %s\n", s.error_message().c_str());
+  } else if (IsUnparsedOrUnknown(s) && remote) {
+    std::fprintf(stderr,
+                 "tilec: the server answered UNIMPLEMENTED without a message: it does not "
+                 "have this method or could not parse the request (is it a different version "
+                 "of tilec?)\n");
   } else {
     std::fprintf(stderr, "tilec: error %d: %s\n", static_cast<int>(s.error_code()),
                  s.error_message().c_str());
   }
-  return ExitFor(s);
+  return ExitFor(s, remote);
 }
 
 bool ReadFile(const std::string& path, std::string* out) {
@@ -126,6 +123,7 @@ struct CompileBackend {
       compile;
   std::function<grpc::Status(const std::string& digest, std::string* bytes)> fetch;
   std::string where;  // for the progress line
+  bool remote = false;
 };
 
 grpc::Status FromAbsl(const absl::Status& s) {
@@ -137,6 +135,7 @@ CompileBackend RemoteBackend(const RemoteFlags& f) {
   std::shared_ptr<tilec::v1::Tilec::Stub> stub = tilec::v1::Tilec::NewStub(Connect(f));
   CompileBackend b;
   b.where = f.server;
+  b.remote = true;
   b.compile = [stub, &f](const tilec::v1::CompileRequest& req, tilec::v1::CompileResponse* resp) {
     grpc::ClientContext ctx;
     Prepare(f, &ctx);
@@ -194,6 +193,16 @@ int Compile(const RemoteFlags& f) {
   req.mutable_options()->set_profile(f.profile);
   req.mutable_options()->set_line_info(f.line_info);
   req.mutable_options()->set_max_registers(f.max_registers);
+  if (!f.out.empty()) {
+    // Before compiling, so that a compile is never lost to a bad --out.
+    std::error_code ec;
+    std::filesystem::create_directories(f.out, ec);
+    if (ec || !std::filesystem::is_directory(f.out)) {
+      std::fprintf(stderr, "tilec: --out %s: cannot create the folder: %s\n", f.out.c_str(),
+                   ec ? ec.message().c_str() : "a file of that name is in the way");
+      return 4;
+    }
+  }
   CompileBackend backend;
   if (f.server.empty()) {
     std::string dir = f.cache_dir.empty() ? DefaultCacheDir() : f.cache_dir;
@@ -226,12 +235,18 @@ int Compile(const RemoteFlags& f) {
   grpc::Status s = backend.compile(req, &resp);
   done.store(true);
   if (progress.joinable()) progress.join();
-  if (!s.ok()) return Report(s);
+  if (!s.ok()) return Report(s, backend.remote);
   for (const auto& r : resp.results()) {
+    if (!r.store_error().empty()) {
+      std::fprintf(stderr, "tilec: warning: %s: %s\n", r.target().c_str(), r.store_error().c_str());
+    }
     if (f.out.empty()) continue;
     std::string bytes;
-    grpc::Status gs = backend.fetch(r.digest(), &bytes);
-    if (!gs.ok()) return Report(gs);
+    if (!r.store_error().empty()) {
+      bytes = r.artifact();  // not in the cache: the response holds the only copy
+    } else if (grpc::Status gs = backend.fetch(r.digest(), &bytes); !gs.ok()) {
+      return Report(gs, backend.remote);
+    }
     std::string base = absl::StrCat(f.out, "/", f.function, ".", r.target());
     std::ofstream cubin(base + ".cubin", std::ios::binary);
     cubin << bytes;
@@ -335,6 +350,24 @@ int Health(const RemoteFlags& f) {
 }
 
 }  // namespace
+
+int ExitCodeForStatus(const grpc::Status& s, bool remote) {
+  if (IsUnparsedOrUnknown(s)) return 70;
+  switch (s.error_code()) {
+    case grpc::StatusCode::OK: return 0;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::UNIMPLEMENTED: return 1;
+    case grpc::StatusCode::UNAVAILABLE: return remote ? kRemoteUnreachable : 4;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::CANCELLED: return kRemoteTemporary;
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED: return kRemoteRefused;
+    case grpc::StatusCode::NOT_FOUND: return 1;
+    default: return 70;
+  }
+}
 
 int RemoteRecommend(const ServerConnection& connection, const tilec::v1::RecommendRequest& request,
                     tilec::v1::RecommendResponse* response) {

@@ -13,16 +13,22 @@
 // Common: --server HOST:PORT, --token_file F (bearer token, or
 // $TILEC_TOKEN), --tls_ca F (TLS with this root), --timeout_s S.
 //
-// --out DIR writes DIR/<fn>.<target>.cubin and .json (the metadata).
+// --out DIR writes DIR/<fn>.<target>.cubin and .json (the metadata); DIR
+// is created (with its parents) before compiling. An artifact the server
+// compiled but could not store (CompileResult.store_error, a full disk) is
+// written from the response's bytes, with the reason as a warning.
 // Tile parameters left unbound (-U, or without a default) are bound to the
 // top recommendation for the target's profile (--profile overrides it); the
 // summary names the config chosen.
 // Exit codes (a script branches on them): 0 OK; 1 the program is wrong
 // (INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED: the diagnostic is
-// printed); 2 usage; 4 a local file could not be read or written; 69 the
-// server is unreachable (UNAVAILABLE); 75 temporary (RESOURCE_EXHAUSTED,
-// DEADLINE_EXCEEDED, CANCELLED: retry); 77 refused (UNAUTHENTICATED,
-// PERMISSION_DENIED); 70 anything else (a compiler or server bug).
+// printed); 2 usage; 4 a local file could not be read or written (also the
+// embedded cache's I/O errors); 69 the server is unreachable (UNAVAILABLE
+// from a server); UNIMPLEMENTED without a message (the server could not
+// parse the request or lacks the method) is 70, not the program's fault;
+// 75 temporary (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, CANCELLED: retry);
+// 77 refused (UNAUTHENTICATED, PERMISSION_DENIED); 70 anything else (a
+// compiler or server bug).
 // On a terminal, a long compile shows a progress line on stderr.
 #ifndef TILEC_CLIENT_REMOTE_H_
 #define TILEC_CLIENT_REMOTE_H_
@@ -30,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "grpcpp/support/status.h"
 #include "proto/tilec/v1/service.pb.h"
 
 namespace tilec::cli {
@@ -43,6 +50,10 @@ inline constexpr int kRemoteRefused = 77;
 bool IsRemoteCommand(const std::vector<std::string>& args);
 
 int RemoteMain(const std::vector<std::string>& args);
+
+// The exit code for a failed call (the list above); `remote`: the status came
+// from a server rather than from this process (embedded).
+int ExitCodeForStatus(const grpc::Status& status, bool remote);
 
 // A tilecd to call, as the flags above name it. The token is read from
 // `token_file` when set, else taken from $TILEC_TOKEN.

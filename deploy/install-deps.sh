@@ -18,6 +18,9 @@ apt_packages=(
   clang-19 libclang-19-dev lld-19 llvm-19-dev
   # emulator fibers
   libboost-context-dev
+  # the HTTP/2 front door for untrusted clients (deploy/haproxy; the rapid
+  # reset regression test)
+  haproxy
   # metrics (promtool, from prometheus, checks the exposition format in tests)
   prometheus prometheus-cpp-dev
   # cache benchmark reference (a raw Redis GET of a blob of the same size)

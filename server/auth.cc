@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -46,8 +47,14 @@ absl::StatusOr<std::unique_ptr<TokenAuth>> TokenAuth::FromText(const std::string
 }
 
 absl::Status TokenAuth::Check(const std::string& authorization, Access needed) const {
+  // RFC 6750 2.1: `Bearer 1*SP b64token`, the scheme case-insensitive
+  // (RFC 7235 2.1).
   absl::string_view value = authorization;
-  if (!absl::ConsumePrefix(&value, "Bearer ") || value.empty()) {
+  const size_t space = value.find(' ');
+  const bool bearer =
+      space != absl::string_view::npos && absl::EqualsIgnoreCase(value.substr(0, space), "bearer");
+  if (bearer) value = absl::StripLeadingAsciiWhitespace(value.substr(space));
+  if (!bearer || value.empty()) {
     return absl::UnauthenticatedError(
         "this server needs a bearer token (authorization: Bearer <token>; tilec --token_file)");
   }

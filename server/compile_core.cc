@@ -1,9 +1,12 @@
 #include "server/compile_core.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "compiler/cache/digest.h"
 #include "compiler/ir/hash.h"
 #include "compiler/recommend/auto_bind.h"
@@ -23,6 +26,33 @@ absl::Status WithTarget(const std::string& target, const absl::Status& s) {
 absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
     std::shared_ptr<const cache::Cancellation> cancel) {
+  absl::StatusOr<std::shared_ptr<const Prepared>> prepared =
+      Prepare(request, deadline, std::move(cancel));
+  if (!prepared.ok()) return prepared.status();
+  return Compile(**prepared);
+}
+
+absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(const Prepared& prepared) {
+  absl::StatusOr<std::optional<tilec::v1::CompileResponse>> r =
+      Finish(prepared, /*lookup_only=*/false);
+  if (!r.ok()) return r.status();
+  if (!r->has_value()) return absl::InternalError("compiler bug: a compile gave no response");
+  return **std::move(r);
+}
+
+absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Lookup(
+    const tilec::v1::CompileRequest& request, absl::Time deadline,
+    std::shared_ptr<const cache::Cancellation> cancel, std::shared_ptr<const Prepared>* prepared) {
+  absl::StatusOr<std::shared_ptr<const Prepared>> p = Prepare(request, deadline, std::move(cancel));
+  if (!p.ok()) return p.status();
+  *prepared = *p;
+  if (!lookup_) return std::nullopt;
+  return Finish(**p, /*lookup_only=*/true);
+}
+
+absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepare(
+    const tilec::v1::CompileRequest& request, absl::Time deadline,
+    std::shared_ptr<const cache::Cancellation> cancel) {
   if (request.targets().empty()) {
     return absl::InvalidArgumentError("the request names no target (sm_80, sm_90a)");
   }
@@ -40,21 +70,22 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
       RequestProgram(request.has_source() ? &request.source() : nullptr,
                      request.has_program() ? &request.program() : nullptr, limits_);
   if (!program.ok()) return program.status();
-  tilec::v1::CompileResponse response;
-  response.set_program_hash(ir::ProgramHash(*program));
+  auto prepared = std::make_shared<Prepared>();
+  prepared->program_hash = ir::ProgramHash(*program);
   const bool unbound = recommend::HasUnboundTileParams(*program);
   auto shared = std::make_shared<const ir::Program>(*std::move(program));
   for (const std::string& target : request.targets()) {
     cache::CompileJob job;
     job.program = shared;
-    job.program_hash = response.program_hash();
+    job.program_hash = prepared->program_hash;
     recommend::AutoBinding binding;
     if (unbound) {
       absl::StatusOr<recommend::HardwareProfile> profile =
           recommend::ProfileForTarget(profiles_, target, request.options().profile());
       if (!profile.ok()) return WithTarget(target, profile.status());
-      absl::StatusOr<recommend::AutoBinding> bound =
-          recommend::BindTopRecommendation(*shared, *profile, deadline);
+      absl::StatusOr<recommend::AutoBinding> bound = recommend::BindTopRecommendation(
+          *shared, *profile, std::min(deadline, absl::Now() + limits_.search_timeout),
+          [cancel] { return cancel != nullptr && cancel->cancelled(); });
       if (!bound.ok()) return WithTarget(target, bound.status());
       binding = *std::move(bound);
       job.program = std::make_shared<const ir::Program>(std::move(binding.program));
@@ -65,7 +96,29 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
     job.options.max_registers = request.options().max_registers();
     job.deadline = deadline;
     job.cancel = cancel;
-    absl::StatusOr<cache::Artifact> artifact = compiler_->Compile(job);
+    prepared->jobs.push_back(std::move(job));
+    prepared->bindings.push_back(
+        {{}, std::move(binding.config), std::move(binding.profile_id), binding.predicted_us});
+  }
+  return prepared;
+}
+
+absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Finish(
+    const Prepared& prepared, bool lookup_only) {
+  tilec::v1::CompileResponse response;
+  response.set_program_hash(prepared.program_hash);
+  for (size_t i = 0; i < prepared.jobs.size(); ++i) {
+    const cache::CompileJob& job = prepared.jobs[i];
+    const recommend::AutoBinding& binding = prepared.bindings[i];
+    const std::string& target = job.target;
+    absl::StatusOr<cache::Artifact> artifact;
+    if (lookup_only) {
+      absl::StatusOr<std::optional<cache::Artifact>> hit = lookup_(job);
+      if (!hit.ok() || !hit->has_value()) return std::nullopt;  // compile it
+      artifact = **std::move(hit);
+    } else {
+      artifact = compiler_->Compile(job);
+    }
     if (!artifact.ok()) return WithTarget(target, artifact.status());
     tilec::v1::CompileResult* r = response.add_results();
     r->set_target(target);
@@ -83,6 +136,11 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(
     }
     r->set_profile(binding.profile_id);
     r->set_predicted_us(binding.predicted_us);
+    if (!artifact->store_error.empty()) {
+      // Not in the cache: the response is the only copy.
+      r->set_store_error(artifact->store_error);
+      r->set_artifact(std::move(artifact->bytes));
+    }
   }
   return response;
 }

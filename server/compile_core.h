@@ -14,7 +14,12 @@
 // bound program's hash, which is the one in the cache key, so an explicit
 // compile of the same config later is a cache hit. A program with no valid
 // config is FAILED_PRECONDITION; an unknown or mismatched profile
-// INVALID_ARGUMENT. Recommendation runs under the request's deadline.
+// INVALID_ARGUMENT. Recommendation runs under the request's deadline and at
+// most limits.search_timeout, and stops when `cancel` fires.
+//
+// An artifact compiled but not stored (CachingCompiler could not write the
+// cache: a full disk) is returned in the result's `artifact` with the reason
+// in `store_error`, so the compile is not lost; GetArtifact cannot serve it.
 //
 // The frontend and recommendation run in the calling process (they are
 // cheap and needed for the cache key of every request, hits included);
@@ -22,12 +27,16 @@
 #ifndef TILEC_SERVER_COMPILE_CORE_H_
 #define TILEC_SERVER_COMPILE_CORE_H_
 
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/cache/compiler.h"
+#include "compiler/recommend/auto_bind.h"
 #include "compiler/recommend/profile.h"
 #include "proto/tilec/v1/service.pb.h"
 #include "server/request_program.h"
@@ -46,10 +55,41 @@ class CompileCore {
       const tilec::v1::CompileRequest& request, absl::Time deadline,
       std::shared_ptr<const cache::Cancellation> cancel);
 
+  // A request made ready to compile: parsed, verified, and for every target
+  // its job (bound by recommendation when the request left tile parameters
+  // unbound) and the binding chosen.
+  struct Prepared {
+    std::string program_hash;  // of the program as requested
+    std::vector<cache::CompileJob> jobs;
+    std::vector<recommend::AutoBinding> bindings;  // `program` left empty
+  };
+
+  // The cache's answer without compiling: the response when every target is
+  // a cache hit (exactly what Compile would answer), nullopt when some
+  // target must be compiled (or no lookup was set, or the cache could not
+  // be read); the request's own errors as Compile gives them. On nullopt
+  // `*prepared` holds the prepared request, for Compile(Prepared) to finish
+  // without parsing or searching again. Never waits for a compile slot, so
+  // a server answers hits on threads that misses never hold.
+  using LookupFn =
+      std::function<absl::StatusOr<std::optional<cache::Artifact>>(const cache::CompileJob&)>;
+  void SetLookup(LookupFn lookup) { lookup_ = std::move(lookup); }
+  absl::StatusOr<std::optional<tilec::v1::CompileResponse>> Lookup(
+      const tilec::v1::CompileRequest& request, absl::Time deadline,
+      std::shared_ptr<const cache::Cancellation> cancel, std::shared_ptr<const Prepared>* prepared);
+  absl::StatusOr<tilec::v1::CompileResponse> Compile(const Prepared& prepared);
+
  private:
+  absl::StatusOr<std::shared_ptr<const Prepared>> Prepare(
+      const tilec::v1::CompileRequest& request, absl::Time deadline,
+      std::shared_ptr<const cache::Cancellation> cancel);
+  absl::StatusOr<std::optional<tilec::v1::CompileResponse>> Finish(const Prepared& prepared,
+                                                                   bool lookup_only);
+
   cache::Compiler* compiler_;
   CoreLimits limits_;
   std::vector<recommend::HardwareProfile> profiles_;
+  LookupFn lookup_;
 };
 
 }  // namespace tilec::server

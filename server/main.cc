@@ -1,8 +1,11 @@
 // tilecd: the tilec compile server.
 //
 //   tilecd --cache_dir DIR [--host 127.0.0.1] [--port 0] [--port_file F]
-//          [--metrics_port 0|-1] [--metrics_port_file F] [--tokens_file F]
-//          [--tls_cert F --tls_key F] [--jobs N] [--threads N] [--queue N]
+//          [--metrics_port 0|-1] [--metrics_host 127.0.0.1] [--metrics_port_file F]
+//          [--tokens_file F] [--tls_cert F --tls_key F] [--reflection]
+//          [--jobs N] [--threads N] [--queue N] [--compile_queue N]
+//          [--search_timeout_s S] [--search_threads N] [--search_queue N]
+//          [--max_streams N] [--max_memory_mb M] [--max_connection_age_s S]
 //          [--compile_timeout_s S] [--compile_memory_mb M] [--cache_bytes B]
 //          [--profiles DIR] [--allow_prelude] [--compile_user nobody]
 //          [--compile_sandbox]
@@ -11,11 +14,15 @@
 // the metrics port to --metrics_port_file) once the server listens. The
 // hidden first argument `compile-worker` runs the compile worker instead
 // (worker.h): tilecd execs itself for every compile.
+#include <dlfcn.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -33,7 +40,6 @@
 #include "compiler/cache/disk_store.h"
 #include "compiler/cache/single_flight.h"
 #include "compiler/targets/cuda/nvrtc.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/exposer.h"
@@ -51,6 +57,13 @@ ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
 ABSL_FLAG(int, port, 0, "gRPC port; 0 picks a free one");
 ABSL_FLAG(std::string, port_file, "", "write the gRPC port here once listening");
 ABSL_FLAG(int, metrics_port, 0, "Prometheus metrics HTTP port; 0 picks a free one, -1 disables");
+ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
+          "address the metrics endpoint listens on (plain HTTP, no token: loopback by default)");
+ABSL_FLAG(int, metrics_threads, 8, "metrics HTTP threads (slow clients each hold one)");
+ABSL_FLAG(int, metrics_timeout_ms, 2000,
+          "metrics HTTP: a request not received within this is dropped");
+ABSL_FLAG(bool, reflection, false,
+          "serve gRPC server reflection (lists every service and message; no token needed)");
 ABSL_FLAG(std::string, metrics_port_file, "", "write the metrics port here once listening");
 ABSL_FLAG(std::string, cache_dir, "", "artifact cache directory (required)");
 ABSL_FLAG(int64_t, cache_bytes, int64_t{10} << 30, "cache byte budget (LRU eviction)");
@@ -60,10 +73,26 @@ ABSL_FLAG(std::string, tls_key, "", "PEM server private key");
 ABSL_FLAG(int, jobs, 2, "compiles (child processes) at once");
 ABSL_FLAG(int, threads, 64, "request threads (waiting on compiles, the cache, single-flight)");
 ABSL_FLAG(int, queue, 1024, "requests waiting for a thread before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, compile_queue, 256,
+          "compiles (cache misses) waiting for a compile thread before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, search_threads, 4, "threads running Recommend searches");
+ABSL_FLAG(int, search_queue, 64,
+          "Recommend requests waiting for a search thread before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_streams, 32, "concurrent HTTP/2 streams (calls) per connection (0: gRPC's)");
+ABSL_FLAG(int64_t, max_memory_mb, 1024,
+          "gRPC's memory quota for connections and calls (resource quota); 0: none");
+ABSL_FLAG(double, max_connection_age_s, 3600,
+          "connections are closed gracefully after this long (0: never)");
 ABSL_FLAG(double, compile_timeout_s, 300, "wall-time limit of one compile");
 ABSL_FLAG(int64_t, compile_memory_mb, 4096, "address-space limit of one compile (0: none)");
 ABSL_FLAG(int64_t, max_source_bytes, 1 << 20, "largest TileLang source accepted");
 ABSL_FLAG(int64_t, max_message_bytes, 8 << 20, "largest request message accepted");
+ABSL_FLAG(double, search_timeout_s, 60,
+          "longest recommendation search (Recommend, Compile with unbound tile parameters), "
+          "whatever the call's deadline");
+ABSL_FLAG(double, shutdown_grace_s, 1,
+          "on SIGTERM, how long gRPC may take to deliver the answers of the calls being "
+          "cancelled and close connections");
 ABSL_FLAG(int64_t, chunk_bytes, 1 << 20, "largest GetArtifact chunk");
 ABSL_FLAG(bool, allow_prelude, true,
           "accept programs carrying inline device source (T.Kernel prelude=); even when "
@@ -82,10 +111,11 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 
-std::string ReadFileOrDie(const std::string& path) {
+std::string ReadFileOrDie(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    std::fprintf(stderr, "tilecd: cannot read %s\n", path.c_str());
+    std::fprintf(stderr, "tilecd: %s: cannot read '%s': %s\n", flag.c_str(), path.c_str(),
+                 std::strerror(errno));
     std::exit(2);
   }
   std::stringstream ss;
@@ -155,6 +185,7 @@ int main(int argc, char** argv) {
                              cache::DeviceHeadersHash()};
   auto caching =
       std::make_unique<cache::CachingCompiler>(std::move(measured), store->get(), tools);
+  cache::CachingCompiler* caching_ptr = caching.get();
   cache::SingleFlightCompiler single_flight(
       std::move(caching), [tools](const cache::CompileJob& job) {
         return cache::MakeCacheKey(job, tools).Digest();
@@ -165,11 +196,22 @@ int main(int argc, char** argv) {
                  std::string(profiles.status().message()).c_str());
     return 2;
   }
-  server::CoreLimits limits{absl::GetFlag(FLAGS_max_source_bytes),
-                            absl::GetFlag(FLAGS_max_message_bytes)};
+  server::CoreLimits limits;
+  limits.max_source_bytes = absl::GetFlag(FLAGS_max_source_bytes);
+  limits.max_program_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  limits.search_timeout = absl::Seconds(absl::GetFlag(FLAGS_search_timeout_s));
   limits.allow_prelude = absl::GetFlag(FLAGS_allow_prelude);
   server::CompileCore core(&single_flight, limits, *profiles);
   server::RecommendCore recommend_core(limits, *profiles);
+  core.SetLookup([caching_ptr](const cache::CompileJob& job) { return caching_ptr->Lookup(job); });
+  // Twice the compile slots: a thread may wait on an identical compile in
+  // flight (single-flight) while another compile runs.
+  server::Scheduler compile_scheduler(2 * std::max(1, absl::GetFlag(FLAGS_jobs)),
+                                      absl::GetFlag(FLAGS_compile_queue), "compile queue");
+  server::Scheduler search_scheduler(std::max(1, absl::GetFlag(FLAGS_search_threads)),
+                                     absl::GetFlag(FLAGS_search_queue), "search queue");
+  // Declared last, destroyed first: its tasks may still hand misses to the
+  // compile queue while it drains.
   server::Scheduler scheduler(absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_queue));
 
   auto snapshot = [&]() {
@@ -181,7 +223,10 @@ int main(int argc, char** argv) {
     s.cache_corrupt = st.corrupt;
     s.cache_bytes = st.bytes;
     s.cache_entries = st.entries;
-    s.queue_depth = scheduler.queue_depth() + subprocess_ptr->waiting();
+    s.cache_store_errors = caching_ptr->store_errors();
+    s.cache_orphans_swept = st.orphans_swept;
+    s.queue_depth = scheduler.queue_depth() + compile_scheduler.queue_depth() +
+                    search_scheduler.queue_depth() + subprocess_ptr->waiting();
     s.single_flight_joined = single_flight.joined();
     return s;
   };
@@ -192,9 +237,12 @@ int main(int argc, char** argv) {
   deps.recommend = &recommend_core;
   deps.store = store->get();
   deps.scheduler = &scheduler;
+  deps.compile_scheduler = &compile_scheduler;
+  deps.search_scheduler = &search_scheduler;
   deps.metrics = &metrics;
   deps.auth = auth.get();
   deps.max_chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  deps.stopping = &g_stop;  // SIGTERM cancels every running search and compile
   deps.stats = [&]() {
     server::Snapshot s = snapshot();
     tilec::v1::StatsResponse r;
@@ -217,19 +265,38 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<prometheus::Exposer> exposer;
   if (absl::GetFlag(FLAGS_metrics_port) >= 0) {
-    exposer = std::make_unique<prometheus::Exposer>(
-        absl::StrCat(absl::GetFlag(FLAGS_host), ":", absl::GetFlag(FLAGS_metrics_port)));
+    // civetweb's defaults (2 threads, 30 s request timeout) let two idle
+    // connections block scraping; more threads and a short timeout do not.
+    exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports",
+        absl::StrCat(absl::GetFlag(FLAGS_metrics_host), ":", absl::GetFlag(FLAGS_metrics_port)),
+        "num_threads", absl::StrCat(absl::GetFlag(FLAGS_metrics_threads)), "request_timeout_ms",
+        absl::StrCat(absl::GetFlag(FLAGS_metrics_timeout_ms)), "enable_keep_alive", "no"});
     exposer->RegisterCollectable(metrics.registry());
     exposer->RegisterCollectable(metrics.snapshot_collector());
   }
 
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  if (absl::GetFlag(FLAGS_reflection)) {
+    // gRPC's reflection library registers itself with every ServerBuilder
+    // when it is loaded (a static initializer), so tilecd does not link it
+    // and loads it only when asked.
+    if (::dlopen(TILECD_GRPC_REFLECTION_LIBRARY, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      std::fprintf(stderr, "tilecd: --reflection: cannot load %s: %s\n",
+                   TILECD_GRPC_REFLECTION_LIBRARY, ::dlerror());
+      return 2;
+    }
+  }
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (absl::GetFlag(FLAGS_tls_cert).empty() != absl::GetFlag(FLAGS_tls_key).empty()) {
+    std::fprintf(stderr, "tilecd: TLS needs both --tls_cert and --tls_key; %s is missing\n",
+                 absl::GetFlag(FLAGS_tls_cert).empty() ? "--tls_cert" : "--tls_key");
+    return 2;
+  }
   if (!absl::GetFlag(FLAGS_tls_cert).empty()) {
     grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({ReadFileOrDie(absl::GetFlag(FLAGS_tls_key)),
-                                      ReadFileOrDie(absl::GetFlag(FLAGS_tls_cert))});
+    ssl.pem_key_cert_pairs.push_back({ReadFileOrDie("--tls_key", absl::GetFlag(FLAGS_tls_key)),
+                                      ReadFileOrDie("--tls_cert", absl::GetFlag(FLAGS_tls_cert))});
     creds = grpc::SslServerCredentials(ssl);
   }
   grpc::ServerBuilder builder;
@@ -237,6 +304,23 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(
       absl::StrCat(absl::GetFlag(FLAGS_host), ":", absl::GetFlag(FLAGS_port)), creds, &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(absl::GetFlag(FLAGS_max_message_bytes)));
+  // HTTP/2 abuse (CVE-2023-44487 rapid reset and floods of streams): this
+  // gRPC (1.51) has no rapid-reset fix of its own; these bound what one
+  // connection and all of them together may hold. docs/security.md has the
+  // measured effect and the residual risk.
+  if (absl::GetFlag(FLAGS_max_streams) > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, absl::GetFlag(FLAGS_max_streams));
+  }
+  if (absl::GetFlag(FLAGS_max_connection_age_s) > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(absl::GetFlag(FLAGS_max_connection_age_s) * 1000));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, 30000);
+  }
+  if (absl::GetFlag(FLAGS_max_memory_mb) > 0) {
+    grpc::ResourceQuota quota("tilecd");
+    quota.Resize(static_cast<size_t>(absl::GetFlag(FLAGS_max_memory_mb)) << 20);
+    builder.SetResourceQuota(quota);
+  }
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
@@ -251,6 +335,15 @@ int main(int argc, char** argv) {
                absl::GetFlag(FLAGS_host).c_str(), port, metrics_port, cache_dir.c_str(),
                tools.compiler_version.c_str());
   while (!g_stop.load()) absl::SleepFor(absl::Milliseconds(100));
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  // g_stop is every call's cancellation too: running searches and compiles
+  // are stopping already.
+  const absl::Time stopping = absl::Now();
+  std::fprintf(stderr, "tilecd: shutting down\n");
+  // gRPC's graceful shutdown waits for clients to close their connections
+  // until this deadline, then cancels what is left.
+  server->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(absl::Seconds(
+                                                          absl::GetFlag(FLAGS_shutdown_grace_s))));
+  std::fprintf(stderr, "tilecd: gRPC stopped after %.3f s\n",
+               absl::ToDoubleSeconds(absl::Now() - stopping));
   return 0;
 }

@@ -47,6 +47,12 @@ class SnapshotCollector : public prometheus::Collectable {
         s.cache_evictions);
     add("tilec_cache_corrupt_total", "Entries found corrupt or truncated and evicted.",
         T::Counter, s.cache_corrupt);
+    add("tilec_cache_store_errors_total",
+        "Cache reads or writes that failed for I/O reasons (a full disk); the artifact was "
+        "returned in the response instead.",
+        T::Counter, s.cache_store_errors);
+    add("tilec_cache_orphans_swept_total", "Blobs no cache entry referred to, removed.", T::Counter,
+        s.cache_orphans_swept);
     add("tilec_cache_bytes", "Artifact bytes in the cache.", T::Gauge, s.cache_bytes);
     add("tilec_cache_entries", "Entries in the cache.", T::Gauge, s.cache_entries);
     add("tilec_queue_depth", "Requests waiting for a thread or a compile slot.", T::Gauge,

@@ -8,6 +8,7 @@
 //   tilec_compiles_total{target,code}                  (MetricsCompiler)
 //   tilec_compiles_in_flight                           (MetricsCompiler)
 //   tilec_cache_{hits,misses,evictions,corrupt}_total, tilec_cache_bytes,
+//   tilec_cache_store_errors_total, tilec_cache_orphans_swept_total,
 //   tilec_cache_entries, tilec_queue_depth, tilec_single_flight_joined_total
 //                    read at scrape time through SetSnapshot's callback.
 // gRPC codes are spelled as in the gRPC spec ("OK", "INVALID_ARGUMENT").
@@ -33,6 +34,7 @@ namespace tilec::server {
 struct Snapshot {
   int64_t cache_hits = 0, cache_misses = 0, cache_evictions = 0, cache_corrupt = 0;
   int64_t cache_bytes = 0, cache_entries = 0;
+  int64_t cache_store_errors = 0, cache_orphans_swept = 0;
   int64_t queue_depth = 0, single_flight_joined = 0;
 };
 

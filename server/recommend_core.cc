@@ -1,9 +1,11 @@
 #include "server/recommend_core.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "compiler/ir/hash.h"
 
 namespace tilec::server {
@@ -63,7 +65,8 @@ tilec::v1::RecommendResponse ToProto(const recommend::RecommendReport& report,
 }
 
 absl::StatusOr<tilec::v1::RecommendResponse> RecommendCore::Recommend(
-    const tilec::v1::RecommendRequest& request, absl::Time deadline) const {
+    const tilec::v1::RecommendRequest& request, absl::Time deadline,
+    std::function<bool()> cancelled) const {
   if (request.profile().empty()) {
     return absl::InvalidArgumentError(
         "the request names no hardware profile (h100_sxm, a100, mi300x, ...)");
@@ -78,7 +81,8 @@ absl::StatusOr<tilec::v1::RecommendResponse> RecommendCore::Recommend(
   }
   recommend::RecommendOptions options;
   options.top_k = request.top_k() == 0 ? kDefaultTopK : request.top_k();
-  options.deadline = deadline;
+  options.deadline = std::min(deadline, absl::Now() + limits_.search_timeout);
+  options.cancelled = std::move(cancelled);
   for (const tilec::v1::NamedValue& d : request.dyn_dims()) {
     if (d.value() < 0) {
       return absl::InvalidArgumentError(

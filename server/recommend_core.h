@@ -7,11 +7,14 @@
 // Errors: a bad program INVALID_ARGUMENT with its located diagnostic; an
 // unknown profile INVALID_ARGUMENT listing the known ids; top_k < 0 or over
 // kMaxTopK, or a dyn dim size < 0, INVALID_ARGUMENT; no valid config
-// FAILED_PRECONDITION with the most common rejections; DEADLINE_EXCEEDED
-// past `deadline`.
+// FAILED_PRECONDITION with the most common rejections; a search space over
+// recommend::kMaxSearchConfigs INVALID_ARGUMENT naming each parameter's
+// count; DEADLINE_EXCEEDED past `deadline` or past limits.search_timeout
+// (whichever is first); CANCELLED once `cancelled` returns true.
 #ifndef TILEC_SERVER_RECOMMEND_CORE_H_
 #define TILEC_SERVER_RECOMMEND_CORE_H_
 
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -32,7 +35,8 @@ class RecommendCore {
       : limits_(limits), profiles_(std::move(profiles)) {}
 
   absl::StatusOr<tilec::v1::RecommendResponse> Recommend(
-      const tilec::v1::RecommendRequest& request, absl::Time deadline) const;
+      const tilec::v1::RecommendRequest& request, absl::Time deadline,
+      std::function<bool()> cancelled = nullptr) const;
 
  private:
   CoreLimits limits_;

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "compiler/ir/ir.h"
 #include "proto/tilec/v1/service.pb.h"
 
@@ -24,6 +25,9 @@ struct CoreLimits {
   int64_t max_source_bytes = 1 << 20;
   int64_t max_program_bytes = 4 << 20;
   bool allow_prelude = true;
+  // The longest a recommendation search may run (Recommend, and Compile of a
+  // program with unbound tile parameters), whatever the call's deadline.
+  absl::Duration search_timeout = absl::Seconds(60);
 };
 
 absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* source,

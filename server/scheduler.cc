@@ -6,7 +6,8 @@
 
 namespace tilec::server {
 
-Scheduler::Scheduler(int threads, int max_queue) : max_queue_(max_queue) {
+Scheduler::Scheduler(int threads, int max_queue, std::string name)
+    : max_queue_(max_queue), name_(std::move(name)) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
 }
 
@@ -22,8 +23,9 @@ absl::Status Scheduler::Submit(std::function<void()> task) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the server is shutting down");
   if (static_cast<int64_t>(queue_.size()) >= max_queue_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the compile queue is full (", max_queue_, " requests waiting); retry later"));
+    return absl::ResourceExhaustedError(absl::StrCat("the server's ", name_, " is full (",
+                                                     max_queue_,
+                                                     " requests waiting); retry in a few seconds"));
   }
   queue_.push_back(std::move(task));
   return absl::OkStatus();

@@ -1,6 +1,7 @@
 // A fixed pool of threads running submitted work in FIFO order, with a
 // bounded queue: when `max_queue` tasks are already waiting, Submit refuses
-// with RESOURCE_EXHAUSTED instead of letting the backlog grow without limit.
+// with RESOURCE_EXHAUSTED instead of letting the backlog grow without limit
+// (the message names the queue, its bound, and asks to retry).
 // Destruction finishes the queued tasks, then joins the threads.
 #ifndef TILEC_SERVER_SCHEDULER_H_
 #define TILEC_SERVER_SCHEDULER_H_
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,7 +20,8 @@ namespace tilec::server {
 
 class Scheduler {
  public:
-  Scheduler(int threads, int max_queue);
+  // `name` names the queue in the RESOURCE_EXHAUSTED message.
+  Scheduler(int threads, int max_queue, std::string name = "request queue");
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -32,6 +35,7 @@ class Scheduler {
   void Loop();
 
   const int max_queue_;
+  const std::string name_;
   absl::Mutex mu_;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   int64_t running_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,19 +1,23 @@
 #include "server/service.h"
 
 #include <algorithm>
-#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "compiler/ir/limits.h"
 #include "compiler/ir/wire.h"
-#include "grpcpp/support/proto_buffer_reader.h"
 
 namespace tilec::server {
 namespace {
+
+// How long a client refused by a full queue should wait before retrying
+// (the grpc-retry-pushback-ms trailer; the message says so too).
+constexpr char kRetryPushbackMs[] = "2000";
 
 std::string Authorization(grpc::CallbackServerContext* context) {
   const auto& md = context->client_metadata();
@@ -28,70 +32,88 @@ absl::Time DeadlineOf(grpc::CallbackServerContext* context) {
   return absl::FromChrono(d);
 }
 
-// A unary call's reactor that records metrics, relays cancellation and
-// deletes itself when done.
+// A call's cancellation: the call's own, or the whole server's when it is
+// shutting down (so that shutdown never waits on a search or a compile).
+class CallCancellation : public cache::Cancellation {
+ public:
+  explicit CallCancellation(const std::atomic<bool>* stopping) : stopping_(stopping) {}
+  bool cancelled() const override {
+    return Cancellation::cancelled() ||
+           (stopping_ != nullptr && stopping_->load(std::memory_order_acquire));
+  }
+
+ private:
+  const std::atomic<bool>* stopping_;
+};
+
+// The request bytes as `Msg`, or INVALID_ARGUMENT saying so. (gRPC's own
+// parsing would answer UNIMPLEMENTED with no message, which reads like a
+// missing method; tilecd parses the raw bytes itself.)
+template <class Msg>
+absl::Status ParseRequest(const grpc::ByteBuffer& in, Msg* msg) {
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (in.Valid() && in.Dump(&slices).ok()) {
+    for (const grpc::Slice& slice : slices) {
+      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  // Programs nest deeper than protobuf's default limit allows: one wire
+  // parser, with one limit that fits the verifier's nesting limit.
+  if (ir::ParseWire(bytes, msg)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the request (", bytes.size(), " bytes) is not a valid ", msg->GetTypeName(),
+      ": it is malformed, or nests messages more than ", ir::kWireRecursionLimit,
+      " deep (programs may nest statements and expressions at most ", ir::kMaxNesting,
+      " deep)"));
+}
+
+template <class Msg>
+void Serialize(const Msg& msg, grpc::ByteBuffer* out) {
+  std::string bytes = msg.SerializeAsString();
+  grpc::Slice slice(bytes);
+  *out = grpc::ByteBuffer(&slice, 1);
+}
+
+// A unary call's reactor that owns the parsed request and the response,
+// records metrics, relays cancellation and deletes itself when done.
+template <class Request, class Response>
 class UnaryReactor : public grpc::ServerUnaryReactor {
  public:
-  UnaryReactor(ServerMetrics* metrics, std::string method)
-      : metrics_(metrics), method_(std::move(method)), start_(absl::Now()),
-        cancel_(std::make_shared<cache::Cancellation>()) {
+  UnaryReactor(ServerMetrics* metrics, std::string method, const std::atomic<bool>* stopping,
+               grpc::ByteBuffer* out)
+      : metrics_(metrics),
+        method_(std::move(method)),
+        start_(absl::Now()),
+        cancel_(std::make_shared<CallCancellation>(stopping)),
+        out_(out) {
     metrics_->RpcStarted(method_, "unary");
   }
-  void FinishWith(absl::Status status) {
-    if (status.ok() && before_finish_) status = before_finish_();
+  void FinishWith(const absl::Status& status) {
     metrics_->RpcHandled(method_, "unary", status.code(),
                          absl::ToDoubleSeconds(absl::Now() - start_));
+    if (status.ok()) Serialize(response, out_);
     Finish(ToGrpc(status));
   }
-  // Runs before a successful call finishes (a raw method serializes its
-  // response there); an error it returns replaces OK.
-  void BeforeFinish(std::function<absl::Status()> f) { before_finish_ = std::move(f); }
   void OnCancel() override { cancel_->Cancel(); }
   void OnDone() override { delete this; }
-  std::shared_ptr<cache::Cancellation> cancel() { return cancel_; }
+  std::shared_ptr<CallCancellation> cancel() { return cancel_; }
+
+  Request request;
+  Response response;
 
  private:
   ServerMetrics* metrics_;
   std::string method_;
   absl::Time start_;
-  std::shared_ptr<cache::Cancellation> cancel_;
-  std::function<absl::Status()> before_finish_;
+  std::shared_ptr<CallCancellation> cancel_;
+  grpc::ByteBuffer* out_;
 };
 
-// A raw unary call's messages, owned by its reactor.
-template <typename Request, typename Response>
-struct RawCall {
-  Request request;
-  Response response;
-};
-
-// Parses a raw request with the recursion limit programs need.
-absl::Status ParseRequest(const grpc::ByteBuffer* raw, google::protobuf::MessageLite* request,
-                          absl::string_view method) {
-  grpc::ByteBuffer copy(*raw);  // the reader takes a mutable buffer; the copy shares slices
-  grpc::ProtoBufferReader reader(&copy);
-  if (ir::ParseWire(&reader, request)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "the ", method, " request does not parse as a tilec.v1.", method,
-      "Request: it is malformed, or nests messages more than ", ir::kWireRecursionLimit,
-      " deep (programs may nest statements and expressions at most ", ir::kMaxNesting,
-      " deep)"));
-}
-
-template <typename Response>
-std::function<absl::Status()> SerializeInto(const Response* response, grpc::ByteBuffer* out) {
-  return [response, out] {
-    bool own = false;
-    grpc::Status s = grpc::SerializationTraits<Response>::Serialize(*response, out, &own);
-    return s.ok() ? absl::OkStatus()
-                  : absl::InternalError("compiler bug: cannot serialize the response");
-  };
-}
-
-class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk> {
+class ArtifactWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   ArtifactWriter(const ServiceDeps& deps, grpc::CallbackServerContext* context,
-                 const tilec::v1::GetArtifactRequest* request)
+                 const grpc::ByteBuffer* in)
       : deps_(deps), start_(absl::Now()) {
     deps_.metrics->RpcStarted("GetArtifact", "server_stream");
     if (deps_.auth != nullptr) {
@@ -101,6 +123,12 @@ class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>
         return;
       }
     }
+    tilec::v1::GetArtifactRequest parsed;
+    if (absl::Status s = ParseRequest(*in, &parsed); !s.ok()) {
+      Done(s);
+      return;
+    }
+    const tilec::v1::GetArtifactRequest* request = &parsed;
     absl::StatusOr<std::string> blob = deps_.store->GetBlob(request->digest());
     if (!blob.ok()) {
       Done(blob.status());
@@ -131,7 +159,8 @@ class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>
     chunk_msg_.set_total_bytes(static_cast<int64_t>(bytes_.size()));
     chunk_msg_.set_data(bytes_.substr(static_cast<size_t>(offset_), static_cast<size_t>(n)));
     offset_ += std::max<int64_t>(n, 1);  // an empty artifact is one empty chunk
-    StartWrite(&chunk_msg_);
+    Serialize(chunk_msg_, &chunk_bytes_);
+    StartWrite(&chunk_bytes_);
   }
   void Done(const absl::Status& s) {
     deps_.metrics->RpcHandled("GetArtifact", "server_stream", s.code(),
@@ -145,20 +174,28 @@ class ArtifactWriter : public grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>
   int64_t chunk_ = 0;
   int64_t offset_ = 0;
   tilec::v1::ArtifactChunk chunk_msg_;
+  grpc::ByteBuffer chunk_bytes_;
 };
 
 }  // namespace
 
+std::string ClipMessage(absl::string_view message) {
+  if (message.size() <= kMaxStatusMessageBytes) return std::string(message);
+  constexpr size_t kTail = kMaxStatusMessageBytes / 4;
+  constexpr size_t kHead = kMaxStatusMessageBytes - kTail - 64;
+  return absl::StrCat(message.substr(0, kHead), "\n... (", message.size() - kHead - kTail,
+                      " bytes omitted) ...\n", message.substr(message.size() - kTail));
+}
+
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), ClipMessage(status.message()));
 }
 
 grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* context,
-                                                const grpc::ByteBuffer* raw_request,
-                                                grpc::ByteBuffer* raw_response) {
-  auto* reactor = new UnaryReactor(deps_.metrics, "Compile");
+                                                const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  auto* reactor = new UnaryReactor<tilec::v1::CompileRequest, tilec::v1::CompileResponse>(
+      deps_.metrics, "Compile", deps_.stopping, out);
   if (deps_.auth != nullptr) {
     absl::Status s = deps_.auth->Check(Authorization(context), Access::kCompile);
     if (!s.ok()) {
@@ -166,30 +203,57 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
       return reactor;
     }
   }
-  auto call = std::make_shared<RawCall<tilec::v1::CompileRequest, tilec::v1::CompileResponse>>();
-  if (absl::Status s = ParseRequest(raw_request, &call->request, "Compile"); !s.ok()) {
+  if (absl::Status s = ParseRequest(*in, &reactor->request); !s.ok()) {
     reactor->FinishWith(s);
     return reactor;
   }
-  const tilec::v1::CompileRequest* request = &call->request;
-  tilec::v1::CompileResponse* response = &call->response;
-  reactor->BeforeFinish([call, f = SerializeInto(response, raw_response)] { return f(); });
+  const tilec::v1::CompileRequest* request = &reactor->request;
+  tilec::v1::CompileResponse* response = &reactor->response;
   absl::Time deadline = DeadlineOf(context);
   CompileCore* core = deps_.core;
+  Scheduler* compiles = deps_.compile_scheduler;
+  // A request thread answers what the cache holds; a miss moves to the
+  // compile queue with its prepared jobs, so request threads never wait for
+  // a compile slot, a hit never waits behind a miss, and nothing is parsed
+  // or searched twice.
   absl::Status queued = deps_.scheduler->Submit([=] {
-    absl::StatusOr<tilec::v1::CompileResponse> r =
-        core->Compile(*request, deadline, reactor->cancel());
-    if (r.ok()) *response = *std::move(r);
-    reactor->FinishWith(r.status());
+    if (compiles == nullptr) {
+      absl::StatusOr<tilec::v1::CompileResponse> r =
+          core->Compile(*request, deadline, reactor->cancel());
+      if (r.ok()) *response = *std::move(r);
+      reactor->FinishWith(r.status());
+      return;
+    }
+    std::shared_ptr<const CompileCore::Prepared> prepared;
+    absl::StatusOr<std::optional<tilec::v1::CompileResponse>> hit =
+        core->Lookup(*request, deadline, reactor->cancel(), &prepared);
+    if (!hit.ok() || hit->has_value()) {
+      if (hit.ok()) *response = **std::move(hit);
+      reactor->FinishWith(hit.status());
+      return;
+    }
+    absl::Status compile_queued = compiles->Submit([=] {
+      absl::StatusOr<tilec::v1::CompileResponse> r = core->Compile(*prepared);
+      if (r.ok()) *response = *std::move(r);
+      reactor->FinishWith(r.status());
+    });
+    if (!compile_queued.ok()) {
+      context->AddTrailingMetadata("grpc-retry-pushback-ms", kRetryPushbackMs);
+      reactor->FinishWith(compile_queued);
+    }
   });
-  if (!queued.ok()) reactor->FinishWith(queued);
+  if (!queued.ok()) {
+    context->AddTrailingMetadata("grpc-retry-pushback-ms", kRetryPushbackMs);
+    reactor->FinishWith(queued);
+  }
   return reactor;
 }
 
 grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* context,
-                                                  const grpc::ByteBuffer* raw_request,
-                                                  grpc::ByteBuffer* raw_response) {
-  auto* reactor = new UnaryReactor(deps_.metrics, "Recommend");
+                                                  const grpc::ByteBuffer* in,
+                                                  grpc::ByteBuffer* out) {
+  auto* reactor = new UnaryReactor<tilec::v1::RecommendRequest, tilec::v1::RecommendResponse>(
+      deps_.metrics, "Recommend", deps_.stopping, out);
   if (deps_.auth != nullptr) {
     absl::Status s = deps_.auth->Check(Authorization(context), Access::kRead);
     if (!s.ok()) {
@@ -197,39 +261,43 @@ grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* c
       return reactor;
     }
   }
+  if (absl::Status s = ParseRequest(*in, &reactor->request); !s.ok()) {
+    reactor->FinishWith(s);
+    return reactor;
+  }
+  const tilec::v1::RecommendRequest* request = &reactor->request;
+  tilec::v1::RecommendResponse* response = &reactor->response;
   if (deps_.recommend == nullptr) {
     reactor->FinishWith(absl::UnimplementedError("this server does not serve Recommend"));
     return reactor;
   }
-  auto call =
-      std::make_shared<RawCall<tilec::v1::RecommendRequest, tilec::v1::RecommendResponse>>();
-  if (absl::Status s = ParseRequest(raw_request, &call->request, "Recommend"); !s.ok()) {
-    reactor->FinishWith(s);
-    return reactor;
-  }
-  const tilec::v1::RecommendRequest* request = &call->request;
-  tilec::v1::RecommendResponse* response = &call->response;
-  reactor->BeforeFinish([call, f = SerializeInto(response, raw_response)] { return f(); });
   absl::Time deadline = DeadlineOf(context);
   const RecommendCore* core = deps_.recommend;
-  absl::Status queued = deps_.scheduler->Submit([=] {
-    absl::StatusOr<tilec::v1::RecommendResponse> r = core->Recommend(*request, deadline);
+  Scheduler* searches =
+      deps_.search_scheduler != nullptr ? deps_.search_scheduler : deps_.scheduler;
+  absl::Status queued = searches->Submit([=] {
+    std::shared_ptr<CallCancellation> cancel = reactor->cancel();
+    absl::StatusOr<tilec::v1::RecommendResponse> r =
+        core->Recommend(*request, deadline, [cancel] { return cancel->cancelled(); });
     if (r.ok()) *response = *std::move(r);
     reactor->FinishWith(r.status());
   });
-  if (!queued.ok()) reactor->FinishWith(queued);
+  if (!queued.ok()) {
+    context->AddTrailingMetadata("grpc-retry-pushback-ms", kRetryPushbackMs);
+    reactor->FinishWith(queued);
+  }
   return reactor;
 }
 
-grpc::ServerWriteReactor<tilec::v1::ArtifactChunk>* TilecService::GetArtifact(
-    grpc::CallbackServerContext* context, const tilec::v1::GetArtifactRequest* request) {
-  return new ArtifactWriter(deps_, context, request);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* TilecService::GetArtifact(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* in) {
+  return new ArtifactWriter(deps_, context, in);
 }
 
 grpc::ServerUnaryReactor* TilecService::Stats(grpc::CallbackServerContext* context,
-                                              const tilec::v1::StatsRequest* request,
-                                              tilec::v1::StatsResponse* response) {
-  auto* reactor = new UnaryReactor(deps_.metrics, "Stats");
+                                              const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  auto* reactor = new UnaryReactor<tilec::v1::StatsRequest, tilec::v1::StatsResponse>(
+      deps_.metrics, "Stats", deps_.stopping, out);
   if (deps_.auth != nullptr) {
     absl::Status s = deps_.auth->Check(Authorization(context), Access::kRead);
     if (!s.ok()) {
@@ -237,7 +305,11 @@ grpc::ServerUnaryReactor* TilecService::Stats(grpc::CallbackServerContext* conte
       return reactor;
     }
   }
-  *response = deps_.stats();
+  if (absl::Status s = ParseRequest(*in, &reactor->request); !s.ok()) {
+    reactor->FinishWith(s);
+    return reactor;
+  }
+  reactor->response = deps_.stats();
   reactor->FinishWith(absl::OkStatus());
   return reactor;
 }

@@ -67,6 +67,10 @@ struct Artifact {
   bool cache_hit = false;
   bool shared = false;
   std::string cache_key;
+  // Set by CachingCompiler when the compile succeeded but the store could
+  // not keep it (a full disk): why. The artifact is then not in the cache
+  // and only these bytes hold it.
+  std::string store_error;
 };
 
 class Compiler {

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -29,7 +30,7 @@ absl::Status ErrnoStatus(const std::string& what, const std::string& path) {
   std::string msg = absl::StrCat(what, " ", path, ": ", std::strerror(e));
   if (e == ENOENT) return absl::NotFoundError(msg);
   if (e == EACCES || e == EPERM) return absl::PermissionDeniedError(msg);
-  if (e == ENOSPC || e == EDQUOT) return absl::ResourceExhaustedError(msg);
+  if (e == ENOSPC || e == EDQUOT || e == EFBIG) return absl::ResourceExhaustedError(msg);
   return absl::UnavailableError(msg);
 }
 
@@ -272,12 +273,16 @@ absl::StatusOr<std::string> DiskStore::Put(const std::string& key, const std::st
   absl::StatusOr<FileLock> lock = FileLock::Take(dir_ + "/lock", /*exclusive=*/true);
   if (!lock.ok()) return lock.status();
   std::string blob_path = absl::StrCat(dir_, "/blobs/", digest);
+  const bool blob_existed = ::access(blob_path.c_str(), F_OK) == 0;
   if (absl::Status s = WriteAtomically(dir_, dir_ + "/blobs", blob_path, bytes); !s.ok()) return s;
   std::string entry_path = absl::StrCat(dir_, "/keys/", key);
   if (absl::Status s = WriteAtomically(dir_, dir_ + "/keys", entry_path,
                                        EncodeEntry(digest, static_cast<int64_t>(bytes.size()),
                                                    metadata_json, key_text));
       !s.ok()) {
+    // No entry refers to a blob written just now: remove it rather than
+    // leave it orphaned (one that existed may be another entry's).
+    if (!blob_existed) ::unlink(blob_path.c_str());
     return s;
   }
   SetMtime(entry_path, clock_->Now());
@@ -287,8 +292,10 @@ absl::StatusOr<std::string> DiskStore::Put(const std::string& key, const std::st
 
 absl::StatusOr<std::string> DiskStore::GetBlob(const std::string& digest) {
   if (!IsHexDigest(digest)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("artifact digest must be 64 lowercase hex digits, got '", digest, "'"));
+    // Quote a bounded prefix: the digest comes from the request.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "artifact digest must be 64 lowercase hex digits, got ", digest.size(), " characters ('",
+        digest.substr(0, 80), digest.size() > 80 ? "...'" : "'", ")"));
   }
   std::string path = absl::StrCat(dir_, "/blobs/", digest);
   {
@@ -316,6 +323,7 @@ absl::Status DiskStore::EvictOverBudget(const std::string& keep) {
     timespec mtime;
   };
   std::vector<Item> items;
+  std::vector<std::string> corrupt_keys;  // their blob is unknown: no sweep
   int64_t total = 0;
   for (const std::string& key : ListDir(dir_ + "/keys")) {
     std::string path = absl::StrCat(dir_, "/keys/", key);
@@ -323,7 +331,10 @@ absl::Status DiskStore::EvictOverBudget(const std::string& keep) {
     if (!IsHexDigest(key) || ::stat(path.c_str(), &st) != 0) continue;
     absl::StatusOr<std::string> text = ReadFile(path);
     std::optional<Entry> e = text.ok() ? DecodeEntry(*text) : std::nullopt;
-    if (!e) continue;  // a corrupt entry is evicted when it is read
+    if (!e) {
+      corrupt_keys.push_back(key);  // evicted when it is read
+      continue;
+    }
     items.push_back({key, e->digest, e->size, st.st_mtim});
     total += e->size;
   }
@@ -347,14 +358,27 @@ absl::Status DiskStore::EvictOverBudget(const std::string& keep) {
     --entries;
     evictions_.fetch_add(1);
   }
+  // Blobs no live entry refers to (their entry could not be written, or a
+  // writer died between the two renames) are swept; under the exclusive
+  // lock no Put is between its blob and its entry.
+  std::set<std::string> live;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!removed[i]) live.insert(items[i].digest);
+  }
+  for (const std::string& name : ListDir(dir_ + "/blobs")) {
+    if (IsHexDigest(name) && live.count(name) == 0 && corrupt_keys.empty()) {
+      ::unlink(absl::StrCat(dir_, "/blobs/", name).c_str());
+      orphans_.fetch_add(1);
+    }
+  }
   bytes_.store(total);
   entries_.store(entries);
   return absl::OkStatus();
 }
 
 StoreStats DiskStore::Stats() {
-  return StoreStats{hits_.load(),  misses_.load(), evictions_.load(),
-                    corrupt_.load(), bytes_.load(), entries_.load()};
+  return StoreStats{hits_.load(),  misses_.load(),  evictions_.load(), corrupt_.load(),
+                    bytes_.load(), entries_.load(), orphans_.load()};
 }
 
 }  // namespace tilec::cache

@@ -13,7 +13,10 @@
 // Guarantees:
 // - Atomic writes: each file is written to tmp/, fsync'ed, renamed into
 //   place, and the directory fsync'ed; the blob first, the entry last, so an
-//   entry never points at a missing or partial blob after a crash.
+//   entry never points at a missing or partial blob after a crash. A blob
+//   whose entry could not be written (a full disk) is removed at once; blobs
+//   no entry refers to (a writer killed between the two) are swept when the
+//   store opens and after every Put (counted in `orphans_swept`).
 // - Every read verifies: an entry's metadata against its recorded SHA-256
 //   and the blob's bytes against its name. A corrupt or truncated entry is
 //   evicted and reported as a miss (counted in `corrupt`), never returned.
@@ -49,6 +52,7 @@ struct StoreStats {
   int64_t corrupt = 0;    // entries found corrupt and evicted
   int64_t bytes = 0;      // artifact bytes on disk (as of the last scan)
   int64_t entries = 0;
+  int64_t orphans_swept = 0;  // blobs no entry referred to, removed
 };
 
 class DiskStore {
@@ -78,14 +82,15 @@ class DiskStore {
   DiskStore(std::string dir, int64_t budget, Clock* clock)
       : dir_(std::move(dir)), budget_(budget), clock_(clock) {}
   // Scans keys/ for total bytes and entry count; evicts LRU entries beyond
-  // the budget, sparing `keep`. Call under the exclusive lock.
+  // the budget, sparing `keep`; sweeps unreferenced blobs (not while an
+  // unreadable entry might refer to one). Call under the exclusive lock.
   absl::Status EvictOverBudget(const std::string& keep);
   void RemoveEntry(const std::string& key, const std::string& digest);
 
   std::string dir_;
   int64_t budget_;
   Clock* clock_;
-  std::atomic<int64_t> hits_{0}, misses_{0}, evictions_{0}, corrupt_{0};
+  std::atomic<int64_t> hits_{0}, misses_{0}, evictions_{0}, corrupt_{0}, orphans_{0};
   std::atomic<int64_t> bytes_{0}, entries_{0};
 };
 

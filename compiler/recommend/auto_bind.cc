@@ -43,7 +43,8 @@ absl::StatusOr<HardwareProfile> ProfileForTarget(const std::vector<HardwareProfi
 
 absl::StatusOr<AutoBinding> BindTopRecommendation(const ir::Program& program,
                                                   const HardwareProfile& profile,
-                                                  absl::Time deadline) {
+                                                  absl::Time deadline,
+                                                  std::function<bool()> cancelled) {
   AutoBinding out;
   if (!HasUnboundTileParams(program)) {
     out.program = program;
@@ -52,6 +53,7 @@ absl::StatusOr<AutoBinding> BindTopRecommendation(const ir::Program& program,
   RecommendOptions options;
   options.top_k = 1;
   options.deadline = deadline;
+  options.cancelled = std::move(cancelled);
   absl::StatusOr<std::vector<Recommendation>> recs = Recommend(program, profile, options);
   if (!recs.ok()) {
     if (recs.status().code() == absl::StatusCode::kNotFound) {

@@ -18,10 +18,12 @@
 // an explicit compile of the chosen config is the same cache entry.
 // Errors: FAILED_PRECONDITION when no config is valid on the profile (with
 // the most common rejections); DEADLINE_EXCEEDED past `deadline`;
-// INVALID_ARGUMENT for contradictions in deduction.
+// CANCELLED once `cancelled` returns true; INVALID_ARGUMENT for
+// contradictions in deduction or a search space over kMaxSearchConfigs.
 #ifndef TILEC_COMPILER_RECOMMEND_AUTO_BIND_H_
 #define TILEC_COMPILER_RECOMMEND_AUTO_BIND_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,7 +52,8 @@ struct AutoBinding {
 
 absl::StatusOr<AutoBinding> BindTopRecommendation(const ir::Program& program,
                                                   const HardwareProfile& profile,
-                                                  absl::Time deadline);
+                                                  absl::Time deadline,
+                                                  std::function<bool()> cancelled = nullptr);
 
 // "block_M=128 block_N=64 ...", in the config's (name) order.
 std::string ConfigText(const Config& config);

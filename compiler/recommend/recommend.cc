@@ -1,6 +1,7 @@
 #include "compiler/recommend/recommend.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -54,14 +55,25 @@ std::string WithoutNumbers(std::string_view text) {
   return out;
 }
 
-absl::Status PastDeadline(const RecommendOptions& options, const ir::Program& program,
-                          int64_t done, int64_t total) {
+// DEADLINE_EXCEEDED past the deadline, CANCELLED once cancelled.
+absl::Status Interrupted(const RecommendOptions& options, const ir::Program& program, int64_t done,
+                         int64_t total) {
+  if (options.cancelled && options.cancelled()) {
+    return absl::CancelledError(absl::StrCat("recommending configs of ", program.name,
+                                             " was cancelled after ", done, " of ", total,
+                                             " configs"));
+  }
   if (options.deadline == absl::InfiniteFuture() || absl::Now() < options.deadline) {
     return absl::OkStatus();
   }
   return absl::DeadlineExceededError(absl::StrCat("recommending configs of ", program.name,
                                                   " ran past the deadline after ", done, " of ",
                                                   total, " configs"));
+}
+
+bool Better(const Candidate& a, const Candidate& b) {
+  if (a.predicted_us != b.predicted_us) return a.predicted_us < b.predicted_us;
+  return a.key < b.key;
 }
 
 }  // namespace
@@ -101,72 +113,106 @@ absl::StatusOr<RecommendReport> RecommendWithReport(const ir::Program& program,
                                                     const HardwareProfile& profile,
                                                     const RecommendOptions& options) {
   if (options.top_k < 1) return absl::InvalidArgumentError("top_k must be >= 1");
+  if (options.kept_candidates < 1) {
+    return absl::InvalidArgumentError("kept_candidates must be >= 1");
+  }
   RecommendReport report;
   auto space = BuildSearchSpace(program, profile);
   if (!space.ok()) return space.status();
   report.space = *std::move(space);
+  if (absl::Status st = report.space.CheckSize(options.max_configs); !st.ok()) return st;
   report.configs = report.space.Size();
   std::map<std::string, int64_t> reasons;
 
-  // Step 2: bind, measure and rank without lowering.
-  std::vector<Candidate> candidates;
-  for (int64_t i = 0; i < report.configs; ++i) {
-    if (i % 64 == 0) {
-      if (absl::Status st = PastDeadline(options, program, i, report.configs); !st.ok()) return st;
+  // Step 2, one pass: bind, measure and rank without lowering every config
+  // ranked after `floor`, keeping the best options.kept_candidates (a max-heap on
+  // Better: the worst kept on top). Over-limit counts come from the first
+  // pass only.
+  auto stream = [&](const Candidate* floor, bool count,
+                    std::vector<Candidate>* kept) -> absl::Status {
+    kept->clear();
+    for (int64_t i = 0; i < report.configs; ++i) {
+      if (i % 64 == 0) {
+        if (absl::Status st = Interrupted(options, program, i, report.configs); !st.ok()) {
+          return st;
+        }
+      }
+      Config config = report.space.At(i);
+      auto bound = BindTileParams(program, config);
+      if (!bound.ok()) return bound.status();
+      auto stats = AnalyzeKernels(*bound, profile, options.dyn_dims, nullptr);
+      if (!stats.ok()) return stats.status();
+      absl::Status limits;
+      for (const KernelStats& k : *stats) {
+        limits = CheckLimits(k, profile);
+        if (!limits.ok()) break;
+      }
+      if (!limits.ok()) {
+        if (!count) continue;
+        ++report.over_limits;
+        // Count by kind of limit, not by number.
+        ++reasons[absl::StrCat("over limits: ",
+                               WithoutNumbers(std::string(absl::StripSuffix(
+                                   limits.message(), absl::StrCat(" on ", profile.id())))))];
+        continue;
+      }
+      Candidate c;
+      c.key = KeyOf(program, config);
+      c.predicted_us = PredictProgram(*stats, profile).time_us;
+      if (floor != nullptr && !Better(*floor, c)) continue;  // seen in an earlier pass
+      if (static_cast<int64_t>(kept->size()) >= options.kept_candidates) {
+        if (!Better(c, kept->front())) continue;
+        std::pop_heap(kept->begin(), kept->end(), Better);
+        kept->pop_back();
+      }
+      c.config = std::move(config);
+      kept->push_back(std::move(c));
+      std::push_heap(kept->begin(), kept->end(), Better);
     }
-    Config config = report.space.At(i);
-    auto bound = BindTileParams(program, config);
-    if (!bound.ok()) return bound.status();
-    auto stats = AnalyzeKernels(*bound, profile, options.dyn_dims, nullptr);
-    if (!stats.ok()) return stats.status();
-    absl::Status limits;
-    for (const KernelStats& k : *stats) {
-      limits = CheckLimits(k, profile);
-      if (!limits.ok()) break;
-    }
-    if (!limits.ok()) {
-      ++report.over_limits;
-      // Count by kind of limit, not by number.
-      ++reasons[absl::StrCat("over limits: ",
-                             WithoutNumbers(std::string(absl::StripSuffix(
-                                 limits.message(), absl::StrCat(" on ", profile.id())))))];
-      continue;
-    }
-    Candidate c;
-    c.key = KeyOf(program, config);
-    c.config = std::move(config);
-    c.predicted_us = PredictProgram(*stats, profile).time_us;
-    candidates.push_back(std::move(c));
-  }
-  auto better = [](const auto& a, const auto& b) {
-    if (a.predicted_us != b.predicted_us) return a.predicted_us < b.predicted_us;
-    return a.key < b.key;
+    std::sort_heap(kept->begin(), kept->end(), Better);
+    return absl::OkStatus();
   };
-  std::stable_sort(candidates.begin(), candidates.end(), better);
 
-  // Step 3: lower in rank order.
+  // Step 3: lower in rank order, streaming the space again while every kept
+  // candidate was lowered, more may remain, and more are wanted.
   struct Passed {
     Recommendation rec;
     std::vector<int64_t> key;
     double predicted_us;
   };
   std::vector<Passed> passed;
-  for (const Candidate& c : candidates) {
-    if (!options.validate_all && static_cast<int>(passed.size()) >= options.top_k) break;
-    if (absl::Status st = PastDeadline(options, program, report.configs, report.configs);
-        !st.ok()) {
-      return st;
+  std::vector<Candidate> kept;
+  std::optional<Candidate> floor;
+  for (bool first = true;; first = false) {
+    if (absl::Status st = stream(floor ? &*floor : nullptr, first, &kept); !st.ok()) return st;
+    bool enough = false;
+    for (const Candidate& c : kept) {
+      if (!options.validate_all && static_cast<int>(passed.size()) >= options.top_k) {
+        enough = true;
+        break;
+      }
+      if (absl::Status st = Interrupted(options, program, report.configs, report.configs);
+          !st.ok()) {
+        return st;
+      }
+      ++report.lowered;
+      auto rec = EvaluateConfig(program, profile, c.config, options);
+      if (!rec.ok()) {
+        ++report.rejected_by_lowering;
+        ++reasons[Summary(rec.status())];
+        continue;
+      }
+      double t = rec->predicted_us;
+      passed.push_back({*std::move(rec), c.key, t});
     }
-    ++report.lowered;
-    auto rec = EvaluateConfig(program, profile, c.config, options);
-    if (!rec.ok()) {
-      ++report.rejected_by_lowering;
-      ++reasons[Summary(rec.status())];
-      continue;
-    }
-    double t = rec->predicted_us;
-    passed.push_back({*std::move(rec), c.key, t});
+    enough |= !options.validate_all && static_cast<int>(passed.size()) >= options.top_k;
+    if (enough || static_cast<int64_t>(kept.size()) < options.kept_candidates) break;
+    floor = kept.back();
   }
+  auto better = [](const auto& a, const auto& b) {
+    if (a.predicted_us != b.predicted_us) return a.predicted_us < b.predicted_us;
+    return a.key < b.key;
+  };
   std::stable_sort(passed.begin(), passed.end(), better);
   for (const auto& [reason, count] : reasons) report.rejections.emplace_back(reason, count);
   std::stable_sort(report.rejections.begin(), report.rejections.end(),

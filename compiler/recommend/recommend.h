@@ -20,13 +20,22 @@
 // Deterministic: the same program and profile give the same list, also for
 // two programs parsed separately from one source; ties in predicted time are
 // broken by the config's values in Program.tile_params order, ascending.
-// Errors: INVALID_ARGUMENT for contradictions in deduction; NOT_FOUND when
-// no config of the space is valid, with the most common rejection reasons;
-// DEADLINE_EXCEEDED past options.deadline.
+// Bounded: a space of more than options.max_configs configs (the product of
+// the candidate counts, overflow-checked) is refused before any enumeration;
+// step 2 keeps only the best options.kept_candidates configs in memory (a bounded
+// heap), and when lowering rejects all of them while more remain, the space
+// is streamed again for the next best ones (exactly the order of one full
+// sort, in memory independent of the space's size).
+// Errors: INVALID_ARGUMENT for contradictions in deduction or a space over
+// max_configs (naming each searched parameter and its count); NOT_FOUND
+// when no config of the space is valid, with the most common rejection
+// reasons; DEADLINE_EXCEEDED past options.deadline; CANCELLED once
+// options.cancelled returns true (both checked every 64 configs).
 #ifndef TILEC_COMPILER_RECOMMEND_RECOMMEND_H_
 #define TILEC_COMPILER_RECOMMEND_RECOMMEND_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,6 +49,13 @@
 
 namespace tilec::recommend {
 
+// The largest search space enumerated (configs): about 22 s of step 2 on
+// one core for the GEMM example with 16 candidates for each of its five
+// tile parameters; memory is bounded by kKeptCandidates, not by this.
+inline constexpr int64_t kMaxSearchConfigs = int64_t{1} << 20;
+// Configs of step 2 held in memory at once.
+inline constexpr int64_t kKeptCandidates = 4096;
+
 struct RecommendOptions {
   int top_k = 5;
   // Values of dynamic dims for the cost model (kDefaultDynDim otherwise).
@@ -49,6 +65,11 @@ struct RecommendOptions {
   // Past it the search stops with DEADLINE_EXCEEDED (a served request's
   // deadline); checked between configs.
   absl::Time deadline = absl::InfiniteFuture();
+  // Past it the search stops with CANCELLED (a cancelled call, a server
+  // shutting down); null: never.
+  std::function<bool()> cancelled;
+  int64_t max_configs = kMaxSearchConfigs;
+  int64_t kept_candidates = kKeptCandidates;  // >= 1
 };
 
 struct Recommendation {

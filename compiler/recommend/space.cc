@@ -285,6 +285,28 @@ int64_t SearchSpace::Size() const {
   return n;
 }
 
+absl::Status SearchSpace::CheckSize(int64_t max_configs) const {
+  int64_t n = 1;
+  bool over = false;
+  for (const SearchedParam& p : searched) {
+    const int64_t k = static_cast<int64_t>(p.values.size());
+    if (k != 0 && n > max_configs / k) {
+      over = true;  // also stops the product before it overflows
+      break;
+    }
+    n *= k;
+  }
+  if (!over && n <= max_configs) return absl::OkStatus();
+  std::vector<std::string> counts;
+  for (const SearchedParam& p : searched) {
+    counts.push_back(absl::StrCat(p.name, " ", p.values.size()));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("the search space is too large: the product of the candidate counts (",
+                   absl::StrJoin(counts, " x "), ") is over the limit of ", max_configs,
+                   " configs; bind some tile parameters or declare fewer candidates"));
+}
+
 Config SearchSpace::At(int64_t i) const {
   Config c;
   for (auto it = searched.rbegin(); it != searched.rend(); ++it) {

@@ -66,7 +66,13 @@ using Config = std::map<std::string, int64_t>;
 struct SearchSpace {
   std::vector<SearchedParam> searched;  // in Program.tile_params order
   std::vector<DeducedParam> deduced;    // in Program.tile_params order
-  int64_t Size() const;                 // number of configs
+  // Number of configs; only meaningful once CheckSize passed (the product
+  // of candidate counts can overflow int64).
+  int64_t Size() const;
+  // OK when the product of candidate counts is at most `max_configs`
+  // (computed with overflow checks); otherwise INVALID_ARGUMENT naming every
+  // searched parameter with its count.
+  absl::Status CheckSize(int64_t max_configs) const;
   // The i-th config (0 <= i < Size()): the cartesian product, the last
   // searched parameter varying fastest; deduced parameters filled in.
   Config At(int64_t i) const;

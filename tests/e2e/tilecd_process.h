@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +44,11 @@ class Tilecd {
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = ::fork();
     if (pid_ == 0) {
+      if (fsize_limit > 0) {  // a full disk, unprivileged: writes past it fail with EFBIG
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit lim{fsize_limit, fsize_limit};
+        ::setrlimit(RLIMIT_FSIZE, &lim);
+      }
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -82,7 +88,33 @@ class Tilecd {
   }
   ~Tilecd() { Stop(); }
 
+  // SIGTERM, then the seconds until the server exited (SIGKILL and -1 past
+  // `limit`).
+  double Terminate(absl::Duration limit) {
+    stub_.reset();
+    channel_.reset();
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, SIGTERM);
+    const absl::Time start = absl::Now();
+    int status;
+    while (::waitpid(pid_, &status, WNOHANG) != pid_) {
+      if (absl::Now() - start > limit) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        return -1;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    pid_ = -1;
+    return absl::ToDoubleSeconds(absl::Now() - start);
+  }
+
+  // RLIMIT_FSIZE of the server (0: none); set before Start.
+  rlim_t fsize_limit = 0;
+
   tilec::v1::Tilec::Stub* stub() { return stub_.get(); }
+  std::shared_ptr<grpc::Channel> channel() { return channel_; }
   const std::string& address() const { return address_; }
   int metrics_port() const { return metrics_port_; }
 

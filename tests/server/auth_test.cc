@@ -20,6 +20,19 @@ TEST(TokenAuthTest, ChecksTokensAndRoles) {
   EXPECT_TRUE(absl::IsUnauthenticated((*auth)->Check("Bearer secret-1x", Access::kRead)));
 }
 
+TEST(TokenAuthTest, TheBearerSchemeIsCaseInsensitive) {
+  // RFC 6750 2.1 with RFC 7235 2.1: the auth scheme is case-insensitive.
+  auto auth = TokenAuth::FromText("secret-1\n", "t");
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  for (const char* header : {"Bearer secret-1", "bearer secret-1", "BEARER secret-1",
+                             "bEaReR secret-1", "Bearer  secret-1"}) {
+    EXPECT_TRUE((*auth)->Check(header, Access::kCompile).ok()) << header;
+  }
+  EXPECT_TRUE(absl::IsUnauthenticated((*auth)->Check("Basic secret-1", Access::kRead)));
+  EXPECT_TRUE(absl::IsUnauthenticated((*auth)->Check("Bearersecret-1", Access::kRead)));
+  EXPECT_TRUE(absl::IsUnauthenticated((*auth)->Check("bearer  ", Access::kRead)));
+}
+
 TEST(TokenAuthTest, MalformedFilesNameTheLine) {
   auto bad = TokenAuth::FromText("ok\ntok admin\n", "tokens.txt");
   ASSERT_FALSE(bad.ok());

@@ -4,6 +4,8 @@
 #include "server/compile_core.h"
 
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -117,6 +119,52 @@ TEST(CompileCore, UnboundTileParametersAreBoundPerTargetByItsProfile) {
   for (int i = 0; i < resp->results(1).config_size(); ++i) {
     EXPECT_EQ(top->recommendations(0).config(i).value(), resp->results(1).config(i).value());
   }
+}
+
+TEST(CompileCore, LookupAnswersHitsAndPreparesMissesOnce) {
+  // The lookup the server runs on its request threads: a miss comes back
+  // prepared (parsed and bound, the search done once), and compiling the
+  // prepared request gives what Compile gives; a hit comes back whole.
+  RecordingCompiler compiler;
+  CompileCore core(&compiler, CoreLimits{});
+  std::map<std::string, cache::Artifact> cached;
+  core.SetLookup(
+      [&](const cache::CompileJob& job) -> absl::StatusOr<std::optional<cache::Artifact>> {
+        auto it = cached.find(job.program_hash + job.target);
+        if (it == cached.end()) return std::nullopt;
+        cache::Artifact a = it->second;
+        a.cache_hit = true;
+        return a;
+      });
+  tilec::v1::CompileRequest req;
+  *req.mutable_source() = Gemm(kSizes, kTiles);
+  req.add_targets("sm_80");
+  std::shared_ptr<const CompileCore::Prepared> prepared;
+  auto miss = core.Lookup(req, absl::Now() + absl::Seconds(60), nullptr, &prepared);
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  EXPECT_FALSE(miss->has_value());
+  ASSERT_NE(prepared, nullptr);
+  ASSERT_EQ(prepared->jobs.size(), 1u);
+  EXPECT_FALSE(recommend::HasUnboundTileParams(*prepared->jobs[0].program));
+  EXPECT_TRUE(compiler.jobs().empty());  // a lookup never compiles
+  auto compiled = core.Compile(*prepared);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto direct = core.Compile(req, absl::Now() + absl::Seconds(60), nullptr);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_EQ(compiled->DebugString(), direct->DebugString());
+  const cache::CompileJob& job = prepared->jobs[0];
+  cache::Artifact a;
+  a.bytes = job.program_hash + job.target;
+  cached[job.program_hash + job.target] = a;
+  auto hit = core.Lookup(req, absl::Now() + absl::Seconds(60), nullptr, &prepared);
+  ASSERT_TRUE(hit.ok() && hit->has_value()) << hit.status();
+  EXPECT_TRUE((*hit)->results(0).cache_hit());
+  EXPECT_EQ((*hit)->results(0).digest(), direct->results(0).digest());
+  // The request's own errors come back from the lookup.
+  tilec::v1::CompileRequest bad = req;
+  bad.clear_targets();
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      core.Lookup(bad, absl::InfiniteFuture(), nullptr, &prepared).status()));
 }
 
 TEST(CompileCore, ProfileOverrideMustMatchTheTarget) {

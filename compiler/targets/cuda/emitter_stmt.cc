@@ -8,7 +8,8 @@
 // read or written since then, it places `tl::syncthreads()` (after retiring
 // pending cp.async groups). A loop's body starts from the state on entry
 // joined with everything the body itself touches (a previous iteration may
-// have left it), so loop-carried hazards get their barrier too. Barriers are
+// have left it), the scratch areas included when an operator in the body
+// uses them, so loop-carried hazards get their barrier too. Barriers are
 // only placed in block-uniform code: never inside a per-thread slot loop.
 #include "absl/strings/str_cat.h"
 #include "compiler/inference/index_expr.h"
@@ -112,6 +113,28 @@ bool HasAsyncCopy(const ir::Stmt& s) {
             c->dst.buffer->scope == ir::Scope::kShared) {
           found = true;
         }
+      }
+      IRVisitor::Visit(s);
+    }
+  } v;
+  v.Visit(s);
+  return v.found;
+}
+
+// Whether a statement may use the operators' scratch area: reductions,
+// prefix sums and exchanges between fragments do (emitter_reduce.cc,
+// emitter_copy.cc). Which of the two areas each takes is decided as it is
+// emitted, so a loop whose body uses scratch has touched both by the time an
+// iteration begins again.
+bool UsesScratch(const ir::Stmt& s) {
+  struct V : ir::IRVisitor {
+    bool found = false;
+    void Visit(const ir::Stmt& s) override {
+      if (!s || found) return;
+      if (s->kind == ir::StmtKind::kReduce || s->kind == ir::StmtKind::kCumsum) found = true;
+      if (const auto* c = s->as<ir::CopyNode>()) {
+        found = c->src.buffer->scope == ir::Scope::kFragment &&
+                c->dst.buffer->scope == ir::Scope::kFragment;
       }
       IRVisitor::Visit(s);
     }
@@ -347,6 +370,12 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
       std::string header = LoopHeader(*this, f, name);
       if (block_level) {
         Access2 body = SharedAccesses(f->body);
+        if (UsesScratch(f->body)) {
+          for (int area : {0, 1}) {
+            body.reads.insert(ScratchKey(area));
+            body.writes.insert(ScratchKey(area));
+          }
+        }
         auto written0 = written_, read0 = read_;
         AfterShared(body);  // what a previous iteration may have left
         const bool async = pipelined && target_.info.supports_cp_async && HasAsyncCopy(f->body);

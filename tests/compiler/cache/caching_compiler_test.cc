@@ -8,8 +8,9 @@
 
 #include "compiler/cache/digest.h"
 #include "gtest/gtest.h"
-#include "tests/testing/temp_dir.h"
+#include "tests/compiler/cache/file_size_limit.h"
 #include "tests/compiler/cache/test_compiler.h"
+#include "tests/testing/temp_dir.h"
 
 namespace tilec::cache {
 namespace {
@@ -79,6 +80,53 @@ TEST(CachingCompilerTest, ErrorsAreNotCached) {
   EXPECT_TRUE(absl::IsInvalidArgument(cc.Compile(TestJob("p")).status()));
   EXPECT_EQ(counter->calls.load(), 2);
   EXPECT_EQ((*store)->Stats().entries, 0);
+}
+
+TEST(CachingCompilerTest, ACompileTheFullDiskCannotStoreStillReturnsItsBytes) {
+  // 64 KB artifacts under an 8 KB file-size limit: the store cannot write
+  // the blob. The compile still succeeds with its bytes, says why it was not
+  // stored, and counts the store error.
+  std::string dir = TempDir();
+  int code = RunWithFileSizeLimit(8 << 10, [&] {
+    auto store = DiskStore::Open(dir, 1 << 20);
+    if (!store.ok()) return 10;
+    auto inner = std::make_unique<HashingCompiler>();
+    inner->blocks = 1024;
+    CachingCompiler cc(std::move(inner), store->get(), Tools());
+    auto a = cc.Compile(TestJob(Sha256Hex("p")));
+    if (!a.ok()) return 11;
+    if (a->bytes.size() != 64u << 10) return 12;
+    if (a->store_error.find("could not store") == std::string::npos ||
+        a->store_error.find(dir) == std::string::npos ||
+        a->store_error.find("File too large") == std::string::npos) {
+      return 13;
+    }
+    if (cc.store_errors() != 1) return 14;
+    auto again = cc.Compile(TestJob(Sha256Hex("p")));  // not stored: compiled again
+    if (!again.ok() || again->cache_hit || again->bytes != a->bytes) return 15;
+    return 0;
+  });
+  EXPECT_EQ(code, 0);
+}
+
+TEST(CachingCompilerTest, LookupAnswersHitsWithoutCompiling) {
+  auto store = DiskStore::Open(TempDir(), 1 << 20);
+  ASSERT_TRUE(store.ok());
+  auto inner = std::make_unique<HashingCompiler>();
+  HashingCompiler* counter = inner.get();
+  CachingCompiler cc(std::move(inner), store->get(), Tools());
+  auto miss = cc.Lookup(TestJob(Sha256Hex("p")));
+  ASSERT_TRUE(miss.ok());
+  EXPECT_FALSE(miss->has_value());
+  EXPECT_EQ(counter->calls.load(), 0);
+  auto compiled = cc.Compile(TestJob(Sha256Hex("p")));
+  ASSERT_TRUE(compiled.ok());
+  EXPECT_TRUE(compiled->store_error.empty());
+  auto hit = cc.Lookup(TestJob(Sha256Hex("p")));
+  ASSERT_TRUE(hit.ok() && hit->has_value());
+  EXPECT_TRUE((*hit)->cache_hit);
+  EXPECT_EQ((*hit)->bytes, compiled->bytes);
+  EXPECT_EQ(counter->calls.load(), 1);
 }
 
 }  // namespace

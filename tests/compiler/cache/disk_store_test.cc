@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/digest.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/cache/file_size_limit.h"
 #include "tests/testing/temp_dir.h"
 
 namespace tilec::cache {
@@ -187,6 +188,57 @@ TEST_F(DiskStoreTest, TwoStoresOnOneDirectoryConcurrently) {
   }
   EXPECT_EQ((*a)->Stats().corrupt + (*b)->Stats().corrupt, 0);
   EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/tmp"));
+}
+
+TEST_F(DiskStoreTest, AFullDiskLeavesNoOrphanBlob) {
+  // The blob (1 KB) fits under the 16 KB file-size limit, its entry (64 KB of
+  // metadata) does not: Put fails with RESOURCE_EXHAUSTED naming the errno,
+  // and the blob it wrote is removed, not orphaned.
+  std::string key = Sha256Hex("k"), bytes = RandomBytes(rng_, 1000);
+  std::string metadata = absl::StrCat("{\"pad\":\"", std::string(64 << 10, 'x'), "\"}");
+  int code = RunWithFileSizeLimit(16 << 10, [&] {
+    auto store = DiskStore::Open(dir_, 1 << 20, &clock_);
+    if (!store.ok()) return 10;
+    auto put = (*store)->Put(key, "", bytes, metadata);
+    if (put.ok()) return 11;
+    if (!absl::IsResourceExhausted(put.status())) return 12;
+    if (put.status().message().find("File too large") == std::string::npos) return 13;
+    return 0;
+  });
+  EXPECT_EQ(code, 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/blobs"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/keys"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/tmp"));
+}
+
+TEST_F(DiskStoreTest, UnreferencedBlobsAreSwept) {
+  // A blob whose entry was never written (a writer killed between the two
+  // renames) is swept when the store opens; referenced blobs stay.
+  std::string kept_key = Sha256Hex("kept"), kept = RandomBytes(rng_, 400);
+  std::string orphan = RandomBytes(rng_, 700);
+  {
+    auto store = DiskStore::Open(dir_, 1 << 20, &clock_);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Put(kept_key, "", kept, "{}").ok());
+  }
+  std::ofstream(dir_ + "/blobs/" + Sha256Hex(orphan), std::ios::binary) << orphan;
+  auto store = DiskStore::Open(dir_, 1 << 20, &clock_);
+  ASSERT_TRUE(store.ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/blobs/" + Sha256Hex(orphan)));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/blobs/" + Sha256Hex(kept)));
+  EXPECT_EQ((*store)->Stats().orphans_swept, 1);
+  auto hit = (*store)->Get(kept_key);
+  ASSERT_TRUE(hit.ok() && hit->has_value());
+  EXPECT_EQ((*hit)->bytes, kept);
+}
+
+TEST_F(DiskStoreTest, AHugeDigestIsNotEchoedBack) {
+  auto store = DiskStore::Open(dir_, 1 << 20, &clock_);
+  ASSERT_TRUE(store.ok());
+  auto blob = (*store)->GetBlob(std::string(1 << 20, 'a'));
+  EXPECT_TRUE(absl::IsInvalidArgument(blob.status()));
+  EXPECT_LT(blob.status().message().size(), 200u) << blob.status().message().size();
+  EXPECT_NE(blob.status().message().find("1048576 characters"), std::string::npos);
 }
 
 TEST_F(DiskStoreTest, RejectsBadBudgetAndKeys) {

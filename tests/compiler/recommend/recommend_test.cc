@@ -1,9 +1,12 @@
 #include "compiler/recommend/recommend.h"
 
+#include <atomic>
 #include <cstdio>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "compiler/recommend/bind.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/recommend/recommend_test_util.h"
@@ -251,6 +254,89 @@ TEST_P(ExampleTest, RecommendsValidConfigs) {
     EXPECT_FALSE(r.reason.empty());
     EXPECT_GT(r.predicted_us, kLaunchOverheadUs);
   }
+}
+
+// ---------------------------------------------------------------------------
+// Bounds: a hostile request cannot make the search unbounded in time or
+// memory.
+
+// The GEMM with `count` declared candidates for each of its five tile
+// parameters (whole warps for threads, multiples of 16 for sizes).
+ir::Program GemmWithCandidates(int64_t count) {
+  ir::Program p = Gemm();
+  for (ir::TileParam& tp : p.tile_params) {
+    if (tp.value || !tp.var) continue;
+    const int64_t step = tp.var->name == "threads" ? 32 : tp.var->name == "num_stages" ? 1 : 16;
+    tp.candidates.clear();
+    for (int64_t i = 1; i <= count; ++i) tp.candidates.push_back(i * step);
+  }
+  return p;
+}
+
+TEST(RecommendTest, ASpaceOverTheLimitIsRefusedAtOnceNamingEachCount) {
+  // 400^5 = 1.0e13 configs: refused before any is enumerated. (Before the
+  // limit, this ran until the deadline, storing every config.)
+  RecommendOptions options;
+  options.deadline = absl::Now() + absl::Seconds(5);
+  const absl::Time start = absl::Now();
+  auto report = RecommendWithReport(GemmWithCandidates(400), Profile("h100"), options);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  ASSERT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument) << report.status();
+  for (const char* name :
+       {"block_M 400", "block_N 400", "block_K 400", "threads 400", "num_stages 400", "1048576"}) {
+    EXPECT_TRUE(absl::StrContains(report.status().message(), name)) << report.status();
+  }
+}
+
+TEST(RecommendTest, TheSpaceSizeCheckDoesNotOverflow) {
+  // 400^8 overflows int64; the check must still refuse it.
+  SearchSpace space;
+  for (int i = 0; i < 8; ++i) {
+    SearchedParam p;
+    p.name = absl::StrCat("p", i);
+    for (int64_t v = 1; v <= 400; ++v) p.values.push_back(v);
+    space.searched.push_back(p);
+  }
+  absl::Status st = space.CheckSize(kMaxSearchConfigs);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "p7 400")) << st;
+  space.searched.resize(2);
+  EXPECT_TRUE(space.CheckSize(kMaxSearchConfigs).ok());
+  EXPECT_EQ(space.Size(), 160000);
+}
+
+TEST(RecommendTest, ACancelledSearchStops) {
+  // 16^5 = 1048576 configs: within the limit, seconds of work.
+  std::atomic<bool> cancel{false};
+  RecommendOptions options;
+  options.cancelled = [&] { return cancel.load(); };
+  std::thread canceller([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    cancel.store(true);
+  });
+  const absl::Time start = absl::Now();
+  auto report = RecommendWithReport(GemmWithCandidates(16), Profile("h100"), options);
+  const absl::Duration took = absl::Now() - start;
+  canceller.join();
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kCancelled) << report.status();
+  EXPECT_LT(took, absl::Seconds(1));
+}
+
+TEST(RecommendTest, StreamingWithFewKeptCandidatesGivesTheSameRanking) {
+  // Three kept candidates force many passes over the space; the result is
+  // that of one full sort.
+  ir::Program program = Gemm();
+  RecommendOptions all;
+  all.top_k = 8;
+  RecommendOptions few = all;
+  few.kept_candidates = 3;
+  auto a = RecommendWithReport(program, Profile("h100"), all);
+  auto b = RecommendWithReport(program, Profile("h100"), few);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  ASSERT_EQ(a->recommendations.size(), 8u);
+  ExpectSame(a->recommendations, b->recommendations);
+  EXPECT_EQ(a->over_limits, b->over_limits);
+  EXPECT_EQ(a->lowered, b->lowered);
 }
 
 const ExampleSpec kExamples[] = {

@@ -155,11 +155,35 @@ TL_HOST_INLINE auto value(const A& a) {
 
 }  // namespace host
 
+// An element read through a checked pointer is a CheckedRef; the arithmetic
+// and math functions take its value, as they take the element read through a
+// raw pointer. Each overload takes CheckedRef<T> by value, a pattern more
+// specialized than the generic `T f(T)` / `T f(T, T)` templates of arith.h and
+// math.h, so overload resolution picks it unambiguously (a `const A&` with a
+// constraint would tie with them; two elements of one type need the
+// (CheckedRef<T>, CheckedRef<T>) form to beat `T f(T, T)`). The value then meets the same overloads,
+// and the same static assertions, as on the GPU.
+#define TL_HOST_BY_VALUE1(name)                            \
+  template <typename T>                                    \
+  TL_HOST_INLINE auto name(host::CheckedRef<T> a) {        \
+    return name(a.load());                                 \
+  }
 #define TL_HOST_BY_VALUE2(name)                                              \
-  template <typename A, typename B>                                          \
-    requires(host::Ref<A> || host::Ref<B>)                                   \
-  TL_HOST_INLINE auto name(const A& a, const B& b) {                         \
-    return name(host::value(a), host::value(b));                            \
+  template <typename T, typename B>                                          \
+  TL_HOST_INLINE auto name(host::CheckedRef<T> a, const B& b) {              \
+    return name(a.load(), host::value(b));                                   \
+  }                                                                          \
+  template <typename A, typename T>                                          \
+  TL_HOST_INLINE auto name(const A& a, host::CheckedRef<T> b) {              \
+    return name(host::value(a), b.load());                                   \
+  }                                                                          \
+  template <typename T, typename U>                                          \
+  TL_HOST_INLINE auto name(host::CheckedRef<T> a, host::CheckedRef<U> b) {   \
+    return name(a.load(), b.load());                                         \
+  }                                                                          \
+  template <typename T>                                                      \
+  TL_HOST_INLINE auto name(host::CheckedRef<T> a, host::CheckedRef<T> b) {   \
+    return name(a.load(), b.load());                                         \
   }
 
 TL_HOST_BY_VALUE2(floordiv)
@@ -167,14 +191,28 @@ TL_HOST_BY_VALUE2(floormod)
 TL_HOST_BY_VALUE2(ceildiv)
 TL_HOST_BY_VALUE2(imin)
 TL_HOST_BY_VALUE2(imax)
+TL_HOST_BY_VALUE2(pow)
+TL_HOST_BY_VALUE2(fmax)
+TL_HOST_BY_VALUE2(fmin)
+TL_HOST_BY_VALUE1(iabs)
+TL_HOST_BY_VALUE1(exp)
+TL_HOST_BY_VALUE1(exp2)
+TL_HOST_BY_VALUE1(log)
+TL_HOST_BY_VALUE1(log2)
+TL_HOST_BY_VALUE1(sqrt)
+TL_HOST_BY_VALUE1(rsqrt)
+TL_HOST_BY_VALUE1(tanh)
+TL_HOST_BY_VALUE1(sigmoid)
+TL_HOST_BY_VALUE1(sin)
+TL_HOST_BY_VALUE1(cos)
+TL_HOST_BY_VALUE1(erf)
+TL_HOST_BY_VALUE1(floor)
+TL_HOST_BY_VALUE1(ceil)
+TL_HOST_BY_VALUE1(round)
+TL_HOST_BY_VALUE1(fabs)
 
+#undef TL_HOST_BY_VALUE1
 #undef TL_HOST_BY_VALUE2
-
-template <typename A>
-  requires host::Ref<A>
-TL_HOST_INLINE auto iabs(const A& a) {
-  return iabs(a.load());
-}
 
 }  // namespace tl
 

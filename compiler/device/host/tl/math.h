@@ -9,8 +9,7 @@
 // fmax/fmin ignore a NaN operand, as CUDA's do. Exactly rounded operations
 // (sqrt, floor, ceil, round, fabs, fmax, fmin) match the GPU bit for bit; the
 // transcendental functions may differ from CUDA's in the last ulp. rsqrt is
-// 1 / sqrt(x) rounded twice. An element read through a checked pointer
-// counts as its value; other argument types fail with the CUDA twin's
+// 1 / sqrt(x) rounded twice. Other argument types fail with the CUDA twin's
 // message.
 #ifndef TILEC_DEVICE_HOST_TL_MATH_H_
 #define TILEC_DEVICE_HOST_TL_MATH_H_
@@ -22,53 +21,25 @@
 
 namespace tl {
 
-// An element read through a checked pointer (buffer.h) is a CheckedRef; the
-// math functions take its value, as they take the element on a raw pointer.
-namespace host {
-template <typename T>
-class CheckedRef;
-}  // namespace host
-template <typename T>
-inline constexpr bool kIsCheckedRef = false;
-template <typename T>
-inline constexpr bool kIsCheckedRef<host::CheckedRef<T>> = true;
-
-template <typename T>
-inline decltype(auto) value_of(const T& x) {
-  if constexpr (kIsCheckedRef<T>) {
-    return x.load();
-  } else {
-    return (x);
-  }
-}
-
-#define TL_HOST_MATH_UNARY(name, expr_f, expr_d)                                                \
-  inline float name(float x) { return expr_f; }                                                 \
-  inline double name(double x) { return expr_d; }                                               \
-  template <typename T>                                                                         \
-  inline auto name(T x) {                                                                       \
-    if constexpr (kIsCheckedRef<T>) {                                                           \
-      return name(x.load());                                                                    \
-    } else {                                                                                    \
-      static_assert(sizeof(T) == 0,                                                             \
-                    "tl::" #name " takes float or double; convert the argument with float(x)"); \
-      return x;                                                                                 \
-    }                                                                                           \
+#define TL_HOST_MATH_UNARY(name, expr_f, expr_d)                                              \
+  inline float name(float x) { return expr_f; }                                               \
+  inline double name(double x) { return expr_d; }                                             \
+  template <typename T>                                                                       \
+  inline T name(T x) {                                                                        \
+    static_assert(sizeof(T) == 0,                                                             \
+                  "tl::" #name " takes float or double; convert the argument with float(x)"); \
+    return x;                                                                                 \
   }
 
-#define TL_HOST_MATH_BINARY(name, fn)                                                          \
-  inline float name(float x, float y) { return std::fn(x, y); }                                \
-  inline double name(double x, double y) { return std::fn(x, y); }                             \
-  template <typename T, typename U>                                                            \
-  inline auto name(T x, U y) {                                                                 \
-    if constexpr (kIsCheckedRef<T> || kIsCheckedRef<U>) {                                      \
-      return name(value_of(x), value_of(y));                                                   \
-    } else {                                                                                   \
-      static_assert(sizeof(T) == 0, "tl::" #name                                               \
-                                    " takes two floats or two doubles; convert the arguments " \
-                                    "with float(x)");                                          \
-      return x;                                                                                \
-    }                                                                                          \
+#define TL_HOST_MATH_BINARY(name, fn)                                                             \
+  inline float name(float x, float y) { return std::fn(x, y); }                                   \
+  inline double name(double x, double y) { return std::fn(x, y); }                                \
+  template <typename T, typename U>                                                               \
+  inline T name(T x, U y) {                                                                       \
+    static_assert(sizeof(T) == 0, "tl::" #name                                                    \
+                                  " takes two floats or two doubles; convert the arguments with " \
+                                  "float(x)");                                                    \
+    return x;                                                                                     \
   }
 
 TL_HOST_MATH_UNARY(exp, std::exp(x), std::exp(x))

@@ -3,7 +3,8 @@
 // another: inference stages the stores through shared memory
 // (compiler/inference/fragment_staging.h), and the emitted code must match the
 // interpreter on the emulator for sm_80 and sm_90a, ragged shapes included.
-// Also math calls on elements read straight from global tensors. Set
+// Also math calls on elements read straight from global and shared buffers,
+// and defects the differential tests (tests/difftest) found. Set
 // TILEC_TEST_SEED to reproduce a run; TILEC_DUMP_CUDA=1 prints the source.
 #include <map>
 #include <string>
@@ -136,6 +137,49 @@ def rowmax_exp(M, N, dtype="float32"):
     return main
 )";
 
+// Math and integer helpers straight on elements of global and shared
+// buffers, both arguments elements or one of them a value.
+constexpr char kElementMath[] = R"(
+import tilelang.language as T
+
+def element_math(M, N):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), I: T.Tensor((M, N), "int32"),
+             Y: T.Tensor((M, N), "float32"), Z: T.Tensor((M, N), "int32")):
+        with T.Kernel(M, threads=32) as bx:
+            S = T.alloc_shared((N,), "float32")
+            SI = T.alloc_shared((N,), "int32")
+            T.copy(X[bx, 0:N], S)
+            T.copy(I[bx, 0:N], SI)
+            for j in T.Parallel(N):
+                Y[bx, j] = T.max(T.exp(S[j] * 0.1), X[bx, j]) + T.abs(S[j]) + T.min(X[bx, j], S[j])
+                Z[bx, j] = T.abs(SI[j]) + T.max(I[bx, j], SI[j]) + T.min(I[bx, j], 3) + I[bx, j] // 7
+    return main
+)";
+
+// A cross-warp reduction inside a serial loop: its scratch is read at the end
+// of one iteration and written again in the next, which needs a barrier
+// (found by the differential tests, generator seed 1000461).
+constexpr char kReduceInLoop[] = R"(
+import tilelang.language as T
+
+def reduce_in_loop(M, N, bm, bn):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "int32"), Y: T.Tensor((M * N,), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=128) as bx:
+            F0 = T.alloc_fragment((bn, bm), "int32")
+            F1 = T.alloc_fragment((bm,), "int32")
+            for ko in T.serial(T.ceildiv(N, bn)):
+                for i, j in T.Parallel(bn, bm):
+                    F0[i, j] = T.if_then_else((bx * bm + j < M) and (ko * bn + i < N),
+                                              A[bx * bm + j, ko * bn + i], 0)
+                T.reduce_min(F0, F1, dim=0)
+                for i, j in T.Parallel(bm, bn):
+                    if (bx * bm + i < M) and (ko * bn + j < N):
+                        Y[(bx * bm + i) * N + ko * bn + j] = T.cast(F1[i], "float32")
+    return main
+)";
+
 struct Case {
   const char* name;
   const char* text;
@@ -178,6 +222,9 @@ const Case kCases[] = {
      "flat_read",
      {{"M", "72"}, {"N", "40"}, {"K", "24"}, {"bm", "32"}, {"bn", "32"}, {"bk", "16"}}},
     {"partial_store", kPartialStore, "partial_store", {{"M", "37"}, {"N", "12"}, {"bm", "8"}}},
+    {"element_math", kElementMath, "element_math", {{"M", "5"}, {"N", "40"}}},
+    {"reduce_in_loop", kReduceInLoop, "reduce_in_loop",
+     {{"M", "44"}, {"N", "154"}, {"bm", "16"}, {"bn", "8"}}},
     {"rowmax_exp", kRowmaxExp, "rowmax_exp", {{"M", "33"}, {"N", "70"}}},
 };
 
