@@ -19,6 +19,13 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
   host_options.source_name = program.name + ".cu";
   absl::StatusOr<HostModule> module = CompileHost(src.code, host_options);
   if (!module.ok()) return module.status();
+  return EmulateProgram(program, src, *module, args, dim_values, std::move(options));
+}
+
+absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& src,
+                            const HostModule& module, std::vector<interp::Tensor>& args,
+                            const std::map<std::string, int64_t>& dim_values,
+                            LaunchOptions options) {
   std::map<const ir::VarNode*, int64_t> dims;
   for (const ir::Var& d : program.dyn_dims) {
     if (!dim_values.count(d->name)) return absl::InvalidArgumentError("no size for dynamic dim " + d->name);
@@ -86,7 +93,7 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
       *axes[i] = static_cast<uint32_t>(*g);
     }
     Dim3 block{static_cast<uint32_t>(k.threads), 1, 1};
-    if (absl::Status st = Launch(*module, k.name, grid, block, k.smem_bytes, ptrs, options);
+    if (absl::Status st = Launch(module, k.name, grid, block, k.smem_bytes, ptrs, options);
         !st.ok()) {
       return st;
     }

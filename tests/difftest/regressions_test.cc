@@ -1,0 +1,52 @@
+// Every reduced reproducer under tests/difftest/regressions runs on its
+// target and must not fail any more. A file whose status line is "open"
+// records a bug not fixed yet: it is reported as skipped, with its outcome,
+// until the fix lands and the line says "fixed".
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "tests/difftest/reducer.h"
+
+namespace tilec::difftest {
+namespace {
+
+std::vector<std::string> Files() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(TILEC_REGRESSIONS_DIR)) {
+    if (e.path().extension() == ".py") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class RegressionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RegressionTest, NoLongerFails) {
+  std::ifstream in(GetParam());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Regression reg;
+  ASSERT_TRUE(ParseRegression(ss.str(), &reg)) << GetParam();
+  if (reg.status == "open") GTEST_SKIP() << "open bug: " << reg.outcome << " on " << reg.target;
+  RunnerOptions o;
+  o.only = {reg.target};
+  CaseResult r = RunIsolated(reg.c, o);
+  ASSERT_EQ(r.targets.size(), 1u);
+  EXPECT_FALSE(IsBug(r.targets[0].outcome))
+      << OutcomeName(r.targets[0].outcome) << ": " << r.targets[0].detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, RegressionTest, ::testing::ValuesIn(Files()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = std::filesystem::path(info.param).stem().string();
+                           for (char& ch : n) {
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return n;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RegressionTest);
+
+}  // namespace
+}  // namespace tilec::difftest
