@@ -3,8 +3,10 @@
 //   tilec-difftest run --n N --seed S [--jobs J] [--targets sm_80,sm_90a]
 //                      [--no-metamorphic] [--fail-on-bug] [--reduce DIR]
 //                      [--max-reduce K] [--features] [--verbose]
+//                      [--avoid-open-bugs]  (GeneratorOptions::avoid_open_bugs)
 //   tilec-difftest show --seed S      the program of seed S, its dims and features
 //   tilec-difftest check FILE.py      re-runs a regression file written by --reduce
+//   tilec-difftest emit ARCH --seed S the CUDA source emitted for seed S's program
 //
 // `run` checks the programs of seeds S .. S+N-1 (each in its own child
 // process) on J processes and prints programs per second, the count per
@@ -42,6 +44,7 @@ struct Flags {
   uint64_t seed = 1;
   int jobs = 2;
   RunnerOptions runner;
+  GeneratorOptions gen;
   bool fail_on_bug = false;
   std::string reduce_dir;
   int max_reduce = 5;
@@ -55,9 +58,10 @@ int Usage(const std::string& why) {
                "tilec-difftest: %s\n"
                "usage: tilec-difftest run --n N --seed S [--jobs J] [--targets a,b] "
                "[--no-metamorphic] [--fail-on-bug] [--reduce DIR] [--max-reduce K] "
-               "[--features] [--verbose]\n"
+               "[--features] [--verbose] [--avoid-open-bugs]\n"
                "       tilec-difftest show --seed S\n"
-               "       tilec-difftest check FILE.py\n",
+               "       tilec-difftest check FILE.py\n"
+               "       tilec-difftest emit sm_80|sm_90a --seed S\n",
                why.c_str());
   return 2;
 }
@@ -81,7 +85,7 @@ struct Row {
 void Shard(const Flags& f, int shard, int fd) {
   for (int64_t i = shard; i < f.n; i += f.jobs) {
     uint64_t seed = f.seed + static_cast<uint64_t>(i);
-    Program p = Generate(seed);
+    Program p = Generate(seed, f.gen);
     CaseResult res = RunIsolated(CaseOf(p), f.runner);
     std::string lines;
     for (const TargetResult& t : res.targets) {
@@ -185,8 +189,8 @@ int Run(const Flags& f) {
     if (row.r.outcome == Outcome::kInvalid) ++invalid[row.r.category];
     if (IsBug(row.r.outcome)) bugs.push_back(&row);
   }
-  std::printf("difftest: %zu programs (seeds %llu..%llu), targets %s%s, %d jobs\n",
-              programs.size(), static_cast<unsigned long long>(f.seed),
+  std::printf("difftest: %zu programs (seeds %llu..%llu), targets %s%s, %d jobs\n", programs.size(),
+              static_cast<unsigned long long>(f.seed),
               static_cast<unsigned long long>(f.seed + f.n - 1),
               absl::StrJoin(f.runner.targets, ",").c_str(),
               f.runner.metamorphic ? " + metamorphic variant" : "", f.jobs);
@@ -195,8 +199,8 @@ int Run(const Flags& f) {
   std::printf("families:");
   for (const auto& [k, v] : families) std::printf(" %s %lld", k.c_str(), static_cast<long long>(v));
   std::printf("\noutcomes (program x target runs, %zu):\n", rows.size());
-  for (Outcome o : {Outcome::kMatch, Outcome::kRefused, Outcome::kMismatch,
-                    Outcome::kInternalError, Outcome::kCrash, Outcome::kHang, Outcome::kInvalid}) {
+  for (Outcome o : {Outcome::kMatch, Outcome::kRefused, Outcome::kMismatch, Outcome::kInternalError,
+                    Outcome::kCrash, Outcome::kHang, Outcome::kInvalid}) {
     std::printf("  %-16s %lld\n", OutcomeName(o), static_cast<long long>(counts[o]));
   }
   auto histogram = [](const char* title, const std::map<std::string, int64_t>& m) {
@@ -205,7 +209,8 @@ int Run(const Flags& f) {
     for (const auto& [k, c] : m) v.push_back({-c, k});
     std::sort(v.begin(), v.end());
     std::printf("%s:\n", title);
-    for (const auto& [c, k] : v) std::printf("  %6lld  %s\n", static_cast<long long>(-c), k.c_str());
+    for (const auto& [c, k] : v)
+      std::printf("  %6lld  %s\n", static_cast<long long>(-c), k.c_str());
   };
   histogram("refusal histogram", refusals);
   histogram("invalid programs (generator)", invalid);
@@ -226,7 +231,7 @@ int Run(const Flags& f) {
       if (done.contains(key) || reduced >= f.max_reduce) continue;
       done.insert(key);
       ++reduced;
-      Program p = Generate(b->seed);
+      Program p = Generate(b->seed, f.gen);
       Reduced r = Reduce(p, b->r, SameFailure(b->r.target, b->r.outcome, f.runner), 120);
       std::string target = b->r.target;
       for (char& ch : target) {
@@ -243,14 +248,25 @@ int Run(const Flags& f) {
 }
 
 int Show(const Flags& f) {
-  Program p = Generate(f.seed);
+  Program p = Generate(f.seed, f.gen);
   std::printf("%s", p.Render().c_str());
   std::printf("# family: %s\n# features: %s\n", p.family.c_str(),
               absl::StrJoin(p.features, ", ").c_str());
-  for (const auto& [k, v] : p.DynamicDims()) std::printf("# dynamic dim %s = %lld\n", k.c_str(), static_cast<long long>(v));
+  for (const auto& [k, v] : p.DynamicDims())
+    std::printf("# dynamic dim %s = %lld\n", k.c_str(), static_cast<long long>(v));
   Case c = CaseOf(p);
   std::printf("# tolerance dtype %s, accumulation depth %lld\n", c.tolerance_dtype.c_str(),
               static_cast<long long>(c.accum_depth));
+  return 0;
+}
+
+int Emit(const Flags& f) {
+  absl::StatusOr<std::string> code = EmitSource(CaseOf(Generate(f.seed, f.gen)), f.file);
+  if (!code.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(code.status().message()).c_str());
+    return 1;
+  }
+  std::printf("%s", code->c_str());
   return 0;
 }
 
@@ -300,6 +316,8 @@ int main(int argc, char** argv) {
       f.reduce_dir = value();
     } else if (a == "--max-reduce") {
       if (!absl::SimpleAtoi(value(), &f.max_reduce)) return Usage("--max-reduce expects a count");
+    } else if (a == "--avoid-open-bugs") {
+      f.gen.avoid_open_bugs = true;
     } else if (a == "--host-opt") {
       f.runner.host_opt_level = value();
     } else if (a == "--host-debug-info") {
@@ -308,7 +326,7 @@ int main(int argc, char** argv) {
       f.features = true;
     } else if (a == "--verbose") {
       f.verbose = true;
-    } else if (f.command == "check" && f.file.empty() && a[0] != '-') {
+    } else if ((f.command == "check" || f.command == "emit") && f.file.empty() && a[0] != '-') {
       f.file = a;
     } else {
       return Usage("unknown argument " + a);
@@ -317,5 +335,6 @@ int main(int argc, char** argv) {
   if (f.command == "run") return Run(f);
   if (f.command == "show") return Show(f);
   if (f.command == "check") return Check(f);
+  if (f.command == "emit") return Emit(f);
   return Usage("unknown command " + f.command);
 }

@@ -57,12 +57,30 @@ TEST(GeneratorTest, CoversTheFeatureSpace) {
     if (const Param* t = p.FindParam("threads")) threads.insert(t->value);
   }
   EXPECT_EQ(families, (std::set<std::string>{"gemm", "local", "tile"}));
-  for (const char* f :
-       {"grid_1d", "grid_2d", "grid_3d", "dynamic_dim", "copy_head_address", "copy_slice",
-        "copy_partial_offset", "parallel_reshape", "global_read_in_parallel", "math", "cast",
-        "select", "reduce_sum_clear", "reduce_max_accumulate", "gemm_rs", "gemm_policy_FullRow",
-        "pipelined_0_stages", "pipelined_4_stages", "atomic_add", "store_transposed",
-        "store_flattened", "transposed_input", "int_mod", "float_to_int_cast"}) {
+  for (const char* f : {"grid_1d",
+                        "grid_2d",
+                        "grid_3d",
+                        "dynamic_dim",
+                        "copy_head_address",
+                        "copy_slice",
+                        "copy_partial_offset",
+                        "parallel_reshape",
+                        "global_read_in_parallel",
+                        "math",
+                        "cast",
+                        "select",
+                        "reduce_sum_clear",
+                        "reduce_max_accumulate",
+                        "gemm_rs",
+                        "gemm_policy_FullRow",
+                        "pipelined_0_stages",
+                        "pipelined_4_stages",
+                        "atomic_add",
+                        "store_transposed",
+                        "store_flattened",
+                        "transposed_input",
+                        "int_mod",
+                        "float_to_int_cast"}) {
     EXPECT_TRUE(features.contains(f)) << "no program used " << f;
   }
   EXPECT_TRUE(threads.contains(32));

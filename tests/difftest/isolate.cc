@@ -67,7 +67,8 @@ CaseResult RunIsolated(const Case& c, const RunnerOptions& options) {
       timed_out = true;
       break;
     }
-    int ms = static_cast<int>(std::chrono::duration<double, std::milli>(deadline - now).count()) + 1;
+    int ms =
+        static_cast<int>(std::chrono::duration<double, std::milli>(deadline - now).count()) + 1;
     pollfd p{fds[0], POLLIN, 0};
     int ready = poll(&p, 1, ms);
     if (ready < 0) continue;
@@ -113,8 +114,8 @@ CaseResult RunIsolated(const Case& c, const RunnerOptions& options) {
       r.detail = absl::StrCat("the case ran past ", options.child_time_limit_s, " s in ", stage);
     } else if (WIFSIGNALED(status)) {
       r.outcome = Outcome::kCrash;
-      r.category = absl::StrCat("signal ", WTERMSIG(status), " during ",
-                                stage == n ? "target" : stage);
+      r.category =
+          absl::StrCat("signal ", WTERMSIG(status), " during ", stage == n ? "target" : stage);
       r.detail = absl::StrCat("the process died of signal ", WTERMSIG(status), " in ", stage);
     } else {
       r.outcome = Outcome::kInternalError;
@@ -123,8 +124,7 @@ CaseResult RunIsolated(const Case& c, const RunnerOptions& options) {
     }
     result.targets.push_back(r);
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

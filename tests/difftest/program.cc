@@ -177,8 +177,7 @@ StmtPtr CloneStmt(const StmtPtr& s) {
 std::string Render(const Expr& e) {
   switch (e.kind) {
     case Expr::Kind::kConst:
-    case Expr::Kind::kLoad:
-      return e.text;
+    case Expr::Kind::kLoad: return e.text;
     case Expr::Kind::kUnary:
       return absl::StrCat("T.", e.text, "(", Operand(*e.args[0], e.dtype, false), ")");
     case Expr::Kind::kBinary: {
@@ -190,11 +189,11 @@ std::string Render(const Expr& e) {
       bool b_typed = b.dtype == e.dtype && b.kind != Expr::Kind::kConst;
       std::string x = Operand(a, e.dtype, b_typed);
       std::string y = Operand(b, e.dtype, a_typed);
-      if (e.text == "max" || e.text == "min") return absl::StrCat("T.", e.text, "(", x, ", ", y, ")");
+      if (e.text == "max" || e.text == "min")
+        return absl::StrCat("T.", e.text, "(", x, ", ", y, ")");
       return absl::StrCat("(", x, " ", e.text, " ", y, ")");
     }
-    case Expr::Kind::kCast:
-      return CastText(Render(*e.args[0]), e.dtype);
+    case Expr::Kind::kCast: return CastText(Render(*e.args[0]), e.dtype);
     case Expr::Kind::kSelect:
       return absl::StrCat("T.if_then_else(", e.cond, ", ", Operand(*e.args[0], e.dtype, false),
                           ", ", Operand(*e.args[1], e.dtype, false), ")");
@@ -238,8 +237,9 @@ std::string Program::Render() const {
     args.push_back(absl::StrCat(t.name, ": T.Tensor(", shape, ", \"", t.dtype, "\")"));
   }
   absl::StrAppend(&out, "    def main(", absl::StrJoin(args, ", "), "):\n");
-  std::string vars = block_vars.size() == 1 ? block_vars[0]
-                                            : absl::StrCat("(", absl::StrJoin(block_vars, ", "), ")");
+  std::string vars = block_vars.size() == 1
+                         ? block_vars[0]
+                         : absl::StrCat("(", absl::StrJoin(block_vars, ", "), ")");
   absl::StrAppend(&out, "        with T.Kernel(", absl::StrJoin(grid, ", "), ", threads=", threads,
                   ") as ", vars, ":\n");
   for (const Buffer& b : buffers) {

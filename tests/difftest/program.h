@@ -41,8 +41,8 @@ struct Expr {
   enum class Kind { kConst, kLoad, kUnary, kBinary, kCast, kSelect };
   Kind kind = Kind::kConst;
   DType dtype = "float32";
-  std::string text;             // kConst: the literal; kLoad: "X[i, j]"; kUnary/kBinary: op
-  std::string cond;             // kSelect: the (lazily evaluated) condition
+  std::string text;  // kConst: the literal; kLoad: "X[i, j]"; kUnary/kBinary: op
+  std::string cond;  // kSelect: the (lazily evaluated) condition
   std::vector<std::shared_ptr<Expr>> args;
   std::set<std::string> reads;  // kLoad: the tile buffer read (empty for globals)
 };
@@ -71,16 +71,16 @@ struct Stmt {
     kSerial,     // for var in T.serial(extent): body
   };
   Kind kind = Kind::kLine;
-  std::string text;                 // kLine
-  std::vector<std::string> vars;    // loop variables
-  std::vector<std::string> extents; // loop extents (Python expressions)
-  std::string stages = "0";         // kPipelined: num_stages (a literal or a parameter)
-  std::string guard;                // kParallel: condition on the store, empty for none
-  std::string target;               // kParallel: "X[i, j]" or "T.atomic_add(Y[..], "...
-  bool atomic = false;              // kParallel: target is an atomic_add destination
-  DType dtype;                      // kParallel: the target's element type
-  ExprPtr value;                    // kParallel
-  std::vector<StmtPtr> body;        // loops
+  std::string text;                  // kLine
+  std::vector<std::string> vars;     // loop variables
+  std::vector<std::string> extents;  // loop extents (Python expressions)
+  std::string stages = "0";          // kPipelined: num_stages (a literal or a parameter)
+  std::string guard;                 // kParallel: condition on the store, empty for none
+  std::string target;                // kParallel: "X[i, j]" or "T.atomic_add(Y[..], "...
+  bool atomic = false;               // kParallel: target is an atomic_add destination
+  DType dtype;                       // kParallel: the target's element type
+  ExprPtr value;                     // kParallel
+  std::vector<StmtPtr> body;         // loops
   // Tile buffers read and completely defined (kLine, kParallel; loops derive
   // theirs from the body).
   std::set<std::string> reads;
@@ -117,7 +117,7 @@ struct Param {
 
 struct Program {
   uint64_t seed = 0;
-  std::string family;               // which generator template made it
+  std::string family;                 // which generator template made it
   std::vector<std::string> features;  // the weighted choices taken, for statistics
   std::vector<Param> params;
   std::vector<Tensor> tensors;

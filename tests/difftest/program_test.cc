@@ -7,8 +7,10 @@ namespace {
 
 Program TwoStatementProgram() {
   Program p;
-  p.params = {{"M", 33, false, 1, 1, false}, {"N", 7, true, 1, 1, false},
-              {"bm", 16, false, 1, 1, true}, {"threads", 128, false, 32, 32, true}};
+  p.params = {{"M", 33, false, 1, 1, false},
+              {"N", 7, true, 1, 1, false},
+              {"bm", 16, false, 1, 1, true},
+              {"threads", 128, false, 32, 32, true}};
   p.tensors = {{"A", {"M", "N"}, "float16", false}, {"Y0", {"M", "N"}, "float32", true}};
   p.grid = {"T.ceildiv(M, bm)"};
   p.block_vars = {"bx"};
@@ -21,8 +23,8 @@ Program TwoStatementProgram() {
   s->guard = "bx * bm + i < M";
   s->target = "Y0[bx * bm + i, j]";
   s->dtype = "float32";
-  s->value = Unary("exp", Binary("*", Load("F0[i, j]", "float16", "F0"), Const("2.0", "float16"),
-                                 "float16"));
+  s->value = Unary(
+      "exp", Binary("*", Load("F0[i, j]", "float16", "F0"), Const("2.0", "float16"), "float16"));
   p.body.push_back(s);
   return p;
 }
@@ -38,8 +40,9 @@ TEST(ProgramTest, RendersTheGeneratorFunctionWithDynamicDimsFirst) {
   EXPECT_NE(text.find("Y0[bx * bm + i, j] = T.cast(T.exp((F0[i, j] * 2.0)), \"float32\")"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("            for i, j in T.Parallel(bm, N):\n                if bx * bm + i < M:"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("            for i, j in T.Parallel(bm, N):\n                if bx * bm + i < M:"),
+      std::string::npos)
       << text;
 }
 

@@ -88,6 +88,10 @@ struct Classified {
 Classified Classify(const absl::Status& st, const std::string& stage) {
   std::string code = absl::StatusCodeToString(st.code());
   std::string msg(st.message());
+  // A toolchain log: the first diagnostic says what went wrong.
+  if (size_t e = msg.find(" error: "); e != std::string::npos && msg.find('\n') < e) {
+    msg = msg.substr(e + 1);
+  }
   switch (st.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kUnimplemented:
@@ -95,12 +99,9 @@ Classified Classify(const absl::Status& st, const std::string& stage) {
     case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kOutOfRange:
       return {Outcome::kRefused, Categorize(stage + " " + code, msg)};
-    case absl::StatusCode::kAborted:
-      return {Outcome::kCrash, Categorize(stage + " fault", msg)};
-    case absl::StatusCode::kDeadlineExceeded:
-      return {Outcome::kHang, stage + " watchdog"};
-    default:
-      return {Outcome::kInternalError, Categorize(stage + " " + code, msg)};
+    case absl::StatusCode::kAborted: return {Outcome::kCrash, Categorize(stage + " fault", msg)};
+    case absl::StatusCode::kDeadlineExceeded: return {Outcome::kHang, stage + " watchdog"};
+    default: return {Outcome::kInternalError, Categorize(stage + " " + code, msg)};
   }
 }
 
@@ -146,46 +147,97 @@ interp::Tolerance ToleranceFor(const Case& c, const interp::Tensor& expected) {
   return tol;
 }
 
-TargetResult Emulate(const Case& c, const ir::Program& program, const std::string& arch,
-                     const std::string& name, const std::vector<interp::Tensor>& inputs,
-                     const std::vector<interp::Tensor>& reference, const RunnerOptions& o) {
-  TargetResult r;
-  r.target = name;
-  auto fail = [&](const absl::Status& st, const std::string& stage) {
-    Classified k = Classify(st, stage);
-    r.outcome = k.outcome;
-    r.category = k.category;
-    r.detail = std::string(st.message());
-    return r;
-  };
-  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(arch);
-  if (!target.ok()) return fail(target.status(), "target");
-  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target->info);
-  if (!plan.ok()) return fail(plan.status(), "inference");
-  absl::StatusOr<cuda::CudaSource> source = cuda::EmitCuda(program, *plan, *target);
-  if (!source.ok()) return fail(source.status(), "emit");
-  std::vector<interp::Tensor> args = inputs;
-  host::LaunchOptions launch;
-  launch.time_limit_s = o.emulator_time_limit_s;
-  launch.symbolizer = "";
+// One emulated run of a case: a target, or the metamorphic variant.
+struct Variant {
+  std::string name, arch;
+  std::vector<std::pair<std::string, int64_t>> bindings;
+  std::optional<ir::Program> program;
+  std::optional<cuda::CudaSource> source;
+  std::optional<TargetResult> result;  // set once the variant is decided
+};
+
+TargetResult Failed(const std::string& name, const absl::Status& st, const std::string& stage) {
+  Classified k = Classify(st, stage);
+  return {name, k.outcome, k.category, std::string(st.message())};
+}
+
+// Frontend (for a variant with its own bindings), inference and emission; the
+// kernels are named after the variant so that variants share one host build.
+void Prepare(const Case& c, const ir::Program& base, size_t index, Variant& v) {
+  if (!v.bindings.empty()) {
+    absl::StatusOr<ir::Program> p = Compile(c, v.bindings);
+    if (!p.ok()) {
+      v.result = Failed(v.name, p.status(), "frontend");
+      return;
+    }
+    v.program = *std::move(p);
+  } else {
+    v.program = base;
+  }
+  v.program->name = absl::StrCat("v", index);
+  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(v.arch);
+  if (!target.ok()) {
+    v.result = Failed(v.name, target.status(), "target");
+    return;
+  }
+  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(*v.program, target->info);
+  if (!plan.ok()) {
+    v.result = Failed(v.name, plan.status(), "inference");
+    return;
+  }
+  absl::StatusOr<cuda::CudaSource> source = cuda::EmitCuda(*v.program, *plan, *target);
+  if (!source.ok()) {
+    v.result = Failed(v.name, source.status(), "emit");
+    return;
+  }
+  v.source = *std::move(source);
+}
+
+// The variants' sources as one translation unit, each in its own namespace
+// (kernel names are already distinct; helpers need not be).
+std::string Combine(const std::vector<Variant*>& vs) {
+  const std::string include = "#include \"tl/tl.h\"";
+  std::string out = include + "\n";
+  for (size_t i = 0; i < vs.size(); ++i) {
+    std::string code = vs[i]->source->code;
+    if (size_t inc = code.find(include); inc != std::string::npos) code.erase(inc, include.size());
+    absl::StrAppend(&out, "namespace tilec_variant", i, " {\n", code, "\n}  // namespace\n",
+                    "using namespace tilec_variant", i, ";\n");
+  }
+  return out;
+}
+
+absl::StatusOr<host::HostModule> Build(const std::string& code, const RunnerOptions& o) {
   host::HostOptions build;
   build.opt_level = o.host_opt_level;
   build.debug_info = o.host_debug_info;
   build.source_name = "kernel.cu";
-  absl::StatusOr<host::HostModule> module = host::CompileHost(source->code, build);
-  if (!module.ok()) return fail(module.status(), "host build");
-  if (absl::Status st = host::EmulateProgram(program, *source, *module, args, c.dims, launch);
+  return host::CompileHost(code, build);
+}
+
+TargetResult Execute(const Case& c, const Variant& v, const host::HostModule& module,
+                     const std::vector<interp::Tensor>& inputs,
+                     const std::vector<interp::Tensor>& reference, const RunnerOptions& o) {
+  const ir::Program& program = *v.program;
+  std::vector<interp::Tensor> args = inputs;
+  host::LaunchOptions launch;
+  launch.time_limit_s = o.emulator_time_limit_s;
+  launch.symbolizer = "";
+  if (absl::Status st = host::EmulateProgram(program, *v.source, module, args, c.dims, launch);
       !st.ok()) {
-    return fail(st, "emulator");
+    return Failed(v.name, st, "emulator");
   }
+  TargetResult r;
+  r.target = v.name;
   for (size_t i = 0; i < program.params.size(); ++i) {
     if (!program.params[i].tensor) continue;
     interp::Tolerance tol = ToleranceFor(c, reference[i]);
     absl::StatusOr<interp::CompareResult> cmp = interp::CompareTensors(args[i], reference[i], tol);
-    if (!cmp.ok()) return fail(cmp.status(), "compare");
+    if (!cmp.ok()) return Failed(v.name, cmp.status(), "compare");
     if (!cmp->ok) {
       r.outcome = Outcome::kMismatch;
-      r.category = absl::StrCat("mismatch in ", std::string(ir::DTypeName(args[i].dtype())), " output");
+      r.category =
+          absl::StrCat("mismatch in ", std::string(ir::DTypeName(args[i].dtype())), " output");
       r.detail = absl::StrCat(program.params[i].tensor->name, ": ", cmp->Summary());
       return r;
     }
@@ -242,28 +294,59 @@ CaseResult RunCase(const Case& c, const RunnerOptions& o, const RunHooks& hooks)
         std::string(st.message()));
     return finish();
   }
+  std::vector<Variant> variants;
   for (const std::string& t : o.targets) {
-    if (!wanted(t)) continue;
-    if (hooks.on_start) hooks.on_start(t);
-    TargetResult r = Emulate(c, *program, t, t, *inputs, reference, o);
-    if (hooks.on_result) hooks.on_result(r);
-    result.targets.push_back(r);
+    if (wanted(t)) variants.push_back({t, t, {}, {}, {}, {}});
   }
-  if (!alt_target.empty() && wanted(alt_target + "+alt")) {
-    std::string name = alt_target + "+alt";
-    if (hooks.on_start) hooks.on_start(name);
-    absl::StatusOr<ir::Program> alt = Compile(c, c.alt_bindings);
-    TargetResult r;
-    if (!alt.ok()) {
-      Classified k = Classify(alt.status(), "frontend");
-      r = {name, k.outcome, k.category, std::string(alt.status().message())};
+  if (!alt_target.empty() && wanted(alt_target + "+alt"))
+    variants.push_back({alt_target + "+alt", alt_target, c.alt_bindings, {}, {}, {}});
+  if (hooks.on_start) hooks.on_start("emit");
+  std::vector<Variant*> ready;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    Prepare(c, *program, i, variants[i]);
+    if (variants[i].result) {
+      if (hooks.on_result) hooks.on_result(*variants[i].result);
     } else {
-      r = Emulate(c, *alt, alt_target, name, *inputs, reference, o);
+      ready.push_back(&variants[i]);
     }
-    if (hooks.on_result) hooks.on_result(r);
-    result.targets.push_back(r);
   }
+  auto report = [&](Variant& v, TargetResult r) {
+    v.result = r;
+    if (hooks.on_result) hooks.on_result(r);
+  };
+  // One host build for every variant; when it fails, one per variant so
+  // that the failure is attributed.
+  if (!ready.empty()) {
+    if (hooks.on_start) hooks.on_start("host build");
+    absl::StatusOr<host::HostModule> shared = Build(Combine(ready), o);
+    for (Variant* v : ready) {
+      if (hooks.on_start) hooks.on_start(v->name);
+      if (shared.ok()) {
+        report(*v, Execute(c, *v, *shared, *inputs, reference, o));
+        continue;
+      }
+      absl::StatusOr<host::HostModule> own = Build(Combine({v}), o);
+      if (!own.ok()) {
+        report(*v, Failed(v->name, own.status(), "host build"));
+        continue;
+      }
+      report(*v, Execute(c, *v, *own, *inputs, reference, o));
+    }
+  }
+  for (Variant& v : variants) result.targets.push_back(*v.result);
   return finish();
+}
+
+absl::StatusOr<std::string> EmitSource(const Case& c, const std::string& arch) {
+  absl::StatusOr<ir::Program> program = Compile(c, {});
+  if (!program.ok()) return program.status();
+  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(arch);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(*program, target->info);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<cuda::CudaSource> source = cuda::EmitCuda(*program, *plan, *target);
+  if (!source.ok()) return source.status();
+  return source->code;
 }
 
 CaseResult RunCase(const Case& c, const RunnerOptions& options) {

@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "tests/difftest/program.h"
 
 namespace tilec::difftest {
@@ -101,6 +102,9 @@ CaseResult RunCase(const Case& c, const RunnerOptions& options, const RunHooks& 
 // that dies or overruns yields kCrash / kHang for the targets it had not
 // finished.
 CaseResult RunIsolated(const Case& c, const RunnerOptions& options);
+
+// The CUDA source tilec emits for the case on `arch` (for reading a failure).
+absl::StatusOr<std::string> EmitSource(const Case& c, const std::string& arch);
 
 // A status message reduced to a category: the status code name and the
 // message without source locations, numbers, quoted text and identifiers

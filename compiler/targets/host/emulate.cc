@@ -28,13 +28,16 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
                             LaunchOptions options) {
   std::map<const ir::VarNode*, int64_t> dims;
   for (const ir::Var& d : program.dyn_dims) {
-    if (!dim_values.count(d->name)) return absl::InvalidArgumentError("no size for dynamic dim " + d->name);
+    if (!dim_values.count(d->name))
+      return absl::InvalidArgumentError("no size for dynamic dim " + d->name);
     dims[d.get()] = dim_values.at(d->name);
   }
   std::map<std::string, std::vector<uint8_t>> workspaces;
   for (const cuda::CudaWorkspace& w : src.workspaces) {
     std::optional<int64_t> bytes = inference::EvalInt(w.bytes, dims);
-    if (!bytes) return absl::InternalError("workspace " + w.name + " has a size that does not evaluate (a compiler bug)");
+    if (!bytes)
+      return absl::InternalError("workspace " + w.name +
+                                 " has a size that does not evaluate (a compiler bug)");
     workspaces[w.name].assign(static_cast<size_t>(*bytes), 0);
   }
   for (size_t i = 0; i < args.size(); ++i) {
@@ -89,7 +92,9 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
     uint32_t* axes[] = {&grid.x, &grid.y, &grid.z};
     for (size_t i = 0; i < k.grid.size(); ++i) {
       std::optional<int64_t> g = inference::EvalInt(k.grid[i], dims);
-      if (!g) return absl::InternalError("kernel " + k.name + " has a grid extent that does not evaluate (a compiler bug)");
+      if (!g)
+        return absl::InternalError("kernel " + k.name +
+                                   " has a grid extent that does not evaluate (a compiler bug)");
       *axes[i] = static_cast<uint32_t>(*g);
     }
     Dim3 block{static_cast<uint32_t>(k.threads), 1, 1};
