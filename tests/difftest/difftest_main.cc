@@ -1,6 +1,6 @@
 // tilec-difftest: differential testing of tilec with random tile programs.
 //
-//   tilec-difftest run --n N --seed S [--jobs J] [--targets sm_80,sm_90a]
+//   tilec-difftest run --n N --seed S [--jobs J] [--batch B] [--targets sm_80,sm_90a]
 //                      [--no-metamorphic] [--fail-on-bug] [--reduce DIR]
 //                      [--max-reduce K] [--features] [--verbose]
 //                      [--avoid-open-bugs]  (GeneratorOptions::avoid_open_bugs)
@@ -8,8 +8,8 @@
 //   tilec-difftest check FILE.py      re-runs a regression file written by --reduce
 //   tilec-difftest emit ARCH --seed S the CUDA source emitted for seed S's program
 //
-// `run` checks the programs of seeds S .. S+N-1 (each in its own child
-// process) on J processes and prints programs per second, the count per
+// `run` checks the programs of seeds S .. S+N-1 (B programs per child
+// process and host build) on J processes and prints programs per second, the count per
 // outcome, the refusal histogram and every bug; with --reduce it shrinks one
 // program per distinct bug and writes it to DIR as a ready regression file.
 // Exit status: 0, or 1 with --fail-on-bug when any mismatch, internal
@@ -43,6 +43,7 @@ struct Flags {
   int64_t n = 100;
   uint64_t seed = 1;
   int jobs = 2;
+  int batch = 8;  // programs per child and host build
   RunnerOptions runner;
   GeneratorOptions gen;
   bool fail_on_bug = false;
@@ -56,7 +57,7 @@ struct Flags {
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "tilec-difftest: %s\n"
-               "usage: tilec-difftest run --n N --seed S [--jobs J] [--targets a,b] "
+               "usage: tilec-difftest run --n N --seed S [--jobs J] [--batch B] [--targets a,b] "
                "[--no-metamorphic] [--fail-on-bug] [--reduce DIR] [--max-reduce K] "
                "[--features] [--verbose] [--avoid-open-bugs]\n"
                "       tilec-difftest show --seed S\n"
@@ -83,16 +84,27 @@ struct Row {
 };
 
 void Shard(const Flags& f, int shard, int fd) {
-  for (int64_t i = shard; i < f.n; i += f.jobs) {
-    uint64_t seed = f.seed + static_cast<uint64_t>(i);
-    Program p = Generate(seed, f.gen);
-    CaseResult res = RunIsolated(CaseOf(p), f.runner);
+  // Shard s takes programs s, s + jobs, ...; `batch` of them share a child
+  // and a host build.
+  std::vector<int64_t> mine;
+  for (int64_t i = shard; i < f.n; i += f.jobs) mine.push_back(i);
+  for (size_t first = 0; first < mine.size(); first += static_cast<size_t>(f.batch)) {
+    std::vector<Program> programs;
+    std::vector<Case> cases;
+    for (size_t k = first; k < mine.size() && k < first + static_cast<size_t>(f.batch); ++k) {
+      programs.push_back(Generate(f.seed + static_cast<uint64_t>(mine[k]), f.gen));
+      cases.push_back(CaseOf(programs.back()));
+    }
+    std::vector<CaseResult> results = RunIsolatedBatch(cases, f.runner);
     std::string lines;
-    for (const TargetResult& t : res.targets) {
-      absl::StrAppend(&lines, seed, "\t", res.seconds, "\t", p.family, "\t",
-                      absl::StrJoin(p.features, ","), "\t", t.target, "\t",
-                      static_cast<int>(t.outcome), "\t", Clean(t.category), "\t",
-                      Clean(t.detail).substr(0, 1000), "\n");
+    for (size_t k = 0; k < results.size(); ++k) {
+      const Program& p = programs[k];
+      for (const TargetResult& t : results[k].targets) {
+        absl::StrAppend(&lines, p.seed, "\t", results[k].seconds, "\t", p.family, "\t",
+                        absl::StrJoin(p.features, ","), "\t", t.target, "\t",
+                        static_cast<int>(t.outcome), "\t", Clean(t.category), "\t",
+                        Clean(t.detail).substr(0, 1000), "\n");
+      }
     }
     size_t done = 0;
     while (done < lines.size()) {
@@ -215,6 +227,22 @@ int Run(const Flags& f) {
   histogram("refusal histogram", refusals);
   histogram("invalid programs (generator)", invalid);
   if (f.features) histogram("features (programs)", features);
+  // The slowest cases, where the time goes.
+  std::map<uint64_t, double> case_seconds;
+  for (const Row& row : rows) case_seconds[row.seed] = row.seconds;
+  std::vector<std::pair<double, uint64_t>> slow;
+  double total = 0;
+  for (const auto& [seed, sec] : case_seconds) {
+    slow.push_back({-sec, seed});
+    total += sec;
+  }
+  std::sort(slow.begin(), slow.end());
+  std::printf("case time: mean %.2f s;", case_seconds.empty() ? 0.0 : total / case_seconds.size());
+  for (size_t i = 0; i < slow.size() && i < 5; ++i) {
+    std::printf(" seed %llu %.1f s%s", static_cast<unsigned long long>(slow[i].second),
+                -slow[i].first, i + 1 < 5 && i + 1 < slow.size() ? "," : "");
+  }
+  std::printf("\n");
   if (!bugs.empty()) {
     std::printf("bugs (%zu):\n", bugs.size());
     for (const Row* b : bugs) {
@@ -306,6 +334,8 @@ int main(int argc, char** argv) {
       if (!absl::SimpleAtoi(value(), &f.seed)) return Usage("--seed expects an integer");
     } else if (a == "--jobs") {
       if (!absl::SimpleAtoi(value(), &f.jobs) || f.jobs < 1) return Usage("--jobs expects >= 1");
+    } else if (a == "--batch") {
+      if (!absl::SimpleAtoi(value(), &f.batch) || f.batch < 1) return Usage("--batch expects >= 1");
     } else if (a == "--targets") {
       f.runner.targets = absl::StrSplit(value(), ',', absl::SkipEmpty());
     } else if (a == "--no-metamorphic") {

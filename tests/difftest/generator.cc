@@ -268,7 +268,7 @@ class Gen {
           return Cast(e, "int32");
         }
         Feature("floor_ceil_round");
-        return Unary(rng_.Pick(std::vector<std::string>{"floor", "ceil", "round"}), e);
+        return Unary(rng_.Pick(std::vector<std::string>{"floor", "ceil", "round"}), Detach(e));
       }
       return e;
     }
@@ -301,13 +301,13 @@ class Gen {
         case 4: return Binary("min", Detach(a), Detach(b), t);
         default:
           Feature("division");
-          return Binary("/", a, Binary("+", Unary("abs", b), Const("1.0", t), t), t);
+          return Binary("/", a, Binary("+", Unary("abs", Detach(b)), Const("1.0", t), t), t);
       }
     }
     if (k == 1) {  // math
       ExprPtr a = GenExpr(l, depth - 1, want);
       if (!IsFloat(a->dtype)) {
-        return rng_.Chance(0.5) ? Unary("abs", a) : Cast(a, "float32");
+        return rng_.Chance(0.5) ? Unary("abs", Detach(a)) : Cast(a, "float32");
       }
       Feature("math");
       if (IsFloat8(a->dtype)) a = Cast(a, "float32");
@@ -806,6 +806,7 @@ class Gen {
   // goes through arithmetic first (the call straight on it is an open bug).
   ExprPtr Detach(ExprPtr a) {
     if (!avoid() || (a->kind != Expr::Kind::kLoad && a->kind != Expr::Kind::kSelect)) return a;
+    if (IsFloat8(a->dtype)) a = Cast(a, "float32");
     return Binary("+", a, Const(IsFloat(a->dtype) ? "0.5" : "1", a->dtype), a->dtype);
   }
 

@@ -1,7 +1,8 @@
 // Every reduced reproducer under tests/difftest/regressions runs on its
-// target and must not fail any more. A file whose status line is "open"
-// records a bug not fixed yet: it is reported as skipped, with its outcome,
-// until the fix lands and the line says "fixed".
+// target. A file whose status line says "fixed" must not fail any more. A
+// file whose status is "open" records a bug not fixed yet and must still
+// fail the way it records (like a strict expected failure): when its fix
+// lands this test says so, and the line is flipped to "fixed".
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,13 +30,19 @@ TEST_P(RegressionTest, NoLongerFails) {
   ss << in.rdbuf();
   Regression reg;
   ASSERT_TRUE(ParseRegression(ss.str(), &reg)) << GetParam();
-  if (reg.status == "open") GTEST_SKIP() << "open bug: " << reg.outcome << " on " << reg.target;
   RunnerOptions o;
   o.only = {reg.target};
   CaseResult r = RunIsolated(reg.c, o);
   ASSERT_EQ(r.targets.size(), 1u);
-  EXPECT_FALSE(IsBug(r.targets[0].outcome))
-      << OutcomeName(r.targets[0].outcome) << ": " << r.targets[0].detail;
+  const TargetResult& t = r.targets[0];
+  if (reg.status == "open") {
+    EXPECT_EQ(OutcomeName(t.outcome), reg.outcome)
+        << GetParam() << " no longer fails as recorded (" << OutcomeName(t.outcome) << ": "
+        << t.detail << "); if it is fixed, change its status line to \"fixed\"";
+  } else {
+    EXPECT_FALSE(IsBug(t.outcome))
+        << GetParam() << ": " << OutcomeName(t.outcome) << ": " << t.detail;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, RegressionTest, ::testing::ValuesIn(Files()),

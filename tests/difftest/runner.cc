@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <regex>
@@ -163,7 +165,7 @@ TargetResult Failed(const std::string& name, const absl::Status& st, const std::
 
 // Frontend (for a variant with its own bindings), inference and emission; the
 // kernels are named after the variant so that variants share one host build.
-void Prepare(const Case& c, const ir::Program& base, size_t index, Variant& v) {
+void Prepare(const Case& c, const ir::Program& base, const std::string& id, Variant& v) {
   if (!v.bindings.empty()) {
     absl::StatusOr<ir::Program> p = Compile(c, v.bindings);
     if (!p.ok()) {
@@ -174,7 +176,7 @@ void Prepare(const Case& c, const ir::Program& base, size_t index, Variant& v) {
   } else {
     v.program = base;
   }
-  v.program->name = absl::StrCat("v", index);
+  v.program->name = id;
   absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(v.arch);
   if (!target.ok()) {
     v.result = Failed(v.name, target.status(), "target");
@@ -248,93 +250,160 @@ TargetResult Execute(const Case& c, const Variant& v, const host::HostModule& mo
 
 }  // namespace
 
-CaseResult RunCase(const Case& c, const RunnerOptions& o, const RunHooks& hooks) {
-  Clock::time_point start = Clock::now();
-  CaseResult result;
-  result.seed = c.seed;
-  auto wanted = [&](const std::string& name) {
-    return o.only.empty() || std::find(o.only.begin(), o.only.end(), name) != o.only.end();
-  };
-  std::vector<std::string> names;
-  for (const std::string& t : o.targets) names.push_back(t);
-  std::string alt_target;
-  if (o.metamorphic && !c.alt_bindings.empty() && !o.targets.empty()) {
-    alt_target = o.targets[c.seed % o.targets.size()];
-    names.push_back(alt_target + "+alt");
+std::vector<std::string> ExpectedTargets(const Case& c, const RunnerOptions& o) {
+  std::vector<std::string> names = o.targets;
+  if (o.metamorphic && !c.alt_bindings.empty() && !o.targets.empty())
+    names.push_back(o.targets[c.seed % o.targets.size()] + "+alt");
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (o.only.empty() || std::find(o.only.begin(), o.only.end(), n) != o.only.end())
+      out.push_back(n);
   }
-  auto all = [&](Outcome out, const std::string& cat, const std::string& detail) {
+  return out;
+}
+
+std::vector<CaseResult> RunCases(const std::vector<Case>& cases, const RunnerOptions& o,
+                                 const BatchHooks& hooks) {
+  struct State {
+    Clock::time_point start;
+    CaseResult result;
+    std::vector<Variant> variants;
+    std::vector<interp::Tensor> inputs, reference;
+  };
+  std::vector<State> states(cases.size());
+  // TILEC_DIFFTEST_PROFILE set: the time of each stage on stderr.
+  static const bool profile = std::getenv("TILEC_DIFFTEST_PROFILE") != nullptr;
+  Clock::time_point stage_start = Clock::now();
+  std::string last_stage;
+  auto start = [&](size_t i, const std::string& stage) {
+    if (profile) {
+      Clock::time_point now = Clock::now();
+      if (!last_stage.empty())
+        std::fprintf(stderr, "difftest profile: %-12s %.3f s\n", last_stage.c_str(),
+                     std::chrono::duration<double>(now - stage_start).count());
+      stage_start = now;
+      last_stage = stage;
+    }
+    if (hooks.on_start) hooks.on_start(i, stage);
+  };
+  auto report = [&](size_t i, const TargetResult& r) {
+    if (hooks.on_result) hooks.on_result(i, r);
+  };
+  // Frontend, interpreter and emission of every case.
+  std::vector<std::pair<size_t, Variant*>> ready;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    State& s = states[i];
+    s.start = Clock::now();
+    s.result.seed = c.seed;
+    std::vector<std::string> names = ExpectedTargets(c, o);
+    auto all = [&](Outcome out, const std::string& cat, const std::string& detail) {
+      for (const std::string& n : names) {
+        Variant v{n, "", {}, {}, {}, TargetResult{n, out, cat, detail}};
+        report(i, *v.result);
+        s.variants.push_back(std::move(v));
+      }
+    };
+    start(i, "frontend");
+    absl::StatusOr<ir::Program> program = Compile(c, {});
+    if (!program.ok()) {
+      Classified k = Classify(program.status(), "frontend");
+      all(k.outcome, k.category, std::string(program.status().message()));
+      continue;
+    }
+    absl::flat_hash_map<std::string, int64_t> dims(c.dims.begin(), c.dims.end());
+    absl::StatusOr<std::vector<interp::Tensor>> inputs = interp::MakeInputs(*program, dims, c.seed);
+    if (!inputs.ok()) {
+      all(Outcome::kInvalid, "inputs", std::string(inputs.status().message()));
+      continue;
+    }
+    start(i, "interpreter");
+    s.inputs = *std::move(inputs);
+    s.reference = s.inputs;
+    if (absl::Status st = interp::RunProgram(*program, s.reference); !st.ok()) {
+      all(Outcome::kInvalid, Categorize("interpreter", std::string(st.message())),
+          std::string(st.message()));
+      continue;
+    }
+    start(i, "emit");
     for (const std::string& n : names) {
-      if (!wanted(n)) continue;
-      TargetResult r{n, out, cat, detail};
-      if (hooks.on_result) hooks.on_result(r);
-      result.targets.push_back(r);
+      bool alt = n.size() > 4 && n.substr(n.size() - 4) == "+alt";
+      std::string arch = alt ? n.substr(0, n.size() - 4) : n;
+      s.variants.push_back({n,
+                            arch,
+                            alt ? c.alt_bindings : std::vector<std::pair<std::string, int64_t>>{},
+                            {},
+                            {},
+                            {}});
     }
-  };
-  auto finish = [&]() {
-    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return result;
-  };
-  if (hooks.on_start) hooks.on_start("frontend");
-  absl::StatusOr<ir::Program> program = Compile(c, {});
-  if (!program.ok()) {
-    Classified k = Classify(program.status(), "frontend");
-    all(k.outcome, k.category, std::string(program.status().message()));
-    return finish();
-  }
-  absl::flat_hash_map<std::string, int64_t> dims(c.dims.begin(), c.dims.end());
-  absl::StatusOr<std::vector<interp::Tensor>> inputs = interp::MakeInputs(*program, dims, c.seed);
-  if (!inputs.ok()) {
-    all(Outcome::kInvalid, "inputs", std::string(inputs.status().message()));
-    return finish();
-  }
-  if (hooks.on_start) hooks.on_start("interpreter");
-  std::vector<interp::Tensor> reference = *inputs;
-  if (absl::Status st = interp::RunProgram(*program, reference); !st.ok()) {
-    all(Outcome::kInvalid, Categorize("interpreter", std::string(st.message())),
-        std::string(st.message()));
-    return finish();
-  }
-  std::vector<Variant> variants;
-  for (const std::string& t : o.targets) {
-    if (wanted(t)) variants.push_back({t, t, {}, {}, {}, {}});
-  }
-  if (!alt_target.empty() && wanted(alt_target + "+alt"))
-    variants.push_back({alt_target + "+alt", alt_target, c.alt_bindings, {}, {}, {}});
-  if (hooks.on_start) hooks.on_start("emit");
-  std::vector<Variant*> ready;
-  for (size_t i = 0; i < variants.size(); ++i) {
-    Prepare(c, *program, i, variants[i]);
-    if (variants[i].result) {
-      if (hooks.on_result) hooks.on_result(*variants[i].result);
-    } else {
-      ready.push_back(&variants[i]);
+    for (size_t j = 0; j < s.variants.size(); ++j) {
+      Variant& v = s.variants[j];
+      Prepare(c, *program, absl::StrCat("c", i, "v", j), v);
+      if (v.result) {
+        report(i, *v.result);
+      } else {
+        ready.push_back({i, &v});
+      }
     }
   }
-  auto report = [&](Variant& v, TargetResult r) {
-    v.result = r;
-    if (hooks.on_result) hooks.on_result(r);
+  // One host build for every variant of every case; when it fails, one per
+  // case, then one per variant, so that a build failure is attributed.
+  auto execute = [&](size_t i, Variant& v, const host::HostModule& module) {
+    start(i, v.name);
+    v.result = Execute(cases[i], v, module, states[i].inputs, states[i].reference, o);
+    report(i, *v.result);
   };
-  // One host build for every variant; when it fails, one per variant so
-  // that the failure is attributed.
+  auto combine = [](const std::vector<std::pair<size_t, Variant*>>& vs) {
+    std::vector<Variant*> list;
+    for (const auto& [i, v] : vs) list.push_back(v);
+    return Combine(list);
+  };
   if (!ready.empty()) {
-    if (hooks.on_start) hooks.on_start("host build");
-    absl::StatusOr<host::HostModule> shared = Build(Combine(ready), o);
-    for (Variant* v : ready) {
-      if (hooks.on_start) hooks.on_start(v->name);
-      if (shared.ok()) {
-        report(*v, Execute(c, *v, *shared, *inputs, reference, o));
-        continue;
+    start(ready[0].first, "host build");
+    absl::StatusOr<host::HostModule> shared = Build(combine(ready), o);
+    if (shared.ok()) {
+      for (auto& [i, v] : ready) execute(i, *v, *shared);
+    } else {
+      for (size_t i = 0; i < cases.size(); ++i) {
+        std::vector<std::pair<size_t, Variant*>> mine;
+        for (const auto& p : ready) {
+          if (p.first == i) mine.push_back(p);
+        }
+        if (mine.empty()) continue;
+        absl::StatusOr<host::HostModule> own =
+            ready.size() == mine.size() ? shared : Build(combine(mine), o);
+        for (auto& [k, v] : mine) {
+          if (own.ok()) {
+            execute(i, *v, *own);
+            continue;
+          }
+          absl::StatusOr<host::HostModule> single =
+              mine.size() == 1 ? own : Build(combine({{k, v}}), o);
+          if (single.ok()) {
+            execute(i, *v, *single);
+          } else {
+            v->result = Failed(v->name, single.status(), "host build");
+            report(i, *v->result);
+          }
+        }
       }
-      absl::StatusOr<host::HostModule> own = Build(Combine({v}), o);
-      if (!own.ok()) {
-        report(*v, Failed(v->name, own.status(), "host build"));
-        continue;
-      }
-      report(*v, Execute(c, *v, *own, *inputs, reference, o));
     }
   }
-  for (Variant& v : variants) result.targets.push_back(*v.result);
-  return finish();
+  start(0, "");
+  std::vector<CaseResult> out;
+  for (State& s : states) {
+    for (Variant& v : s.variants) s.result.targets.push_back(*v.result);
+    s.result.seconds = std::chrono::duration<double>(Clock::now() - s.start).count();
+    out.push_back(std::move(s.result));
+  }
+  return out;
+}
+
+CaseResult RunCase(const Case& c, const RunnerOptions& o, const RunHooks& hooks) {
+  BatchHooks batch;
+  if (hooks.on_start) batch.on_start = [&](size_t, const std::string& s) { hooks.on_start(s); };
+  if (hooks.on_result) batch.on_result = [&](size_t, const TargetResult& r) { hooks.on_result(r); };
+  return RunCases({c}, o, batch)[0];
 }
 
 absl::StatusOr<std::string> EmitSource(const Case& c, const std::string& arch) {

@@ -77,9 +77,11 @@ struct RunnerOptions {
   bool metamorphic = true;
   double emulator_time_limit_s = 30;  // per launch (the emulator's watchdog)
   double child_time_limit_s = 120;    // per case, RunIsolated only
-  // How the emitted code is built for the emulator (the host build of each
-  // variant is most of a case's time; docs/testing.md has the figures).
-  std::string host_opt_level = "-O1";
+  // How the emitted code is built for the emulator. The host build is most
+  // of a case's time: -O1 costs ~0.8 s per variant, -O0 ~0.04 s (with
+  // several variants per build), and the emulated runs stay well under a
+  // second (docs/testing.md has the figures).
+  std::string host_opt_level = "-O0";
   bool host_debug_info = false;
   // Only these targets (by result name, e.g. "sm_80+alt") are run when
   // non-empty: the reducer re-checks just the failing one.
@@ -97,6 +99,24 @@ struct RunHooks {
 // process down: use RunIsolated for untrusted cases).
 CaseResult RunCase(const Case& c, const RunnerOptions& options);
 CaseResult RunCase(const Case& c, const RunnerOptions& options, const RunHooks& hooks);
+
+// The targets a run of `c` reports, in order.
+std::vector<std::string> ExpectedTargets(const Case& c, const RunnerOptions& options);
+
+// Several cases in this process, with one host build for all their
+// variants; hooks name the case by its index.
+struct BatchHooks {
+  std::function<void(size_t index, const std::string& stage)> on_start;
+  std::function<void(size_t index, const TargetResult&)> on_result;
+};
+std::vector<CaseResult> RunCases(const std::vector<Case>& cases, const RunnerOptions& options,
+                                 const BatchHooks& hooks);
+
+// RunIsolated for several cases in one child (one host build for all); the
+// case in flight when the child dies or overruns gets kCrash / kHang, and the
+// cases it had not reached are re-run one by one with RunIsolated.
+std::vector<CaseResult> RunIsolatedBatch(const std::vector<Case>& cases,
+                                         const RunnerOptions& options);
 
 // Runs the case in a forked child with options.child_time_limit_s; a child
 // that dies or overruns yields kCrash / kHang for the targets it had not
