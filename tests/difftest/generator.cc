@@ -698,6 +698,17 @@ class Gen {
     int dims = rng_.Chance(0.2) ? 3 : 2;
     StmtPtr unused;
     Grid(dims, &unused);
+    // Split-K: blocks along z take every splits-th K tile and add their
+    // partial tile into the output atomically.
+    bool splitk = dims == 2 && rng_.Chance(o_.weights.atomics * 0.4);
+    std::string kt = "ko";
+    if (splitk) {
+      TileParam("splits", {2, 3}, 1, 1);
+      p_.grid.push_back("splits");
+      p_.block_vars.push_back("bz");
+      kt = "(ko * splits + bz)";
+      Feature("gemm_splitk_tile_atomic_add");
+    }
     size_t dk = rng_.Weighted({4, 3, o_.weights.float8 * 10});
     DType ab = dk == 0 ? "float16" : (dk == 1 ? "bfloat16" : "float8_e4m3");
     TileParam("bk", IsFloat8(ab) ? std::vector<int64_t>{32, 64} : std::vector<int64_t>{16, 32, 64},
@@ -719,15 +730,16 @@ class Gen {
     auto loop = std::make_shared<Stmt>();
     loop->kind = Stmt::Kind::kPipelined;
     loop->vars = {"ko"};
-    loop->extents = {"T.ceildiv(K, bk)"};
+    loop->extents = {splitk ? "T.ceildiv(T.ceildiv(K, bk), splits)" : "T.ceildiv(K, bk)"};
     TileParam("stages", {0, 1, 2, 3, 4}, 0, 1);
     loop->stages = "stages";
     Feature(absl::StrCat("pipelined_", ParamValue("stages"), "_stages"));
     Emit(loop);
     std::vector<StmtPtr>* outer = out_;
     out_ = &loop->body;
-    std::string a_src = ta ? GlobalAt("A", "ko * bk", row0_) : GlobalAt("A", row0_, "ko * bk");
-    std::string b_src = tb ? GlobalAt("Bm", col0_, "ko * bk") : GlobalAt("Bm", "ko * bk", col0_);
+    std::string k0 = kt + " * bk";
+    std::string a_src = ta ? GlobalAt("A", k0, row0_) : GlobalAt("A", row0_, k0);
+    std::string b_src = tb ? GlobalAt("Bm", col0_, k0) : GlobalAt("Bm", k0, col0_);
     Emit(Line(absl::StrCat("T.copy(", a_src, ", ", as, ")"), {}, {as}));
     Emit(Line(absl::StrCat("T.copy(", b_src, ", ", bs, ")"), {}, {bs}));
     std::string a_op = as;
@@ -746,6 +758,12 @@ class Gen {
     out_ = outer;
     p_.accum_depth = std::max<int64_t>(p_.accum_depth, ParamValue("K"));
     Widen(ab);
+    if (splitk) {
+      AddTensor("Y0", {"M", "N"}, "float32", true);
+      Emit(Line(absl::StrCat("T.atomic_add(Y0[", row0_, ", ", col0_, "], ", c, ")"), {c}, {}));
+      p_.unordered_atomics = true;
+      return;
+    }
     // The epilogue works on the accumulator as a tile value.
     pool_.push_back({c, Shape::kRC, "float32", "fragment", false});
     input_name_.clear();

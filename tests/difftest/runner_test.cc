@@ -87,6 +87,32 @@ TEST(RunnerTest, IsolatedRunsReportTheSameAndCatchAnOverrun) {
   EXPECT_TRUE(IsBug(h.targets[0].outcome));
 }
 
+// A batch shares one child and one host build; each case's outcome is what
+// it gets on its own.
+TEST(RunnerTest, ABatchReportsWhatEachCaseReportsAlone) {
+  Case wrong = ScaleCase();
+  wrong.seed = 8;
+  wrong.source.replace(wrong.source.find("T.Parallel"), 10, "T.Paralel");
+  Case other = ScaleCase();
+  other.seed = 9;
+  other.dims = {{"N", 3}};
+  std::vector<Case> cases = {ScaleCase(), wrong, other};
+  std::vector<CaseResult> batch = RunIsolatedBatch(cases, RunnerOptions{});
+  ASSERT_EQ(batch.size(), 3u);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    CaseResult alone = RunIsolated(cases[i], RunnerOptions{});
+    ASSERT_EQ(batch[i].targets.size(), alone.targets.size()) << i;
+    for (size_t t = 0; t < alone.targets.size(); ++t) {
+      EXPECT_EQ(batch[i].targets[t].target, alone.targets[t].target);
+      EXPECT_EQ(batch[i].targets[t].outcome, alone.targets[t].outcome)
+          << i << " " << alone.targets[t].target << ": " << batch[i].targets[t].detail;
+    }
+  }
+  EXPECT_EQ(batch[0].targets[0].outcome, Outcome::kMatch);
+  EXPECT_EQ(batch[1].targets[0].outcome, Outcome::kRefused);
+  EXPECT_EQ(batch[2].targets[0].outcome, Outcome::kMatch);
+}
+
 TEST(RunnerTest, CategoriesDropLocationsNumbersAndNames) {
   EXPECT_EQ(Categorize("emit UNIMPLEMENTED",
                        "gen.py:12:5: error: T.gemm 64x32x16 with 'F3' in registers\n  F3 = ..."),
