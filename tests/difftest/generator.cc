@@ -823,7 +823,11 @@ class Gen {
   // With avoid_open_bugs, a memory element as the argument of a math call
   // goes through arithmetic first (the call straight on it is an open bug).
   ExprPtr Detach(ExprPtr a) {
-    if (!avoid() || (a->kind != Expr::Kind::kLoad && a->kind != Expr::Kind::kSelect)) return a;
+    // (A cast to the element's own type vanishes in the frontend.)
+    if (!avoid() || (a->kind != Expr::Kind::kLoad && a->kind != Expr::Kind::kSelect &&
+                     a->kind != Expr::Kind::kCast)) {
+      return a;
+    }
     if (IsFloat8(a->dtype)) a = Cast(a, "float32");
     return Binary("+", a, Const(IsFloat(a->dtype) ? "0.5" : "1", a->dtype), a->dtype);
   }
