@@ -76,7 +76,7 @@ struct RunnerOptions {
   std::vector<std::string> targets = {"sm_80", "sm_90a"};
   bool metamorphic = true;
   double emulator_time_limit_s = 30;  // per launch (the emulator's watchdog)
-  double child_time_limit_s = 120;    // per case, RunIsolated only
+  double child_time_limit_s = 60;     // per stage of a case, RunIsolated* only
   // How the emitted code is built for the emulator. The host build is most
   // of a case's time: -O1 costs ~0.8 s per variant, -O0 ~0.04 s (with
   // several variants per build), and the emulated runs stay well under a
@@ -118,9 +118,9 @@ std::vector<CaseResult> RunCases(const std::vector<Case>& cases, const RunnerOpt
 std::vector<CaseResult> RunIsolatedBatch(const std::vector<Case>& cases,
                                          const RunnerOptions& options);
 
-// Runs the case in a forked child with options.child_time_limit_s; a child
-// that dies or overruns yields kCrash / kHang for the targets it had not
-// finished.
+// Runs the case in a forked child that must finish each stage within
+// options.child_time_limit_s; a child that dies or overruns yields kCrash /
+// kHang for the targets it had not finished.
 CaseResult RunIsolated(const Case& c, const RunnerOptions& options);
 
 // The CUDA source tilec emits for the case on `arch` (for reading a failure).
