@@ -58,8 +58,10 @@ struct GeneratorOptions {
   // tests/difftest/regressions (status "open"), so that a batch can gate on
   // new bugs while those are being fixed: a fragment written or read by a
   // T.Parallel loop whose shape differs from the fragment's (transposed or
-  // flattened), and a math call (T.abs, T.min, T.exp, ...) straight on an
-  // element of a shared or global buffer (the host build rejects it).
+  // flattened) or through an index that is the loop variable written with
+  // div and mod ((k // bn) * bn + k % bn), and a math call (T.abs, T.min,
+  // T.exp, ...) straight on an element of a shared or global buffer (the
+  // host build rejects it).
   bool avoid_open_bugs = false;
 };
 
