@@ -2,7 +2,9 @@
 // target. A file whose status line says "fixed" must not fail any more. A
 // file whose status is "open" records a bug not fixed yet and must still
 // fail the way it records (like a strict expected failure): when its fix
-// lands this test says so, and the line is flipped to "fixed".
+// lands this test says so, and the line is flipped to "fixed". A "flaky"
+// file failed in some runs and not in others (docs/testing.md says what is
+// known); it is reported as skipped with the outcome of this run.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -35,6 +37,9 @@ TEST_P(RegressionTest, NoLongerFails) {
   CaseResult r = RunIsolated(reg.c, o);
   ASSERT_EQ(r.targets.size(), 1u);
   const TargetResult& t = r.targets[0];
+  if (reg.status == "flaky") {
+    GTEST_SKIP() << GetParam() << " is flaky; this run: " << OutcomeName(t.outcome);
+  }
   if (reg.status == "open") {
     EXPECT_EQ(OutcomeName(t.outcome), reg.outcome)
         << GetParam() << " no longer fails as recorded (" << OutcomeName(t.outcome) << ": "
