@@ -21,15 +21,25 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
   host_options.source_name = program.name + ".cu";
   absl::StatusOr<HostModule> module = CompileHost(src.code, host_options);
   if (!module.ok()) return module.status();
+  return EmulateProgram(program, src, *module, args, dim_values, std::move(options));
+}
+
+absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& src,
+                            const HostModule& module, std::vector<interp::Tensor>& args,
+                            const std::map<std::string, int64_t>& dim_values,
+                            LaunchOptions options) {
   std::map<const ir::VarNode*, int64_t> dims;
   for (const ir::Var& d : program.dyn_dims) {
-    if (!dim_values.count(d->name)) return absl::InvalidArgumentError("no size for dynamic dim " + d->name);
+    if (!dim_values.count(d->name))
+      return absl::InvalidArgumentError("no size for dynamic dim " + d->name);
     dims[d.get()] = dim_values.at(d->name);
   }
   std::map<std::string, std::vector<uint8_t>> workspaces;
   for (const cuda::CudaWorkspace& w : src.workspaces) {
     std::optional<int64_t> bytes = inference::EvalInt(w.bytes, dims);
-    if (!bytes) return absl::InternalError("workspace " + w.name + " has a size that does not evaluate (a compiler bug)");
+    if (!bytes)
+      return absl::InternalError("workspace " + w.name +
+                                 " has a size that does not evaluate (a compiler bug)");
     workspaces[w.name].assign(static_cast<size_t>(*bytes), 0);
   }
   for (size_t i = 0; i < args.size(); ++i) {
@@ -84,7 +94,9 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
     uint32_t* axes[] = {&grid.x, &grid.y, &grid.z};
     for (size_t i = 0; i < k.grid.size(); ++i) {
       std::optional<int64_t> g = inference::EvalInt(k.grid[i], dims);
-      if (!g) return absl::InternalError("kernel " + k.name + " has a grid extent that does not evaluate (a compiler bug)");
+      if (!g)
+        return absl::InternalError("kernel " + k.name +
+                                   " has a grid extent that does not evaluate (a compiler bug)");
       // Dynamic extents meet CUDA's grid limits only now that the dims are
       // known (constant ones were checked by the verifier).
       const int64_t limit = i == 0 ? ir::kMaxGridX : ir::kMaxGridYZ;
@@ -97,7 +109,7 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
       *axes[i] = static_cast<uint32_t>(*g);
     }
     Dim3 block{static_cast<uint32_t>(k.threads), 1, 1};
-    if (absl::Status st = Launch(*module, k.name, grid, block, k.smem_bytes, ptrs, options);
+    if (absl::Status st = Launch(module, k.name, grid, block, k.smem_bytes, ptrs, options);
         !st.ok()) {
       return st;
     }

@@ -15,6 +15,7 @@
 #include "compiler/ir/ir.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "compiler/targets/host/launch.h"
+#include "compiler/targets/host/toolchain.h"
 
 namespace tilec::host {
 
@@ -25,6 +26,15 @@ namespace tilec::host {
 // errors naming the kernel, block and threads.
 absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& source,
                             std::vector<interp::Tensor>& args,
+                            const std::map<std::string, int64_t>& dims = {},
+                            LaunchOptions options = {});
+
+// The same with `source` already built for the host (CompileHost) into
+// `module`, for callers that choose their own HostOptions (optimisation
+// level, debug info) or build several sources' kernels into one module (the
+// module must define the kernels `source` names).
+absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& source,
+                            const HostModule& module, std::vector<interp::Tensor>& args,
                             const std::map<std::string, int64_t>& dims = {},
                             LaunchOptions options = {});
 
