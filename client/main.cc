@@ -19,9 +19,18 @@
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::fputs(tilec::cli::Usage().c_str(), args.empty() ? stderr : stdout);
-    return args.empty() ? tilec::cli::kUsageError : tilec::cli::kOk;
+  if (args.empty()) {
+    std::fputs(tilec::cli::Usage().c_str(), stderr);
+    return tilec::cli::kUsageError;
+  }
+  // `tilec help`, `tilec --help` and `tilec COMMAND --help` print the usage
+  // and succeed.
+  if (args[0] == "help" ||
+      std::any_of(args.begin(), args.end(), [](const std::string& a) {
+        return a == "--help" || a == "-h";
+      })) {
+    std::fputs(tilec::cli::Usage().c_str(), stdout);
+    return tilec::cli::kOk;
   }
   // compile --local runs in this process; other compiles go to a server or
   // the embedded cache.

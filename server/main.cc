@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -33,6 +34,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "compiler/cache/cache_key.h"
@@ -140,6 +142,17 @@ int main(int argc, char** argv) {
     return tilec::server::RunCompileWorker();
   }
   absl::SetProgramUsageMessage("the tilec compile server; see server/main.cc");
+  // --help is a request, not an error: print the flags of this file and
+  // succeed (Abseil's own handling exits 1).
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-help" || a == "-h") {
+      absl::flags_internal::FlagsHelp(std::cout, "server/main.cc",
+                                      absl::flags_internal::HelpFormat::kHumanReadable,
+                                      absl::ProgramUsageMessage());
+      return 0;
+    }
+  }
   absl::ParseCommandLine(argc, argv);
   using namespace tilec;  // NOLINT: main wires the parts together
   std::signal(SIGPIPE, SIG_IGN);

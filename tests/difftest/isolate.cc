@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -39,9 +40,27 @@ std::string Clean(std::string s, size_t limit) {
 
 }  // namespace
 
+// A temporary folder for one child's host builds, removed with this object.
+struct ChildWorkDir {
+  std::string path;
+  ChildWorkDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                        "/tilec-difftest-XXXXXX";
+    if (mkdtemp(templ.data()) != nullptr) path = templ;
+  }
+  ~ChildWorkDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
 std::vector<CaseResult> RunIsolatedBatch(const std::vector<Case>& cases,
-                                         const RunnerOptions& options) {
+                                         const RunnerOptions& parent_options) {
   auto start = std::chrono::steady_clock::now();
+  ChildWorkDir work;
+  RunnerOptions options = parent_options;
+  if (!work.path.empty()) options.host_work_dir = work.path;
   int fds[2];
   if (pipe(fds) != 0) return RunCases(cases, options, {});
   pid_t pid = fork();

@@ -213,6 +213,7 @@ absl::StatusOr<host::HostModule> Build(const std::string& code, const RunnerOpti
   host::HostOptions build;
   build.opt_level = o.host_opt_level;
   build.debug_info = o.host_debug_info;
+  build.work_dir = o.host_work_dir;
   build.source_name = "kernel.cu";
   return host::CompileHost(code, build);
 }

@@ -83,6 +83,10 @@ struct RunnerOptions {
   // second (docs/testing.md has the figures).
   std::string host_opt_level = "-O0";
   bool host_debug_info = false;
+  // Parent of the host builds' temporary folders ($TMPDIR or /tmp when
+  // empty). RunIsolated* give each child its own, removed when the child has
+  // ended, so a child killed or crashed mid-build leaves nothing behind.
+  std::string host_work_dir;
   // Only these targets (by result name, e.g. "sm_80+alt") are run when
   // non-empty: the reducer re-checks just the failing one.
   std::vector<std::string> only;
