@@ -204,7 +204,7 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
       ",\n \"config\": {", absl::StrJoin(config, ", "), "},\n \"dyn_dims\": [",
       absl::StrJoin(dims, ", "), "],\n \"params\": [", absl::StrJoin(params, ",\n   "),
       "],\n \"workspaces\": [", absl::StrJoin(workspaces, ",\n   "), "],\n \"kernels\": [",
-      absl::StrJoin(kernels, ",\n   "), "]}\n");
+      absl::StrJoin(kernels, ",\n   "), "],\n \"source\": ", JsonQuote(a.source.code), "}\n");
 }
 
 absl::Status WriteCudaArtifact(const CudaArtifact& a, const std::string& dir,

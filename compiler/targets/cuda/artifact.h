@@ -21,9 +21,12 @@
 //       "registers": 96, "spill_store_bytes": 0, "spill_load_bytes": 0,
 //       "stack_frame_bytes": 0,
 //       "params": ["A", "B", "C", "M"],          the kernel's signature order
-//       "mma": ["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"]}]}
+//       "mma": ["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"]}],
 //                                                tensor-core instructions its
 //                                                T.gemm calls use
+//    "source": "..."}                            the generated CUDA C++ (what
+//                                                the emulator builds; what
+//                                                users read)
 //
 // Expressions (shapes, grid extents, workspace bytes) are IR expressions over
 // the dynamic dims printed by the IR printer; constants print as integers. A

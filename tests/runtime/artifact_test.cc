@@ -1,0 +1,95 @@
+#include "runtime/artifact.h"
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
+#include "tests/runtime/runtime_testing.h"
+#include "tests/testing/temp_dir.h"
+
+namespace tilec::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+using ::tilec::testing::BuildForRuntime;
+using ::tilec::testing::CompileExampleCase;
+
+TEST(RuntimeArtifact, ReadsWhatTheCompilerWrites) {
+  absl::StatusOr<ir::Program> program = CompileExampleCase("gqa_decode_small");
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<testing::BuiltArtifact> built = BuildForRuntime(*program);
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Artifact& a = built->artifact;
+  EXPECT_EQ(a.program, built->cuda.program);
+  EXPECT_EQ(a.target, "sm_80");
+  EXPECT_EQ(a.vendor(), "cuda");
+  EXPECT_EQ(a.source, built->cuda.source.code);
+  ASSERT_EQ(a.params.size(), built->cuda.params.size());
+  ASSERT_EQ(a.kernels.size(), built->cuda.source.kernels.size());
+  ASSERT_EQ(a.workspaces.size(), built->cuda.source.workspaces.size());
+  EXPECT_GE(a.kernels.size(), 2u);
+  EXPECT_FALSE(a.workspaces.empty());
+  for (size_t k = 0; k < a.kernels.size(); ++k) {
+    EXPECT_EQ(a.kernels[k].name, built->cuda.source.kernels[k].name);
+    EXPECT_EQ(a.kernels[k].block[0], built->cuda.source.kernels[k].threads);
+    EXPECT_EQ(a.kernels[k].smem_bytes, built->cuda.source.kernels[k].smem_bytes);
+    EXPECT_EQ(a.kernels[k].args.size(), built->cuda.source.kernels[k].params.size());
+  }
+}
+
+TEST(RuntimeArtifact, ReadFilesFindsTheBinaryAndSourceBeside) {
+  absl::StatusOr<ir::Program> program = CompileExampleCase("elementwise_add_ragged");
+  ASSERT_TRUE(program.ok());
+  absl::StatusOr<testing::BuiltArtifact> built = BuildForRuntime(*program);
+  ASSERT_TRUE(built.ok());
+  const std::string dir = testing::MakeTempDir("runtime_artifact");
+  ASSERT_FALSE(dir.empty());
+  ASSERT_TRUE(cuda::WriteCudaArtifact(built->cuda, dir, "k").ok());
+  absl::StatusOr<Artifact> a = Artifact::ReadFiles(dir + "/k.json");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->binary, built->cuda.cubin);
+  EXPECT_EQ(a->source, built->cuda.source.code);
+  absl::StatusOr<Artifact> missing = Artifact::ReadFiles(dir + "/nope.json");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("nope.json"));
+}
+
+TEST(RuntimeArtifact, MalformedMetadataNamesTheField) {
+  const std::string good = R"json({"schema": "tilec.cuda.artifact.v1", "program": "p", "target": "sm_80",
+    "config": {}, "dyn_dims": ["N"],
+    "params": [{"name": "X", "kind": "tensor", "dtype": "float32", "shape": ["N"]}],
+    "workspaces": [{"name": "w", "dtype": "float32", "shape": ["N"], "bytes": "N * 4"}],
+    "kernels": [{"name": "k0", "grid": ["T.ceildiv(N, 128)", "1", "1"], "block": [128, 1, 1],
+                 "smem_bytes": 0, "params": ["X", "w", "N"]}]})json";
+  ASSERT_TRUE(Artifact::Parse(good).ok()) << Artifact::Parse(good).status();
+  struct Case {
+    std::string from, to, message;
+  } cases[] = {
+      {"tilec.cuda.artifact.v1", "tilec.cuda.artifact.v9", "schema: \"tilec.cuda.artifact.v9\" is not"},
+      {"\"float32\", \"shape\": [\"N\"]}]", "\"float33\", \"shape\": [\"N\"]}]", "params[0].dtype: unknown dtype \"float33\""},
+      {"[\"N\"]}],\n    \"workspaces\"", "[\"M\"]}],\n    \"workspaces\"", "params[0].shape[0]: \"M\" names M, which is not a dynamic dim"},
+      {"\"T.ceildiv(N, 128)\"", "\"T.exp(N)\"", "kernels[0].grid[0]: metadata expression \"T.exp(N)\""},
+      {"[128, 1, 1]", "[2048, 1, 1]", "kernels[0].block[0]: must be an integer in [1, 1024]"},
+      {"\"params\": [\"X\", \"w\", \"N\"]", "\"params\": [\"X\", \"v\", \"N\"]", "kernels[0].params[1]: \"v\" is not a parameter"},
+      {"\"kind\": \"tensor\"", "\"kind\": \"pointer\"", "params[0].kind: \"pointer\" is not tensor or scalar"},
+      {"\"smem_bytes\": 0", "\"smem_bytes\": \"0\"", "kernels[0].smem_bytes: must be an integer"},
+      {"\"name\": \"w\"", "\"name\": \"X\"", "the name X is declared twice"},
+      {"\"program\": \"p\",", "", "program: missing"},
+  };
+  for (const Case& c : cases) {
+    std::string text = absl::StrReplaceAll(good, {{c.from, c.to}});
+    ASSERT_NE(text, good) << c.from;
+    absl::StatusOr<Artifact> a = Artifact::Parse(text);
+    ASSERT_FALSE(a.ok()) << c.message;
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(a.status().message(), HasSubstr(c.message));
+  }
+  absl::StatusOr<Artifact> not_json = Artifact::Parse("{\"schema\": ");
+  EXPECT_THAT(not_json.status().message(), HasSubstr("artifact metadata: JSON at byte"));
+}
+
+}  // namespace
+}  // namespace tilec::runtime
