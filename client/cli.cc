@@ -37,6 +37,10 @@ std::string Usage() {
          "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...] --target sm_80|sm_90a\n"
          "            --local -o DIR [--profile P] [--profiles DIR] [--json]\n"
          "            (in this process, no cache; writes .cubin .cu .json)\n"
+         "  tilec bench FILE --fn NAME [-D name=value ...] [-U name ...] [--device cuda:0|emulator]\n"
+         "            [--target sm_80|sm_90a] [--dim name=size ...] [--seed S] [--warmup W]\n"
+         "            [--iters N] [--no-flush] [--no-check] [--profile P] [--json]\n"
+         "            (compile, load through the runtime, check against the interpreter, time)\n"
          "  -U name leaves a parameter with a Python default unbound: recommend searches it,\n"
          "  compile binds it to the top recommendation for the target's profile.\n";
 }
@@ -46,7 +50,7 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   if (args.empty()) return Bad("missing command");
   f.command = args[0];
   if (f.command != "parse" && f.command != "run" && f.command != "recommend" &&
-      f.command != "compile") {
+      f.command != "compile" && f.command != "bench") {
     return Bad(absl::StrCat("unknown command '", f.command, "'"));
   }
   for (size_t i = 1; i < args.size(); ++i) {
@@ -132,6 +136,23 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       f.inputs.push_back(*v);
     } else if (a == "--local") {
       f.local = true;
+    } else if (a == "--device") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      f.device = *v;
+    } else if (a == "--warmup" || a == "--iters") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      int n = 0;
+      if (!absl::SimpleAtoi(*v, &n) || n < (a == "--iters" ? 1 : 0) || n > 100000) {
+        return Bad(absl::StrCat(a, " expects an integer ", a == "--iters" ? ">= 1" : ">= 0",
+                                ", got '", *v, "'"));
+      }
+      (a == "--warmup" ? f.warmup : f.iters) = n;
+    } else if (a == "--no-flush") {
+      f.flush = false;
+    } else if (a == "--no-check") {
+      f.check = false;
     } else if (a == "--out" || a == "-o") {
       auto v = value(a);
       if (!v.ok()) return v.status();
@@ -164,8 +185,8 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
     return Bad(absl::StrCat(f.command, " runs in this process: --server, --token_file and "
                                        "--tls_ca apply to recommend"));
   }
-  if (!f.profile.empty() && f.command != "compile") {
-    return Bad("--profile applies to compile (recommend takes the profile as --target)");
+  if (!f.profile.empty() && f.command != "compile" && f.command != "bench") {
+    return Bad("--profile applies to compile and bench (recommend takes the profile as --target)");
   }
   if (f.command == "compile" && (f.target.empty() || f.out_dir.empty())) {
     return Bad("compile --local needs --target sm_80|sm_90a and -o DIR");

@@ -25,7 +25,7 @@ enum ExitCode : int {
 };
 
 struct Flags {
-  std::string command;  // parse | run | recommend | compile (--local)
+  std::string command;  // parse | run | recommend | compile (--local) | bench
   std::string file;
   std::string function;
   std::vector<std::pair<std::string, std::string>> defines;  // -D k=v, in order
@@ -57,6 +57,13 @@ struct Flags {
   std::string profile;
   // compile --local: --target sm_80|sm_90a, output folder in out_dir (-o/--out)
   bool local = false;
+  // bench: --device cuda:N|hip:N|emulator, --warmup W, --iters N, --no-flush
+  // (keep the cache warm between runs), --no-check (skip the interpreter)
+  std::string device = "emulator";
+  int warmup = 3;
+  int iters = 20;
+  bool flush = true;
+  bool check = true;
 };
 
 // Parses argv after the program name. Errors are INVALID_ARGUMENT with a

@@ -26,6 +26,9 @@ int RunCommand(const Flags& flags);
 // .cu and .json to -o DIR (compile_command.cc).
 int CompileCommand(const Flags& flags);
 
+// `tilec bench` (bench_command.cc).
+int BenchCommand(const Flags& flags);
+
 // Prints a failed status the way users read it: diagnostics as they are,
 // anything else with its code, and internal errors as compiler bugs.
 int ReportError(const absl::Status& status);

@@ -45,5 +45,6 @@ int main(int argc, char** argv) {
   if (flags->command == "parse") return tilec::cli::ParseCommand(*flags);
   if (flags->command == "recommend") return tilec::cli::RecommendCommand(*flags);
   if (flags->command == "compile") return tilec::cli::CompileCommand(*flags);
+  if (flags->command == "bench") return tilec::cli::BenchCommand(*flags);
   return tilec::cli::RunCommand(*flags);
 }
