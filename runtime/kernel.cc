@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/tensor_data.h"
 
 namespace tilec::runtime {
 
@@ -79,37 +80,6 @@ int64_t LogicalDim(const ParamSpec& p, const Arg& a, size_t d) {
   return a.shape[d];
 }
 
-uint16_t FloatToHalfBits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
-  uint32_t mant = x & 0x7FFFFF;
-  if (((x >> 23) & 0xFF) == 0xFF) return static_cast<uint16_t>(sign | 0x7C00 | (mant ? 0x200 : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000;
-    const int shift = 14 - exp;
-    uint32_t half = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1FFF;
-  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;  // may carry into the exponent
-  return static_cast<uint16_t>(sign | half);
-}
-
-uint16_t FloatToBFloat16Bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((x >> 16) | 0x40);  // NaN
-  x += 0x7FFF + ((x >> 16) & 1);
-  return static_cast<uint16_t>(x >> 16);
-}
-
 // The bytes a scalar argument is passed as, in the low bytes of a uint64.
 absl::StatusOr<uint64_t> ScalarBits(const ParamSpec& p, const Arg& a) {
   uint64_t bits = 0;
@@ -120,9 +90,9 @@ absl::StatusOr<uint64_t> ScalarBits(const ParamSpec& p, const Arg& a) {
   } else if (t == "float64") {
     std::memcpy(&bits, &a.f, 8);
   } else if (t == "float16") {
-    bits = FloatToHalfBits(static_cast<float>(a.f));
+    bits = FloatToHalf(static_cast<float>(a.f));
   } else if (t == "bfloat16") {
-    bits = FloatToBFloat16Bits(static_cast<float>(a.f));
+    bits = FloatToBFloat16(static_cast<float>(a.f));
   } else if (p.dtype.is_float) {
     return absl::UnimplementedError(
         absl::StrCat("parameter ", p.name, ": ", t, " scalars are not supported by the runtime"));

@@ -71,7 +71,7 @@ std::string RealPath(const std::string& path) {
 }  // namespace
 
 std::unique_ptr<ChildSandbox> ChildSandbox::Prepare(const SandboxConfig& config,
-                                                    const std::string& worker_binary) {
+                                                    const std::string& child_binary) {
   std::unique_ptr<ChildSandbox> s(new ChildSandbox());
   s->config_ = config;
   s->root_ = ::geteuid() == 0;
@@ -110,7 +110,7 @@ std::unique_ptr<ChildSandbox> ChildSandbox::Prepare(const SandboxConfig& config,
       s->read_dirs_.push_back(fd);
       s->read_paths_.push_back(real);
     }
-    for (const std::string& f : {RealPath(worker_binary), RealPath("/etc/ld.so.cache")}) {
+    for (const std::string& f : {RealPath(child_binary), RealPath("/etc/ld.so.cache")}) {
       if (f.empty()) continue;
       int fd = ::open(f.c_str(), O_PATH | O_CLOEXEC);
       if (fd < 0) continue;

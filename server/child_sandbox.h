@@ -10,7 +10,7 @@
 //   namespace when not root); where Landlock ABI >= 4 is there, TCP bind and
 //   connect are refused as well;
 // - file system (Landlock): read and execute only the system libraries, the
-//   CUDA toolkit and the worker binary, read /etc/ld.so.cache and /dev/null,
+//   CUDA toolkit and the child's binary, read /etc/ld.so.cache and /dev/null,
 //   and read/write its own temp dir; nothing else (tilec's device headers are
 //   compiled into the binary and handed to NVRTC in memory);
 // - separate user: when tilecd runs as root, the child runs as `user`
@@ -52,9 +52,9 @@ struct SandboxConfig {
 
 class ChildSandbox {
  public:
-  // In the parent. `worker_binary` is the file the child executes.
+  // In the parent. `child_binary` is the file the child executes.
   static std::unique_ptr<ChildSandbox> Prepare(const SandboxConfig& config,
-                                               const std::string& worker_binary);
+                                               const std::string& child_binary);
   ~ChildSandbox();
 
   // The child's environment, given its temp dir (NULL-terminated array in

@@ -23,7 +23,7 @@
 //
 // The frontend and recommendation run in the calling process (they are
 // cheap and needed for the cache key of every request, hits included);
-// everything after binding runs in the compile worker.
+// everything after binding runs in the compile child.
 #ifndef TILEC_SERVER_COMPILE_CORE_H_
 #define TILEC_SERVER_COMPILE_CORE_H_
 

@@ -12,8 +12,8 @@
 //
 // Port 0 picks a free port; the port chosen is written to --port_file (and
 // the metrics port to --metrics_port_file) once the server listens. The
-// hidden first argument `compile-worker` runs the compile worker instead
-// (worker.h): tilecd execs itself for every compile.
+// hidden first argument `compile-child` runs the compile child instead
+// (compile_child.h): tilecd execs itself for every compile.
 #include <dlfcn.h>
 #include <signal.h>
 
@@ -53,7 +53,7 @@
 #include "server/scheduler.h"
 #include "server/service.h"
 #include "server/subprocess_compiler.h"
-#include "server/worker.h"
+#include "server/compile_child.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
 ABSL_FLAG(int, port, 0, "gRPC port; 0 picks a free one");
@@ -138,8 +138,8 @@ void WritePortFile(const std::string& path, int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == tilec::server::kCompileWorkerCommand) {
-    return tilec::server::RunCompileWorker();
+  if (argc >= 2 && std::string(argv[1]) == tilec::server::kCompileChildCommand) {
+    return tilec::server::RunCompileChild();
   }
   absl::SetProgramUsageMessage("the tilec compile server; see server/main.cc");
   // --help is a request, not an error: print the flags of this file and
@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
 
   server::ServerMetrics metrics;
   server::SubprocessOptions sub;
-  sub.worker_argv = {"/proc/self/exe", server::kCompileWorkerCommand};
+  sub.child_argv = {"/proc/self/exe", server::kCompileChildCommand};
   sub.memory_limit_bytes = absl::GetFlag(FLAGS_compile_memory_mb) << 20;
   sub.time_limit = absl::Seconds(absl::GetFlag(FLAGS_compile_timeout_s));
   sub.max_parallel = absl::GetFlag(FLAGS_jobs);

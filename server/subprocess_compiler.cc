@@ -72,7 +72,7 @@ bool RanOutOfMemory(const std::string& errors) {
 void LogChildErrors(const std::string& errors) {
   if (errors.empty()) return;
   std::string tail = errors.size() > 2000 ? errors.substr(errors.size() - 2000) : errors;
-  std::fprintf(stderr, "tilecd: a compile worker failed; its stderr ends with:\n%s\n",
+  std::fprintf(stderr, "tilecd: a compile child failed; its stderr ends with:\n%s\n",
                tail.c_str());
 }
 
@@ -92,7 +92,7 @@ bool WriteAll(int fd, const std::string& bytes) {
 SubprocessCompiler::SubprocessCompiler(SubprocessOptions options)
     : options_(std::move(options)),
       sandbox_(ChildSandbox::Prepare(
-          options_.sandbox, options_.worker_argv.empty() ? "" : options_.worker_argv[0])) {
+          options_.sandbox, options_.child_argv.empty() ? "" : options_.child_argv[0])) {
   protections_.store(sandbox_->Probe());
 }
 
@@ -124,7 +124,7 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::Compile(const cache::Compile
 
 absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::CompileJob& job) {
   if (job.program == nullptr) return absl::InternalError("compiler bug: job without a program");
-  tilec::v1::WorkerRequest request;
+  tilec::v1::CompileChildRequest request;
   *request.mutable_program() = ir::ToProto(*job.program);
   request.set_program_hash(job.program_hash);
   request.set_target(job.target);
@@ -153,7 +153,7 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
   // Everything the child needs is built before fork: after it, only
   // async-signal-safe calls.
   std::vector<char*> argv;
-  for (const std::string& a : options_.worker_argv) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : options_.child_argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::vector<std::string> env = sandbox_->Environment("");
   std::vector<char*> envp;
@@ -272,26 +272,26 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
           " MiB and was stopped (the compiler aborted with ", strsignal(sig), ")"));
     }
     LogChildErrors(errors);
-    return absl::InternalError(absl::StrCat("compiler bug: the compile worker crashed with ",
+    return absl::InternalError(absl::StrCat("compiler bug: the compile child crashed with ",
                                             strsignal(sig), " (signal ", sig, ")"));
   }
-  tilec::v1::WorkerResult result;
+  tilec::v1::CompileChildResult result;
   if (!wrote || !result.ParseFromString(output) || output.empty()) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (code == 125) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "the compile worker cannot start within the memory limit of ",
+          "the compile child cannot start within the memory limit of ",
           options_.memory_limit_bytes >> 20, " MiB"));
     }
     if (code == 126) {
-      return absl::InternalError(absl::StrCat("cannot switch the compile worker to user ",
+      return absl::InternalError(absl::StrCat("cannot switch the compile child to user ",
                                               options_.sandbox.user));
     }
     if (code == 127) {
-      return absl::InternalError(absl::StrCat("cannot run the compile worker ",
-                                              options_.worker_argv.empty()
+      return absl::InternalError(absl::StrCat("cannot run the compile child ",
+                                              options_.child_argv.empty()
                                                   ? std::string("(none configured)")
-                                                  : options_.worker_argv[0]));
+                                                  : options_.child_argv[0]));
     }
     if (options_.memory_limit_bytes > 0 && RanOutOfMemory(errors)) {
       return absl::ResourceExhaustedError(
@@ -300,7 +300,7 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
     }
     LogChildErrors(errors);
     return absl::InternalError(absl::StrCat(
-        "compiler bug: the compile worker exited with code ", code, " without a result"));
+        "compiler bug: the compile child exited with code ", code, " without a result"));
   }
   if (result.code() != 0) {
     return absl::Status(static_cast<absl::StatusCode>(result.code()), result.message());

@@ -1,15 +1,15 @@
 // A Compiler that runs each compile in a child process: fork + exec of the
-// compile worker (`tilecd compile-worker`, worker.h), which reads a
-// tilec.v1.WorkerRequest on stdin and writes a WorkerResult on stdout.
+// compile child (`tilecd compile-child`, compile_child.h), which reads a
+// tilec.v1.CompileChildRequest on stdin and writes a CompileChildResult on stdout.
 //
 // Isolation and limits:
 // - the child runs under RLIMIT_AS = `memory_limit_bytes` (0: none); a
-//   worker that runs out reports RESOURCE_EXHAUSTED;
+//   child that runs out reports RESOURCE_EXHAUSTED;
 // - a wall-time limit of min(`time_limit`, the job's deadline): past it the
 //   child is killed (SIGKILL) and the compile fails with DEADLINE_EXCEEDED;
 // - a cancelled job kills its child (CANCELLED);
 // - a child that crashes or exits without a result fails that compile with
-//   INTERNAL ("compiler bug: the compile worker crashed with SIGSEGV");
+//   INTERNAL ("compiler bug: the compile child crashed with SIGSEGV");
 //   nothing else is affected. A crash under the memory limit whose stderr
 //   says the memory ran out (NVRTC aborts on std::bad_alloc) is
 //   RESOURCE_EXHAUSTED; a child killed by its CPU limit is DEADLINE_EXCEEDED;
@@ -36,7 +36,7 @@
 namespace tilec::server {
 
 struct SubprocessOptions {
-  std::vector<std::string> worker_argv;  // e.g. {"/proc/self/exe", "compile-worker"}
+  std::vector<std::string> child_argv;  // e.g. {"/proc/self/exe", "compile-child"}
   int64_t memory_limit_bytes = 0;
   absl::Duration time_limit = absl::Minutes(5);
   int max_parallel = 2;

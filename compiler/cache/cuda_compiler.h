@@ -1,7 +1,7 @@
 // The real Compiler for the CUDA targets: the tilec pipeline run in this
 // process, from a verified tile program to a cubin and its launch metadata.
 // It is cuda::BuildCudaArtifact (compiler/targets/cuda/artifact.h: inference,
-// emission, NVRTC) behind the Compiler interface, so tilecd's workers, the
+// emission, NVRTC) behind the Compiler interface, so tilecd's compile children, the
 // embedded CLI and `tilec compile --local` run one pipeline.
 //
 //   ir::Verify -> cuda::BuildCudaArtifact -> artifact

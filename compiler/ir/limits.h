@@ -15,7 +15,7 @@ namespace tilec::ir {
 inline constexpr int kMaxNesting = 256;
 
 // Recursion limit of every protobuf parser that reads a program from the
-// wire (the Compile and Recommend requests in tilecd, the compile worker's
+// wire (the Compile and Recommend requests in tilecd, the compile child's
 // request). Each IR level is two message levels (Stmt > ForStmt, Expr >
 // BinaryExpr), so a program at kMaxNesting parses with room to spare; past
 // it the parse fails with a message, not a crash.

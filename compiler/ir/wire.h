@@ -1,5 +1,5 @@
 // Parsing tilec messages that carry a program (tilec.v1.Program inside a
-// CompileRequest, RecommendRequest or WorkerRequest) from bytes.
+// CompileRequest, RecommendRequest or CompileChildRequest) from bytes.
 //
 // protobuf's default recursion limit (100 nested messages) is below what a
 // valid program needs (each IR level is two message levels), so every reader

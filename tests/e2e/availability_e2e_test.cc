@@ -1,5 +1,5 @@
 // End to end for the protections of docs/security.md, each on a real tilecd
-// (127.0.0.1, free ports) with the real pipeline in its compile workers:
+// (127.0.0.1, free ports) with the real pipeline in its compile children:
 // hits beside slow misses, the bounded compile queue, a full disk,
 // unparseable and oversized requests, the public surfaces (health,
 // reflection, metrics), TLS flags, and bounded recommendation searches

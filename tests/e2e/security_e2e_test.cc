@@ -305,7 +305,7 @@ TEST_F(SecurityE2E, OutOfRangeLiteralsAndGridsAreLocatedInvalidArgument) {
 }
 
 TEST(SecurityMemoryE2E, RunningOutOfTheMemoryLimitIsResourceExhausted) {
-  // Whatever point of the compile the limit hits (loading the worker, NVRTC
+  // Whatever point of the compile the limit hits (loading the child, NVRTC
   // itself), the client hears RESOURCE_EXHAUSTED, never a compiler bug.
   int exhausted = 0;
   for (int mb : {48, 96, 160, 256, 384}) {

@@ -1,5 +1,5 @@
 // End to end: a real tilecd on 127.0.0.1 (free ports), the real pipeline in
-// its compile workers, the real cache on disk.
+// its compile children, the real cache on disk.
 #include <cstdio>
 #include <fstream>
 #include <random>

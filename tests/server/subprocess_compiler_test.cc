@@ -34,7 +34,7 @@ cache::CompileJob Job(const std::string& target) {
 
 SubprocessOptions Options() {
   SubprocessOptions o;
-  o.worker_argv = {TEST_WORKER_BINARY};
+  o.child_argv = {TEST_COMPILE_CHILD_BINARY};
   o.time_limit = absl::Seconds(2);
   o.max_parallel = 2;
   return o;
@@ -45,7 +45,7 @@ class SubprocessCompilerTest : public ::testing::Test {
   static void SetUpTestSuite() { ::signal(SIGPIPE, SIG_IGN); }
 };
 
-TEST_F(SubprocessCompilerTest, ReturnsTheWorkersArtifact) {
+TEST_F(SubprocessCompilerTest, ReturnsTheChildsArtifact) {
   SubprocessCompiler c(Options());
   auto a = c.Compile(Job("sm_80"));
   ASSERT_TRUE(a.ok()) << a.status();
@@ -53,7 +53,7 @@ TEST_F(SubprocessCompilerTest, ReturnsTheWorkersArtifact) {
   EXPECT_EQ(a->metadata_json, "{\"target\":\"sm_80\"}");
 }
 
-TEST_F(SubprocessCompilerTest, KeepsTheWorkersStatusCode) {
+TEST_F(SubprocessCompilerTest, KeepsTheChildsStatusCode) {
   SubprocessCompiler c(Options());
   auto a = c.Compile(Job("fail"));
   EXPECT_TRUE(absl::IsInvalidArgument(a.status())) << a.status();
@@ -111,9 +111,9 @@ TEST_F(SubprocessCompilerTest, CrashAndSilentExitAreInternalErrors) {
   EXPECT_TRUE(c.Compile(Job("sm_80")).ok());  // still serving
 }
 
-TEST_F(SubprocessCompilerTest, MissingWorkerIsReported) {
+TEST_F(SubprocessCompilerTest, MissingChildBinaryIsReported) {
   SubprocessOptions o = Options();
-  o.worker_argv = {"/nonexistent/tilec-worker"};
+  o.child_argv = {"/nonexistent/tilec-compile-child"};
   SubprocessCompiler c(o);
   auto a = c.Compile(Job("sm_80"));
   EXPECT_TRUE(absl::IsInternal(a.status()));
@@ -154,7 +154,7 @@ TEST_F(SubprocessCompilerTest, ChildHasAnEmptyEnvironmentAndOnlyItsFiles) {
   ::unsetenv("CUDA_HOME");
   ::unsetenv("CUDA_PATH");
   SubprocessCompiler c(Options());
-  std::string own = Probe(c, TEST_WORKER_BINARY);
+  std::string own = Probe(c, TEST_COMPILE_CHILD_BINARY);
   EXPECT_NE(own.find("env=0;read=0;"), std::string::npos) << own;
   EXPECT_NE(own.find(";cwd_write=0;"), std::string::npos) << own;  // its temp dir
   EXPECT_NE(own.find(";cpu=3;"), std::string::npos) << own;  // the 2 s limit + 1
@@ -191,7 +191,7 @@ TEST_F(SubprocessCompilerTest, ChildDiesWithItsParent) {
     ::_exit(0);
   }
   ASSERT_GT(middle, 0);
-  // The compile child: the middle process's child running the worker.
+  // The compile child: the middle process's child running the compile child.
   pid_t child = -1;
   for (int i = 0; i < 200 && child < 0; ++i) {
     absl::SleepFor(absl::Milliseconds(25));
@@ -201,7 +201,7 @@ TEST_F(SubprocessCompilerTest, ChildDiesWithItsParent) {
       std::ifstream cmdline(absl::StrCat("/proc/", pid, "/cmdline"));
       std::string argv0;
       std::getline(cmdline, argv0, '\0');
-      if (argv0 == TEST_WORKER_BINARY) child = pid;
+      if (argv0 == TEST_COMPILE_CHILD_BINARY) child = pid;
     }
   }
   ASSERT_GT(child, 0) << "the compile child never started";

@@ -1,6 +1,6 @@
-// The compile worker: the child-process side of SubprocessCompiler. Reads a
-// tilec.v1.WorkerRequest from stdin, runs the real pipeline
-// (cache::CudaCompiler) on it, writes a tilec.v1.WorkerResult to stdout and
+// The compile child: the child-process side of SubprocessCompiler. Reads a
+// tilec.v1.CompileChildRequest from stdin, runs the real pipeline
+// (cache::CudaCompiler) on it, writes a tilec.v1.CompileChildResult to stdout and
 // returns the process exit code (0 when a result was written, whatever the
 // compile's status).
 //
@@ -8,15 +8,15 @@
 // result: from a result prepared at startup when operator new fails (so it
 // needs no memory), and when the toolchain reports that it ran out (NVRTC's
 // "out of memory", libnvrtc failing to map under the limit).
-#ifndef TILEC_SERVER_WORKER_H_
-#define TILEC_SERVER_WORKER_H_
+#ifndef TILEC_SERVER_COMPILE_CHILD_H_
+#define TILEC_SERVER_COMPILE_CHILD_H_
 
 namespace tilec::server {
 
-inline constexpr char kCompileWorkerCommand[] = "compile-worker";
+inline constexpr char kCompileChildCommand[] = "compile-child";
 
-int RunCompileWorker();
+int RunCompileChild();
 
 }  // namespace tilec::server
 
-#endif  // TILEC_SERVER_WORKER_H_
+#endif  // TILEC_SERVER_COMPILE_CHILD_H_

@@ -1,5 +1,5 @@
-// A compile-worker test double for subprocess_compiler_test: speaks the
-// worker protocol (WorkerRequest on stdin, WorkerResult on stdout) and
+// A compile-child test double for subprocess_compiler_test: speaks the
+// compile-child protocol (CompileChildRequest on stdin, CompileChildResult on stdout) and
 // misbehaves on request, by target name: "hang" never answers, "crash"
 // aborts, "silent" exits without a result, "fail" reports INVALID_ARGUMENT,
 // "alloc" allocates until the memory limit stops it (and dies of the
@@ -24,7 +24,7 @@
 
 int main() {
   std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  tilec::v1::WorkerRequest request;
+  tilec::v1::CompileChildRequest request;
   if (!request.ParseFromString(input)) return 3;
   const std::string& t = request.target();
   if (t == "hang") {
@@ -40,7 +40,7 @@ int main() {
       blocks.push_back(b);
     }
   }
-  tilec::v1::WorkerResult result;
+  tilec::v1::CompileChildResult result;
   if (t == "probe") {
     extern char** environ;
     int env = 0;

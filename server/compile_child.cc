@@ -1,4 +1,4 @@
-#include "server/worker.h"
+#include "server/compile_child.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -63,9 +63,9 @@ absl::Status ClassifyMemoryLimit(const absl::Status& status) {
 
 }  // namespace
 
-int RunCompileWorker() {
+int RunCompileChild() {
   {
-    tilec::v1::WorkerResult oom;
+    tilec::v1::CompileChildResult oom;
     oom.set_code(static_cast<int>(absl::StatusCode::kResourceExhausted));
     oom.set_message("the compile ran out of its memory limit and was stopped");
     g_out_of_memory = new std::string(oom.SerializeAsString());
@@ -73,13 +73,13 @@ int RunCompileWorker() {
   std::set_new_handler(OnOutOfMemory);
 
   std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  tilec::v1::WorkerRequest request;
-  tilec::v1::WorkerResult result;
+  tilec::v1::CompileChildRequest request;
+  tilec::v1::CompileChildResult result;
   absl::Status status;
   // The program nests as deep as the verifier allows (ir::kMaxNesting):
   // parse with the recursion limit that takes.
   if (!ir::ParseWire(input, &request)) {
-    status = absl::InternalError("compiler bug: the compile worker got a malformed request");
+    status = absl::InternalError("compiler bug: the compile child got a malformed request");
   } else {
     absl::StatusOr<ir::Program> program = ir::FromProto(request.program());
     if (!program.ok()) {
