@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "client/embedded.h"
@@ -34,6 +35,11 @@ struct RemoteFlags {
   int max_registers = 0;
   double timeout_s = 600;
   int64_t cache_bytes = int64_t{10} << 30;  // the embedded cache's LRU budget
+  // autotune
+  int top = 0, iterations = 0, warmup = 0;
+  uint64_t seed = 0;
+  bool retune = false;
+  std::vector<std::pair<std::string, int64_t>> dims;
 };
 
 int Usage(const std::string& msg) {
@@ -45,6 +51,9 @@ int Usage(const std::string& msg) {
                "            [--out DIR] [--json] [--line_info] [--max_registers N]\n"
                "            [--server HOST:PORT | --cache_dir DIR]\n"
                "  tilec get DIGEST -o FILE --server HOST:PORT\n"
+               "  tilec autotune FILE --fn NAME [-D name=value ...] [-U name ...] --target PROFILE\n"
+               "            [--top K] [--dim name=size ...] [--iterations N] [--warmup W]\n"
+               "            [--seed S] [--retune] [--json] --server HOST:PORT\n"
                "  tilec stats [--json] --server HOST:PORT\n"
                "  tilec health --server HOST:PORT\n"
                "  common: --token_file F, --tls_ca F, --timeout_s S; $TILEC_SERVER, "
@@ -275,8 +284,13 @@ int Compile(const RemoteFlags& f) {
         for (const tilec::v1::NamedValue& v : r.config()) {
           absl::StrAppend(&config, config.empty() ? "" : " ", v.name(), "=", v.value());
         }
-        std::printf("        config chosen by recommendation: %s (profile %s, predicted %.1f us)\n",
-                    config.c_str(), r.profile().c_str(), r.predicted_us());
+        if (r.config_source() == "autotune") {
+          std::printf("        config chosen by autotuning: %s (profile %s, measured %.4f ms)\n",
+                      config.c_str(), r.profile().c_str(), r.measured_ms());
+        } else {
+          std::printf("        config chosen by recommendation: %s (profile %s, predicted %.1f us)\n",
+                      config.c_str(), r.profile().c_str(), r.predicted_us());
+        }
       }
     }
   }
@@ -349,6 +363,107 @@ int Health(const RemoteFlags& f) {
   return serving ? 0 : kRemoteUnreachable;
 }
 
+// Fills `src` from FILE, --fn, -D and -U; false (after saying why) when the
+// file cannot be read.
+bool FillSource(const RemoteFlags& f, tilec::v1::TileLangSource* src) {
+  if (!ReadFile(f.file, src->mutable_text())) {
+    std::fprintf(stderr, "tilec: cannot read %s\n", f.file.c_str());
+    return false;
+  }
+  src->set_path(f.file);
+  src->set_function(f.function);
+  for (const auto& [k, v] : f.defines) {
+    tilec::v1::Binding* b = src->add_bindings();
+    b->set_name(k);
+    b->set_value(v);
+  }
+  for (const std::string& u : f.unbound) src->add_unbound(u);
+  return true;
+}
+
+std::string ConfigText(const google::protobuf::RepeatedPtrField<tilec::v1::NamedValue>& config) {
+  std::vector<std::string> parts;
+  for (const tilec::v1::NamedValue& v : config) parts.push_back(absl::StrCat(v.name(), "=", v.value()));
+  return absl::StrJoin(parts, " ");
+}
+
+// `tilec autotune`: the Autotune RPC, its progress on a terminal, the
+// measured table (or the record as JSON).
+int Autotune(const RemoteFlags& f) {
+  if (f.file.empty() || f.function.empty() || f.targets.size() != 1) {
+    return Usage("autotune needs FILE, --fn NAME and one --target PROFILE");
+  }
+  tilec::v1::AutotuneRequest req;
+  if (!FillSource(f, req.mutable_source())) return 4;
+  req.set_profile(f.targets[0]);
+  req.set_top_k(f.top);
+  req.set_iterations(f.iterations);
+  req.set_warmup(f.warmup);
+  req.set_seed(f.seed);
+  req.set_retune(f.retune);
+  for (const auto& [name, size] : f.dims) {
+    tilec::v1::NamedValue* d = req.add_dyn_dims();
+    d->set_name(name);
+    d->set_value(size);
+  }
+  auto stub = tilec::v1::Tilec::NewStub(Connect(f));
+  grpc::ClientContext ctx;
+  Prepare(f, &ctx);
+  std::unique_ptr<grpc::ClientReader<tilec::v1::AutotuneProgress>> reader =
+      stub->Autotune(&ctx, req);
+  const bool bar = !f.json && ::isatty(2);
+  tilec::v1::AutotuneProgress p, last;
+  bool have_last = false;
+  while (reader->Read(&p)) {
+    if (bar) {
+      const int width = 30;
+      const int filled = p.total() > 0 ? width * p.done() / p.total() : 0;
+      std::fprintf(stderr, "\r\033[K[%s%s] %d/%d %s", std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), p.done(), p.total(),
+                   p.message().substr(0, 60).c_str());
+    } else if (!f.json && !p.has_record()) {
+      std::fprintf(stderr, "tilec: %s: %s\n", p.stage().c_str(), p.message().c_str());
+    }
+    if (p.has_record()) {
+      last = p;
+      have_last = true;
+    }
+  }
+  if (bar) std::fprintf(stderr, "\r\033[K");
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) return Report(s);
+  if (!have_last) {
+    std::fprintf(stderr, "tilec: the server ended the autotune without a result\n");
+    return 70;
+  }
+  if (f.json) {
+    std::string out;
+    google::protobuf::util::JsonPrintOptions opts;
+    opts.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(last, &out, opts);
+    std::printf("%s\n", out.c_str());
+    return 0;
+  }
+  const tilec::v1::TuningRecord& r = last.record();
+  std::printf("%s on %s%s\n", f.function.c_str(), r.profile().c_str(),
+              last.from_database() ? " (from the tuning database: nothing measured)" : "");
+  std::printf("%-4s %-4s %-44s %12s %12s %9s  %s\n", "rank", "pred", "config", "predicted us",
+              "median ms", "stddev", "status");
+  for (const tilec::v1::MeasuredCandidate& c : r.candidates()) {
+    std::printf("%-4s %-4d %-44s %12.2f %12.4f %8.1f%%  %s%s\n",
+                c.measured_rank() > 0 ? absl::StrCat(c.measured_rank()).c_str() : "-",
+                c.predicted_rank(), ConfigText(c.config()).c_str(), c.predicted_us(), c.median_ms(),
+                c.median_ms() > 0 ? 100 * c.stddev_ms() / c.median_ms() : 0.0, c.status().c_str(),
+                c.worker_id().empty() ? "" : absl::StrCat(" (", c.worker_id(), ")").c_str());
+  }
+  std::printf("best: %s (noise band %.1f%%; ties go to the better prediction)\n",
+              ConfigText(r.best()).c_str(), 100 * r.noise_band());
+  std::printf("Spearman rank correlation, predicted vs measured: %.3f\n", r.spearman());
+  if (!r.candidates().empty())
+    std::printf("timing: %s\n", r.candidates(0).timing().c_str());
+  return 0;
+}
+
 }  // namespace
 
 int ExitCodeForStatus(const grpc::Status& s, bool remote) {
@@ -387,7 +502,7 @@ int RemoteRecommend(const ServerConnection& connection, const tilec::v1::Recomme
 bool IsRemoteCommand(const std::vector<std::string>& args) {
   if (args.empty()) return false;
   const std::string& c = args[0];
-  if (c == "get" || c == "stats" || c == "health") return true;
+  if (c == "get" || c == "stats" || c == "health" || c == "autotune") return true;
   return c == "compile";
 }
 
@@ -419,10 +534,13 @@ int RemoteMain(const std::vector<std::string>& args) {
       f.json = true;
     } else if (a == "--line_info") {
       f.line_info = true;
+    } else if (a == "--retune") {
+      f.retune = true;
     } else if (a == "--server" || a == "--token_file" || a == "--tls_ca" || a == "--fn" ||
                a == "--target" || a == "--out" || a == "-o" || a == "-D" ||
                a == "--max_registers" || a == "--timeout_s" || a == "--cache_dir" ||
-               a == "--cache_bytes" || a == "-U" || a == "--profile") {
+               a == "--cache_bytes" || a == "-U" || a == "--profile" || a == "--top" ||
+               a == "--iterations" || a == "--warmup" || a == "--seed" || a == "--dim") {
       if (!next(&v)) return Usage(absl::StrCat(a, " needs a value"));
       if (a == "--server") f.server = v;
       if (a == "--token_file") token_file = v;
@@ -452,9 +570,23 @@ int RemoteMain(const std::vector<std::string>& args) {
       if (a == "--timeout_s" && !absl::SimpleAtod(v, &f.timeout_s)) {
         return Usage("--timeout_s needs a number");
       }
+      if ((a == "--top" && (!absl::SimpleAtoi(v, &f.top) || f.top < 1)) ||
+          (a == "--iterations" && (!absl::SimpleAtoi(v, &f.iterations) || f.iterations < 1)) ||
+          (a == "--warmup" && (!absl::SimpleAtoi(v, &f.warmup) || f.warmup < 0)) ||
+          (a == "--seed" && !absl::SimpleAtoi(v, &f.seed))) {
+        return Usage(absl::StrCat(a, " needs a ", a == "--seed" || a == "--warmup" ? "non-negative" : "positive", " integer, got '", v, "'"));
+      }
+      if (a == "--dim") {
+        size_t e = v.find('=');
+        int64_t size = 0;
+        if (e == std::string::npos || !absl::SimpleAtoi(v.substr(e + 1), &size) || size < 0) {
+          return Usage("--dim needs name=size");
+        }
+        f.dims.emplace_back(v.substr(0, e), size);
+      }
     } else if (a.rfind("-", 0) == 0) {
       return Usage(absl::StrCat("unknown flag ", a));
-    } else if (f.command == "compile" && f.file.empty()) {
+    } else if ((f.command == "compile" || f.command == "autotune") && f.file.empty()) {
       f.file = a;
     } else if (f.command == "get" && f.digest.empty()) {
       f.digest = a;
@@ -469,6 +601,7 @@ int RemoteMain(const std::vector<std::string>& args) {
   if (f.command == "compile") return Compile(f);
   if (f.command == "get") return Get(f);
   if (f.command == "stats") return Stats(f);
+  if (f.command == "autotune") return Autotune(f);
   return Health(f);
 }
 

@@ -10,6 +10,7 @@
 #include "compiler/cache/digest.h"
 #include "compiler/ir/hash.h"
 #include "compiler/recommend/auto_bind.h"
+#include "compiler/recommend/bind.h"
 #include "compiler/targets/cuda/nvrtc.h"
 
 namespace tilec::server {
@@ -79,10 +80,26 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepar
     job.program = shared;
     job.program_hash = prepared->program_hash;
     recommend::AutoBinding binding;
-    if (unbound) {
-      absl::StatusOr<recommend::HardwareProfile> profile =
-          recommend::ProfileForTarget(profiles_, target, request.options().profile());
-      if (!profile.ok()) return WithTarget(target, profile.status());
+    std::string source;
+    double measured_ms = 0;
+    std::optional<Tuned> tuned;
+    absl::StatusOr<recommend::HardwareProfile> profile =
+        unbound ? recommend::ProfileForTarget(profiles_, target, request.options().profile())
+                : absl::StatusOr<recommend::HardwareProfile>(recommend::HardwareProfile());
+    if (!profile.ok()) return WithTarget(target, profile.status());
+    if (unbound && tuned_) tuned = tuned_(prepared->program_hash, profile->id());
+    if (tuned) {
+      absl::StatusOr<ir::Program> bound = recommend::BindTileParams(*shared, tuned->config);
+      if (!bound.ok()) return WithTarget(target, bound.status());
+      binding.program = *std::move(bound);
+      binding.config = tuned->config;
+      binding.profile_id = profile->id();
+      source = "autotune";
+      measured_ms = tuned->measured_ms;
+      job.program = std::make_shared<const ir::Program>(std::move(binding.program));
+      job.program_hash = ir::ProgramHash(*job.program);
+    } else if (unbound) {
+      source = "recommendation";
       absl::StatusOr<recommend::AutoBinding> bound = recommend::BindTopRecommendation(
           *shared, *profile, std::min(deadline, absl::Now() + limits_.search_timeout),
           [cancel] { return cancel != nullptr && cancel->cancelled(); });
@@ -99,6 +116,8 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepar
     prepared->jobs.push_back(std::move(job));
     prepared->bindings.push_back(
         {{}, std::move(binding.config), std::move(binding.profile_id), binding.predicted_us});
+    prepared->config_sources.push_back(source);
+    prepared->measured_ms.push_back(measured_ms);
   }
   return prepared;
 }
@@ -136,6 +155,8 @@ absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Finish(
     }
     r->set_profile(binding.profile_id);
     r->set_predicted_us(binding.predicted_us);
+    if (i < prepared.config_sources.size()) r->set_config_source(prepared.config_sources[i]);
+    if (i < prepared.measured_ms.size()) r->set_measured_ms(prepared.measured_ms[i]);
     if (!artifact->store_error.empty()) {
       // Not in the cache: the response is the only copy.
       r->set_store_error(artifact->store_error);

@@ -28,6 +28,7 @@
 #define TILEC_SERVER_COMPILE_CORE_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,8 @@ class CompileCore {
     std::string program_hash;  // of the program as requested
     std::vector<cache::CompileJob> jobs;
     std::vector<recommend::AutoBinding> bindings;  // `program` left empty
+    std::vector<std::string> config_sources;        // per job: "autotune" | "recommendation" | ""
+    std::vector<double> measured_ms;
   };
 
   // The cache's answer without compiling: the response when every target is
@@ -74,6 +77,18 @@ class CompileCore {
   using LookupFn =
       std::function<absl::StatusOr<std::optional<cache::Artifact>>(const cache::CompileJob&)>;
   void SetLookup(LookupFn lookup) { lookup_ = std::move(lookup); }
+
+  // A measured config for a program with unbound tile parameters (the
+  // program's hash as requested, the profile's id), from the tuning
+  // database; when it answers, Compile binds that config instead of the
+  // recommendation's and says so (config_source "autotune").
+  struct Tuned {
+    std::map<std::string, int64_t> config;
+    double measured_ms = 0;
+  };
+  using TunedFn = std::function<std::optional<Tuned>(const std::string& program_hash,
+                                                     const std::string& profile_id)>;
+  void SetTuned(TunedFn tuned) { tuned_ = std::move(tuned); }
   absl::StatusOr<std::optional<tilec::v1::CompileResponse>> Lookup(
       const tilec::v1::CompileRequest& request, absl::Time deadline,
       std::shared_ptr<const cache::Cancellation> cancel, std::shared_ptr<const Prepared>* prepared);
@@ -90,6 +105,7 @@ class CompileCore {
   CoreLimits limits_;
   std::vector<recommend::HardwareProfile> profiles_;
   LookupFn lookup_;
+  TunedFn tuned_;
 };
 
 }  // namespace tilec::server

@@ -104,6 +104,10 @@ ABSL_FLAG(std::string, compile_user, "nobody",
 ABSL_FLAG(bool, compile_sandbox, true,
           "run compile children without network and with Landlock file-system limits where "
           "the kernel allows");
+ABSL_FLAG(double, worker_heartbeat_s, 1, "how often GPU workers must send a heartbeat");
+ABSL_FLAG(double, worker_timeout_s, 5,
+          "a GPU worker silent this long is dropped and its jobs go to another");
+ABSL_FLAG(int, autotunes, 4, "autotunes running at once (each a thread waiting on workers)");
 ABSL_FLAG(std::string, profiles, "",
           "more hardware profiles (*.textproto) for Recommend and for binding unbound tile "
           "parameters on Compile; one with a built-in id replaces it");
@@ -217,6 +221,35 @@ int main(int argc, char** argv) {
   server::CompileCore core(&single_flight, limits, *profiles);
   server::RecommendCore recommend_core(limits, *profiles);
   core.SetLookup([caching_ptr](const cache::CompileJob& job) { return caching_ptr->Lookup(job); });
+
+  // GPU workers, autotuning and the tuning database (<cache_dir>/tuning).
+  server::PoolOptions pool_options;
+  pool_options.heartbeat_interval = absl::Seconds(absl::GetFlag(FLAGS_worker_heartbeat_s));
+  pool_options.heartbeat_timeout = absl::Seconds(absl::GetFlag(FLAGS_worker_timeout_s));
+  server::WorkerPool pool(pool_options);
+  auto tuning_db = server::TuningDb::Open(cache_dir + "/tuning");
+  if (!tuning_db.ok()) {
+    std::fprintf(stderr, "tilecd: %s\n", std::string(tuning_db.status().message()).c_str());
+    return 1;
+  }
+  server::AutotuneDeps autotune_deps;
+  autotune_deps.compiler = &single_flight;
+  autotune_deps.pool = &pool;
+  autotune_deps.db = tuning_db->get();
+  autotune_deps.profiles = *profiles;
+  autotune_deps.limits = limits;
+  autotune_deps.compiler_version = tools.compiler_version;
+  autotune_deps.nvrtc_version = tools.nvrtc_version;
+  server::AutotuneCore autotune_core(autotune_deps);
+  core.SetTuned([&autotune_core](const std::string& program_hash, const std::string& profile_id)
+                    -> std::optional<server::CompileCore::Tuned> {
+    std::optional<tilec::v1::TuningRecord> r = autotune_core.Lookup(program_hash, profile_id);
+    if (!r || r->best_size() == 0) return std::nullopt;
+    server::CompileCore::Tuned t;
+    for (const tilec::v1::NamedValue& v : r->best()) t.config[v.name()] = v.value();
+    if (r->candidates_size() > 0) t.measured_ms = r->candidates(0).median_ms();
+    return t;
+  });
   // Twice the compile slots: a thread may wait on an identical compile in
   // flight (single-flight) while another compile runs.
   server::Scheduler compile_scheduler(2 * std::max(1, absl::GetFlag(FLAGS_jobs)),
@@ -256,6 +289,10 @@ int main(int argc, char** argv) {
   deps.auth = auth.get();
   deps.max_chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
   deps.stopping = &g_stop;  // SIGTERM cancels every running search and compile
+  deps.pool = &pool;
+  deps.autotune = &autotune_core;
+  deps.profiles = *profiles;
+  deps.max_autotunes = absl::GetFlag(FLAGS_autotunes);
   deps.stats = [&]() {
     server::Snapshot s = snapshot();
     tilec::v1::StatsResponse r;
@@ -272,6 +309,14 @@ int main(int argc, char** argv) {
     r.set_queue_depth(s.queue_depth);
     r.set_compiler_version(tools.compiler_version);
     r.set_compile_sandbox(subprocess_ptr->DescribeProtections());
+    for (tilec::v1::WorkerStatus& w : pool.Workers()) *r.add_workers() = std::move(w);
+    const server::PoolCounters c = pool.counters();
+    r.set_jobs_submitted(c.jobs_submitted);
+    r.set_jobs_completed(c.jobs_completed);
+    r.set_jobs_requeued(c.jobs_requeued);
+    r.set_jobs_poisoned(c.jobs_poisoned);
+    r.set_leases_expired(c.leases_expired);
+    r.set_tuning_records((*tuning_db)->Count());
     return r;
   };
   server::TilecService service(deps);

@@ -27,6 +27,8 @@
 #include "server/metrics.h"
 #include "server/recommend_core.h"
 #include "server/scheduler.h"
+#include "server/autotune_core.h"
+#include "server/worker_pool.h"
 
 namespace tilec::server {
 
@@ -50,16 +52,26 @@ struct ServiceDeps {
   // Raised when the server shuts down: every running search and compile
   // stops (CANCELLED), so shutdown never waits on one. May be null.
   const std::atomic<bool>* stopping = nullptr;
+  // GPU workers and autotuning; null: WorkerSession and Autotune answer
+  // UNIMPLEMENTED.
+  WorkerPool* pool = nullptr;
+  AutotuneCore* autotune = nullptr;
+  std::vector<recommend::HardwareProfile> profiles;  // the profiles workers may serve
+  int max_autotunes = 4;  // running at once; more are RESOURCE_EXHAUSTED
 };
 
 // Every method takes its request as raw bytes and parses it itself, so that
 // an unparseable request is INVALID_ARGUMENT with a message (gRPC's own
 // parsing answers UNIMPLEMENTED with none); Compile and Recommend carry a
 // program and parse with the recursion limit programs need (ir::ParseWire).
+// WorkerSession is typed: only tilec-worker speaks it.
 using RawTilecService = tilec::v1::Tilec::WithRawCallbackMethod_Compile<
     tilec::v1::Tilec::WithRawCallbackMethod_GetArtifact<
         tilec::v1::Tilec::WithRawCallbackMethod_Stats<
-            tilec::v1::Tilec::WithRawCallbackMethod_Recommend<tilec::v1::Tilec::Service>>>>;
+            tilec::v1::Tilec::WithRawCallbackMethod_Recommend<
+                tilec::v1::Tilec::WithRawCallbackMethod_Autotune<
+                    tilec::v1::Tilec::WithCallbackMethod_WorkerSession<
+                        tilec::v1::Tilec::Service>>>>>>;
 
 class TilecService final : public RawTilecService {
  public:
@@ -76,6 +88,11 @@ class TilecService final : public RawTilecService {
   grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context,
                                   const grpc::ByteBuffer* request,
                                   grpc::ByteBuffer* response) override;
+  // worker_service.cc
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Autotune(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* request) override;
+  grpc::ServerBidiReactor<tilec::v1::WorkerMessage, tilec::v1::WorkerCommand>* WorkerSession(
+      grpc::CallbackServerContext* context) override;
 
  private:
   ServiceDeps deps_;
