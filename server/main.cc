@@ -274,6 +274,16 @@ int main(int argc, char** argv) {
     s.queue_depth = scheduler.queue_depth() + compile_scheduler.queue_depth() +
                     search_scheduler.queue_depth() + subprocess_ptr->waiting();
     s.single_flight_joined = single_flight.joined();
+    const server::PoolCounters c = pool.counters();
+    s.workers = c.workers;
+    s.workers_busy = c.workers_busy;
+    s.workers_lost = c.workers_lost;
+    s.jobs_submitted = c.jobs_submitted;
+    s.jobs_completed = c.jobs_completed;
+    s.jobs_requeued = c.jobs_requeued;
+    s.jobs_poisoned = c.jobs_poisoned;
+    s.jobs_queued = c.jobs_queued;
+    s.leases_expired = c.leases_expired;
     return s;
   };
   metrics.SetSnapshot(snapshot);

@@ -60,6 +60,22 @@ class SnapshotCollector : public prometheus::Collectable {
     add("tilec_single_flight_joined_total",
         "Requests answered by an identical request's compile.", T::Counter,
         s.single_flight_joined);
+    add("tilec_workers", "GPU workers connected.", T::Gauge, s.workers);
+    add("tilec_workers_busy", "GPU workers running a measurement job.", T::Gauge, s.workers_busy);
+    add("tilec_workers_lost_total", "GPU workers dropped (disconnected or silent).", T::Counter,
+        s.workers_lost);
+    add("tilec_jobs_submitted_total", "Measurement jobs submitted to the pool.", T::Counter,
+        s.jobs_submitted);
+    add("tilec_jobs_completed_total", "Measurement jobs a worker reported.", T::Counter,
+        s.jobs_completed);
+    add("tilec_jobs_requeued_total",
+        "Measurement jobs queued again after a worker died or a lease expired.", T::Counter,
+        s.jobs_requeued);
+    add("tilec_jobs_poisoned_total", "Measurement jobs that killed two workers (not retried).",
+        T::Counter, s.jobs_poisoned);
+    add("tilec_jobs_queued", "Measurement jobs waiting for a worker.", T::Gauge, s.jobs_queued);
+    add("tilec_leases_expired_total", "Job leases that ran past their deadline.", T::Counter,
+        s.leases_expired);
     return out;
   }
 

@@ -9,7 +9,10 @@
 //   tilec_compiles_in_flight                           (MetricsCompiler)
 //   tilec_cache_{hits,misses,evictions,corrupt}_total, tilec_cache_bytes,
 //   tilec_cache_store_errors_total, tilec_cache_orphans_swept_total,
-//   tilec_cache_entries, tilec_queue_depth, tilec_single_flight_joined_total
+//   tilec_cache_entries, tilec_queue_depth, tilec_single_flight_joined_total,
+//   tilec_workers, tilec_workers_busy, tilec_workers_lost_total,
+//   tilec_jobs_{submitted,completed,requeued,poisoned}_total, tilec_jobs_queued,
+//   tilec_leases_expired_total
 //                    read at scrape time through SetSnapshot's callback.
 // gRPC codes are spelled as in the gRPC spec ("OK", "INVALID_ARGUMENT").
 #ifndef TILEC_SERVER_METRICS_H_
@@ -36,6 +39,10 @@ struct Snapshot {
   int64_t cache_bytes = 0, cache_entries = 0;
   int64_t cache_store_errors = 0, cache_orphans_swept = 0;
   int64_t queue_depth = 0, single_flight_joined = 0;
+  // GPU workers (WorkerPool) and the tuning database.
+  int64_t workers = 0, workers_busy = 0, workers_lost = 0;
+  int64_t jobs_submitted = 0, jobs_completed = 0, jobs_requeued = 0, jobs_poisoned = 0;
+  int64_t leases_expired = 0, jobs_queued = 0;
 };
 
 class ServerMetrics {

@@ -287,7 +287,11 @@ std::vector<tilec::v1::WorkerStatus> WorkerPool::Workers() const {
 
 PoolCounters WorkerPool::counters() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return counters_;
+  PoolCounters c = counters_;
+  c.jobs_queued = static_cast<int64_t>(queue_.size());
+  c.workers = static_cast<int64_t>(workers_.size());
+  for (const auto& [_, w] : workers_) c.workers_busy += !w.job.empty();
+  return c;
 }
 
 }  // namespace tilec::server

@@ -61,6 +61,7 @@ struct MeasureOutcome {
 struct PoolCounters {
   int64_t jobs_submitted = 0, jobs_completed = 0, jobs_requeued = 0, jobs_poisoned = 0,
           leases_expired = 0, workers_lost = 0;
+  int64_t jobs_queued = 0, workers = 0, workers_busy = 0;  // now
 };
 
 class WorkerPool {
