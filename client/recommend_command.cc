@@ -65,6 +65,10 @@ std::string JsonOf(std::string_view function, const tilec::v1::RecommendResponse
     recs.push_back(absl::StrCat("{\"rank\": ", c.rank(), ", \"config\": {",
                                 absl::StrJoin(config, ", "),
                                 "}, \"predicted_us\": ", JsonNumber(c.predicted_us()),
+                                c.measured_ms() > 0
+                                    ? absl::StrCat(", \"measured_ms\": ", JsonNumber(c.measured_ms()),
+                                                   ", \"measured_timing\": ", Json(c.measured_timing()))
+                                    : "",
                                 ", \"limiter\": ", Json(c.limiter()), ", \"reason\": ",
                                 Json(c.reason()), ", \"kernels\": [", absl::StrJoin(kernels, ", "),
                                 "]}"));
@@ -102,7 +106,10 @@ std::string TableOf(std::string_view function, const tilec::v1::RecommendRespons
   for (const tilec::v1::NamedValue& v : r.recommendations(0).config()) names.push_back(v.name());
   std::string header = "rank";
   for (const std::string& n : names) absl::StrAppend(&header, "  ", n);
-  absl::StrAppend(&out, "\n", header, "  time_us  limiter    smem_B  regs  reason\n");
+  bool measured = false;
+  for (const tilec::v1::RankedConfig& c : r.recommendations()) measured |= c.measured_ms() > 0;
+  absl::StrAppend(&out, "\n", header, "  time_us", measured ? "  measured_ms" : "",
+                  "  limiter    smem_B  regs  reason\n");
   for (const tilec::v1::RankedConfig& c : r.recommendations()) {
     std::string line = absl::StrFormat("%4d", c.rank());
     for (size_t i = 0; i < names.size(); ++i) {
@@ -116,9 +123,21 @@ std::string TableOf(std::string_view function, const tilec::v1::RecommendRespons
       smem = std::max(smem, k.shared_bytes());
       regs = std::max(regs, k.registers());
     }
-    absl::StrAppend(&line, absl::StrFormat("  %7.1f  %-9s  %6d  %4d  %s\n", c.predicted_us(),
-                                           c.limiter(), smem, regs, c.reason()));
+    absl::StrAppend(&line, absl::StrFormat("  %7.1f", c.predicted_us()));
+    if (measured) {
+      absl::StrAppend(&line, c.measured_ms() > 0 ? absl::StrFormat("  %11.4f", c.measured_ms())
+                                                 : std::string("            -"));
+    }
+    absl::StrAppend(&line, absl::StrFormat("  %-9s  %6d  %4d  %s\n", c.limiter(), smem, regs,
+                                           c.reason()));
     absl::StrAppend(&out, line);
+  }
+  if (measured) {
+    absl::StrAppend(&out, "measured_ms: from the server's tuning database (",
+                    r.recommendations(0).measured_timing().empty()
+                        ? std::string("see tilec autotune")
+                        : r.recommendations(0).measured_timing(),
+                    ")\n");
   }
   return out;
 }

@@ -188,21 +188,13 @@ absl::StatusOr<std::vector<HostValue>> FillInputs(const Artifact& artifact,
     v.bytes.assign(static_cast<size_t>(TensorBytes(p.dtype, v.shape)), '\0');
     std::uniform_real_distribution<double> unit(-1.0, 1.0);
     std::uniform_int_distribution<int> small_signed(-4, 4), small_unsigned(0, 8), bit(0, 1);
-    // Row by row, so that a packed int4 row starts on a byte.
-    const int64_t last = v.shape.empty() ? 1 : v.shape.back();
-    const int64_t rows = last == 0 ? 0 : count / last;
-    const int64_t row_bytes = (last * p.dtype.bits + 7) / 8;
-    for (int64_t r = 0; r < rows; ++r) {
-      char* row = v.bytes.data() + r * row_bytes;
-      for (int64_t j = 0; j < last; ++j) {
-        double x;
-        if (p.dtype.is_float) x = unit(rng);
-        else if (p.dtype.name == "bool") x = bit(rng);
-        else if (p.dtype.is_signed) x = small_signed(rng);
-        else x = small_unsigned(rng);
-        WriteElement(p.dtype, p.dtype.bits == 4 ? row : v.bytes.data(),
-                     p.dtype.bits == 4 ? j : r * last + j, x);
-      }
+    for (int64_t e = 0; e < count; ++e) {
+      double x;
+      if (p.dtype.is_float) x = unit(rng);
+      else if (p.dtype.name == "bool") x = bit(rng);
+      else if (p.dtype.is_signed) x = small_signed(rng);
+      else x = small_unsigned(rng);
+      WriteElement(p.dtype, v.bytes.data(), e, x);
     }
     out.push_back(std::move(v));
   }

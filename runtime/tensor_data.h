@@ -20,8 +20,8 @@
 
 namespace tilec::runtime {
 
-// One argument's value on the host: a tensor's bytes (row-major, int4 packed
-// two per byte, low nibble first) or a scalar.
+// One argument's value on the host: a tensor's bytes (row-major; int4 packed
+// two per byte in flat element order, low nibble first) or a scalar.
 struct HostValue {
   std::string bytes;     // tensors
   std::vector<int64_t> shape;

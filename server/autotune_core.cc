@@ -132,6 +132,28 @@ std::optional<tilec::v1::TuningRecord> AutotuneCore::Lookup(const std::string& p
   return **record;
 }
 
+void AutotuneCore::AnnotateMeasured(tilec::v1::RecommendResponse* response,
+                                    const std::map<std::string, int64_t>& dims) const {
+  if (deps_.db == nullptr) return;
+  auto record = deps_.db->Get(TuningDb::KeyText(response->program_hash(), response->profile(),
+                                                dims, deps_.compiler_version,
+                                                deps_.nvrtc_version));
+  if (!record.ok() || !record->has_value()) return;
+  for (tilec::v1::RankedConfig& rc : *response->mutable_recommendations()) {
+    for (const tilec::v1::MeasuredCandidate& c : (*record)->candidates()) {
+      if (c.status() != "ok" || c.config_size() != rc.config_size()) continue;
+      bool same = true;
+      for (int i = 0; i < c.config_size() && same; ++i) {
+        same = c.config(i).name() == rc.config(i).name() &&
+               c.config(i).value() == rc.config(i).value();
+      }
+      if (!same) continue;
+      rc.set_measured_ms(c.median_ms());
+      rc.set_measured_timing(c.timing());
+    }
+  }
+}
+
 absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, absl::Time deadline,
                                     std::shared_ptr<const cache::Cancellation> cancel,
                                     const Progress& progress) {

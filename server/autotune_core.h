@@ -28,6 +28,7 @@
 #define TILEC_SERVER_AUTOTUNE_CORE_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,11 @@ class AutotuneCore {
   // dynamic dim sizes), for Compile; nullopt when none is recorded.
   std::optional<tilec::v1::TuningRecord> Lookup(const std::string& program_hash,
                                                 const std::string& profile_id) const;
+
+  // Sets measured_ms on the recommendations an autotune measured (Recommend
+  // shows measured times beside predicted ones). `dims` as requested.
+  void AnnotateMeasured(tilec::v1::RecommendResponse* response,
+                        const std::map<std::string, int64_t>& dims) const;
 
  private:
   AutotuneDeps deps_;

@@ -214,12 +214,18 @@ grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* c
   }
   absl::Time deadline = DeadlineOf(context);
   const RecommendCore* core = deps_.recommend;
+  const AutotuneCore* autotune = deps_.autotune;
   Scheduler* searches =
       deps_.search_scheduler != nullptr ? deps_.search_scheduler : deps_.scheduler;
   absl::Status queued = searches->Submit([=] {
     std::shared_ptr<CallCancellation> cancel = reactor->cancel();
     absl::StatusOr<tilec::v1::RecommendResponse> r =
         core->Recommend(*request, deadline, [cancel] { return cancel->cancelled(); });
+    if (r.ok() && autotune != nullptr) {
+      std::map<std::string, int64_t> dims;
+      for (const tilec::v1::NamedValue& d : request->dyn_dims()) dims[d.name()] = d.value();
+      autotune->AnnotateMeasured(&*r, dims);
+    }
     if (r.ok()) *response = *std::move(r);
     reactor->FinishWith(r.status());
   });

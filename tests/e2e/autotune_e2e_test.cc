@@ -181,6 +181,25 @@ TEST(AutotuneE2E, PoolLeasesChecksDatabaseAndRestart) {
   EXPECT_EQ(Config(again.last().record().best()), best);
   EXPECT_EQ(Stats(d).jobs_submitted(), jobs_after_first);
 
+  // Recommend shows the measured times beside the predicted ones.
+  {
+    tilec::v1::RecommendRequest rr;
+    *rr.mutable_source() = UnboundGemm();
+    rr.set_profile("host_emulator");
+    rr.set_top_k(3);
+    grpc::ClientContext ctx;
+    tilec::v1::RecommendResponse resp;
+    ASSERT_TRUE(d.stub()->Recommend(&ctx, rr, &resp).ok());
+    int measured = 0;
+    for (const auto& c : resp.recommendations()) {
+      if (c.measured_ms() > 0) {
+        ++measured;
+        EXPECT_EQ(c.measured_timing(), "emulator wall time");
+      }
+    }
+    EXPECT_EQ(measured, 3);
+  }
+
   // 3. An unbound Compile uses the tuned config and says so.
   tilec::v1::CompileRequest compile;
   *compile.mutable_source() = UnboundGemm();
