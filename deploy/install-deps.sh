@@ -71,3 +71,11 @@ if ! compgen -G "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["pure
     nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
 fi
 echo "install-deps: cuobjdump at $(compgen -G "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia/*/bin/cuobjdump" | head -1)"
+
+# numpy: the Python package's tests and the benchmark harness's dry run
+# (runtime/python, benchmarks/gpu).
+if ! "$py" -c 'import numpy' 2>/dev/null; then
+  echo "install-deps: installing numpy from PyPI"
+  "$py" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore numpy
+fi
+echo "install-deps: numpy $("$py" -c 'import numpy; print(numpy.__version__)')"
