@@ -141,7 +141,9 @@ TEST(AutotuneE2E, PoolLeasesChecksDatabaseAndRestart) {
   Tilecd d;
   const std::vector<std::string> flags = {"--worker_timeout_s=3", "--worker_heartbeat_s=0.5"};
   ASSERT_TRUE(d.Start(cache, flags));
-  auto w1 = std::make_unique<WorkerProcess>(d.address(), "w1");
+  // w1 sleeps a second into each job, so that the test can kill it mid-job.
+  auto w1 = std::make_unique<WorkerProcess>(d.address(), "w1",
+                                            std::vector<std::string>{"--test_job_delay_s", "1"});
   auto w2 = std::make_unique<WorkerProcess>(d.address(), "w2");
   auto w3 = std::make_unique<WorkerProcess>(d.address(), "w3");
   ASSERT_TRUE(WaitForWorkers(d, 3));
@@ -232,9 +234,8 @@ TEST(AutotuneE2E, PoolLeasesChecksDatabaseAndRestart) {
       }
     });
     ASSERT_TRUE(run.status.ok()) << run.status.error_message();
-    if (killed) {
-      EXPECT_GE(Stats(d).jobs_requeued(), 1);
-    }
+    ASSERT_TRUE(killed) << "w1 never took a job";
+    EXPECT_GE(Stats(d).jobs_requeued(), 1);
     for (const auto& c : run.last().record().candidates())
       EXPECT_EQ(c.status(), "ok") << c.ShortDebugString();
     EXPECT_EQ(Config(run.last().record().best()), best)
