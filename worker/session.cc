@@ -174,6 +174,7 @@ WorkerLoop::End WorkerLoop::OneSession(bool* welcomed, grpc::Status* status) {
 
 int WorkerLoop::Run() {
   double backoff = options_.backoff_initial_s;
+  std::string last_failure;
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
@@ -191,9 +192,16 @@ int WorkerLoop::Run() {
                    Describe(status).c_str());
       return 1;
     }
-    if (welcomed) backoff = options_.backoff_initial_s;
-    std::fprintf(stderr, "tilec-worker: session ended (%s); reconnecting in %.1f s\n",
-                 Describe(status).c_str(), backoff);
+    if (welcomed) {
+      backoff = options_.backoff_initial_s;
+      last_failure.clear();
+    }
+    // A server that stays down is logged once, not at every retry.
+    if (const std::string why = Describe(status); why != last_failure) {
+      std::fprintf(stderr, "tilec-worker: session ended (%s); reconnecting (backoff from %.2f s)\n",
+                   why.c_str(), backoff);
+      last_failure = why;
+    }
     absl::MutexLock lock(&mu_);
     const absl::Time deadline = absl::Now() + absl::Seconds(backoff);
     while (!draining_) {
