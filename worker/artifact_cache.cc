@@ -61,8 +61,9 @@ absl::Status ArtifactCache::Init() {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec || !std::filesystem::is_directory(dir_)) {
-    return absl::InternalError(absl::StrCat("artifact cache folder ", dir_, ": cannot create it: ",
-                                            ec ? ec.message() : "a file of that name is in the way"));
+    return absl::InternalError(absl::StrCat(
+        "artifact cache folder ", dir_,
+        ": cannot create it: ", ec ? ec.message() : "a file of that name is in the way"));
   }
   return absl::OkStatus();
 }

@@ -51,12 +51,13 @@ absl::StatusOr<WorkerFlags> ParseWorkerFlags(const std::vector<std::string>& arg
     }
     auto take = [&]() -> absl::StatusOr<std::string> {
       if (has_value) return value;
-      if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
+      if (i + 1 >= args.size())
+        return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
       return args[++i];
     };
     absl::StatusOr<std::string> v;
-    if (name == "--server" || name == "--device" || name == "--profile" ||
-        name == "--token_file" || name == "--tls_ca" || name == "--cache_dir" || name == "--id" ||
+    if (name == "--server" || name == "--device" || name == "--profile" || name == "--token_file" ||
+        name == "--tls_ca" || name == "--cache_dir" || name == "--id" ||
         name == "--test_corrupt_output" || name == "--test_job_delay_s") {
       v = take();
       if (!v.ok()) return v.status();
@@ -68,7 +69,8 @@ absl::StatusOr<WorkerFlags> ParseWorkerFlags(const std::vector<std::string>& arg
       f.server = *v;
     } else if (name == "--device") {
       absl::StatusOr<runtime::DeviceSpec> d = runtime::DeviceSpec::Parse(*v);
-      if (!d.ok()) return absl::InvalidArgumentError(absl::StrCat("--device: ", d.status().message()));
+      if (!d.ok())
+        return absl::InvalidArgumentError(absl::StrCat("--device: ", d.status().message()));
       f.device = *d;
       device_given = true;
     } else if (name == "--profile") {

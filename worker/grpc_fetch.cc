@@ -17,7 +17,8 @@ ArtifactCache::Fetcher GrpcFetcher(std::shared_ptr<grpc::Channel> channel, std::
                      std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
     tilec::v1::GetArtifactRequest req;
     req.set_digest(digest);
-    std::unique_ptr<grpc::ClientReader<tilec::v1::ArtifactChunk>> reader = stub->GetArtifact(&ctx, req);
+    std::unique_ptr<grpc::ClientReader<tilec::v1::ArtifactChunk>> reader =
+        stub->GetArtifact(&ctx, req);
     std::string bytes;
     tilec::v1::ArtifactChunk chunk;
     bool in_order = true;
@@ -26,7 +27,8 @@ ArtifactCache::Fetcher GrpcFetcher(std::shared_ptr<grpc::Channel> channel, std::
       bytes += chunk.data();
     }
     grpc::Status s = reader->Finish();
-    if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+    if (!s.ok())
+      return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
     if (!in_order) {
       return absl::DataLossError("GetArtifact sent chunks out of order (offsets do not follow)");
     }

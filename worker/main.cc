@@ -2,7 +2,12 @@
 // device, checks that it matches a hardware profile (profile_match.h), and
 // serves measurement jobs over the WorkerSession stream (session.h,
 // measure.h) until SIGTERM/SIGINT, which finish the current job first.
-// The flags, including the test-only fault injection ones, are in flags.h.
+// The flags are in flags.h, including two that are for tests only and
+// inject faults: --test_corrupt_output NAME=VALUE (sampled outputs of jobs
+// whose config binds NAME=VALUE are reported plus 1.0, for tests of the
+// server's result checks) and --test_job_delay_s S (a sleep after
+// MeasureStarted, for tests that kill a worker mid-job). A worker started
+// with either says so on stderr.
 //
 // Exit codes: 0 drained after a signal; 1 the server ended the session with
 // an error (a refused profile, a bad token) or the device or the cache
@@ -87,14 +92,16 @@ int Main(const std::vector<std::string>& args) {
   std::string token;
   if (const char* t = std::getenv("TILEC_TOKEN")) token = t;
   if (!flags->token_file.empty()) {
-    if (!ReadFile(flags->token_file, &token)) return Fail(2, "cannot read --token_file " + flags->token_file);
+    if (!ReadFile(flags->token_file, &token))
+      return Fail(2, "cannot read --token_file " + flags->token_file);
     token = std::string(absl::StripAsciiWhitespace(token));
     token = token.substr(0, token.find_first_of(" \t\r\n"));
   }
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (!flags->tls_ca.empty()) {
     grpc::SslCredentialsOptions ssl;
-    if (!ReadFile(flags->tls_ca, &ssl.pem_root_certs)) return Fail(2, "cannot read --tls_ca " + flags->tls_ca);
+    if (!ReadFile(flags->tls_ca, &ssl.pem_root_certs))
+      return Fail(2, "cannot read --tls_ca " + flags->tls_ca);
     creds = grpc::SslCredentials(ssl);
   }
 
@@ -105,8 +112,8 @@ int Main(const std::vector<std::string>& args) {
   }
   absl::StatusOr<runtime::DeviceInfo> info = (*backend)->Info();
   if (!info.ok()) {
-    return Fail(1, absl::StrCat("cannot read ", flags->device.ToString(), "'s properties: ",
-                                info.status().message()));
+    return Fail(1, absl::StrCat("cannot read ", flags->device.ToString(),
+                                "'s properties: ", info.status().message()));
   }
   absl::StatusOr<std::string> matched = MatchProfile(flags->device.backend, info->name);
   if (!matched.ok()) return Fail(2, std::string(matched.status().message()));
@@ -132,9 +139,9 @@ int Main(const std::vector<std::string>& args) {
   session.token = token;
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
-  session.hello.set_worker_id(flags->id.empty() ? absl::StrCat(host, ":", ::getpid(), ":",
-                                                               flags->device.ToString())
-                                                : flags->id);
+  session.hello.set_worker_id(
+      flags->id.empty() ? absl::StrCat(host, ":", ::getpid(), ":", flags->device.ToString())
+                        : flags->id);
   *session.hello.mutable_device() = Describe(flags->device, *info);
   session.hello.set_profile(*profile);
   std::fprintf(stderr, "tilec-worker %s: %s (%s), profile %s, server %s, cache %s\n",

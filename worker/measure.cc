@@ -31,7 +31,8 @@ class DeviceBuffers {
     }
     buffers_.push_back(*p);
     if (absl::Status st = backend_->CopyToDevice(*p, bytes.data(), bytes.size()); !st.ok()) {
-      return absl::Status(st.code(), absl::StrCat("copying ", name, " to the device: ", st.message()));
+      return absl::Status(st.code(),
+                          absl::StrCat("copying ", name, " to the device: ", st.message()));
     }
     return *p;
   }
@@ -72,7 +73,8 @@ absl::StatusOr<runtime::Kernel*> Measurer::KernelFor(const tilec::v1::MeasureJob
   absl::StatusOr<std::string> binary = cache_->Get(job.artifact_digest());
   if (!binary.ok()) return binary.status();
   artifact.binary = *std::move(binary);
-  absl::StatusOr<std::unique_ptr<runtime::Kernel>> kernel = runtime::Kernel::Load(artifact, backend_);
+  absl::StatusOr<std::unique_ptr<runtime::Kernel>> kernel =
+      runtime::Kernel::Load(artifact, backend_);
   if (!kernel.ok()) return WithContext(kernel.status(), "loading the artifact");
   kernels_.push_front(Loaded{job.artifact_digest(), job.metadata_json(), *std::move(kernel)});
   while (kernels_.size() > std::max<size_t>(options_.max_kernels, 1)) kernels_.pop_back();
@@ -96,9 +98,9 @@ absl::Status Measurer::Measure(const tilec::v1::MeasureJob& job, tilec::v1::Meas
   std::map<std::string, int64_t> dims;
   for (const tilec::v1::NamedValue& d : job.dims()) dims[d.name()] = d.value();
   if (job.samples() < 0 || job.warmup() < 0 || job.iterations() < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job ", job.job_id(), ": samples ", job.samples(), ", warmup ", job.warmup(),
-                     ", iterations ", job.iterations(), " (need samples, warmup >= 0, iterations >= 1)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job ", job.job_id(), ": samples ", job.samples(), ", warmup ", job.warmup(),
+        ", iterations ", job.iterations(), " (need samples, warmup >= 0, iterations >= 1)"));
   }
 
   absl::StatusOr<runtime::Kernel*> kernel = KernelFor(job, *artifact);

@@ -12,8 +12,7 @@ absl::StatusOr<std::string> MatchProfile(runtime::DeviceSpec::Backend backend,
   const std::string upper = absl::AsciiStrToUpper(std::string(name));
   auto has = [&](const char* part) { return absl::StrContains(upper, part); };
   switch (backend) {
-    case Backend::kEmulator:
-      return std::string("host_emulator");
+    case Backend::kEmulator: return std::string("host_emulator");
     case Backend::kCuda:
       if (has("H100") && has("PCIE")) return std::string("h100_pcie");
       if (has("H100")) return std::string("h100_sxm");
@@ -31,9 +30,9 @@ absl::StatusOr<std::string> MatchProfile(runtime::DeviceSpec::Backend backend,
                    "MI300X, MI250X, the emulator); tilec-worker measures only profiled devices"));
 }
 
-absl::StatusOr<std::string> ResolveProfile(const std::string& device_name, const std::string& matched,
-                                           const std::string& requested,
-                                           const std::vector<recommend::HardwareProfile>& profiles) {
+absl::StatusOr<std::string> ResolveProfile(
+    const std::string& device_name, const std::string& matched, const std::string& requested,
+    const std::vector<recommend::HardwareProfile>& profiles) {
   if (requested.empty()) return std::string(matched);
   absl::StatusOr<recommend::HardwareProfile> p = recommend::FindProfile(profiles, requested);
   if (p.ok() && p->id() == matched) return std::string(matched);

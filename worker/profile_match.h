@@ -34,8 +34,8 @@ absl::StatusOr<std::string> MatchProfile(runtime::DeviceSpec::Backend backend,
 // same profile (by id or alias among `profiles`); INVALID_ARGUMENT
 // "device <name> matches profile <matched>, not <requested>" otherwise (also
 // for a name no profile has).
-absl::StatusOr<std::string> ResolveProfile(const std::string& device_name, const std::string& matched,
-                                           const std::string& requested,
+absl::StatusOr<std::string> ResolveProfile(const std::string& device_name,
+                                           const std::string& matched, const std::string& requested,
                                            const std::vector<recommend::HardwareProfile>& profiles);
 
 }  // namespace tilec::worker

@@ -26,10 +26,8 @@ bool ShouldReconnect(grpc::StatusCode code) {
     case grpc::StatusCode::CANCELLED:
     case grpc::StatusCode::ABORTED:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-    case grpc::StatusCode::UNKNOWN:
-      return true;
-    default:
-      return false;
+    case grpc::StatusCode::UNKNOWN: return true;
+    default: return false;
   }
 }
 
@@ -79,8 +77,10 @@ void WorkerLoop::Helper() {
     if (half_closed_ && !cancelled) {
       const absl::Time give_up = half_closed_at_ + absl::Seconds(options_.close_grace_s);
       if (now >= give_up) {
-        std::fprintf(stderr, "tilec-worker: the server did not end the session %.1f s after the "
-                             "worker closed it; cancelling\n", options_.close_grace_s);
+        std::fprintf(stderr,
+                     "tilec-worker: the server did not end the session %.1f s after the "
+                     "worker closed it; cancelling\n",
+                     options_.close_grace_s);
         ctx_->TryCancel();
         cancelled = true;
       } else {

@@ -104,8 +104,8 @@ TEST_F(ArtifactCacheTest, ACorruptedFileIsRefusedWhenTheServerSendsItToo) {
 
 TEST_F(ArtifactCacheTest, RefusesADigestThatIsNotHex) {
   auto cache = Open(bytes_);
-  for (std::string bad : {std::string("../../etc/passwd"), digest_.substr(1),
-                          absl::AsciiStrToUpper(digest_)}) {
+  for (std::string bad :
+       {std::string("../../etc/passwd"), digest_.substr(1), absl::AsciiStrToUpper(digest_)}) {
     absl::StatusOr<std::string> got = cache->Get(bad);
     ASSERT_FALSE(got.ok()) << bad;
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);

@@ -36,7 +36,8 @@ std::string FakeTilecd::last_token() const {
 void FakeTilecd::NoteToken(grpc::ServerContext* ctx) {
   auto it = ctx->client_metadata().find("authorization");
   absl::MutexLock lock(&mu_);
-  last_token_ = it == ctx->client_metadata().end() ? "" : std::string(it->second.data(), it->second.size());
+  last_token_ =
+      it == ctx->client_metadata().end() ? "" : std::string(it->second.data(), it->second.size());
 }
 
 grpc::Status FakeTilecd::WorkerSession(grpc::ServerContext* ctx, SessionStream* stream) {
@@ -53,7 +54,8 @@ grpc::Status FakeTilecd::GetArtifact(grpc::ServerContext* ctx,
   {
     absl::MutexLock lock(&mu_);
     auto it = artifacts_.find(req->digest());
-    if (it == artifacts_.end()) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such artifact");
+    if (it == artifacts_.end())
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such artifact");
     bytes = it->second;
   }
   constexpr size_t kChunk = 1000;

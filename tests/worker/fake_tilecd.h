@@ -16,8 +16,7 @@
 
 namespace tilec::testing {
 
-using SessionStream =
-    grpc::ServerReaderWriter<tilec::v1::WorkerCommand, tilec::v1::WorkerMessage>;
+using SessionStream = grpc::ServerReaderWriter<tilec::v1::WorkerCommand, tilec::v1::WorkerMessage>;
 // One session, as the test scripts it; `index` counts sessions from 0.
 using SessionScript = std::function<grpc::Status(int index, grpc::ServerContext*, SessionStream*)>;
 

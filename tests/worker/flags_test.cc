@@ -16,10 +16,10 @@ std::string Error(const std::vector<std::string>& args) {
 }
 
 TEST(WorkerFlags, ParsesEveryFlag) {
-  absl::StatusOr<WorkerFlags> f = ParseWorkerFlags(
-      {"--server", "localhost:5000", "--device=cuda:1", "--profile", "h100", "--token_file",
-       "/t", "--tls_ca=/ca.pem", "--cache_dir", "/c", "--id", "w1", "--test_corrupt_output",
-       "block_M=128", "--test_job_delay_s", "2.5"});
+  absl::StatusOr<WorkerFlags> f =
+      ParseWorkerFlags({"--server", "localhost:5000", "--device=cuda:1", "--profile", "h100",
+                        "--token_file", "/t", "--tls_ca=/ca.pem", "--cache_dir", "/c", "--id", "w1",
+                        "--test_corrupt_output", "block_M=128", "--test_job_delay_s", "2.5"});
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->server, "localhost:5000");
   EXPECT_EQ(f->device.backend, runtime::DeviceSpec::Backend::kCuda);

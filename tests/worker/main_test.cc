@@ -88,8 +88,8 @@ class WorkerMain : public ::testing::Test {
     std::ofstream(dir_ + "/token") << "tok123\n";
   }
   std::vector<std::string> Args(const FakeTilecd& server) {
-    return {"--server", server.address(), "--device", "emulator", "--cache_dir",
-            dir_ + "/cache", "--id", "w1", "--token_file", dir_ + "/token"};
+    return {"--server",      server.address(), "--device", "emulator",     "--cache_dir",
+            dir_ + "/cache", "--id",           "w1",       "--token_file", dir_ + "/token"};
   }
   std::string dir_;
 };

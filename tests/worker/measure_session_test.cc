@@ -152,11 +152,11 @@ TEST(WorkerOnTheEmulator, MeasuresJobsAndSamplesWhatTheKernelComputed) {
   const uint64_t seed = Seed();
   const std::string missing(64, 'a');
   int calls = 0;
-  std::vector<MeasureResult> r = Measure(
-      served,
-      {Job("j0", served, missing, seed), Job("j1", served, served.digest, seed),
-       Job("j2", served, served.digest, seed + 17)},
-      {}, &calls);
+  std::vector<MeasureResult> r =
+      Measure(served,
+              {Job("j0", served, missing, seed), Job("j1", served, served.digest, seed),
+               Job("j2", served, served.digest, seed + 17)},
+              {}, &calls);
   ASSERT_EQ(r.size(), 3u);
   // A job that fails is reported with its code; the worker goes on.
   EXPECT_EQ(r[0].job_id(), "j0");

@@ -33,7 +33,8 @@ class ScriptedRunner : public JobRunner {
   tilec::v1::MeasureResult Run(const tilec::v1::MeasureJob& job) override {
     absl::MutexLock lock(&mu_);
     jobs_.push_back(job.job_id());
-    mu_.Await(absl::Condition(+[](bool* hold) { return !*hold; }, &hold_));
+    mu_.Await(absl::Condition(
+        +[](bool* hold) { return !*hold; }, &hold_));
     tilec::v1::MeasureResult r;
     r.set_job_id(job.job_id());
     r.set_lease(job.lease());
@@ -91,8 +92,10 @@ std::vector<std::string> Rest(SessionStream* stream, int* heartbeats) {
   std::vector<std::string> seen;
   WorkerMessage m;
   while (Next(stream, &m)) {
-    if (m.has_heartbeat()) ++*heartbeats;
-    else seen.push_back(Kind(m));
+    if (m.has_heartbeat())
+      ++*heartbeats;
+    else
+      seen.push_back(Kind(m));
   }
   return seen;
 }
@@ -110,7 +113,10 @@ TEST(WorkerLoop, HelloThenJobsWithHeartbeatsThenDrains) {
     s->Write(Welcome(0.1));
     s->Write(Job("j1", 7));
     while (Next(s, &m)) {
-      if (m.has_heartbeat()) { ++heartbeats; continue; }
+      if (m.has_heartbeat()) {
+        ++heartbeats;
+        continue;
+      }
       seen.push_back(Kind(m));
       if (m.has_result()) break;
     }
