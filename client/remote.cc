@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -456,8 +457,14 @@ int Autotune(const RemoteFlags& f) {
                 c.median_ms() > 0 ? 100 * c.stddev_ms() / c.median_ms() : 0.0, c.status().c_str(),
                 c.worker_id().empty() ? "" : absl::StrCat(" (", c.worker_id(), ")").c_str());
   }
-  std::printf("best: %s (noise band %.1f%%; ties go to the better prediction)\n",
-              ConfigText(r.best()).c_str(), 100 * r.noise_band());
+  if (std::isinf(r.noise_band())) {
+    std::printf("best: %s (emulator wall times rank nothing: the best predicted of the checked "
+                "candidates)\n",
+                ConfigText(r.best()).c_str());
+  } else {
+    std::printf("best: %s (noise band %.1f%%; ties go to the better prediction)\n",
+                ConfigText(r.best()).c_str(), 100 * r.noise_band());
+  }
   std::printf("Spearman rank correlation, predicted vs measured: %.3f\n", r.spearman());
   if (!r.candidates().empty())
     std::printf("timing: %s\n", r.candidates(0).timing().c_str());

@@ -15,8 +15,9 @@
 // samples differ from the candidates' median is rejected too.
 //
 // Ranking. By median time; candidates whose median lies within the noise
-// band of the best (kMinNoiseBand, or twice the best's relative spread when
-// larger) are tied, and the tie goes to the better predicted rank, so the
+// band of the best (kMinNoiseBand, or the best's own relative spread, min to
+// max, when larger) are tied (on the emulator, whose CPU wall times rank
+// nothing, every checked candidate ties), and the tie goes to the better predicted rank, so the
 // same measurements choose the same config. The record carries Spearman's
 // rank correlation between predicted and measured order.
 //
@@ -47,7 +48,7 @@ namespace tilec::server {
 
 inline constexpr int kDefaultAutotuneTopK = 4;
 inline constexpr int kMaxAutotuneTopK = 64;
-inline constexpr double kMinNoiseBand = 0.02;
+inline constexpr double kMinNoiseBand = 0.02;  // device events
 inline constexpr double kReferenceMaxFlops = 2e8;
 inline constexpr int kOutputSamples = 64;
 

@@ -26,7 +26,10 @@ bool ShouldReconnect(grpc::StatusCode code) {
     case grpc::StatusCode::CANCELLED:
     case grpc::StatusCode::ABORTED:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-    case grpc::StatusCode::UNKNOWN: return true;
+    case grpc::StatusCode::UNKNOWN:
+    // The server still holds this id's previous session (it has not yet seen
+    // that connection drop): try again after the backoff.
+    case grpc::StatusCode::ALREADY_EXISTS: return true;
     default: return false;
   }
 }

@@ -224,7 +224,8 @@ TEST(AutotuneE2E, PoolLeasesChecksDatabaseAndRestart) {
       if (killed || p.stage() != "compile") return;
       // Once jobs are out, kill a busy worker.
       for (int i = 0; i < 100 && !killed; ++i) {
-        for (const auto& w : Stats(d).workers()) {
+        const tilec::v1::StatsResponse stats = Stats(d);
+        for (const auto& w : stats.workers()) {
           if (w.state() == "busy" && w.worker_id() == "w1") {
             w1->Signal(SIGKILL);
             killed = true;
@@ -239,7 +240,8 @@ TEST(AutotuneE2E, PoolLeasesChecksDatabaseAndRestart) {
     for (const auto& c : run.last().record().candidates())
       EXPECT_EQ(c.status(), "ok") << c.ShortDebugString();
     EXPECT_EQ(Config(run.last().record().best()), best)
-        << "the same measurements choose the same config";
+        << "the same measurements choose the same config:\n"
+        << run.last().record().DebugString() << "\nfirst:\n" << record.DebugString();
   }
   ASSERT_TRUE(WaitForWorkers(d, 2, absl::Seconds(20)));
 
