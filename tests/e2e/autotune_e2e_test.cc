@@ -183,6 +183,26 @@ TEST(AutotuneE2E, PoolLeasesChecksDatabaseAndRestart) {
   EXPECT_EQ(Config(again.last().record().best()), best);
   EXPECT_EQ(Stats(d).jobs_submitted(), jobs_after_first);
 
+  // The CLI: `tilec autotune` prints the table, here from the database.
+  {
+    const std::string dir = MakeTempDir("autotune_cli");
+    std::ofstream(dir + "/gemm.py") << UnboundGemm().text();
+    const std::string cmd = absl::StrCat(
+        TILEC_BINARY, " autotune ", dir, "/gemm.py --fn matmul -D M=128 -D N=128 -D K=64",
+        " -D dtype=float16 -D accum_dtype=float32 -D num_stages=2 -D threads=128",
+        " -U block_M -U block_N -U block_K --target host_emulator --top 3 --server ",
+        d.address(), " 2>&1");
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    EXPECT_EQ(::pclose(p), 0) << out;
+    EXPECT_THAT(out, HasSubstr("from the tuning database: nothing measured")) << out;
+    EXPECT_THAT(out, HasSubstr("Spearman rank correlation")) << out;
+    EXPECT_THAT(out, HasSubstr("emulator wall time")) << out;
+  }
+
   // Recommend shows the measured times beside the predicted ones.
   {
     tilec::v1::RecommendRequest rr;
