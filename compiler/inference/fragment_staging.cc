@@ -94,6 +94,14 @@ class NestScan : public ir::IRVisitor {
     return out;
   }
 
+  // The fragment `node` as the nest accesses it; null when it does not.
+  ir::Buffer BufferOf(const ir::BufferNode* node) const {
+    for (const ir::Buffer& b : order_) {
+      if (b.get() == node) return b;
+    }
+    return nullptr;
+  }
+
  private:
   bool Owned(const ir::Buffer& b, const std::vector<Expr>& indices) const {
     std::optional<std::vector<int64_t>> shape = ConstShape(b);
@@ -178,7 +186,9 @@ class NameScan : public ir::IRVisitor {
 // Finds the nests that need staging, per kernel.
 class Planner : public ir::IRVisitor {
  public:
-  explicit Planner(std::set<std::string> names) : names_(std::move(names)) {}
+  Planner(std::set<std::string> names,
+          std::set<std::pair<const ir::ForNode*, const ir::BufferNode*>> read_copies)
+      : names_(std::move(names)), read_copies_(std::move(read_copies)) {}
 
   void Visit(const Stmt& s) override {
     if (s == nullptr || !status_.ok()) return;
@@ -208,6 +218,15 @@ class Planner : public ir::IRVisitor {
     NestScan scan(*nest, pinned_);
     scan.Visit(nest->body);
     std::vector<Staged> staged = scan.Result();
+    for (const auto& [loop, fragment] : read_copies_) {
+      if (loop != f) continue;
+      bool already = false;
+      for (const Staged& st : staged) already |= st.fragment.get() == fragment;
+      if (already) continue;
+      ir::Buffer buffer = scan.BufferOf(fragment);
+      if (buffer == nullptr) continue;
+      staged.push_back(Staged{buffer, /*fill_first=*/true, /*write_back=*/false});
+    }
     if (staged.empty()) return;
     std::vector<std::string> vars;
     for (const ir::Var& v : nest->vars) vars.push_back(v->name);
@@ -283,6 +302,7 @@ class Planner : public ir::IRVisitor {
 
   std::set<const ir::BufferNode*> pinned_;
   std::set<std::string> names_;
+  std::set<std::pair<const ir::ForNode*, const ir::BufferNode*>> read_copies_;
   absl::Status status_;
   const ir::KernelNode* kernel_ = nullptr;
   int kernel_index_ = 0;
@@ -378,11 +398,13 @@ class Rewriter : public ir::IRMutator {
 
 }  // namespace
 
-absl::StatusOr<ir::Program> StageFragmentStores(const ir::Program& program, bool* changed) {
+absl::StatusOr<ir::Program> StageFragmentStores(
+    const ir::Program& program, bool* changed,
+    const std::set<std::pair<const ir::ForNode*, const ir::BufferNode*>>& read_copies) {
   *changed = false;
   NameScan names;
   names.VisitProgram(program);
-  Planner planner(std::move(names.names));
+  Planner planner(std::move(names.names), read_copies);
   planner.Visit(program.body);
   if (!planner.status().ok()) return planner.status();
   if (planner.nests().empty()) return program;

@@ -36,12 +36,21 @@
 #ifndef TILEC_COMPILER_INFERENCE_FRAGMENT_STAGING_H_
 #define TILEC_COMPILER_INFERENCE_FRAGMENT_STAGING_H_
 
+#include <set>
+#include <utility>
+
 #include "absl/status/statusor.h"
 #include "compiler/ir/ir.h"
 
 namespace tilec::inference {
 
-absl::StatusOr<ir::Program> StageFragmentStores(const ir::Program& program, bool* changed);
+// `read_copies` (nest outer loop, fragment): also stage these read-only
+// accesses, which layout inference found cannot use the fragment's own
+// layout: the nest reads `<F>_stage`, filled from F before it; nothing is
+// copied back.
+absl::StatusOr<ir::Program> StageFragmentStores(
+    const ir::Program& program, bool* changed,
+    const std::set<std::pair<const ir::ForNode*, const ir::BufferNode*>>& read_copies = {});
 
 }  // namespace tilec::inference
 

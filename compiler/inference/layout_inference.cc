@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/inference/fragment_check.h"
@@ -61,9 +62,17 @@ struct RegionOp {
 
 class KernelInference {
  public:
-  KernelInference(int index, int64_t threads, const TargetInfo& target, LayoutPlan* plan)
-      : threads_(threads), target_(target), plan_(plan), solver_(threads, target) {
+  KernelInference(int index, int64_t threads, const TargetInfo& target, LayoutPlan* plan,
+                  bool convert = false)
+      : threads_(threads), target_(target), plan_(plan), solver_(threads, target),
+        convert_(convert) {
     path_.push_back(absl::StrCat("kernel ", index));
+  }
+
+  // With `convert`: the read-only accesses Solve chose to serve from a staged
+  // copy instead (LayoutSolver::Solve).
+  const std::vector<LayoutSolver::Convertible>& conversions() const {
+    return solver_.conversions();
   }
 
   absl::Status Run(const ir::KernelNode& kernel) {
@@ -74,8 +83,9 @@ class KernelInference {
           path_[0], ": the shared buffers take ", shared_bytes_, " bytes, more than the ",
           target_.shared_memory_per_block, " bytes of shared memory per block on ", target_.name));
     }
-    st = solver_.Solve();
+    st = solver_.Solve(convert_);
     if (!st.ok()) return st;
+    if (!solver_.conversions().empty()) return absl::OkStatus();  // the caller stages them
     return Record();
   }
 
@@ -294,6 +304,7 @@ class KernelInference {
     }
     nest_ = nest.get();
     nest_node_ = solver_.AddNest(nest_, Where());
+    nest_stores_ = FragmentsStoredIn(nest->body);
     absl::Status st = WalkBody(nest->body);
     nest_ = nullptr;
     path_.resize(path_.size() - pushed);
@@ -414,15 +425,19 @@ class KernelInference {
       if (match) {
         const int kind = dims.size() == nest_->vars.size() ? 0 : 1;
         if (!seen_.insert({kind, node, nest_node_}).second) return;
+        // A fragment the nest only reads can be read from a staged copy
+        // when its layout cannot be the nest's.
+        LayoutSolver::Convertible weak;
+        if (!nest_stores_.count(b.get())) weak = {nest_->outer, b.get()};
         if (kind == 0) {
-          solver_.Equal(nest_node_, node, Where(), "T.Parallel");
+          solver_.Equal(nest_node_, node, Where(), "T.Parallel", weak);
           if (!follows_.count(nest_node_)) follows_[nest_node_] = b;
         } else {
           std::vector<int> removed;
           for (int d = 0; d < static_cast<int>(nest_->vars.size()); ++d) {
             if (std::find(dims.begin(), dims.end(), d) == dims.end()) removed.push_back(d);
           }
-          solver_.Project(node, nest_node_, removed, Where(), "T.Parallel");
+          solver_.Project(node, nest_node_, removed, Where(), "T.Parallel", weak);
         }
         return;
       }
@@ -502,6 +517,24 @@ class KernelInference {
   std::vector<RegionOp> region_ops_;
   const ParallelNest* nest_ = nullptr;
   int nest_node_ = -1;
+  std::set<const ir::BufferNode*> nest_stores_;  // fragments the current nest stores to
+  bool convert_ = false;
+
+  static std::set<const ir::BufferNode*> FragmentsStoredIn(const Stmt& body) {
+    struct V : ir::IRVisitor {
+      std::set<const ir::BufferNode*> out;
+      void Visit(const Stmt& s) override {
+        if (s == nullptr) return;
+        if (const auto* st = s->as<ir::StoreNode>();
+            st != nullptr && st->buffer->scope == ir::Scope::kFragment) {
+          out.insert(st->buffer.get());
+        }
+        ir::IRVisitor::Visit(s);
+      }
+    } v;
+    v.Visit(body);
+    return v.out;
+  }
 };
 
 void CollectKernels(const Stmt& s, std::vector<const ir::KernelNode*>* out) {
@@ -532,31 +565,68 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& input, const TargetIn
   }
   if (absl::Status st = CheckThreadPrivateBuffers(input); !st.ok()) return st;
   bool staged = false;
-  absl::StatusOr<ir::Program> converted = StageFragmentStores(input, &staged);
+  absl::StatusOr<ir::Program> converted = StageFragmentStores(input, &staged, {});
   if (!converted.ok()) return converted.status();
-  LayoutPlan plan;
-  if (staged) plan.program = std::make_shared<const ir::Program>(*std::move(converted));
-  const ir::Program& program = PlannedProgram(plan, input);
-  std::vector<const ir::KernelNode*> kernels;
-  CollectKernels(program.body, &kernels);
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const ir::KernelNode& k = *kernels[i];
-    std::optional<int64_t> threads = EvalInt(k.threads);
-    if (!threads || *threads < 1) {
-      return absl::UnimplementedError(absl::StrCat("kernel ", i, ": the thread count ",
-                                                   ir::PrintExpr(k.threads), " is not a constant"));
+  std::shared_ptr<const ir::Program> current =
+      staged ? std::make_shared<const ir::Program>(*std::move(converted)) : nullptr;
+  // First as written; on a layout conflict, again with conversions: a nest
+  // that only reads a fragment whose layout cannot be the nest's reads a
+  // staged copy of it (fragment_staging.h), and inference runs on the
+  // converted program, until no conversion is left (each round converts at
+  // least one access, so this ends).
+  absl::Status first_error;
+  for (int round = 0;; ++round) {
+    LayoutPlan plan;
+    plan.program = current;
+    const ir::Program& program = PlannedProgram(plan, input);
+    std::vector<const ir::KernelNode*> kernels;
+    CollectKernels(program.body, &kernels);
+    std::set<std::pair<const ir::ForNode*, const ir::BufferNode*>> conversions;
+    absl::Status failed;
+    for (size_t i = 0; i < kernels.size() && failed.ok(); ++i) {
+      const ir::KernelNode& k = *kernels[i];
+      std::optional<int64_t> threads = EvalInt(k.threads);
+      if (!threads || *threads < 1) {
+        return absl::UnimplementedError(absl::StrCat(
+            "kernel ", i, ": the thread count ", ir::PrintExpr(k.threads), " is not a constant"));
+      }
+      if (*threads > target.max_threads_per_block) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("kernel ", i, ": ", *threads, " threads per block is more than the ",
+                         target.max_threads_per_block, " that ", target.name, " allows"));
+      }
+      KernelInference inference(static_cast<int>(i), *threads, target, &plan, round > 0);
+      failed = inference.Run(k);
+      for (const LayoutSolver::Convertible& c : inference.conversions())
+        conversions.insert({c.nest, c.buffer});
     }
-    if (*threads > target.max_threads_per_block) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel ", i, ": ", *threads, " threads per block is more than the ",
-                       target.max_threads_per_block, " that ", target.name, " allows"));
+    if (!failed.ok()) {
+      const bool conflict = absl::StrContains(failed.message(), "layout conflict");
+      if (round == 0 && conflict) {
+        first_error = failed;
+        continue;  // again, with conversions
+      }
+      return first_error.ok() ? failed : first_error;
     }
-    KernelInference inference(static_cast<int>(i), *threads, target, &plan);
-    absl::Status st = inference.Run(k);
-    if (!st.ok()) return st;
+    if (!conversions.empty()) {
+      if (round > 8) return first_error.ok() ? absl::InternalError(
+                                                   "compiler bug: layout conversions do not "
+                                                   "converge")
+                                             : first_error;
+      bool changed = false;
+      absl::StatusOr<ir::Program> next = StageFragmentStores(program, &changed, conversions);
+      if (!next.ok()) return first_error.ok() ? next.status() : first_error;
+      if (!changed) return first_error.ok() ? absl::InternalError(
+                                                  "compiler bug: a layout conversion changed "
+                                                  "nothing")
+                                            : first_error;
+      current = std::make_shared<const ir::Program>(*std::move(next));
+      continue;
+    }
+    if (absl::Status st = CheckFragmentAccesses(program, plan); !st.ok()) return st;
+    return plan;
   }
-  if (absl::Status st = CheckFragmentAccesses(program, plan); !st.ok()) return st;
-  return plan;
 }
+
 
 }  // namespace tilec::inference

@@ -46,10 +46,19 @@
 //     element size (for a nest, the largest element size among its
 //     contiguous accesses, and their alignment), limited by the last
 //     dimension and by elements / threads. Then back to 2.
-// A hard constraint between two decided, different layouts is a conflict:
-// INVALID_ARGUMENT naming both buffers (or the nest), both layouts and the
-// statements that imposed them, each by its position (`kernel 0 > for k >
-// T.gemm #2`, as the verifier writes positions).
+// A hard constraint between two decided, different layouts is a conflict.
+// Conversions: when a program as written has one, inference runs again with
+// the accesses a nest only reads made weak (LayoutSolver::Solve with
+// conversions: every other constraint first, then each weak one, dropped when
+// it would conflict); a dropped read is served from a shared copy of the
+// fragment filled before the nest (fragment_staging.h, read_copies), and
+// inference runs on the converted program, which LayoutPlan::program holds.
+// (Two T.gemm accumulators of different warp layouts sharing a row vector,
+// as in attention and MLA decode, need this.) A conflict that no conversion
+// removes (both sides written) is INVALID_ARGUMENT naming both buffers (or
+// the nest), both layouts and the statements that imposed them, each by its
+// position (`kernel 0 > for k > T.gemm #2`, as the verifier writes
+// positions): the message of the program as written.
 //
 // Other errors: a kernel with more threads than the target allows, or with
 // shared buffers larger than the target's shared memory per block,

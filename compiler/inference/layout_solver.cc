@@ -39,21 +39,21 @@ void LayoutSolver::Strict(int node, FragmentLayout layout, std::string origin) {
   strict_.push_back({node, std::move(layout), std::move(origin)});
 }
 
-void LayoutSolver::Equal(int a, int b, std::string where, std::string what) {
+void LayoutSolver::Equal(int a, int b, std::string where, std::string what, Convertible weak) {
   if (a == b) return;
-  constraints_.push_back({Kind::kEqual, a, b, {}, std::move(where), std::move(what)});
+  constraints_.push_back({Kind::kEqual, a, b, {}, std::move(where), std::move(what), weak, false});
 }
 
 void LayoutSolver::Project(int dst, int src, std::vector<int> dims, std::string where,
-                           std::string what) {
+                           std::string what, Convertible weak) {
   std::sort(dims.rbegin(), dims.rend());
   constraints_.push_back(
-      {Kind::kProject, dst, src, std::move(dims), std::move(where), std::move(what)});
+      {Kind::kProject, dst, src, std::move(dims), std::move(where), std::move(what), weak, false});
 }
 
 void LayoutSolver::Copy(int src, int dst, std::string where) {
   if (src == dst) return;
-  constraints_.push_back({Kind::kCopy, src, dst, {}, std::move(where), "T.copy"});
+  constraints_.push_back({Kind::kCopy, src, dst, {}, std::move(where), "T.copy", {}, false});
 }
 
 FragmentLayout LayoutSolver::ProjectAll(const FragmentLayout& l,
@@ -159,7 +159,8 @@ absl::StatusOr<bool> LayoutSolver::DefaultOne() {
   // A nest whose projection is already decided takes a layout that projects
   // to it.
   for (const Constraint& c : constraints_) {
-    if (c.kind != Kind::kProject || nodes_[c.b].layout || !nodes_[c.a].layout) continue;
+    if (c.kind != Kind::kProject || c.dropped || nodes_[c.b].layout || !nodes_[c.a].layout)
+      continue;
     absl::StatusOr<FragmentLayout> lifted = Lift(c);
     if (!lifted.ok()) return lifted.status();
     nodes_[c.b].layout = *std::move(lifted);
@@ -194,7 +195,20 @@ absl::StatusOr<bool> LayoutSolver::DefaultOne() {
   return true;
 }
 
-absl::Status LayoutSolver::Solve() {
+absl::Status LayoutSolver::FixedPoint(bool weak_too) {
+  while (true) {
+    bool fired = false;
+    for (const Constraint& c : constraints_) {
+      if (c.kind == Kind::kCopy || c.dropped || (c.weak.nest != nullptr && !weak_too)) continue;
+      absl::StatusOr<bool> f = Fire(c);
+      if (!f.ok()) return f.status();
+      fired = fired || *f;
+    }
+    if (!fired) return absl::OkStatus();
+  }
+}
+
+absl::Status LayoutSolver::Solve(bool convert) {
   for (StrictEntry& s : strict_) {
     Node& n = nodes_[s.node];
     if (!n.layout) {
@@ -207,15 +221,38 @@ absl::Status LayoutSolver::Solve() {
                                                    " requires ", n.layout->ToString(), ", but ",
                                                    s.origin, " requires ", s.layout.ToString()));
   }
-  while (true) {
-    bool fired = false;
-    for (const Constraint& c : constraints_) {  // hard constraints to a fixed point
-      if (c.kind == Kind::kCopy) continue;
+  // With conversions: what the strong constraints decide first, then each
+  // weak one on its own, rolled back and converted when it conflicts.
+  auto weak_step = [&]() -> absl::StatusOr<bool> {
+    bool any = false;
+    for (Constraint& c : constraints_) {
+      if (c.weak.nest == nullptr || c.dropped) continue;
+      const std::vector<Node> saved = nodes_;
       absl::StatusOr<bool> f = Fire(c);
-      if (!f.ok()) return f.status();
-      fired = fired || *f;
+      absl::Status st = f.ok() ? FixedPoint(false) : f.status();
+      if (st.ok()) {
+        any = any || *f;
+        continue;
+      }
+      nodes_ = saved;
+      c.dropped = true;
+      conversions_.push_back(c.weak);
+      any = true;
     }
-    if (fired) continue;
+    return any;
+  };
+  if (convert) {
+    if (absl::Status st = FixedPoint(false); !st.ok()) return st;
+  }
+  while (true) {
+    if (convert) {
+      absl::StatusOr<bool> w = weak_step();
+      if (!w.ok()) return w.status();
+      if (*w) continue;
+    }
+    absl::Status st = FixedPoint(!convert);  // hard constraints to a fixed point
+    if (!st.ok()) return st;
+    bool fired = false;
     for (const Constraint& c : constraints_) {  // then one soft step
       if (c.kind != Kind::kCopy) continue;
       absl::StatusOr<bool> f = Fire(c);
@@ -231,6 +268,7 @@ absl::Status LayoutSolver::Solve() {
     if (!*chose) break;
   }
   for (const Constraint& c : constraints_) {  // every hard constraint holds
+    if (c.dropped) continue;
     absl::StatusOr<bool> f = Fire(c);
     if (!f.ok()) return f.status();
   }

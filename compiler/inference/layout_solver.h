@@ -20,6 +20,15 @@
 
 namespace tilec::inference {
 
+// A read-only access that a conversion can satisfy instead: in `nest` (its
+// outer loop) fragment `buffer` is only loaded, so when its layout cannot be
+// the nest's, the nest can read a staged copy of it (fragment_staging.h).
+// Constraints added with one are weak when solving with conversions.
+struct ReadConversion {
+  const ir::ForNode* nest = nullptr;
+  const ir::BufferNode* buffer = nullptr;
+};
+
 class LayoutSolver {
  public:
   LayoutSolver(int64_t threads, const TargetInfo& target) : threads_(threads), target_(target) {}
@@ -31,15 +40,22 @@ class LayoutSolver {
 
   // `layout` is imposed on `node` by `origin` (which names the statement).
   void Strict(int node, FragmentLayout layout, std::string origin);
+  using Convertible = ReadConversion;
   // Hard: a and b have the same layout (`what` at position `where`).
-  void Equal(int a, int b, std::string where, std::string what);
+  void Equal(int a, int b, std::string where, std::string what, Convertible weak = {});
   // Hard: dst is src with dimensions `dims` projected away.
-  void Project(int dst, int src, std::vector<int> dims, std::string where, std::string what);
+  void Project(int dst, int src, std::vector<int> dims, std::string where, std::string what,
+               Convertible weak = {});
   // Soft: a T.copy between two whole fragments of the same shape.
   void Copy(int src, int dst, std::string where);
 
   // Decides every node, or returns the first conflict (INVALID_ARGUMENT).
-  absl::Status Solve();
+  // With `convert`, the weak constraints (those with a Convertible) come
+  // after every other hard constraint has reached its fixed point, one at a
+  // time; one that would conflict, at once or through what it decides, is
+  // dropped and its access listed in conversions() instead.
+  absl::Status Solve(bool convert = false);
+  const std::vector<Convertible>& conversions() const { return conversions_; }
 
   struct Node {
     std::string name;  // the buffer's name, or "the T.Parallel nest at <position>"
@@ -58,7 +74,11 @@ class LayoutSolver {
     int a, b;               // kProject: a = dst, b = src; kCopy: a = src, b = dst
     std::vector<int> dims;  // kProject: removed dims of b, descending
     std::string where, what;
+    Convertible weak;       // weak.nest != nullptr: a read a conversion can serve
+    bool dropped = false;   // converted instead (Solve with convert)
   };
+  // Hard constraints (those allowed by `weak_too`) to a fixed point.
+  absl::Status FixedPoint(bool weak_too);
 
   // Fires one constraint: returns true when it decided a node.
   absl::StatusOr<bool> Fire(const Constraint& c);
@@ -75,6 +95,7 @@ class LayoutSolver {
   const TargetInfo& target_;
   std::vector<Node> nodes_;
   std::vector<Constraint> constraints_;
+  std::vector<Convertible> conversions_;
   struct StrictEntry {
     int node;
     FragmentLayout layout;

@@ -180,6 +180,43 @@ def reduce_in_loop(M, N, bm, bn):
     return main
 )";
 
+// Two T.gemm accumulators whose warp layouts differ (S is 64x32 over 8 warps,
+// O is 64x128): a row vector computed from S's rows is read in O's nest,
+// where its layout cannot be S's projection. Inference reads a staged copy
+// there (the layout conversion TileLang inserts; MLA decode at 256 threads
+// needs it).
+constexpr char kTwoLayouts[] = R"(
+import tilelang.language as T
+
+def two_layouts(M, N, K, D, bm):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"),
+             V: T.Tensor((N, D), "float16"), Y: T.Tensor((M, D), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=256) as bx:
+            A_s = T.alloc_shared((bm, K), "float16")
+            B_s = T.alloc_shared((N, K), "float16")
+            V_s = T.alloc_shared((N, D), "float16")
+            P_s = T.alloc_shared((bm, N), "float16")
+            S = T.alloc_fragment((bm, N), "float32")
+            O = T.alloc_fragment((bm, D), "float32")
+            rmax = T.alloc_fragment((bm,), "float32")
+            scale = T.alloc_fragment((bm,), "float32")
+            T.copy(A[bx * bm, 0], A_s)
+            T.copy(B[0, 0], B_s)
+            T.copy(V[0, 0], V_s)
+            T.gemm(A_s, B_s, S, transpose_B=True, clear_accum=True,
+                   policy=T.GemmWarpPolicy.FullCol)
+            T.reduce_max(S, rmax, dim=1)
+            for i in T.Parallel(bm):
+                scale[i] = rmax[i] * 0.5 + 1.0
+            T.copy(S, P_s)
+            T.gemm(P_s, V_s, O, clear_accum=True, policy=T.GemmWarpPolicy.FullCol)
+            for i, j in T.Parallel(bm, D):
+                O[i, j] = O[i, j] * scale[i]
+            T.copy(O, Y[bx * bm, 0])
+    return main
+)";
+
 struct Case {
   const char* name;
   const char* text;
@@ -226,6 +263,8 @@ const Case kCases[] = {
     {"reduce_in_loop", kReduceInLoop, "reduce_in_loop",
      {{"M", "44"}, {"N", "154"}, {"bm", "16"}, {"bn", "8"}}},
     {"rowmax_exp", kRowmaxExp, "rowmax_exp", {{"M", "33"}, {"N", "70"}}},
+    {"two_layouts", kTwoLayouts, "two_layouts",
+     {{"M", "100"}, {"N", "32"}, {"K", "32"}, {"D", "128"}, {"bm", "64"}}},
 };
 
 std::vector<std::pair<Case, CudaArch>> AllCases() {
@@ -255,6 +294,19 @@ TEST(ReshapeEmission, StagesTheStoreThroughSharedMemory) {
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_THAT(src->code, HasSubstr("t1_stage"));
   EXPECT_THAT(src->code, HasSubstr("tl::syncthreads();"));
+}
+
+// The conversion reads like what it does: the row vector goes to shared
+// memory before the nest that needs it in another layout, and that nest
+// reads it there.
+TEST(ReshapeEmission, ConvertsALayoutConflictThroughSharedMemory) {
+  absl::StatusOr<ir::Program> program =
+      CompileSource("two_layouts.py", kTwoLayouts, "two_layouts",
+                    {{"M", "128"}, {"N", "32"}, {"K", "32"}, {"D", "128"}, {"bm", "64"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_THAT(src->code, HasSubstr("scale_stage"));
 }
 
 }  // namespace
