@@ -396,7 +396,76 @@ class Rewriter : public ir::IRMutator {
   const std::map<const ir::BufferNode*, ir::Buffer>* stages_ = nullptr;
 };
 
+// Rewrites the listed reductions (ConvertReductions).
+class ReductionRewriter : public ir::IRMutator {
+ public:
+  ReductionRewriter(const std::set<const ir::ReduceNode*>& reduces, std::set<std::string>& names)
+      : reduces_(reduces), names_(names) {}
+
+  Stmt Mutate(const Stmt& s) override {
+    if (s == nullptr) return s;
+    if (const auto* k = s->as<ir::KernelNode>()) {
+      std::vector<ir::Buffer> saved = std::move(temps_);
+      temps_.clear();
+      Stmt inner = Mutate(k->body);
+      std::vector<ir::Buffer> temps = std::move(temps_);
+      temps_ = std::move(saved);
+      if (temps.empty()) return inner == k->body ? s : WithBody(*k, inner);
+      std::vector<Stmt> body;
+      for (const ir::Buffer& t : temps) body.push_back(ir::Allocate(t));
+      if (const auto* seq = inner->as<ir::SeqNode>()) {
+        body.insert(body.end(), seq->stmts.begin(), seq->stmts.end());
+      } else {
+        body.push_back(inner);
+      }
+      return WithBody(*k, ir::Seq(std::move(body)));
+    }
+    if (const auto* r = s->as<ir::ReduceNode>(); r != nullptr && reduces_.count(r)) {
+      std::string name = absl::StrCat(r->dst->name, "_red");
+      for (int k = 2; names_.count(name); ++k) name = absl::StrCat(r->dst->name, "_red", k);
+      names_.insert(name);
+      ir::Buffer tmp = ir::MakeBuffer(name, r->dst->dtype, r->dst->shape, ir::Scope::kFragment);
+      temps_.push_back(tmp);
+      ++converted_;
+      std::vector<Stmt> out;
+      if (!r->clear) out.push_back(ir::Copy(ir::FullRegion(r->dst), ir::FullRegion(tmp)));
+      out.push_back(
+          std::make_shared<ir::ReduceNode>(r->reduce_kind, r->src, tmp, r->dim, r->clear));
+      out.push_back(ir::Copy(ir::FullRegion(tmp), ir::FullRegion(r->dst)));
+      return ir::Seq(std::move(out));
+    }
+    return ir::IRMutator::Mutate(s);
+  }
+
+  int converted() const { return converted_; }
+
+ private:
+  static Stmt WithBody(const ir::KernelNode& k, Stmt body) {
+    auto out = std::make_shared<ir::KernelNode>(k);
+    out->body = std::move(body);
+    return out;
+  }
+
+  const std::set<const ir::ReduceNode*>& reduces_;
+  std::set<std::string>& names_;
+  std::vector<ir::Buffer> temps_;
+  int converted_ = 0;
+};
+
 }  // namespace
+
+absl::StatusOr<ir::Program> ConvertReductions(const ir::Program& program,
+                                              const std::set<const ir::ReduceNode*>& reduces,
+                                              bool* changed) {
+  *changed = false;
+  NameScan names;
+  names.VisitProgram(program);
+  ReductionRewriter rewriter(reduces, names.names);
+  ir::Program out = program;
+  out.body = rewriter.Mutate(program.body);
+  *changed = rewriter.converted() > 0;
+  return out;
+}
 
 absl::StatusOr<ir::Program> StageFragmentStores(
     const ir::Program& program, bool* changed,

@@ -54,4 +54,20 @@ absl::StatusOr<ir::Program> StageFragmentStores(
 
 }  // namespace tilec::inference
 
+namespace tilec::inference {
+
+// The conversion for reductions whose destination fragment cannot take its
+// source's projected layout: each of `reduces` reduces into a fresh fragment
+// `<dst>_red` (allocated at the top of its kernel, same dtype and shape),
+// filled from dst first when the reduction accumulates (clear=False), and
+// `T.copy(<dst>_red, dst)` follows (a copy between fragments of different
+// layouts, which goes through shared memory). The three statements replace the
+// reduction as one nested sequence, so T.Pipelined order=/stage= lists keep
+// their length. `*changed` says whether any was found.
+absl::StatusOr<ir::Program> ConvertReductions(const ir::Program& program,
+                                              const std::set<const ir::ReduceNode*>& reduces,
+                                              bool* changed);
+
+}  // namespace tilec::inference
+
 #endif  // TILEC_COMPILER_INFERENCE_FRAGMENT_STAGING_H_

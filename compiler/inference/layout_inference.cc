@@ -182,8 +182,11 @@ class KernelInference {
         const auto* n = s->as<ir::ReduceNode>();
         auto src = frag_node_.find(n->src.get()), dst = frag_node_.find(n->dst.get());
         if (src != frag_node_.end() && dst != frag_node_.end()) {
+          // When dst cannot be src's projection, the reduction can go to a
+          // fresh fragment that is then copied into dst (a conversion).
           solver_.Project(dst->second, src->second, {n->dim}, Where(),
-                          absl::StrCat("T.reduce_", Str(ir::ReduceKindName(n->reduce_kind))));
+                          absl::StrCat("T.reduce_", Str(ir::ReduceKindName(n->reduce_kind))),
+                          LayoutSolver::Convertible{nullptr, nullptr, n});
         }
         return absl::OkStatus();
       }
@@ -582,6 +585,7 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& input, const TargetIn
     std::vector<const ir::KernelNode*> kernels;
     CollectKernels(program.body, &kernels);
     std::set<std::pair<const ir::ForNode*, const ir::BufferNode*>> conversions;
+    std::set<const ir::ReduceNode*> reductions;
     absl::Status failed;
     for (size_t i = 0; i < kernels.size() && failed.ok(); ++i) {
       const ir::KernelNode& k = *kernels[i];
@@ -597,8 +601,13 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& input, const TargetIn
       }
       KernelInference inference(static_cast<int>(i), *threads, target, &plan, round > 0);
       failed = inference.Run(k);
-      for (const LayoutSolver::Convertible& c : inference.conversions())
-        conversions.insert({c.nest, c.buffer});
+      for (const LayoutSolver::Convertible& c : inference.conversions()) {
+        if (c.reduce != nullptr) {
+          reductions.insert(c.reduce);
+        } else {
+          conversions.insert({c.nest, c.buffer});
+        }
+      }
     }
     if (!failed.ok()) {
       const bool conflict = absl::StrContains(failed.message(), "layout conflict");
@@ -608,13 +617,17 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& input, const TargetIn
       }
       return first_error.ok() ? failed : first_error;
     }
-    if (!conversions.empty()) {
-      if (round > 8) return first_error.ok() ? absl::InternalError(
-                                                   "compiler bug: layout conversions do not "
-                                                   "converge")
-                                             : first_error;
+    if (!conversions.empty() || !reductions.empty()) {
+      if (round > 16) return first_error.ok() ? absl::InternalError(
+                                                    "compiler bug: layout conversions do not "
+                                                    "converge")
+                                              : first_error;
       bool changed = false;
-      absl::StatusOr<ir::Program> next = StageFragmentStores(program, &changed, conversions);
+      // One kind per round: each rewrite keeps the other kind's nodes, but
+      // the next round finds what is left anyway.
+      absl::StatusOr<ir::Program> next =
+          !reductions.empty() ? ConvertReductions(program, reductions, &changed)
+                              : StageFragmentStores(program, &changed, conversions);
       if (!next.ok()) return first_error.ok() ? next.status() : first_error;
       if (!changed) return first_error.ok() ? absl::InternalError(
                                                   "compiler bug: a layout conversion changed "

@@ -199,7 +199,7 @@ absl::Status LayoutSolver::FixedPoint(bool weak_too) {
   while (true) {
     bool fired = false;
     for (const Constraint& c : constraints_) {
-      if (c.kind == Kind::kCopy || c.dropped || (c.weak.nest != nullptr && !weak_too)) continue;
+      if (c.kind == Kind::kCopy || c.dropped || (c.weak.active() && !weak_too)) continue;
       absl::StatusOr<bool> f = Fire(c);
       if (!f.ok()) return f.status();
       fired = fired || *f;
@@ -226,7 +226,7 @@ absl::Status LayoutSolver::Solve(bool convert) {
   auto weak_step = [&]() -> absl::StatusOr<bool> {
     bool any = false;
     for (Constraint& c : constraints_) {
-      if (c.weak.nest == nullptr || c.dropped) continue;
+      if (!c.weak.active() || c.dropped) continue;
       const std::vector<Node> saved = nodes_;
       absl::StatusOr<bool> f = Fire(c);
       absl::Status st = f.ok() ? FixedPoint(false) : f.status();

@@ -24,9 +24,14 @@ namespace tilec::inference {
 // outer loop) fragment `buffer` is only loaded, so when its layout cannot be
 // the nest's, the nest can read a staged copy of it (fragment_staging.h).
 // Constraints added with one are weak when solving with conversions.
+// Or a reduction whose destination cannot be its source's projection: it
+// can reduce into a fresh fragment and T.copy that into the destination
+// (ConvertReductions, fragment_staging.h).
 struct ReadConversion {
   const ir::ForNode* nest = nullptr;
   const ir::BufferNode* buffer = nullptr;
+  const ir::ReduceNode* reduce = nullptr;
+  bool active() const { return nest != nullptr || reduce != nullptr; }
 };
 
 class LayoutSolver {
@@ -74,7 +79,7 @@ class LayoutSolver {
     int a, b;               // kProject: a = dst, b = src; kCopy: a = src, b = dst
     std::vector<int> dims;  // kProject: removed dims of b, descending
     std::string where, what;
-    Convertible weak;       // weak.nest != nullptr: a read a conversion can serve
+    Convertible weak;       // weak.active(): a conversion can serve it instead
     bool dropped = false;   // converted instead (Solve with convert)
   };
   // Hard constraints (those allowed by `weak_too`) to a fixed point.

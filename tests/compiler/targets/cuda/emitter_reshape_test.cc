@@ -217,6 +217,36 @@ def two_layouts(M, N, K, D, bm):
     return main
 )";
 
+// Two reductions into one row vector from accumulators of different warp
+// layouts (2x2 and FullRow 4x1): the second cannot write m in m's layout, so
+// it reduces into a fresh fragment copied into m (the conversion TileLang
+// inserts; clear=False, so the fresh fragment starts from m).
+constexpr char kTwoReduces[] = R"(
+import tilelang.language as T
+
+def two_reduces(M, N, K, bm):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"),
+             Y: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=128) as bx:
+            A_s = T.alloc_shared((bm, K), "float16")
+            B_s = T.alloc_shared((N, K), "float16")
+            S = T.alloc_fragment((bm, N), "float32")
+            S2 = T.alloc_fragment((bm, N), "float32")
+            m = T.alloc_fragment((bm,), "float32")
+            T.copy(A[bx * bm, 0], A_s)
+            T.copy(B[0, 0], B_s)
+            T.gemm(A_s, B_s, S, transpose_B=True, clear_accum=True)
+            T.gemm(A_s, B_s, S2, transpose_B=True, clear_accum=True,
+                   policy=T.GemmWarpPolicy.FullRow)
+            T.reduce_max(S2, m, dim=1)
+            T.reduce_sum(S, m, dim=1, clear=False)
+            for i in T.Parallel(bm):
+                if bx * bm + i < M:
+                    Y[bx * bm + i] = m[i]
+    return main
+)";
+
 struct Case {
   const char* name;
   const char* text;
@@ -265,6 +295,8 @@ const Case kCases[] = {
     {"rowmax_exp", kRowmaxExp, "rowmax_exp", {{"M", "33"}, {"N", "70"}}},
     {"two_layouts", kTwoLayouts, "two_layouts",
      {{"M", "100"}, {"N", "32"}, {"K", "32"}, {"D", "128"}, {"bm", "64"}}},
+    {"two_reduces", kTwoReduces, "two_reduces",
+     {{"M", "100"}, {"N", "64"}, {"K", "32"}, {"bm", "64"}}},
 };
 
 std::vector<std::pair<Case, CudaArch>> AllCases() {
