@@ -179,6 +179,9 @@ class Builder {
   absl::StatusOr<Value> Eval(const Expr& e);
   absl::StatusOr<Flow> ExecBlock(const StmtList& body);
   absl::StatusOr<Flow> Exec(const Stmt& s);
+  // `v.attr` (attribute access, getattr()); `loc` is where the attribute is
+  // named.
+  absl::StatusOr<Value> Attribute(const Value& v, const std::string& attr, SourceLoc loc);
   // Calls a function value (def, macro, lambda, builtin, dtype constructor).
   absl::StatusOr<Value> CallValue(const Value& fn, CallArgs args);
   // Calls a `def` with arguments; runs its body in a new frame.
@@ -275,7 +278,6 @@ class Builder {
   absl::StatusOr<Value> EvalLambda(const LambdaExpr& e);
   absl::StatusOr<ValueList> EvalElements(const std::vector<ExprPtr>& elts);
   absl::StatusOr<std::string> FormatFString(const ConstantExpr& e);
-  absl::StatusOr<Value> Attribute(const Value& v, const std::string& attr, SourceLoc loc);
   absl::StatusOr<Value> IndexBuffer(const ir::Buffer& b, const SubscriptExpr& e);
   absl::StatusOr<Value> IndexStaging(const Value& v, const SubscriptExpr& e);
   absl::StatusOr<CallArgs> EvalArgs(const CallExpr& e);

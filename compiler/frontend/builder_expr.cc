@@ -635,13 +635,16 @@ absl::StatusOr<Value> Builder::EvalLambda(const LambdaExpr& e) {
 }
 
 absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
-  if (KernelSyntax()) {
-    return Err(e.loc, Cat(ComprehensionKindName(e.comp_kind), " inside a kernel is not supported"));
-  }
   if (e.comp_kind == ComprehensionKind::kSet)
     return Err(e.loc, "set comprehensions are not supported");
+  // A comprehension is plain Python even inside a kernel, as in TileLang:
+  // `range` is Python's and the loop variables are staging names (no Lets).
+  // Its elements may still be runtime expressions (`sum(A[i, k] for k in
+  // range(4))`).
   Env* saved = frame().env;
+  bool saved_syntax = frame().kernel_syntax;
   frame().env = NewEnv(saved);
+  frame().kernel_syntax = false;
   ValueList out;
   DictItems dict_out;
   std::function<absl::Status(size_t)> run = [&](size_t g) -> absl::Status {
@@ -688,6 +691,7 @@ absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
   };
   absl::Status s = run(0);
   frame().env = saved;
+  frame().kernel_syntax = saved_syntax;
   if (!s.ok()) return s;
   if (e.comp_kind == ComprehensionKind::kDict) return Value::Dict(std::move(dict_out));
   return Value::List(std::move(out));

@@ -513,12 +513,22 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
 }
 
 absl::StatusOr<Flow> Builder::ExecWhile(const WhileStmt& s) {
-  if (KernelSyntax()) return Err(s.loc, "while loops inside a kernel are not supported");
+  if (KernelSyntax()) {
+    return Err(s.loc,
+               "a `while` loop in kernel code is not supported; tilec runs `while` only at "
+               "staging time, in Python code outside kernel bodies (@T.prim_func, @T.macro "
+               "and eager @tilelang.jit functions)");
+  }
   frame().loops.push_back(false);
   bool broke = false;
-  while (true) {
+  for (int64_t iterations = 0;; ++iterations) {
     absl::Status tick = Tick(s.loc);
     if (!tick.ok()) return tick;
+    if (iterations >= kMaxWhileIterations) {
+      return Err(s.loc, Cat("this `while` loop ran ", kMaxWhileIterations,
+                            " iterations at staging time without ending (its condition "
+                            "never became false?)"));
+    }
     absl::StatusOr<Value> cond = Eval(*s.test);
     if (!cond.ok()) return cond.status();
     absl::StatusOr<bool> t = StaticBool(*cond, s.test->loc, "the condition of this `while`");

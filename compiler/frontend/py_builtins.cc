@@ -42,6 +42,39 @@ absl::StatusOr<Value> StagingMinMax(Builder& b, bool is_max, const ValueList& it
   return best;
 }
 
+// Values whose attributes tilec knows completely, so that a missing one is
+// missing in Python too (hasattr() is False, getattr() takes its default).
+bool HasExactAttributes(const Value& v) {
+  (void)v;
+  return false;
+}
+
+// isinstance(x, cls) for one class `cls`: Python's builtin types, the
+// tensor types T.Tensor / T.Buffer (buffers) and T.dtype (dtypes).
+absl::StatusOr<bool> IsInstanceOf(Builder& b, const Value& x, const Value& cls, SourceLoc x_loc,
+                                  SourceLoc cls_loc) {
+  if (cls.kind != ValueKind::kBuiltin || cls.builtin->self) {
+    return b.Err(cls_loc, Cat("isinstance() with a ", DescribeValue(cls),
+                              " as the class is not supported"));
+  }
+  const std::string& n = cls.builtin->name;
+  if (x.kind == ValueKind::kExpr && !b.HasRuntimeVars(x.expr) &&
+      b.UnboundParamIn(x.expr, false)) {
+    // An unbound parameter is an int once bound: the answer depends on it.
+    return b.NotStatic(x, x_loc, "the value isinstance() looks at");
+  }
+  if (n == "int") return x.kind == ValueKind::kInt || x.kind == ValueKind::kBool;
+  if (n == "bool") return x.kind == ValueKind::kBool;
+  if (n == "float") return x.kind == ValueKind::kFloat;
+  if (n == "str") return x.kind == ValueKind::kStr;
+  if (n == "tuple") return x.kind == ValueKind::kTuple;
+  if (n == "list") return x.kind == ValueKind::kList;
+  if (n == "dict") return x.kind == ValueKind::kDict;
+  if (n == "T.Tensor" || n == "T.Buffer") return x.kind == ValueKind::kBuffer;
+  if (n == "T.dtype") return x.kind == ValueKind::kDType;
+  return b.Err(cls_loc, Cat("isinstance() with `", n, "` as the class is not supported"));
+}
+
 }  // namespace
 
 absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& args) {
@@ -82,6 +115,33 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     return r;
   }
   if (name == "print") return Value::None();
+  if (name == "isinstance") {
+    if (absl::Status s = need(2, 2); !s.ok()) return s;
+    const Value& cls = pos(1);
+    ValueList classes = cls.kind == ValueKind::kTuple ? cls.Items() : ValueList{cls};
+    for (const Value& c : classes) {
+      absl::StatusOr<bool> r = IsInstanceOf(b, pos(0), c, pos_loc(0), pos_loc(1));
+      if (!r.ok()) return r.status();
+      if (*r) return Value::Bool(true);
+    }
+    return Value::Bool(false);
+  }
+  if (name == "getattr" || name == "hasattr") {
+    if (absl::Status s = need(2, name == "getattr" ? 3 : 2); !s.ok()) return s;
+    absl::StatusOr<std::string> attr = b.StaticStr(pos(1), pos_loc(1), Cat(name, "() name"));
+    if (!attr.ok()) return attr.status();
+    absl::StatusOr<Value> v = b.Attribute(pos(0), *attr, pos_loc(1));
+    if (v.ok()) return name == "hasattr" ? Value::Bool(true) : *v;
+    bool fallback = name == "hasattr" || args.positional.size() == 3;
+    if (!fallback || v.status().code() != absl::StatusCode::kInvalidArgument) return v.status();
+    if (!HasExactAttributes(pos(0))) {
+      // tilec models only part of the attributes of TileLang's and Python's
+      // objects: a missing one may exist there, so no default is taken.
+      return b.Err(pos_loc(1), Cat(name, "(): tilec cannot tell whether a ", DescribeValue(pos(0)),
+                                   " has the attribute `", *attr, "`"));
+    }
+    return name == "hasattr" ? Value::Bool(false) : pos(2);
+  }
   if (name == "len") {
     if (absl::Status s = need(1, 1); !s.ok()) return s;
     const Value& x = pos(0);
@@ -459,6 +519,18 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
     }
     return absl::OkStatus();
   };
+  if (name == "int.bit_length") {
+    if (absl::Status s = argc(0, 0); !s.ok()) return s;
+    int64_t v = self.AsInt();
+    uint64_t mag = v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+    int64_t bits = 0;
+    for (; mag != 0; mag >>= 1) ++bits;
+    return Value::Int(bits, self.params);
+  }
+  if (name == "float.is_integer") {
+    if (absl::Status s = argc(0, 0); !s.ok()) return s;
+    return Value::Bool(std::isfinite(self.f) && std::trunc(self.f) == self.f);
+  }
   if (name == "expr.astype") {
     if (absl::Status s = argc(1, 1); !s.ok()) return s;
     absl::StatusOr<ir::DType> t = b.StaticDType(arg(0), args.positional[0].loc, "astype()");

@@ -89,6 +89,7 @@ constexpr std::string_view kPythonBuiltins[] = {
     "range", "len",    "min",      "max",   "abs",       "int", "float",  "bool",
     "str",   "tuple",  "list",     "dict",  "enumerate", "zip", "sum",    "any",
     "all",   "sorted", "reversed", "print", "round",     "pow", "divmod",
+    "isinstance", "getattr", "hasattr",
 };
 
 bool Contains(const std::string_view* begin, const std::string_view* end, std::string_view x) {
@@ -189,6 +190,15 @@ std::optional<Value> MethodOf(const Value& self, std::string_view attr) {
     case ValueKind::kStr:
       type = "str";
       ok = Contains(std::begin(kStr), std::end(kStr), attr);
+      break;
+    case ValueKind::kInt:
+    case ValueKind::kBool:
+      type = "int";
+      ok = attr == "bit_length";
+      break;
+    case ValueKind::kFloat:
+      type = "float";
+      ok = attr == "is_integer";
       break;
     default:
       if (IsRuntimeScalar(self) && attr == "astype") {

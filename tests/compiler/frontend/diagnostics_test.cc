@@ -43,18 +43,20 @@ def f(n):
 )py",
        "f",
        {{"n", "4"}},
-       "test.py:6:13: error: while loops inside a kernel are not supported"},
+       "test.py:6:13: error: a `while` loop in kernel code is not supported; tilec runs "
+       "`while` only at staging time, in Python code outside kernel bodies (@T.prim_func, "
+       "@T.macro and eager @tilelang.jit functions)"},
 
-      {"ComprehensionInKernel",
+      {"SetComprehension",
        R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((4,), "float32")):
     with T.Kernel(1, threads=32) as bx:
-        xs = [i for i in range(4)]
+        xs = {i for i in range(4)}
 )py",
        "main",
        {},
-       "test.py:5:14: error: list comprehension inside a kernel is not supported"},
+       "test.py:5:14: error: set comprehensions are not supported"},
 
       {"LambdaOutsideLayout",
        R"py(import tilelang.language as T

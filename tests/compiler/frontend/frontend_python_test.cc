@@ -1,0 +1,241 @@
+// Python at the staging level: `while`, comprehensions (also inside kernels),
+// isinstance / getattr / hasattr, int and float methods, module constants and
+// tuples of dtypes. Kernels that compute something are run on the reference
+// interpreter and compared with values computed here in double precision.
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "compiler/interp/interp.h"
+#include "compiler/interp/tensor.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/frontend/frontend_test_util.h"
+
+namespace tilec::frontend {
+namespace {
+
+using test_util::Build;
+using test_util::ConstShape;
+using test_util::Ok;
+
+std::string FirstLine(const absl::Status& s) {
+  std::string m(s.message());
+  return m.substr(0, m.find('\n'));
+}
+
+// The error's first line; fails the test when the program builds.
+std::string ErrorOf(const std::string& src, std::string_view fn, const test_util::Binds& b = {}) {
+  absl::StatusOr<ir::Program> p = Build(src, fn, b);
+  EXPECT_FALSE(p.ok()) << "built:\n" << (p.ok() ? ir::Print(*p) : "");
+  return p.ok() ? "" : FirstLine(p.status());
+}
+
+// The first dimension of the program's first tensor parameter.
+int64_t FirstDim(const ir::Program& p) {
+  if (p.params.empty() || !p.params[0].tensor) return -1;
+  return ConstShape(p.params[0].tensor)[0];
+}
+
+constexpr uint64_t kSeed = 20261125;
+
+TEST(FrontendPython, WhileLoopComputesASize) {
+  constexpr char kSrc[] = R"py(
+def f(n):
+    blk = 1
+    while blk < n:
+        blk *= 2
+    else:
+        blk += 0
+    steps = 0
+    while True:
+        steps += 1
+        if steps == 3:
+            break
+    @T.prim_func
+    def main(A: T.Tensor((blk * steps,), "float32")):
+        pass
+    return main
+)py";
+  EXPECT_EQ(FirstDim(Ok(kSrc, "f", {{"n", "100"}})), 128 * 3);
+  EXPECT_EQ(FirstDim(Ok(kSrc, "f", {{"n", "1"}})), 3);
+}
+
+TEST(FrontendPython, EndlessWhileIsALocatedError) {
+  // The prelude is 3 lines and the snippet starts with an empty line: the
+  // `while` is on line 7, column 5.
+  constexpr char kSrc[] = R"py(
+def f():
+    x = 0
+    while x >= 0:
+        x = 1
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32")):
+        pass
+    return main
+)py";
+  EXPECT_EQ(ErrorOf(kSrc, "f"),
+            "test.py:7:5: error: this `while` loop ran 100000 iterations at staging time "
+            "without ending (its condition never became false?)");
+}
+
+TEST(FrontendPython, WhileInsideAKernelIsRefused) {
+  constexpr char kSrc[] = R"py(
+@T.prim_func
+def main(A: T.Tensor((4,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        while A[0] > 0:
+            A[0] = A[0] - 1
+)py";
+  EXPECT_EQ(ErrorOf(kSrc, "main"),
+            "test.py:8:9: error: a `while` loop in kernel code is not supported; tilec runs "
+            "`while` only at staging time, in Python code outside kernel bodies (@T.prim_func, "
+            "@T.macro and eager @tilelang.jit functions)");
+}
+
+TEST(FrontendPython, ComprehensionsAndGenerators) {
+  constexpr char kSrc[] = R"py(
+def f(n):
+    sizes = [2 ** k for k in range(n) if k % 2 == 0]
+    pairs = {k: v for k, v in zip("ab", (3, 4))}
+    total = sum(x * pairs["b"] for x in sizes)
+    ok = all(isinstance(s, int) for s in sizes) and not any(s > 64 for s in sizes)
+    @T.prim_func
+    def main(A: T.Tensor((total if ok else 1, len(sizes)), "float32")):
+        pass
+    return main
+)py";
+  // n=5: sizes [1, 4, 16], total (1 + 4 + 16) * 4 = 84.
+  ir::Program p = Ok(kSrc, "f", {{"n", "5"}});
+  ASSERT_FALSE(p.params.empty());
+  EXPECT_EQ(ConstShape(p.params[0].tensor), (std::vector<int64_t>{84, 3}));
+}
+
+// A generator expression inside a kernel: Python's range, runtime elements.
+constexpr char kStridedSum[] = R"py(
+def strided_sum(M, N, step, block_M=16):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+            for i in T.Parallel(block_M):
+                row = bx * block_M + i
+                if row < M:
+                    B[row] = sum(A[row, k] for k in range(0, N, step)) + len([k for k in range(step)])
+    return main
+)py";
+
+TEST(FrontendPython, GeneratorInsideAKernelMatchesReference) {
+  const int64_t M = 37, N = 11, step = 3;
+  ir::Program p = Ok(kStridedSum, "strided_sum",
+                     {{"M", std::to_string(M)}, {"N", std::to_string(N)},
+                      {"step", std::to_string(step)}});
+  ASSERT_TRUE(p.body);
+  std::cout << "seed " << kSeed << "\n";
+  absl::StatusOr<std::vector<interp::Tensor>> args = interp::MakeInputs(p, {}, kSeed);
+  ASSERT_TRUE(args.ok()) << args.status();
+  const interp::Tensor a = (*args)[0];
+  ASSERT_TRUE(interp::RunProgram(p, *args).ok());
+  const interp::Tensor& b = (*args)[1];
+  for (int64_t i = 0; i < M; ++i) {
+    double want = static_cast<double>(step);
+    for (int64_t k = 0; k < N; k += step) want += a.GetDouble(i * N + k);
+    EXPECT_NEAR(b.GetDouble(i), want, 1e-5 * (1 + std::fabs(want))) << "row " << i;
+  }
+}
+
+TEST(FrontendPython, IsinstanceGetattrHasattr) {
+  constexpr char kSrc[] = R"py(
+def f(block, dtype="float16"):
+    assert isinstance(block, int) and not isinstance(block, (float, str))
+    assert isinstance(dtype, str) and isinstance(T.float16, T.dtype)
+    assert isinstance(True, int) and isinstance((1,), tuple) and isinstance([], list)
+    width = getattr(T, "float32")
+    ctor = getattr(T, "alloc_shared")
+    assert hasattr(T, "copy")
+    @T.prim_func
+    def main(A: T.Tensor((block,), width)):
+        with T.Kernel(1, threads=32) as bx:
+            S = ctor((block,), width)
+            T.copy(A, S)
+            assert isinstance(A, T.Tensor) and not isinstance(bx, int)
+    return main
+)py";
+  ir::Program p = Ok(kSrc, "f", {{"block", "64"}});
+  ASSERT_FALSE(p.params.empty());
+  EXPECT_EQ(p.params[0].tensor->dtype, ir::DType::kFloat32);
+}
+
+TEST(FrontendPython, GetattrDefaultOnlyWhereTheAnswerIsKnown) {
+  constexpr char kSrc[] = R"py(
+def f():
+    x = getattr(T, "no_such_thing", None)
+)py";
+  EXPECT_EQ(ErrorOf(kSrc, "f"),
+            "test.py:6:20: error: getattr(): tilec cannot tell whether a module "
+            "`tilelang.language` has the attribute `no_such_thing`");
+  constexpr char kMissing[] = R"py(
+def f():
+    x = getattr(3, "real")
+)py";
+  EXPECT_EQ(ErrorOf(kMissing, "f"), "test.py:6:20: error: int has no attribute `real`");
+}
+
+TEST(FrontendPython, IsinstanceOfAnUnboundParameterNeedsItsValue) {
+  constexpr char kSrc[] = R"py(
+def f(N, block):
+    assert isinstance(block, int)
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        pass
+    return main
+)py";
+  EXPECT_EQ(ErrorOf(kSrc, "f", {{"N", "8"}}),
+            "test.py:6:23: error: parameter `block` is not bound, but the value isinstance() "
+            "looks at needs its value at staging time; bind it with -D block=<value>");
+}
+
+TEST(FrontendPython, IntAndFloatMethods) {
+  constexpr char kSrc[] = R"py(
+def f(n):
+    bits = n.bit_length()
+    neg = (-n).bit_length()
+    assert (0).bit_length() == 0 and (1.0).is_integer() and not (2.5).is_integer()
+    pow2 = 1 << (n - 1).bit_length()
+    @T.prim_func
+    def main(A: T.Tensor((pow2, bits, neg), "float32")):
+        pass
+    return main
+)py";
+  // 100 = 0b1100100: 7 bits; the next power of two is 128.
+  EXPECT_EQ(ConstShape(Ok(kSrc, "f", {{"n", "100"}}).params[0].tensor),
+            (std::vector<int64_t>{128, 7, 7}));
+  EXPECT_EQ(ConstShape(Ok(kSrc, "f", {{"n", "64"}}).params[0].tensor),
+            (std::vector<int64_t>{64, 7, 7}));
+}
+
+TEST(FrontendPython, RangeWithStepsAndTuplesOfDtypes) {
+  constexpr char kSrc[] = R"py(
+BLOCK = 16
+DTYPES = (T.float16, "bfloat16", T.float32)
+SIZES = tuple(range(BLOCK * 4, 0, -BLOCK))
+
+def f():
+    bits = 0
+    for dt in DTYPES:
+        bits += 32 if dt == T.float32 else 16
+    @T.prim_func
+    def main(A: T.Tensor((SIZES[0], bits, len(SIZES)), DTYPES[1])):
+        with T.Kernel(SIZES[-1] // BLOCK, threads=BLOCK * 2) as bx:
+            S = T.alloc_shared((BLOCK, bits), DTYPES[1])
+            T.fill(S, 0)
+    return main
+)py";
+  ir::Program p = Ok(kSrc, "f");
+  ASSERT_FALSE(p.params.empty());
+  EXPECT_EQ(ConstShape(p.params[0].tensor), (std::vector<int64_t>{64, 64, 4}));
+  EXPECT_EQ(p.params[0].tensor->dtype, ir::DType::kBFloat16);
+}
+
+}  // namespace
+}  // namespace tilec::frontend
