@@ -61,6 +61,8 @@ class Env {
   Slot* LookupLocal(const std::string& name);
   void Set(const std::string& name, Value v, int block_id = -1);
   bool Erase(const std::string& name);
+  // The names bound in this scope itself, sorted by name.
+  std::vector<std::pair<std::string, Value>> LocalItems() const;
 
  private:
   std::unordered_map<std::string, Slot> slots_;
@@ -188,6 +190,21 @@ class Builder {
   absl::StatusOr<Value> CallFunction(const FunctionValue& fn, CallArgs args);
   // Builds a function value for a `def` evaluated in the current scope.
   absl::StatusOr<Value> MakeFunction(const FunctionDefStmt& def, Env* closure);
+
+  // ---- Classes (classes.cc) --------------------------------------------------
+  // Runs a class body (in a scope whose parent is `closure`) and builds the
+  // class: methods, class attributes, bases of the source file, @dataclass.
+  absl::StatusOr<Value> MakeClass(const ClassDefStmt& def, Env* closure);
+  // `Cls(...)`: a new instance, initialised by __init__ (or the dataclass
+  // fields) of the class or its bases.
+  absl::StatusOr<Value> CallClass(const Value& cls, CallArgs args);
+  // `obj.attr` / `Cls.attr` for a class or an instance (methods bound as
+  // Python binds them, properties called); nullopt when there is none.
+  absl::StatusOr<std::optional<Value>> ClassAttribute(const Value& v, const std::string& attr,
+                                                      SourceLoc loc);
+  // `obj.attr = v` / `Cls.attr = v`.
+  absl::Status SetAttribute(const Value& target, const std::string& attr, const Value& v,
+                            SourceLoc loc);
   // Names a module-level binding (import, def, assignment), evaluated on
   // first use; nullopt when the module does not define `name`.
   absl::StatusOr<std::optional<Value>> ModuleGlobal(const std::string& name, SourceLoc loc);

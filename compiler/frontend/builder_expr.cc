@@ -266,6 +266,13 @@ absl::StatusOr<Value> Builder::Attribute(const Value& v, const std::string& attr
     case ValueKind::kExpr:
       if (attr == "dtype") return Value::DType(v.expr->dtype);
       break;
+    case ValueKind::kClass:
+    case ValueKind::kObject: {
+      absl::StatusOr<std::optional<Value>> r = ClassAttribute(v, attr, loc);
+      if (!r.ok()) return r.status();
+      if (*r) return **r;
+      break;
+    }
     default: break;
   }
   if (std::optional<Value> m = MethodOf(v, attr)) return *m;

@@ -38,8 +38,13 @@ absl::StatusOr<Flow> Builder::Exec(const Stmt& s) {
       BindName(def.name, *fn);
       return Flow::kNormal;
     }
-    case StmtKind::kClassDef:
-      return Err(s.loc, "class definitions are not supported in kernel-building code");
+    case StmtKind::kClassDef: {
+      const auto& def = *s.as<ClassDefStmt>();
+      absl::StatusOr<Value> cls = MakeClass(def, frame().env);
+      if (!cls.ok()) return cls.status();
+      BindName(def.name, *cls);
+      return Flow::kNormal;
+    }
     case StmtKind::kReturn: return ExecReturn(*s.as<ReturnStmt>());
     case StmtKind::kDelete:
       for (const ExprPtr& t : s.as<DeleteStmt>()->targets) {
@@ -253,8 +258,11 @@ absl::Status Builder::AssignTarget(const Expr& target, const Value& v) {
     }
     return Err(target.loc, Cat("cannot assign into a ", DescribeValue(*container)));
   }
-  if (target.as<AttributeExpr>())
-    return Err(target.loc, "assigning to attributes is not supported");
+  if (const auto* attr = target.as<AttributeExpr>()) {
+    absl::StatusOr<Value> obj = Eval(*attr->value);
+    if (!obj.ok()) return obj.status();
+    return SetAttribute(*obj, attr->attr, v, attr->attr_loc);
+  }
   return Err(target.loc, "unsupported assignment target");
 }
 
@@ -310,6 +318,15 @@ absl::StatusOr<Flow> Builder::ExecAugAssign(const AugAssignStmt& s) {
       if (!st.ok()) return st;
       return Flow::kNormal;
     }
+    absl::StatusOr<Value> cur = Eval(*s.target);
+    if (!cur.ok()) return cur.status();
+    absl::StatusOr<Value> next = At(ApplyBinOp(s.op, *cur, *rhs), s.op_loc);
+    if (!next.ok()) return next.status();
+    absl::Status st = AssignTarget(*s.target, *next);
+    if (!st.ok()) return st;
+    return Flow::kNormal;
+  }
+  if (s.target->as<AttributeExpr>()) {
     absl::StatusOr<Value> cur = Eval(*s.target);
     if (!cur.ok()) return cur.status();
     absl::StatusOr<Value> next = At(ApplyBinOp(s.op, *cur, *rhs), s.op_loc);

@@ -45,14 +45,16 @@ absl::StatusOr<Value> StagingMinMax(Builder& b, bool is_max, const ValueList& it
 // Values whose attributes tilec knows completely, so that a missing one is
 // missing in Python too (hasattr() is False, getattr() takes its default).
 bool HasExactAttributes(const Value& v) {
-  (void)v;
-  return false;
+  return v.kind == ValueKind::kObject || v.kind == ValueKind::kClass;
 }
 
 // isinstance(x, cls) for one class `cls`: Python's builtin types, the
 // tensor types T.Tensor / T.Buffer (buffers) and T.dtype (dtypes).
 absl::StatusOr<bool> IsInstanceOf(Builder& b, const Value& x, const Value& cls, SourceLoc x_loc,
                                   SourceLoc cls_loc) {
+  if (cls.kind == ValueKind::kClass) {
+    return x.kind == ValueKind::kObject && x.object->cls->IsSubclassOf(cls.klass.get());
+  }
   if (cls.kind != ValueKind::kBuiltin || cls.builtin->self) {
     return b.Err(cls_loc, Cat("isinstance() with a ", DescribeValue(cls),
                               " as the class is not supported"));

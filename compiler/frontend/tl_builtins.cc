@@ -101,7 +101,7 @@ bool Contains(const std::string_view* begin, const std::string_view* end, std::s
 bool IsKnownModule(std::string_view path) {
   return path == "tilelang" || path == kLang || path == "tilelang.layout" ||
          path == "tilelang.PassConfigKey" || path == "tilelang.language.GemmWarpPolicy" ||
-         path == "math" || path == "torch";
+         path == "math" || path == "torch" || path == "dataclasses";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -130,6 +130,11 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
     return std::nullopt;
   }
   if (path == "tilelang.PassConfigKey") return Value::Str(a);
+  if (path == "dataclasses") {
+    // Only as a class decorator (classes.cc); dataclasses.field is refused.
+    if (attr == "dataclass") return Value::Builtin("dataclasses.dataclass");
+    return std::nullopt;
+  }
   if (path == "tilelang.layout") {
     if (attr == "make_swizzled_layout")
       return Value::Builtin("tilelang.layout.make_swizzled_layout");

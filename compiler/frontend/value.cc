@@ -115,6 +115,53 @@ Value Value::Function(FunctionValue fn) {
   return r;
 }
 
+Value Value::Class(std::shared_ptr<ClassValue> c) {
+  Value r;
+  r.kind = ValueKind::kClass;
+  r.klass = std::move(c);
+  return r;
+}
+
+Value Value::Object(std::shared_ptr<ObjectValue> o) {
+  Value r;
+  r.kind = ValueKind::kObject;
+  r.object = std::move(o);
+  return r;
+}
+
+void SetAttr(AttrList& attrs, const std::string& name, Value v) {
+  for (auto& [n, value] : attrs) {
+    if (n == name) {
+      value = std::move(v);
+      return;
+    }
+  }
+  attrs.emplace_back(name, std::move(v));
+}
+
+const Value* FindAttr(const AttrList& attrs, const std::string& name) {
+  for (const auto& [n, value] : attrs) {
+    if (n == name) return &value;
+  }
+  return nullptr;
+}
+
+const Value* ClassValue::Find(const std::string& name) const {
+  if (const Value* v = FindAttr(attrs, name)) return v;
+  for (const auto& base : bases) {
+    if (const Value* v = base->Find(name)) return v;
+  }
+  return nullptr;
+}
+
+bool ClassValue::IsSubclassOf(const ClassValue* other) const {
+  if (this == other) return true;
+  for (const auto& base : bases) {
+    if (base->IsSubclassOf(other)) return true;
+  }
+  return false;
+}
+
 Value Value::Builtin(std::string name, std::shared_ptr<const Value> self) {
   Value r;
   r.kind = ValueKind::kBuiltin;
@@ -251,6 +298,9 @@ std::string DescribeValue(const Value& v) {
     case ValueKind::kLayout: return "layout";
     case ValueKind::kGemmPolicy: return "T.GemmWarpPolicy";
     case ValueKind::kTensorType: return "tensor type";
+    case ValueKind::kClass: return Cat("class `", v.klass ? v.klass->name : "?", "`");
+    case ValueKind::kObject:
+      return Cat("`", v.object && v.object->cls ? v.object->cls->name : "?", "` object");
   }
   return "value";
 }
@@ -369,6 +419,8 @@ std::optional<bool> StagingEquals(const Value& a, const Value& b) {
       return a.builtin && b.builtin && a.builtin->name == b.builtin->name &&
              a.builtin->self == b.builtin->self;
     case ValueKind::kDict: return a.dict == b.dict;
+    case ValueKind::kClass: return a.klass == b.klass;
+    case ValueKind::kObject: return a.object == b.object;
     default: return false;
   }
 }

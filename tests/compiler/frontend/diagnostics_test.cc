@@ -413,15 +413,16 @@ def f(n):
        "test.py:5:13: error: T.empty is only supported in the body of an eager @tilelang.jit "
        "function, outside T.Kernel"},
 
-      {"ClassInKernelBuilder",
+      {"ClassWithMetaclass",
        R"py(import tilelang.language as T
 def f():
-    class Config:
+    class Config(metaclass=type):
         block = 64
 )py",
        "f",
        {},
-       "test.py:3:5: error: class definitions are not supported in kernel-building code"},
+       "test.py:3:18: error: class `Config`: class keywords (metaclass=, ...) are not "
+       "supported"},
 
       {"TryStatement",
        R"py(import tilelang.language as T
