@@ -266,6 +266,23 @@ absl::StatusOr<Value> Builder::Attribute(const Value& v, const std::string& attr
     case ValueKind::kExpr:
       if (attr == "dtype") return Value::DType(v.expr->dtype);
       break;
+    case ValueKind::kDType: {
+      // TileLang dtype objects (T.float16, T.dtype("int8")) carry their
+      // width; torch dtypes their size in bytes.
+      bool is_bool = v.dtype == ir::DType::kBool;
+      int bits = is_bool ? 1 : ir::DTypeBits(v.dtype);
+      if (attr == "bits") return Value::Int(bits);
+      if (attr == "lanes") return Value::Int(1);
+      if (attr == "is_floating_point") return Value::Bool(ir::IsFloat(v.dtype));
+      if (attr == "itemsize") {
+        if (is_bool) return Value::Int(1);
+        if (bits % 8 != 0) {
+          return Err(loc, Cat(ir::DTypeName(v.dtype), " has no whole-byte itemsize"));
+        }
+        return Value::Int(bits / 8);
+      }
+      break;
+    }
     case ValueKind::kClass:
     case ValueKind::kObject: {
       absl::StatusOr<std::optional<Value>> r = ClassAttribute(v, attr, loc);

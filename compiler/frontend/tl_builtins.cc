@@ -100,6 +100,7 @@ bool Contains(const std::string_view* begin, const std::string_view* end, std::s
 
 bool IsKnownModule(std::string_view path) {
   return path == "tilelang" || path == kLang || path == "tilelang.layout" ||
+         path == "tilelang.math" ||
          path == "tilelang.PassConfigKey" || path == "tilelang.language.GemmWarpPolicy" ||
          path == "math" || path == "torch" || path == "dataclasses";
 }
@@ -124,12 +125,19 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
     if (attr == "language") return Value::Module(std::string(kLang));
     if (attr == "layout") return Value::Module("tilelang.layout");
     if (attr == "PassConfigKey") return Value::Module("tilelang.PassConfigKey");
+    if (attr == "math") return Value::Module("tilelang.math");
+    // tilelang re-exports tilelang.math (`from .math import *`).
+    if (attr == "cdiv" || attr == "next_power_of_2") return Value::Builtin(Cat("tilelang.math.", attr));
     if (attr == "jit" || attr == "autotune" || attr == "compile" || attr == "lazy_jit") {
       return Value::Builtin(Cat("tilelang.", attr));
     }
     return std::nullopt;
   }
   if (path == "tilelang.PassConfigKey") return Value::Str(a);
+  if (path == "tilelang.math") {
+    if (attr == "cdiv" || attr == "next_power_of_2") return Value::Builtin(Cat("tilelang.math.", attr));
+    return std::nullopt;
+  }
   if (path == "dataclasses") {
     // Only as a class decorator (classes.cc); dataclasses.field is refused.
     if (attr == "dataclass") return Value::Builtin("dataclasses.dataclass");

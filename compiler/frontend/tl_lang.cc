@@ -458,10 +458,41 @@ absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
   return Value::Layout(std::move(layout));
 }
 
+// tilelang.math.cdiv(a, b) = (a + b - 1) // b, with Python's semantics (a
+// runtime operand builds the floor division); next_power_of_2(x) =
+// 1 << (x - 1).bit_length(), on staging ints.
+absl::StatusOr<Value> TilelangMath(Builder& b, std::string_view name, CallArgs& args) {
+  if (name == "tilelang.math.cdiv") {
+    absl::StatusOr<Args> a = Bind(b, args, "cdiv", {"a", "b"}, 2);
+    if (!a.ok()) return a.status();
+    const Value& x = (*a)[0]->value;
+    const Value& y = (*a)[1]->value;
+    absl::StatusOr<Value> sum = b.At(ApplyBinOp(BinOpKind::kAdd, x, y), args.loc);
+    if (!sum.ok()) return sum;
+    absl::StatusOr<Value> up = b.At(ApplyBinOp(BinOpKind::kSub, *sum, Value::Int(1)), args.loc);
+    if (!up.ok()) return up;
+    return b.At(ApplyBinOp(BinOpKind::kFloorDiv, *up, y), args.loc);
+  }
+  absl::StatusOr<Args> a = Bind(b, args, "next_power_of_2", {"x"}, 1);
+  if (!a.ok()) return a.status();
+  const Arg& x = *(*a)[0];
+  absl::StatusOr<int64_t> v = b.StaticInt(x.value, x.loc, "next_power_of_2()");
+  if (!v.ok()) return v.status();
+  int64_t m = *v - 1;
+  uint64_t mag = m < 0 ? uint64_t{0} - static_cast<uint64_t>(m) : static_cast<uint64_t>(m);
+  int bits = 0;
+  for (; mag != 0; mag >>= 1) ++bits;
+  if (bits >= 63) return b.Err(x.loc, Cat("next_power_of_2(", *v, ") does not fit in 64 bits"));
+  return Value::Int(int64_t{1} << bits, x.value.params);
+}
+
 }  // namespace
 
 std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name, CallArgs& args,
                                                 const BuiltinValue& fn) {
+  if (name == "tilelang.math.cdiv" || name == "tilelang.math.next_power_of_2") {
+    return TilelangMath(b, name, args);
+  }
   if (name == "T.<dtype>") return DTypeCtor(b, fn.self->dtype, args);
   if (name == "T.dtype") {
     absl::StatusOr<Args> a = Bind(b, args, name, {"name"}, 1);

@@ -380,5 +380,57 @@ def f():
   EXPECT_EQ(ErrorOf(kArgs, "f"), "test.py:8:12: error: `C()` takes no arguments (it has no __init__)");
 }
 
+
+TEST(FrontendPython, TilelangMathAndDtypeObjects) {
+  constexpr char kSrc[] = R"py(
+from tilelang.math import next_power_of_2
+import tilelang.math as tm
+
+def f(M, N, dtype="bfloat16", acc=T.float32):
+    grid = tilelang.cdiv(M, 64) * tm.cdiv(N, 32)
+    width = T.dtype(dtype).bits + acc.bits + T.dtype("int8").lanes + T.bool.bits
+    assert T.float16.itemsize == 2 and T.float8_e4m3.bits == 8 and T.int4.bits == 4
+    assert acc.is_floating_point and not T.int32.is_floating_point
+    @T.prim_func
+    def main(A: T.Tensor((grid, width, next_power_of_2(N), tilelang.next_power_of_2(1)), dtype)):
+        pass
+    return main
+)py";
+  // cdiv(100, 64) * cdiv(40, 32) = 4; 16 + 32 + 1 + 1 = 50; next_power_of_2(40) = 64.
+  ir::Program p = Ok(kSrc, "f", {{"M", "100"}, {"N", "40"}});
+  ASSERT_FALSE(p.params.empty());
+  EXPECT_EQ(ConstShape(p.params[0].tensor), (std::vector<int64_t>{4, 50, 64, 1}));
+  EXPECT_EQ(p.params[0].tensor->dtype, ir::DType::kBFloat16);
+}
+
+TEST(FrontendPython, CdivOfARuntimeSizeIsAFloorDivision) {
+  constexpr char kSrc[] = R"py(
+def f(N, block=32):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(tilelang.cdiv(N, block), threads=32) as bx:
+            pass
+    return main
+)py";
+  ir::Program p = Ok(kSrc, "f");
+  auto kernels = test_util::Find<ir::KernelNode>(p);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(ir::PrintExpr(kernels[0]->grid[0]), "(N + 32 - 1) // 32");
+}
+
+TEST(FrontendPython, NextPowerOfTwoNeedsAStagingInt) {
+  constexpr char kSrc[] = R"py(
+def f(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(tilelang.next_power_of_2(N), threads=32) as bx:
+            pass
+    return main
+)py";
+  EXPECT_EQ(ErrorOf(kSrc, "f"),
+            "test.py:8:48: error: parameter `N` is not bound, but next_power_of_2() needs its "
+            "value at staging time; bind it with -D N=<value>");
+}
+
 }  // namespace
 }  // namespace tilec::frontend
