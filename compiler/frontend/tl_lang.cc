@@ -22,6 +22,11 @@
 //   -> // and %; T.truncdiv/truncmod -> C division and remainder; T.cast,
 //   x.astype and T.Cast(dt, x) -> Cast; T.infinity(dt) -> +inf literal;
 //   T.max_value/T.min_value(dt) -> the largest/lowest finite literal;
+//   T.clamp(x, lo, hi) -> min(max(x, lo), hi), a float x that is NaN kept
+//   (Select on x != x); T.any_of/T.all_of(buffer or region) -> an or/and
+//   chain of its elements' loads (at most 1024, extents known at staging);
+//   tilelang.cdiv / tilelang.next_power_of_2 (also tilelang.math.*) ->
+//   TileLang's Python formulas;
 //   T.float16(x)-style constructors -> a literal of that dtype or a cast.
 // - T.dynamic/T.symbolic("n") -> a symbolic size; T.const("M, N") (eager
 //   style) -> the bound values, or symbolic sizes when unbound; T.empty(shape,
@@ -41,6 +46,7 @@
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 #include "compiler/frontend/value_ops.h"
+#include "compiler/ir/printer.h"
 
 namespace tilec::frontend {
 namespace {
@@ -458,6 +464,89 @@ absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
   return Value::Layout(std::move(layout));
 }
 
+// T.clamp(x, lo, hi) = T.min(T.max(x, lo), hi), except that a float NaN
+// stays NaN (T.max/T.min ignore a NaN operand, as CUDA's fmaxf does).
+absl::StatusOr<Value> Clamp(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = Bind(b, args, "T.clamp", {"dst", "min_val", "max_val"}, 3);
+  if (!a.ok()) return a.status();
+  const Arg& x = *(*a)[0];
+  if (x.value.kind == ValueKind::kFloat && std::isnan(x.value.f)) return x.value;
+  CallArgs lower{args.loc, {x, *(*a)[1]}, {}};
+  absl::StatusOr<Value> m = MinMax(b, /*is_max=*/true, lower, "T.clamp");
+  if (!m.ok()) return m;
+  CallArgs upper{args.loc, {Arg{*m, x.loc}, *(*a)[2]}, {}};
+  absl::StatusOr<Value> r = MinMax(b, /*is_max=*/false, upper, "T.clamp");
+  if (!r.ok() || !IsRuntimeScalar(x.value)) return r;
+  absl::StatusOr<ir::Expr> xe = b.ExprOf(x.value, x.loc);
+  if (!xe.ok()) return xe.status();
+  absl::StatusOr<ir::Expr> re = b.ExprOf(*r, args.loc);
+  if (!re.ok()) return re.status();
+  if (!ir::IsFloat((*xe)->dtype) || !ir::IsFloat((*re)->dtype)) return r;
+  ir::Expr same = CastTo((*re)->dtype, *xe);
+  Value out = Value::Runtime(ir::Select(ir::Binary(ir::BinaryOp::kNe, *xe, *xe), same, *re));
+  out.params = r->params;
+  return out;
+}
+
+// T.any_of(buf) / T.all_of(buf): whether any (all) element of a buffer or a
+// region is nonzero, as one boolean expression over its loads (at most
+// kMaxReductionTerms elements, known at staging time).
+constexpr int64_t kMaxReductionTerms = 1024;
+
+absl::StatusOr<Value> AnyAllOf(Builder& b, std::string_view name, CallArgs& args) {
+  absl::StatusOr<Args> a = Bind(b, args, name, {"buffer"}, 1);
+  if (!a.ok()) return a.status();
+  const Arg& arg = *(*a)[0];
+  ir::Region region;
+  if (arg.value.kind == ValueKind::kBuffer) {
+    region.buffer = arg.value.buffer;
+    for (const ir::Expr& d : region.buffer->shape) {
+      region.mins.push_back(ir::IntImm(0, d->dtype));
+      region.extents.push_back(d);
+    }
+  } else if (arg.value.kind == ValueKind::kRegion) {
+    region = *arg.value.region;
+  } else {
+    return b.Err(arg.loc, Cat(name, "() needs a buffer or a buffer region, got ",
+                              DescribeValue(arg.value)));
+  }
+  std::vector<int64_t> extents;
+  int64_t count = 1;
+  for (const ir::Expr& e : region.extents) {
+    std::optional<int64_t> c = ir::AsConstInt(e);
+    if (!c) {
+      return b.Err(arg.loc, Cat(name, "() needs extents known at staging time, got `",
+                                ir::PrintExpr(e), "`"));
+    }
+    extents.push_back(*c);
+    count *= *c;
+    if (count > kMaxReductionTerms) {
+      return b.Err(arg.loc, Cat(name, "() of more than ", kMaxReductionTerms,
+                                " elements is not supported"));
+    }
+  }
+  bool is_any = name == "T.any_of";
+  if (count == 0) return Value::Runtime(ir::BoolImm(!is_any));
+  ir::Expr acc;
+  std::vector<int64_t> idx(extents.size(), 0);
+  for (int64_t k = 0; k < count; ++k) {
+    std::vector<ir::Expr> indices;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      ir::Expr min = region.mins[d];
+      indices.push_back(idx[d] == 0 ? min
+                                    : SimplifyIndex(ir::Binary(ir::BinaryOp::kAdd, min,
+                                                               ir::IntImm(idx[d], min->dtype))));
+    }
+    ir::Expr term = AsBool(ir::Load(region.buffer, std::move(indices)));
+    acc = acc ? ir::Binary(is_any ? ir::BinaryOp::kOr : ir::BinaryOp::kAnd, acc, term) : term;
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < extents[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return Value::Runtime(acc);
+}
+
 // tilelang.math.cdiv(a, b) = (a + b - 1) // b, with Python's semantics (a
 // runtime operand builds the floor division); next_power_of_2(x) =
 // 1 << (x - 1).bit_length(), on staging ints.
@@ -493,6 +582,8 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   if (name == "tilelang.math.cdiv" || name == "tilelang.math.next_power_of_2") {
     return TilelangMath(b, name, args);
   }
+  if (name == "T.clamp") return Clamp(b, args);
+  if (name == "T.any_of" || name == "T.all_of") return AnyAllOf(b, name, args);
   if (name == "T.<dtype>") return DTypeCtor(b, fn.self->dtype, args);
   if (name == "T.dtype") {
     absl::StatusOr<Args> a = Bind(b, args, name, {"name"}, 1);

@@ -1,0 +1,143 @@
+// T.clamp, T.any_of and T.all_of: what the frontend builds, checked on the
+// reference interpreter against values computed here.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "compiler/interp/interp.h"
+#include "compiler/interp/tensor.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/frontend/frontend_test_util.h"
+
+namespace tilec::frontend {
+namespace {
+
+using test_util::Build;
+using test_util::Ok;
+
+constexpr uint64_t kSeed = 1125;
+
+constexpr char kClamp[] = R"py(
+def clamp(M, N, lo, hi, block_M=16, block_N=16, dtype="float16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), "int32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                r = by * block_M + i
+                c = bx * block_N + j
+                if r < M and c < N:
+                    B[r, c] = T.clamp(A[r, c], lo, hi)
+                    C[r, c] = T.clamp(r - c, -3, 5)
+    return main
+)py";
+
+TEST(FrontendMathOps, ClampMatchesReferenceAndKeepsNaN) {
+  const int64_t M = 21, N = 19;
+  const double lo = -0.5, hi = 0.25;
+  ir::Program p = Ok(kClamp, "clamp",
+                     {{"M", std::to_string(M)}, {"N", std::to_string(N)}, {"lo", "-0.5"},
+                      {"hi", "0.25"}});
+  ASSERT_TRUE(p.body);
+  std::cout << "seed " << kSeed << "\n";
+  absl::StatusOr<std::vector<interp::Tensor>> args = interp::MakeInputs(p, {}, kSeed);
+  ASSERT_TRUE(args.ok()) << args.status();
+  (*args)[0].SetDouble(5, std::numeric_limits<double>::quiet_NaN());
+  const interp::Tensor a = (*args)[0];
+  ASSERT_TRUE(interp::RunProgram(p, *args).ok());
+  for (int64_t k = 0; k < M * N; ++k) {
+    double x = a.GetDouble(k);
+    double got = (*args)[1].GetDouble(k);
+    if (std::isnan(x)) {
+      EXPECT_TRUE(std::isnan(got)) << "element " << k;
+      continue;
+    }
+    // lo and hi are exact in float16, so the clamp is exact.
+    EXPECT_EQ(got, std::min(std::max(x, lo), hi)) << "element " << k;
+    int64_t r = k / N, c = k % N;
+    EXPECT_EQ((*args)[2].GetInt(k), std::min<int64_t>(std::max<int64_t>(r - c, -3), 5));
+  }
+}
+
+TEST(FrontendMathOps, ClampOfStagingNumbersFolds) {
+  constexpr char kSrc[] = R"py(
+def f():
+    @T.prim_func
+    def main(A: T.Tensor((T.clamp(100, 1, 64), T.clamp(-2, 3, 8)), "float32")):
+        pass
+    return main
+)py";
+  ir::Program p = Ok(kSrc, "f");
+  ASSERT_FALSE(p.params.empty());
+  EXPECT_EQ(test_util::ConstShape(p.params[0].tensor), (std::vector<int64_t>{64, 3}));
+}
+
+constexpr char kAnyAll[] = R"py(
+def any_all(M, block_M=8):
+    @T.prim_func
+    def main(Mask: T.Tensor((M, 4), "bool"), B: T.Tensor((M,), "int32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+            for i in T.Parallel(block_M):
+                r = bx * block_M + i
+                if r < M:
+                    B[r] = T.if_then_else(T.any_of(Mask[r, 1:4]), 1, 0) + 2 * T.if_then_else(T.all_of(Mask[r, :]), 1, 0)
+    return main
+)py";
+
+TEST(FrontendMathOps, AnyOfAllOfMatchReference) {
+  const int64_t M = 37;
+  ir::Program p = Ok(kAnyAll, "any_all", {{"M", std::to_string(M)}});
+  ASSERT_TRUE(p.body);
+  std::cout << "seed " << kSeed << "\n";
+  absl::StatusOr<std::vector<interp::Tensor>> args = interp::MakeInputs(p, {}, kSeed);
+  ASSERT_TRUE(args.ok()) << args.status();
+  const interp::Tensor mask = (*args)[0];
+  ASSERT_TRUE(interp::RunProgram(p, *args).ok());
+  int seen[4] = {0, 0, 0, 0};
+  for (int64_t r = 0; r < M; ++r) {
+    bool any = false, all = true;
+    for (int64_t c = 0; c < 4; ++c) {
+      bool v = mask.GetInt(r * 4 + c) != 0;
+      if (c >= 1) any = any || v;
+      all = all && v;
+    }
+    int64_t want = (any ? 1 : 0) + 2 * (all ? 1 : 0);
+    EXPECT_EQ((*args)[1].GetInt(r), want) << "row " << r;
+    ++seen[want];
+  }
+  // The random mask exercises both answers of any_of.
+  EXPECT_GT(seen[0], 0);
+  EXPECT_GT(seen[1] + seen[3], 0);
+}
+
+TEST(FrontendMathOps, AnyOfRefusals) {
+  constexpr char kScalar[] = R"py(
+@T.prim_func
+def main(A: T.Tensor((4,), "int32")):
+    with T.Kernel(1, threads=32) as bx:
+        A[0] = T.if_then_else(T.any_of(A[0]), 1, 0)
+)py";
+  absl::StatusOr<ir::Program> p = Build(kScalar, "main");
+  ASSERT_FALSE(p.ok());
+  std::string m(p.status().message());
+  EXPECT_EQ(m.substr(0, m.find('\n')),
+            "test.py:8:40: error: T.any_of() needs a buffer or a buffer region, got element of "
+            "buffer `A`");
+  constexpr char kHuge[] = R"py(
+@T.prim_func
+def main(A: T.Tensor((4096,), "int32")):
+    with T.Kernel(1, threads=32) as bx:
+        A[0] = T.if_then_else(T.all_of(A), 1, 0)
+)py";
+  p = Build(kHuge, "main");
+  ASSERT_FALSE(p.ok());
+  m = std::string(p.status().message());
+  EXPECT_EQ(m.substr(0, m.find('\n')),
+            "test.py:8:40: error: T.all_of() of more than 1024 elements is not supported");
+}
+
+}  // namespace
+}  // namespace tilec::frontend
