@@ -44,6 +44,8 @@ constexpr std::string_view kLangFunctions[] = {
     "reduce_absmax",
     "cumsum",
     "atomic_add",
+    "atomic_max",
+    "atomic_min",
     "annotate_layout",
     "use_swizzle",
     "dynamic",

@@ -26,6 +26,10 @@
 //   form; buffers/regions/head addresses -> the tile form (extents as for
 //   T.copy). memory_order and use_tma are accepted and ignored; return_prev is
 //   not supported.
+// - T.atomic_max / T.atomic_min(dst, value): a buffer element of a global or
+//   shared float32/float64/float16/int32 buffer and a scalar -> the scalar
+//   form with AtomicOp kMax / kMin; memory_order is accepted and ignored,
+//   return_prev and tiles are not supported.
 // - T.annotate_layout({buf: layout, ...}) -> one AnnotateLayout per entry.
 // - T.use_swizzle(panel_size, order="row", enable=True) -> UseSwizzle.
 #include "compiler/frontend/index_simplify.h"
@@ -420,6 +424,46 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   return Value::None();
 }
 
+// T.atomic_max / T.atomic_min(dst, value): the scalar form only.
+absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view name,
+                                   ir::AtomicOp op) {
+  absl::StatusOr<Args> a =
+      BindArgs(b, args, name, {"dst", "value", "memory_order", "return_prev"}, 2);
+  if (!a.ok()) return a.status();
+  if ((*a)[3]) {
+    absl::StatusOr<bool> rp = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "return_prev");
+    if (!rp.ok()) return rp.status();
+    if (*rp) return b.Err((*a)[3]->loc, Cat(name, "(return_prev=True) is not supported"));
+  }
+  const Arg& dst = *(*a)[0];
+  const Arg& value = *(*a)[1];
+  if (dst.value.kind != ValueKind::kElement) {
+    return b.Err(dst.loc, Cat(name, " needs a buffer element as its destination (", name,
+                              "(B[i], value)), got ", DescribeValue(dst.value)));
+  }
+  if (!value.value.IsNumber() && !IsRuntimeScalar(value.value)) {
+    return b.Err(value.loc, Cat(name, " takes a scalar value, got ", DescribeValue(value.value)));
+  }
+  const ElementValue& e = *dst.value.element;
+  ir::DType t = e.buffer->dtype;
+  if (t != ir::DType::kFloat32 && t != ir::DType::kFloat64 && t != ir::DType::kFloat16 &&
+      t != ir::DType::kInt32) {
+    return b.Err(dst.loc, Cat(name, " into ", ir::DTypeName(t), " (`", e.buffer->name,
+                              "`) is not supported; float32, float64, float16 and int32 are"));
+  }
+  if (e.buffer->scope != ir::Scope::kGlobal && e.buffer->scope != ir::Scope::kShared) {
+    return b.Err(dst.loc, Cat(name, " needs a global or shared destination; `", e.buffer->name,
+                              "` is a ", ir::ScopeName(e.buffer->scope), " buffer"));
+  }
+  absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, t, value.loc);
+  if (!v.ok()) return v.status();
+  ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
+  absl::Status s =
+      b.Emit(std::make_shared<ir::AtomicAddNode>(region, std::nullopt, *v, op), args.loc, name);
+  if (!s.ok()) return s;
+  return Value::None();
+}
+
 absl::StatusOr<Value> AnnotateLayout(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.annotate_layout", {"layout_map"}, 1);
   if (!a.ok()) return a.status();
@@ -495,6 +539,8 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   }
   if (name == "T.cumsum") return Cumsum(b, args);
   if (name == "T.atomic_add") return AtomicAdd(b, args);
+  if (name == "T.atomic_max") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMax);
+  if (name == "T.atomic_min") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMin);
   if (name == "T.annotate_layout") return AnnotateLayout(b, args);
   if (name == "T.use_swizzle") return UseSwizzle(b, args);
   return std::nullopt;

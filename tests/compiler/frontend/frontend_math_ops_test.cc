@@ -1,5 +1,6 @@
-// T.clamp, T.any_of and T.all_of: what the frontend builds, checked on the
-// reference interpreter against values computed here.
+// T.clamp, T.any_of, T.all_of, T.atomic_max and T.atomic_min: what the
+// frontend builds, checked on the reference interpreter against values
+// computed here; atomic max/min also through the wire form and the hash.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "compiler/interp/interp.h"
+#include "compiler/ir/hash.h"
+#include "compiler/ir/proto_convert.h"
 #include "compiler/interp/tensor.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/frontend/frontend_test_util.h"
@@ -137,6 +140,93 @@ def main(A: T.Tensor((4096,), "int32")):
   m = std::string(p.status().message());
   EXPECT_EQ(m.substr(0, m.find('\n')),
             "test.py:8:40: error: T.all_of() of more than 1024 elements is not supported");
+}
+
+
+constexpr char kExtrema[] = R"py(
+def row_extrema(M, N, block_N=16, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), Mx: T.Tensor((M,), dtype), Mn: T.Tensor((M,), dtype),
+             Ci: T.Tensor((M,), "int32")):
+        with T.Kernel(T.ceildiv(N, block_N), M, threads=32) as (bx, by):
+            for j in T.Parallel(block_N):
+                c = bx * block_N + j
+                if c < N:
+                    T.atomic_max(Mx[by], A[by, c])
+                    T.atomic_min(Mn[by], A[by, c], memory_order="relaxed")
+                    T.atomic_max(Ci[by], T.cast(A[by, c] * 100, "int32"))
+    return main
+)py";
+
+TEST(FrontendMathOps, AtomicMaxMinMatchReference) {
+  const int64_t M = 9, N = 45;
+  ir::Program p = Ok(kExtrema, "row_extrema", {{"M", std::to_string(M)}, {"N", std::to_string(N)}});
+  ASSERT_TRUE(p.body);
+  const std::string text = ir::Print(p);
+  EXPECT_TRUE(test_util::Contains(text, "T.atomic_max(Mx[by], A[by, c])")) << text;
+  EXPECT_TRUE(test_util::Contains(text, "T.atomic_min(Mn[by], A[by, c])")) << text;
+  std::cout << "seed " << kSeed << "\n";
+  absl::StatusOr<std::vector<interp::Tensor>> args = interp::MakeInputs(p, {}, kSeed);
+  ASSERT_TRUE(args.ok()) << args.status();
+  const std::vector<interp::Tensor> before = *args;
+  ASSERT_TRUE(interp::RunProgram(p, *args).ok());
+  for (int64_t r = 0; r < M; ++r) {
+    double mx = before[1].GetDouble(r), mn = before[2].GetDouble(r);
+    int64_t ci = before[3].GetInt(r);
+    for (int64_t c = 0; c < N; ++c) {
+      double x = before[0].GetDouble(r * N + c);
+      mx = std::max(mx, x);
+      mn = std::min(mn, x);
+      ci = std::max<int64_t>(ci, static_cast<int64_t>(static_cast<float>(x) * 100.0f));
+    }
+    EXPECT_EQ((*args)[1].GetDouble(r), mx) << "row " << r;
+    EXPECT_EQ((*args)[2].GetDouble(r), mn) << "row " << r;
+    EXPECT_EQ((*args)[3].GetInt(r), ci) << "row " << r;
+  }
+}
+
+TEST(FrontendMathOps, AtomicOpSurvivesTheWireAndChangesTheHash) {
+  ir::Program p = Ok(kExtrema, "row_extrema", {{"M", "4"}, {"N", "8"}});
+  absl::StatusOr<ir::Program> back = ir::FromProto(ir::ToProto(p));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(ir::Print(*back), ir::Print(p));
+  EXPECT_EQ(ir::ProgramHash(*back), ir::ProgramHash(p));
+  // The same kernel with max and min swapped hashes differently.
+  std::string swapped = kExtrema;
+  swapped.replace(swapped.find("T.atomic_max(Mx"), 12, "T.atomic_min");
+  ir::Program q = Ok(swapped, "row_extrema", {{"M", "4"}, {"N", "8"}});
+  EXPECT_NE(ir::ProgramHash(q), ir::ProgramHash(p));
+}
+
+TEST(FrontendMathOps, AtomicMaxMinRefusals) {
+  struct Case {
+    const char* body;
+    const char* first_line;
+  };
+  const Case cases[] = {
+      {"        T.atomic_max(A, B)\n",
+       "test.py:8:22: error: T.atomic_max needs a buffer element as its destination "
+       "(T.atomic_max(B[i], value)), got buffer `A`"},
+      {"        T.atomic_min(H[0], 1.0)\n",
+       "test.py:8:22: error: T.atomic_min into bfloat16 (`H`) is not supported; float32, "
+       "float64, float16 and int32 are"},
+      {"        T.atomic_max(A[0], 1.0, return_prev=True)\n",
+       "test.py:8:33: error: T.atomic_max(return_prev=True) is not supported"},
+      {"        L = T.alloc_local((4,), \"float32\")\n        T.atomic_max(L[0], 1.0)\n",
+       "test.py:9:22: error: T.atomic_max needs a global or shared destination; `L` is a local "
+       "buffer"},
+  };
+  for (const Case& c : cases) {
+    std::string src = std::string(R"py(
+@T.prim_func
+def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32"), H: T.Tensor((4,), "bfloat16")):
+    with T.Kernel(1, threads=32) as bx:
+)py") + c.body;
+    absl::StatusOr<ir::Program> p = Build(src, "main");
+    ASSERT_FALSE(p.ok()) << c.body;
+    std::string m(p.status().message());
+    EXPECT_EQ(m.substr(0, m.find('\n')), c.first_line);
+  }
 }
 
 }  // namespace

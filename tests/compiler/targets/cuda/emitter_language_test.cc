@@ -1,4 +1,5 @@
 // Language features that produce device code (T.clamp, T.any_of / T.all_of,
+// T.atomic_max / T.atomic_min,
 // generator expressions and classes evaluated while a kernel is built),
 // emitted for sm_80 and sm_90a, compiled by NVRTC, and run on the SIMT
 // emulator against the reference interpreter on random inputs at ragged
@@ -61,6 +62,34 @@ def any_all(M, block_M=32):
     return main
 
 
+def row_extrema(M, N, block_N=16, dtype="float32", threads=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), Mx: T.Tensor((M,), dtype), Mn: T.Tensor((M,), dtype),
+             Ci: T.Tensor((M,), "int32")):
+        with T.Kernel(T.ceildiv(N, block_N), M, threads=threads) as (bx, by):
+            for j in T.Parallel(block_N):
+                c = bx * block_N + j
+                if c < N:
+                    T.atomic_max(Mx[by], A[by, c])
+                    T.atomic_min(Mn[by], A[by, c])
+                    T.atomic_min(Ci[by], T.cast(A[by, c] * 100, "int32"))
+    return main
+
+
+def block_max(M, N, block_N=64):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Out: T.Tensor((M, T.ceildiv(N, block_N)), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), M, threads=32) as (bx, by):
+            S = T.alloc_shared((1,), "float32")
+            T.fill(S, -T.infinity("float32"))
+            for j in T.Parallel(block_N):
+                c = bx * block_N + j
+                if c < N:
+                    T.atomic_max(S[0], A[by, c])
+            Out[by, bx] = S[0]
+    return main
+
+
 def strided_sum(M, N, step, block_M=32):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
@@ -95,6 +124,20 @@ TEST(LanguageOnEmulator, ClampBfloat16) {
 }
 
 TEST(LanguageOnEmulator, AnyOfAllOfRagged) { Check("any_all", {{"M", "77"}}, 33, {"B"}); }
+
+TEST(LanguageOnEmulator, AtomicMaxMinFloat32) {
+  Check("row_extrema", {{"M", "7"}, {"N", "45"}}, 35, {"Mx", "Mn", "Ci"});
+}
+
+TEST(LanguageOnEmulator, AtomicMaxMinFloat16ManyThreads) {
+  Check("row_extrema", {{"M", "5"}, {"N", "77"}, {"block_N", "64"}, {"dtype", "float16"},
+                        {"threads", "64"}},
+        36, {"Mx", "Mn", "Ci"});
+}
+
+TEST(LanguageOnEmulator, AtomicMaxIntoShared) {
+  Check("block_max", {{"M", "3"}, {"N", "150"}}, 37, {"Out"});
+}
 
 TEST(LanguageOnEmulator, GeneratorSumRagged) {
   Check("strided_sum", {{"M", "50"}, {"N", "13"}, {"step", "4"}}, 34, {"B"});
