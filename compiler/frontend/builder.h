@@ -333,7 +333,6 @@ class Builder {
   int next_block_id_ = 0;
   int kernel_depth_ = 0;
   bool eager_ = false;
-  bool allow_lambda_ = false;
   bool names_as_strings_ = false;
   std::string name_hint_;
   int64_t work_ = 0;

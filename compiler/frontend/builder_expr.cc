@@ -544,11 +544,7 @@ absl::StatusOr<Value> Builder::EvalCall(const CallExpr& e) {
   name_hint_.clear();
   absl::StatusOr<Value> callee = Eval(*e.func);
   if (!callee.ok()) return callee;
-  bool layout_fn = callee->kind == ValueKind::kBuiltin && callee->builtin->name == "T.Layout";
-  bool saved_lambda = allow_lambda_;
-  allow_lambda_ = layout_fn;
   absl::StatusOr<CallArgs> args = EvalArgs(e);
-  allow_lambda_ = saved_lambda;
   if (!args.ok()) return args.status();
   name_hint_ = std::move(hint);
   absl::StatusOr<Value> result = CallValue(*callee, std::move(*args));
@@ -642,18 +638,21 @@ absl::StatusOr<Value> Builder::EvalIfExp(const IfExpExpr& e) {
 }
 
 absl::StatusOr<Value> Builder::EvalLambda(const LambdaExpr& e) {
-  if (!allow_lambda_) return Err(e.loc, "lambda is only supported as a T.Layout index function");
+  // A lambda is a function like a `def` (T.Layout index functions, sort
+  // keys, small helpers); its body runs where it is called.
   FunctionValue fn;
   fn.flavor = FunctionFlavor::kLambda;
   fn.lambda = &e;
   fn.name = "<lambda>";
   fn.closure = frame().env;
   for (const Param& p : e.params) {
-    if (p.default_value) return Err(p.loc, "lambda parameters with defaults are not supported");
-    if (p.kind != ParamKind::kNormal && p.kind != ParamKind::kPositionalOnly) {
-      return Err(p.loc, "a T.Layout index function takes plain parameters only");
+    if (p.default_value) {
+      absl::StatusOr<Value> dv = Eval(*p.default_value);
+      if (!dv.ok()) return dv.status();
+      fn.defaults.push_back(*dv);
+    } else {
+      fn.defaults.push_back(std::nullopt);
     }
-    fn.defaults.push_back(std::nullopt);
   }
   return Value::Function(std::move(fn));
 }

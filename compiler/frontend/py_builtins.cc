@@ -163,21 +163,46 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
   }
   if (name == "min" || name == "max") {
     if (args.positional.empty()) return b.Err(loc, Cat(name, "() needs arguments"));
-    if (!args.keywords.empty()) {
-      return b.Err(args.keywords[0].second.loc,
-                   Cat(name, "() with keyword arguments is not supported"));
+    std::optional<Value> key, dflt;
+    for (const auto& [kw, a] : args.keywords) {
+      if (kw == "key" && a.value.kind != ValueKind::kNone) {
+        key = a.value;
+      } else if (kw == "default" && args.positional.size() == 1) {
+        dflt = a.value;
+      } else if (kw != "key") {
+        return b.Err(a.loc, Cat(name, "() got an unexpected keyword argument '", kw, "'"));
+      }
     }
     ValueList items;
     if (args.positional.size() == 1) {
-      if (pos(0).IsSequence()) {
-        items = pos(0).Items();
-      } else {
-        return b.Err(pos_loc(0), Cat(name, "() of a single ", DescribeValue(pos(0))));
-      }
+      CallArgs inner{loc, {args.positional[0]}, {}};
+      absl::StatusOr<Value> all = CallPython(b, "list", inner);
+      if (!all.ok()) return all;
+      items = all->Items();
+      if (items.empty() && dflt) return *dflt;
     } else {
       for (const Arg& a : args.positional) items.push_back(a.value);
     }
-    return StagingMinMax(b, name == "max", items, loc, name);
+    if (!key) return StagingMinMax(b, name == "max", items, loc, name);
+    // With a key: the first item whose key is the largest (smallest).
+    if (items.empty()) return b.Err(loc, Cat(name, "() of an empty sequence"));
+    std::optional<size_t> best;
+    Value best_key;
+    for (size_t k = 0; k < items.size(); ++k) {
+      absl::StatusOr<Value> kv = b.CallValue(*key, CallArgs{loc, {Arg{items[k], loc}}, {}});
+      if (!kv.ok()) return kv;
+      if (best) {
+        absl::StatusOr<Value> better =
+            b.At(ApplyCompare(name == "max" ? CmpOpKind::kGt : CmpOpKind::kLt, *kv, best_key), loc);
+        if (!better.ok()) return better;
+        std::optional<bool> t = Truthy(*better);
+        if (!t) return b.NotStatic(*kv, loc, Cat("the key of ", name, "()"));
+        if (!*t) continue;
+      }
+      best = k;
+      best_key = *kv;
+    }
+    return items[*best];
   }
   if (name == "abs") {
     if (absl::Status s = need(1, 1); !s.ok()) return s;
@@ -283,7 +308,12 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     if (name == "reversed") std::reverse(items.begin(), items.end());
     if (name == "sorted") {
       bool reverse = false;
+      std::optional<Value> key;
       for (const auto& [kw, a] : args.keywords) {
+        if (kw == "key") {
+          if (a.value.kind != ValueKind::kNone) key = a.value;
+          continue;
+        }
         if (kw != "reverse") {
           return b.Err(a.loc, Cat("sorted() keyword '", kw, "' is not supported"));
         }
@@ -291,10 +321,22 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
         if (!r.ok()) return r.status();
         reverse = *r;
       }
+      // Sort (key, item) pairs; Python's sort is stable, reverse included.
+      std::vector<std::pair<Value, Value>> keyed;
+      for (const Value& item : items) {
+        if (!key) {
+          keyed.emplace_back(item, item);
+          continue;
+        }
+        absl::StatusOr<Value> kv = b.CallValue(*key, CallArgs{loc, {Arg{item, loc}}, {}});
+        if (!kv.ok()) return kv;
+        keyed.emplace_back(*kv, item);
+      }
       absl::Status err = absl::OkStatus();
-      std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
+      std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
         if (!err.ok()) return false;
-        absl::StatusOr<Value> lt = ApplyCompare(CmpOpKind::kLt, x, y);
+        absl::StatusOr<Value> lt =
+            ApplyCompare(CmpOpKind::kLt, reverse ? y.first : x.first, reverse ? x.first : y.first);
         if (!lt.ok()) {
           err = b.At(lt.status(), loc);
           return false;
@@ -302,7 +344,8 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
         return lt->kind == ValueKind::kBool && lt->b;
       });
       if (!err.ok()) return err;
-      if (reverse) std::reverse(items.begin(), items.end());
+      items.clear();
+      for (auto& [k, item] : keyed) items.push_back(std::move(item));
     }
     return name == "tuple" ? Value::Tuple(std::move(items)) : Value::List(std::move(items));
   }

@@ -435,6 +435,11 @@ absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
   }
   const FunctionValue& f = *fn.value.function;
   const std::vector<Param>& params = f.lambda ? f.lambda->params : f.def->params;
+  for (const Param& p : params) {
+    if (p.kind != ParamKind::kNormal && p.kind != ParamKind::kPositionalOnly) {
+      return b.Err(p.loc, "a T.Layout index function takes plain parameters only");
+    }
+  }
   const Value& shape = (*a)[0]->value;
   size_t rank = shape.IsSequence() ? shape.Items().size() : 1;
   if (rank != params.size()) {

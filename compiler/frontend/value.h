@@ -170,7 +170,7 @@ enum class FunctionFlavor : uint8_t {
   kPython,    // plain Python: evaluated at staging level when called
   kMacro,     // @T.macro: inlined into the kernel with TileLang statement semantics
   kPrimFunc,  // @T.prim_func: the kernel itself
-  kLambda,    // lambda: only as a T.Layout index function
+  kLambda,    // lambda: runs in the syntax of the code that calls it
 };
 
 // How a `def` in a class body is bound when read through the class or an

@@ -58,18 +58,17 @@ def main(A: T.Tensor((4,), "float32")):
        {},
        "test.py:5:14: error: set comprehensions are not supported"},
 
-      {"LambdaOutsideLayout",
+      {"LayoutFunctionWithStarArgs",
        R"py(import tilelang.language as T
-def f():
-    g = lambda x: x + 1
-    @T.prim_func
-    def main(A: T.Tensor((4,), "float32")):
-        pass
-    return main
+@T.prim_func
+def main(A: T.Tensor((4,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        S = T.alloc_shared((4,), "float32")
+        T.annotate_layout({S: T.Layout((4,), lambda *i: i)})
 )py",
-       "f",
+       "main",
        {},
-       "test.py:3:9: error: lambda is only supported as a T.Layout index function"},
+       "test.py:6:54: error: a T.Layout index function takes plain parameters only"},
 
       {"UnboundParamInStaticIf",
        R"py(import tilelang.language as T

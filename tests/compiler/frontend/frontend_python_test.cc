@@ -432,5 +432,36 @@ def f(N):
             "value at staging time; bind it with -D N=<value>");
 }
 
+
+TEST(FrontendPython, LambdasAndSortKeys) {
+  constexpr char kSrc[] = R"py(
+cdiv = lambda a, b=32: (a + b - 1) // b
+
+def f(n):
+    configs = [(64, 2), (128, 1), (32, 4), (16, 4)]
+    by_stages = sorted(configs, key=lambda c: c[1], reverse=True)
+    widest = max(configs, key=lambda c: c[0])
+    smallest = min((c for c in configs if c[1] == 4), key=lambda c: c[0])
+    firsts = sorted(c[0] for c in configs)
+    empty = max([], default=7)
+    scale = lambda x, *rest, k=1: x * k + len(rest)
+    @T.prim_func
+    def main(A: T.Tensor((cdiv(n), by_stages[0][0], by_stages[1][0], widest[0], smallest[0],
+                          firsts[0], empty, scale(2, 0, 0, k=3)), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            S = T.alloc_shared((4,), "float32")
+            T.fill(S, (lambda v: v * 2)(1.5))
+    return main
+)py";
+  // cdiv(100) = 4; stable descending by stages: (32, 4), (16, 4), (64, 2), (128, 1).
+  ir::Program p = Ok(kSrc, "f", {{"n", "100"}});
+  ASSERT_FALSE(p.params.empty());
+  EXPECT_EQ(ConstShape(p.params[0].tensor),
+            (std::vector<int64_t>{4, 32, 16, 128, 16, 16, 7, 8}));
+  auto fills = test_util::Find<ir::FillNode>(p);
+  ASSERT_EQ(fills.size(), 1u);
+  EXPECT_EQ(ir::PrintExpr(fills[0]->value), "3.0");
+}
+
 }  // namespace
 }  // namespace tilec::frontend
