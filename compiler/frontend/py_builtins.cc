@@ -74,6 +74,7 @@ absl::StatusOr<bool> IsInstanceOf(Builder& b, const Value& x, const Value& cls, 
   if (n == "dict") return x.kind == ValueKind::kDict;
   if (n == "T.Tensor" || n == "T.Buffer") return x.kind == ValueKind::kBuffer;
   if (n == "T.dtype") return x.kind == ValueKind::kDType;
+  if (n == "tir.PrimExpr") return IsRuntimeScalar(x);
   return b.Err(cls_loc, Cat("isinstance() with `", n, "` as the class is not supported"));
 }
 

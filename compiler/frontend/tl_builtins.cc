@@ -107,7 +107,8 @@ bool IsKnownModule(std::string_view path) {
   return path == "tilelang" || path == kLang || path == "tilelang.layout" ||
          path == "tilelang.math" ||
          path == "tilelang.PassConfigKey" || path == "tilelang.language.GemmWarpPolicy" ||
-         path == "math" || path == "torch" || path == "dataclasses";
+         path == "math" || path == "torch" || path == "dataclasses" || path == "tvm" ||
+         path == "tvm.tir";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -141,6 +142,21 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
   if (path == "tilelang.PassConfigKey") return Value::Str(a);
   if (path == "tilelang.math") {
     if (attr == "cdiv" || attr == "next_power_of_2") return Value::Builtin(Cat("tilelang.math.", attr));
+    return std::nullopt;
+  }
+  if (path == "tvm") {
+    if (attr == "tir") return Value::Module("tvm.tir");
+    if (attr == "DataType") return Value::Builtin("T.dtype");
+    return std::nullopt;
+  }
+  if (path == "tvm.tir") {
+    // The tvm.tir functions kernels' helpers use, as their T.* twins.
+    static constexpr std::string_view kSame[] = {
+        "Cast",  "if_then_else", "floordiv", "floormod", "truncdiv", "truncmod", "exp",
+        "exp2",  "log",          "log2",     "sqrt",     "rsqrt",    "tanh",     "sigmoid",
+        "abs",   "floor",        "ceil",     "round",    "pow",      "max_value", "min_value"};
+    if (Contains(std::begin(kSame), std::end(kSame), attr)) return Value::Builtin(Cat("T.", attr));
+    if (attr == "const" || attr == "PrimExpr") return Value::Builtin(Cat("tir.", attr));
     return std::nullopt;
   }
   if (path == "dataclasses") {
@@ -263,7 +279,7 @@ absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& 
   const std::string& name = fn.name;
   if (fn.self && name != "T.<dtype>") return CallMethod(b, name, *fn.self, args);
   if (StartsWith(name, "math.")) return CallMath(b, std::string_view(name).substr(5), args);
-  if (StartsWith(name, "T.") || StartsWith(name, "tilelang.")) {
+  if (StartsWith(name, "T.") || StartsWith(name, "tilelang.") || StartsWith(name, "tir.")) {
     if (std::optional<absl::StatusOr<Value>> r = CallTileOp(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlLang(b, name, args, fn)) return *r;
     return b.Err(args.loc, Cat("`", name, "` is not supported by tilec"));

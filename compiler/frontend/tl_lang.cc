@@ -588,6 +588,31 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     return TilelangMath(b, name, args);
   }
   if (name == "T.clamp") return Clamp(b, args);
+  if (name == "tir.const") {
+    // tvm.tir.const(value, dtype): a literal; the dtype defaults to int32 for
+    // an int, float32 for a float and bool for a bool, as TVM's does.
+    absl::StatusOr<Args> a = Bind(b, args, "tvm.tir.const", {"value", "dtype"}, 1);
+    if (!a.ok()) return a.status();
+    const Arg& v = *(*a)[0];
+    if (!v.value.IsNumber()) {
+      return b.Err(v.loc, Cat("tvm.tir.const() needs a number known at staging time, got ",
+                              DescribeValue(v.value)));
+    }
+    ir::DType t = v.value.kind == ValueKind::kFloat  ? ir::DType::kFloat32
+                  : v.value.kind == ValueKind::kBool ? ir::DType::kBool
+                                                     : ir::DType::kInt32;
+    if ((*a)[1] && (*a)[1]->value.kind != ValueKind::kNone) {
+      absl::StatusOr<ir::DType> d = b.StaticDType((*a)[1]->value, (*a)[1]->loc, "tvm.tir.const()");
+      if (!d.ok()) return d.status();
+      t = *d;
+    }
+    absl::StatusOr<ir::Expr> e = b.ExprAs(v.value, t, v.loc);
+    if (!e.ok()) return e.status();
+    return Value::Runtime(*e);
+  }
+  if (name == "tir.PrimExpr") {
+    return b.Err(args.loc, "tvm.tir.PrimExpr is only supported as the class of isinstance()");
+  }
   if (name == "T.any_of" || name == "T.all_of") return AnyAllOf(b, name, args);
   if (name == "T.<dtype>") return DTypeCtor(b, fn.self->dtype, args);
   if (name == "T.dtype") {

@@ -229,5 +229,83 @@ def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32"), H: T.Tensor
   }
 }
 
+
+constexpr char kDequant[] = R"py(
+import tvm
+from tvm import tir
+
+
+def _unpack(nbit, val, pos, dtype):
+    assert val.dtype == "uint8" and isinstance(pos, tir.PrimExpr) and not isinstance(nbit, tir.PrimExpr)
+    mask = tir.const((1 << nbit) - 1, "uint8")
+    return ((val >> (pos * nbit).astype("uint8")) & mask).astype(dtype)
+
+
+def dequant(M, N, num_bits=4, block_M=16, storage="uint8"):
+    per = tvm.DataType(storage).bits // num_bits
+
+    @T.prim_func
+    def main(B: T.Tensor((M, N // per), storage), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+            for i, j in T.Parallel(block_M, N):
+                r = bx * block_M + i
+                if r < M:
+                    C[r, j] = _unpack(num_bits, B[r, j // per], j % per, "float16")
+    return main
+)py";
+
+TEST(FrontendMathOps, TirHelpersCalledFromKernelCode) {
+  const int64_t M = 19, N = 8;
+  ir::Program p = Ok(kDequant, "dequant", {{"M", std::to_string(M)}, {"N", std::to_string(N)}});
+  ASSERT_TRUE(p.body);
+  std::cout << "seed " << kSeed << "\n";
+  absl::StatusOr<std::vector<interp::Tensor>> args = interp::MakeInputs(p, {}, kSeed);
+  ASSERT_TRUE(args.ok()) << args.status();
+  // Random bytes over the whole range, so both nibbles vary.
+  uint64_t x = kSeed;
+  for (int64_t k = 0; k < (*args)[0].num_elements(); ++k) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    (*args)[0].SetInt(k, static_cast<int64_t>(x >> 56));
+  }
+  const interp::Tensor packed = (*args)[0];
+  ASSERT_TRUE(interp::RunProgram(p, *args).ok());
+  for (int64_t r = 0; r < M; ++r) {
+    for (int64_t j = 0; j < N; ++j) {
+      int64_t byte = packed.GetInt(r * (N / 2) + j / 2);
+      EXPECT_EQ((*args)[1].GetDouble(r * N + j), static_cast<double>((byte >> (4 * (j % 2))) & 15))
+          << r << ", " << j;
+    }
+  }
+}
+
+TEST(FrontendMathOps, TirConstDefaultsAndRefusals) {
+  constexpr char kSrc[] = R"py(
+from tvm import tir
+@T.prim_func
+def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "int32")):
+    with T.Kernel(1, threads=32) as bx:
+        A[0] = tir.const(1.5) + tir.Cast("float32", tir.const(2, "int8"))
+        B[0] = tir.if_then_else(A[1] > 0, tir.const(7), tir.floordiv(B[1], 2))
+)py";
+  ir::Program p = Ok(kSrc, "main");
+  std::string text = ir::Print(p);
+  // The int8 literal cast to float32 folds.
+  EXPECT_TRUE(test_util::Contains(text, "A[0] = 1.5 + 2.0")) << text;
+  EXPECT_TRUE(test_util::Contains(text, "B[0] = T.if_then_else(A[1] > 0.0, 7, B[1] // 2)")) << text;
+  constexpr char kBad[] = R"py(
+from tvm import tir
+@T.prim_func
+def main(A: T.Tensor((4,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        A[0] = tir.const(A[1])
+)py";
+  absl::StatusOr<ir::Program> bad = Build(kBad, "main");
+  ASSERT_FALSE(bad.ok());
+  std::string m(bad.status().message());
+  EXPECT_EQ(m.substr(0, m.find('\n')),
+            "test.py:9:26: error: tvm.tir.const() needs a number known at staging time, got "
+            "element of buffer `A`");
+}
+
 }  // namespace
 }  // namespace tilec::frontend

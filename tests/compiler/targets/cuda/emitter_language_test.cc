@@ -1,5 +1,5 @@
 // Language features that produce device code (T.clamp, T.any_of / T.all_of,
-// T.atomic_max / T.atomic_min,
+// T.atomic_max / T.atomic_min, tvm.tir helpers,
 // generator expressions and classes evaluated while a kernel is built),
 // emitted for sm_80 and sm_90a, compiled by NVRTC, and run on the SIMT
 // emulator against the reference interpreter on random inputs at ragged
@@ -24,6 +24,8 @@ using ::tilec::testing::TestSeed;
 constexpr char kKernels[] = R"py(
 import tilelang
 import tilelang.language as T
+import tvm
+from tvm import tir
 from dataclasses import dataclass
 
 
@@ -90,6 +92,24 @@ def block_max(M, N, block_N=64):
     return main
 
 
+def _unpack(nbit, val, pos, dtype):
+    mask = tir.const((1 << nbit) - 1, "uint8")
+    return ((val >> (pos * nbit).astype("uint8")) & mask).astype(dtype)
+
+
+def dequant(M, N, num_bits=4, block_M=16, storage="uint8"):
+    per = tvm.DataType(storage).bits // num_bits
+
+    @T.prim_func
+    def main(B: T.Tensor((M, N // per), storage), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+            for i, j in T.Parallel(block_M, N):
+                r = bx * block_M + i
+                if r < M:
+                    C[r, j] = _unpack(num_bits, B[r, j // per], j % per, "float16")
+    return main
+
+
 def strided_sum(M, N, step, block_M=32):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
@@ -137,6 +157,11 @@ TEST(LanguageOnEmulator, AtomicMaxMinFloat16ManyThreads) {
 
 TEST(LanguageOnEmulator, AtomicMaxIntoShared) {
   Check("block_max", {{"M", "3"}, {"N", "150"}}, 37, {"Out"});
+}
+
+TEST(LanguageOnEmulator, TirHelperDequantRagged) {
+  Check("dequant", {{"M", "37"}, {"N", "24"}}, 38, {"C"});
+  Check("dequant", {{"M", "21"}, {"N", "16"}, {"num_bits", "2"}}, 39, {"C"});
 }
 
 TEST(LanguageOnEmulator, GeneratorSumRagged) {
