@@ -1,6 +1,7 @@
 // Python builtins, `math`, and methods of staging values (list.append,
 // str.split, dict.items, expr.astype, ...), evaluated with Python semantics.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -739,9 +740,39 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
     }
     return Value::Str(out);
   }
-  if (name == "str.strip") {
+  if (name == "str.strip" || name == "str.lstrip" || name == "str.rstrip") {
     if (absl::Status s = argc(0, 0); !s.ok()) return s;
+    if (name == "str.lstrip") return Value::Str(std::string(absl::StripLeadingAsciiWhitespace(self.s)));
+    if (name == "str.rstrip") {
+      return Value::Str(std::string(absl::StripTrailingAsciiWhitespace(self.s)));
+    }
     return Value::Str(std::string(absl::StripAsciiWhitespace(self.s)));
+  }
+  if (name == "str.isdigit" || name == "str.isalpha" || name == "str.isalnum") {
+    if (absl::Status s = argc(0, 0); !s.ok()) return s;
+    bool all = !self.s.empty();
+    for (unsigned char c : self.s) {
+      bool ok = name == "str.isdigit"   ? std::isdigit(c) != 0
+                : name == "str.isalpha" ? std::isalpha(c) != 0
+                                        : std::isalnum(c) != 0;
+      all = all && ok;
+    }
+    return Value::Bool(all);
+  }
+  if (name == "str.find" || name == "str.count") {
+    if (absl::Status s = argc(1, 1); !s.ok()) return s;
+    absl::StatusOr<std::string> sub = str_arg(0, name);
+    if (!sub.ok()) return sub.status();
+    if (name == "str.find") {
+      size_t at = self.s.find(*sub);
+      return Value::Int(at == std::string::npos ? -1 : static_cast<int64_t>(at));
+    }
+    if (sub->empty()) return Value::Int(static_cast<int64_t>(self.s.size()) + 1);
+    int64_t n = 0;
+    for (size_t at = self.s.find(*sub); at != std::string::npos; at = self.s.find(*sub, at + sub->size())) {
+      ++n;
+    }
+    return Value::Int(n);
   }
   if (name == "str.lower" || name == "str.upper") {
     if (absl::Status s = argc(0, 0); !s.ok()) return s;

@@ -132,6 +132,7 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
     if (attr == "layout") return Value::Module("tilelang.layout");
     if (attr == "PassConfigKey") return Value::Module("tilelang.PassConfigKey");
     if (attr == "math") return Value::Module("tilelang.math");
+    if (attr == "DataType") return Value::Builtin("T.dtype");
     // tilelang re-exports tilelang.math (`from .math import *`).
     if (attr == "cdiv" || attr == "next_power_of_2") return Value::Builtin(Cat("tilelang.math.", attr));
     if (attr == "jit" || attr == "autotune" || attr == "compile" || attr == "lazy_jit") {
@@ -157,6 +158,11 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
         "abs",   "floor",        "ceil",     "round",    "pow",      "max_value", "min_value"};
     if (Contains(std::begin(kSame), std::end(kSame), attr)) return Value::Builtin(Cat("T.", attr));
     if (attr == "const" || attr == "PrimExpr") return Value::Builtin(Cat("tir.", attr));
+    // The node constructors Select, Max and Min build what T.if_then_else,
+    // T.max and T.min build.
+    if (attr == "Select") return Value::Builtin("T.if_then_else");
+    if (attr == "Max") return Value::Builtin("T.max");
+    if (attr == "Min") return Value::Builtin("T.min");
     return std::nullopt;
   }
   if (path == "dataclasses") {
@@ -204,8 +210,9 @@ std::optional<Value> MethodOf(const Value& self, std::string_view attr) {
   static constexpr std::string_view kTuple[] = {"index", "count"};
   static constexpr std::string_view kDict[] = {"get",  "items",  "keys", "values",
                                                "copy", "update", "pop"};
-  static constexpr std::string_view kStr[] = {"split",    "join",  "strip", "replace", "startswith",
-                                              "endswith", "lower", "upper", "format"};
+  static constexpr std::string_view kStr[] = {
+      "split", "join",    "strip",   "replace", "startswith", "endswith", "lower",  "upper",
+      "format", "isdigit", "isalpha", "isalnum", "lstrip",     "rstrip",   "find",   "count"};
   std::string_view type;
   bool ok = false;
   switch (self.kind) {

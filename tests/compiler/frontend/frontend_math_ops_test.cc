@@ -286,12 +286,14 @@ def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "int32")):
     with T.Kernel(1, threads=32) as bx:
         A[0] = tir.const(1.5) + tir.Cast("float32", tir.const(2, "int8"))
         B[0] = tir.if_then_else(A[1] > 0, tir.const(7), tir.floordiv(B[1], 2))
+        B[1] = tir.Select(A[2] > 0, tir.Max(B[2], 3), tir.Min(B[3], 1))
 )py";
   ir::Program p = Ok(kSrc, "main");
   std::string text = ir::Print(p);
   // The int8 literal cast to float32 folds.
   EXPECT_TRUE(test_util::Contains(text, "A[0] = 1.5 + 2.0")) << text;
   EXPECT_TRUE(test_util::Contains(text, "B[0] = T.if_then_else(A[1] > 0.0, 7, B[1] // 2)")) << text;
+  EXPECT_TRUE(test_util::Contains(text, "B[1] = T.if_then_else(A[2] > 0.0, T.max(B[2], 3), T.min(B[3], 1))")) << text;
   constexpr char kBad[] = R"py(
 from tvm import tir
 @T.prim_func

@@ -463,5 +463,27 @@ def f(n):
   EXPECT_EQ(ir::PrintExpr(fills[0]->value), "3.0");
 }
 
+
+TEST(FrontendPython, StringMethodsAndDataType) {
+  constexpr char kSrc[] = R"py(
+from tilelang import DataType
+
+def f(storage_dtype="int8", in_dtype="float16", num_bits=4):
+    storage_type = "".join(c for c in storage_dtype if not c.isdigit())
+    storage_nbit = int("".join(c for c in storage_dtype if c.isdigit()))
+    micro = 128 // DataType(in_dtype).bits
+    assert storage_type in ("int", "uint") and "  x ".strip() == "x" and " x".lstrip() == "x"
+    assert "x ".rstrip() == "x" and "float16".find("16") == 5 and "float16".find("8") == -1
+    assert "a.b.c".count(".") == 2 and "ab1".isalnum() and "ab".isalpha() and not "".isdigit()
+    @T.prim_func
+    def main(A: T.Tensor((storage_nbit, micro // (storage_nbit // num_bits)), in_dtype)):
+        pass
+    return main
+)py";
+  EXPECT_EQ(ConstShape(Ok(kSrc, "f").params[0].tensor), (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(ConstShape(Ok(kSrc, "f", {{"storage_dtype", "uint32"}}).params[0].tensor),
+            (std::vector<int64_t>{32, 1}));
+}
+
 }  // namespace
 }  // namespace tilec::frontend
