@@ -55,6 +55,7 @@ constexpr std::string_view kLangFunctions[] = {
     "Tensor",
     "Buffer",
     "Layout",
+    "Fragment",
     "if_then_else",
     "clamp",
     "any_of",

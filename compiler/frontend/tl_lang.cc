@@ -610,6 +610,25 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     if (!e.ok()) return e.status();
     return Value::Runtime(*e);
   }
+  if (name == "T.Fragment") {
+    absl::StatusOr<Args> a = Bind(b, args, name,
+                                  {"shape", "forward_fn", "forward_thread_fn", "replicate",
+                                   "forward_index_fn", "thread_replicate"},
+                                  1);
+    if (!a.ok()) return a.status();
+    for (size_t k : {1, 2, 4}) {
+      if ((*a)[k] && (*a)[k]->value.kind != ValueKind::kFunction &&
+          (*a)[k]->value.kind != ValueKind::kNone) {
+        return b.Err((*a)[k]->loc, Cat("T.Fragment needs a function (a lambda) here, got ",
+                                       DescribeValue((*a)[k]->value)));
+      }
+    }
+    // Only T.annotate_layout takes it (and ignores it): a kLayout without an
+    // IR layout.
+    Value v;
+    v.kind = ValueKind::kLayout;
+    return v;
+  }
   if (name == "tir.PrimExpr") {
     return b.Err(args.loc, "tvm.tir.PrimExpr is only supported as the class of isinstance()");
   }

@@ -477,6 +477,16 @@ absl::StatusOr<Value> AnnotateLayout(Builder& b, CallArgs& args) {
       return b.Err(m.loc,
                    Cat("T.annotate_layout: a key must be a buffer, got ", DescribeValue(key)));
     }
+    if (layout.kind == ValueKind::kLayout && !layout.layout) {
+      // T.Fragment(...): a thread mapping for a fragment. Values do not
+      // depend on it and tilec infers fragment layouts itself: ignored.
+      if (key.buffer->scope != ir::Scope::kFragment) {
+        return b.Err(m.loc, Cat("T.annotate_layout: T.Fragment(...) is for fragments, but `",
+                                key.buffer->name, "` is a ", ir::ScopeName(key.buffer->scope),
+                                " buffer"));
+      }
+      continue;
+    }
     if (layout.kind != ValueKind::kLayout) {
       return b.Err(m.loc, Cat("T.annotate_layout: the layout of `", key.buffer->name,
                               "` must be a T.Layout or make_swizzled_layout(...), got ",

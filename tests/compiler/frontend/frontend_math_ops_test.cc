@@ -309,5 +309,33 @@ def main(A: T.Tensor((4,), "float32")):
             "element of buffer `A`");
 }
 
+
+TEST(FrontendMathOps, FragmentLayoutHintsAreIgnoredOnFragmentsOnly) {
+  constexpr char kOk[] = R"py(
+@T.prim_func
+def main(A: T.Tensor((8, 64), "float32")):
+    with T.Kernel(1, threads=64) as bx:
+        x = T.alloc_fragment((8, 64), "float32")
+        T.annotate_layout({x: T.Fragment(x.shape, forward_thread_fn=lambda i, j: j)})
+        T.copy(A, x)
+        T.copy(x, A)
+)py";
+  ir::Program p = Ok(kOk, "main");
+  EXPECT_TRUE(test_util::Find<ir::AnnotateLayoutNode>(p).empty());
+  constexpr char kShared[] = R"py(
+@T.prim_func
+def main(A: T.Tensor((8, 64), "float32")):
+    with T.Kernel(1, threads=64) as bx:
+        s = T.alloc_shared((8, 64), "float32")
+        T.annotate_layout({s: T.Fragment(s.shape, forward_thread_fn=lambda i, j: j)})
+)py";
+  absl::StatusOr<ir::Program> bad = Build(kShared, "main");
+  ASSERT_FALSE(bad.ok());
+  std::string m(bad.status().message());
+  EXPECT_EQ(m.substr(0, m.find('\n')),
+            "test.py:9:27: error: T.annotate_layout: T.Fragment(...) is for fragments, but `s` is "
+            "a shared buffer");
+}
+
 }  // namespace
 }  // namespace tilec::frontend

@@ -110,6 +110,32 @@ def dequant(M, N, num_bits=4, block_M=16, storage="uint8"):
     return main
 
 
+def group_quant(M, N, blk_m=8, group=128):
+    qmax = 448.0
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), Q: T.Tensor((M, N), "float8_e4m3"),
+             S: T.Tensor((M, T.ceildiv(N, group)), "float32")):
+        with T.Kernel(T.ceildiv(M, blk_m), T.ceildiv(N, group), threads=128) as (bx, by):
+            x = T.alloc_fragment((blk_m, group), "float32")
+            amax = T.alloc_fragment((blk_m,), "float32")
+            q = T.alloc_fragment((blk_m, group), "float32")
+            q8 = T.alloc_fragment((blk_m, group), "float8_e4m3")
+            T.annotate_layout({x: T.Fragment(x.shape, forward_thread_fn=lambda i, j: (i // 2) * 32 + j % 32)})
+            T.copy(X[bx * blk_m:(bx + 1) * blk_m, by * group:(by + 1) * group], x)
+            T.reduce_absmax(x, amax, dim=1)
+            for i in T.Parallel(blk_m):
+                amax[i] = T.max(amax[i], 1e-4) / qmax
+            for i, j in T.Parallel(blk_m, group):
+                q[i, j] = T.clamp(x[i, j] / amax[i], -qmax, qmax)
+            T.copy(q, q8)
+            for i in T.Parallel(blk_m):
+                if bx * blk_m + i < M:
+                    S[bx * blk_m + i, by] = amax[i]
+            T.copy(q8, Q[bx * blk_m:(bx + 1) * blk_m, by * group:(by + 1) * group])
+    return main
+
+
 def strided_sum(M, N, step, block_M=32):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
@@ -162,6 +188,12 @@ TEST(LanguageOnEmulator, AtomicMaxIntoShared) {
 TEST(LanguageOnEmulator, TirHelperDequantRagged) {
   Check("dequant", {{"M", "37"}, {"N", "24"}}, 38, {"C"});
   Check("dequant", {{"M", "21"}, {"N", "16"}, {"num_bits", "2"}}, 39, {"C"});
+}
+
+// T.Fragment in T.annotate_layout is accepted and ignored (tilec infers
+// fragment layouts); the values are the same.
+TEST(LanguageOnEmulator, GroupQuantWithFragmentHintRagged) {
+  Check("group_quant", {{"M", "20"}, {"N", "300"}}, 40, {"Q", "S"});
 }
 
 TEST(LanguageOnEmulator, GeneratorSumRagged) {
