@@ -136,6 +136,29 @@ def group_quant(M, N, blk_m=8, group=128):
     return main
 
 
+def block_sparse_gemm(M, N, K, cond=2, block=32, num_stages=2, where="global"):
+    mask_shape = (M // block, N // block, K // block, cond)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             Mask: T.Tensor(mask_shape, "bool"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(N // block, M // block, threads=128) as (bx, by):
+            As = T.alloc_shared((block, block), "float16")
+            Bs = T.alloc_shared((block, block), "float16")
+            acc = T.alloc_fragment((block, block), "float32")
+            mask = T.alloc_local((cond,), "bool")
+            T.clear(acc)
+            for k in T.Pipelined(K // block, num_stages=num_stages):
+                for i in T.serial(cond):
+                    mask[i] = Mask[by, bx, k, i]
+                if T.any_of(Mask[by, bx, k, :]) if where == "global" else T.all_of(mask):
+                    T.copy(A[by * block, k * block], As)
+                    T.copy(B[k * block, bx * block], Bs)
+                    T.gemm(As, Bs, acc)
+            T.copy(acc, C[by * block, bx * block])
+    return main
+
+
 def strided_sum(M, N, step, block_M=32):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
@@ -194,6 +217,14 @@ TEST(LanguageOnEmulator, TirHelperDequantRagged) {
 // fragment layouts); the values are the same.
 TEST(LanguageOnEmulator, GroupQuantWithFragmentHintRagged) {
   Check("group_quant", {{"M", "20"}, {"N", "300"}}, 40, {"Q", "S"});
+}
+
+// T.any_of / T.all_of deciding whether a pipelined step copies and
+// multiplies (the block-sparse pattern of TileLang's any_of test).
+TEST(LanguageOnEmulator, BlockSparseGemmAnyOfAllOf) {
+  Check("block_sparse_gemm", {{"M", "64"}, {"N", "96"}, {"K", "128"}}, 41, {"C"});
+  Check("block_sparse_gemm", {{"M", "64"}, {"N", "64"}, {"K", "96"}, {"where", "local"}}, 42,
+        {"C"});
 }
 
 TEST(LanguageOnEmulator, GeneratorSumRagged) {
