@@ -26,10 +26,10 @@
 //   form; buffers/regions/head addresses -> the tile form (extents as for
 //   T.copy). memory_order and use_tma are accepted and ignored; return_prev is
 //   not supported.
-// - T.atomic_max / T.atomic_min(dst, value): a buffer element of a global or
-//   shared float32/float64/float16/int32 buffer and a scalar -> the scalar
-//   form with AtomicOp kMax / kMin; memory_order is accepted and ignored,
-//   return_prev and tiles are not supported.
+// - T.atomic_max / T.atomic_min(dst, value): as T.atomic_add (scalar or tile
+//   form) with AtomicOp kMax / kMin, into a global or shared
+//   float32/float64/float16/int32 buffer; memory_order is accepted and
+//   ignored, return_prev is not supported.
 // - T.annotate_layout({buf: layout, ...}) -> one AnnotateLayout per entry.
 // - T.use_swizzle(panel_size, order="row", enable=True) -> UseSwizzle.
 #include "compiler/frontend/index_simplify.h"
@@ -424,7 +424,7 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   return Value::None();
 }
 
-// T.atomic_max / T.atomic_min(dst, value): the scalar form only.
+// T.atomic_max / T.atomic_min(dst, value): the scalar and the tile form.
 absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view name,
                                    ir::AtomicOp op) {
   absl::StatusOr<Args> a =
@@ -437,24 +437,47 @@ absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view 
   }
   const Arg& dst = *(*a)[0];
   const Arg& value = *(*a)[1];
+  auto check_dst = [&](const ir::Buffer& buf) -> absl::Status {
+    ir::DType t = buf->dtype;
+    if (t != ir::DType::kFloat32 && t != ir::DType::kFloat64 && t != ir::DType::kFloat16 &&
+        t != ir::DType::kInt32) {
+      return b.Err(dst.loc, Cat(name, " into ", ir::DTypeName(t), " (`", buf->name,
+                                "`) is not supported; float32, float64, float16 and int32 are"));
+    }
+    if (buf->scope != ir::Scope::kGlobal && buf->scope != ir::Scope::kShared) {
+      return b.Err(dst.loc, Cat(name, " needs a global or shared destination; `", buf->name,
+                                "` is a ", ir::ScopeName(buf->scope), " buffer"));
+    }
+    return absl::OkStatus();
+  };
+  bool value_tile = value.value.kind == ValueKind::kBuffer ? !IsRuntimeScalar(value.value)
+                                                           : value.value.kind == ValueKind::kRegion;
+  bool dst_tile = dst.value.kind == ValueKind::kRegion ||
+                  (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
+  if (value_tile || dst_tile) {
+    // The tile form: element-wise over two regions, as T.atomic_add's.
+    absl::StatusOr<Operand> d = ReadOperand(b, dst, name, true);
+    if (!d.ok()) return d.status();
+    absl::StatusOr<Operand> v = ReadOperand(b, value, name, true);
+    if (!v.ok()) return v.status();
+    absl::StatusOr<std::pair<ir::Region, ir::Region>> p = ResolvePair(b, *v, *d, args.loc, name);
+    if (!p.ok()) return p.status();
+    if (absl::Status s = check_dst(p->second.buffer); !s.ok()) return s;
+    absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(p->second, p->first, nullptr, op),
+                            args.loc, name);
+    if (!s.ok()) return s;
+    return Value::None();
+  }
   if (dst.value.kind != ValueKind::kElement) {
-    return b.Err(dst.loc, Cat(name, " needs a buffer element as its destination (", name,
-                              "(B[i], value)), got ", DescribeValue(dst.value)));
+    return b.Err(dst.loc, Cat(name, " needs a buffer element or a tile as its destination, got ",
+                              DescribeValue(dst.value)));
   }
   if (!value.value.IsNumber() && !IsRuntimeScalar(value.value)) {
     return b.Err(value.loc, Cat(name, " takes a scalar value, got ", DescribeValue(value.value)));
   }
   const ElementValue& e = *dst.value.element;
   ir::DType t = e.buffer->dtype;
-  if (t != ir::DType::kFloat32 && t != ir::DType::kFloat64 && t != ir::DType::kFloat16 &&
-      t != ir::DType::kInt32) {
-    return b.Err(dst.loc, Cat(name, " into ", ir::DTypeName(t), " (`", e.buffer->name,
-                              "`) is not supported; float32, float64, float16 and int32 are"));
-  }
-  if (e.buffer->scope != ir::Scope::kGlobal && e.buffer->scope != ir::Scope::kShared) {
-    return b.Err(dst.loc, Cat(name, " needs a global or shared destination; `", e.buffer->name,
-                              "` is a ", ir::ScopeName(e.buffer->scope), " buffer"));
-  }
+  if (absl::Status s = check_dst(e.buffer); !s.ok()) return s;
   absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, t, value.loc);
   if (!v.ok()) return v.status();
   ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};

@@ -367,9 +367,12 @@ class CumsumStmt final : public CStmt {
   bool reverse_;
 };
 
+Scalar AtomicCombine(ir::AtomicOp op, Scalar old, Scalar v, DType t);
+
 class AtomicAddTileStmt final : public CStmt {
  public:
-  AtomicAddTileStmt(CRegion dst, CRegion src) : dst_(std::move(dst)), src_(std::move(src)) {}
+  AtomicAddTileStmt(CRegion dst, CRegion src, ir::AtomicOp op)
+      : dst_(std::move(dst)), src_(std::move(src)), op_(op) {}
 
   absl::Status Exec(Env& env) const override {
     RegionValue s, d;
@@ -382,13 +385,14 @@ class AtomicAddTileStmt final : public CStmt {
     });
     if (!ok) return env.TakeError();
     for (const auto& [fd, v] : adds) {
-      WriteElement(*d.tensor, fd, AddIn(ReadElement(*d.tensor, fd), v, dt));
+      WriteElement(*d.tensor, fd, AtomicCombine(op_, ReadElement(*d.tensor, fd), v, dt));
     }
     return absl::OkStatus();
   }
 
  private:
   CRegion dst_, src_;
+  ir::AtomicOp op_;
 };
 
 // The new value of an atomic update of `old` with `v` (both in dtype t).
@@ -499,10 +503,9 @@ absl::StatusOr<CStmtPtr> CompileAtomicAdd(Compiler& c, const ir::AtomicAddNode& 
   auto dst = c.CompileRegion(s.dst);
   if (!dst.ok()) return dst.status();
   if (s.src.has_value()) {
-    if (s.op != ir::AtomicOp::kAdd) return Unverified("tile atomic max/min");
     auto src = c.CompileRegion(*s.src);
     if (!src.ok()) return src.status();
-    return CStmtPtr(std::make_unique<AtomicAddTileStmt>(std::move(*dst), std::move(*src)));
+    return CStmtPtr(std::make_unique<AtomicAddTileStmt>(std::move(*dst), std::move(*src), s.op));
   }
   if (s.value == nullptr) return Unverified("atomic_add has neither a source region nor a value");
   auto value = c.CompileExprAs(s.value, s.dst.buffer->dtype);

@@ -410,8 +410,8 @@ enum class AtomicOp : uint8_t {
 };
 std::string_view AtomicOpName(AtomicOp op);  // "add", "max", "min"
 
-// dst op= src, element-wise and atomically; either a tile (src set, kAdd
-// only) or a scalar (value set, dst a single element).
+// dst op= src, element-wise and atomically; either a tile (src set) or a
+// scalar (value set, dst a single element).
 struct AtomicAddNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kAtomicAdd;
   Region dst;

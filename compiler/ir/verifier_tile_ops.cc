@@ -125,10 +125,6 @@ bool Verifier::CheckAtomicAdd(const AtomicAddNode* n) {
                              " buffer; atomics need global or shared memory"));
   }
   if (n->src && n->value) return Fail("T.atomic_add has both a source region and a value");
-  if (n->src && n->op != AtomicOp::kAdd) {
-    return Fail(absl::StrCat("T.atomic_", Sv(AtomicOpName(n->op)),
-                             " takes a single element and a value, not a tile"));
-  }
   if (!n->src && !n->value) return Fail("T.atomic_add has neither a source region nor a value");
   if (n->src) {
     if (!CheckRegion(*n->src, "T.atomic_add source")) return false;

@@ -1,5 +1,5 @@
-// T.atomic_max / T.atomic_min (scalar form): tl::atomic_max / atomic_min on
-// the element, guarded as the scalar add is.
+// T.atomic_max / T.atomic_min: tl::atomic_max / atomic_min per element, in
+// either form, guarded as the add is (no vector form).
 //
 // T.atomic_add: tl::red_add per element of a global destination (its old
 // value is never used: PTX red, no shared-memory path), tl::atomic_add for
@@ -65,9 +65,6 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
     return ctx.Unimplemented(absl::StrCat(op_name, " into a ", Sv(ir::ScopeName(db->scope)),
                                           " buffer (", db->name, ")"));
   }
-  if (a->src && a->op != ir::AtomicOp::kAdd) {
-    return ctx.Internal(absl::StrCat("tile ", op_name, " passed the verifier"));
-  }
   if (!a->src) {
     // Scalar form: one element.
     std::string value = ctx.Convert(ctx.Emit(a->value), a->value->dtype, db->dtype).text;
@@ -88,7 +85,8 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
   const inference::FragmentLayout& layout = it->second.layout;
   const ir::Region& src = *a->src;
   const ir::Buffer& sb = src.buffer;
-  if (sb->scope == ir::Scope::kFragment && db->scope == ir::Scope::kGlobal) {
+  if (a->op == ir::AtomicOp::kAdd && sb->scope == ir::Scope::kFragment &&
+      db->scope == ir::Scope::kGlobal) {
     inference::LoopPartition vector = it->second;
     vector.vector = VectorAtomicWidth(ctx.target(), db->dtype, layout.ContiguousRun());
     const ir::CopyNode as_copy(src, a->dst);

@@ -204,9 +204,12 @@ TEST(FrontendMathOps, AtomicMaxMinRefusals) {
     const char* first_line;
   };
   const Case cases[] = {
-      {"        T.atomic_max(A, B)\n",
-       "test.py:8:22: error: T.atomic_max needs a buffer element as its destination "
-       "(T.atomic_max(B[i], value)), got buffer `A`"},
+      {"        T.atomic_max(3, 1.0)\n",
+       "test.py:8:22: error: T.atomic_max needs a buffer element or a tile as its destination, "
+       "got int"},
+      {"        T.atomic_min(H, A)\n",
+       "test.py:8:22: error: T.atomic_min into bfloat16 (`H`) is not supported; float32, "
+       "float64, float16 and int32 are"},
       {"        T.atomic_min(H[0], 1.0)\n",
        "test.py:8:22: error: T.atomic_min into bfloat16 (`H`) is not supported; float32, "
        "float64, float16 and int32 are"},
@@ -335,6 +338,44 @@ def main(A: T.Tensor((8, 64), "float32")):
   EXPECT_EQ(m.substr(0, m.find('\n')),
             "test.py:9:27: error: T.annotate_layout: T.Fragment(...) is for fragments, but `s` is "
             "a shared buffer");
+}
+
+
+constexpr char kTileExtrema[] = R"py(
+def tile_extrema(K, M, N, block_M=16, block_N=16):
+    @T.prim_func
+    def main(A: T.Tensor((K, M, N), "float32"), Mx: T.Tensor((M, N), "float32"),
+             Mn: T.Tensor((M, N), "int32")):
+        with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), K, threads=64) as (bx, by, bz):
+            frag = T.alloc_fragment((block_M, block_N), "float32")
+            T.copy(A[bz, bx * block_M:(bx + 1) * block_M, by * block_N:(by + 1) * block_N], frag)
+            T.atomic_max(Mx[bx * block_M:(bx + 1) * block_M, by * block_N:(by + 1) * block_N], frag)
+            T.atomic_min(Mn[bx * block_M, by * block_N], frag)
+    return main
+)py";
+
+TEST(FrontendMathOps, TileAtomicMaxMinMatchReference) {
+  const int64_t K = 3, M = 21, N = 18;
+  ir::Program p = Ok(kTileExtrema, "tile_extrema",
+                     {{"K", std::to_string(K)}, {"M", std::to_string(M)}, {"N", std::to_string(N)}});
+  ASSERT_TRUE(p.body);
+  std::cout << "seed " << kSeed << "\n";
+  absl::StatusOr<std::vector<interp::Tensor>> args = interp::MakeInputs(p, {}, kSeed);
+  ASSERT_TRUE(args.ok()) << args.status();
+  const std::vector<interp::Tensor> before = *args;
+  ASSERT_TRUE(interp::RunProgram(p, *args).ok());
+  for (int64_t e = 0; e < M * N; ++e) {
+    double mx = before[1].GetDouble(e);
+    int64_t mn = before[2].GetInt(e);
+    for (int64_t k = 0; k < K; ++k) {
+      double a = before[0].GetDouble(k * M * N + e);
+      mx = std::max(mx, a);
+      // The float source converts to the int32 destination (truncation).
+      mn = std::min<int64_t>(mn, static_cast<int64_t>(a));
+    }
+    EXPECT_EQ((*args)[1].GetDouble(e), mx) << "element " << e;
+    EXPECT_EQ((*args)[2].GetInt(e), mn) << "element " << e;
+  }
 }
 
 }  // namespace

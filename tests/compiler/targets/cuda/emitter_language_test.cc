@@ -159,6 +159,25 @@ def block_sparse_gemm(M, N, K, cond=2, block=32, num_stages=2, where="global"):
     return main
 
 
+def tile_extrema(K, M, N, block_M=16, block_N=16):
+    @T.prim_func
+    def main(A: T.Tensor((K, M, N), "float32"), Mx: T.Tensor((M, N), "float32"),
+             Mn: T.Tensor((M, N), "float32"), Rows: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), K, threads=64) as (bx, by, bz):
+            frag = T.alloc_fragment((block_M, block_N), "float32")
+            sh = T.alloc_shared((block_M, block_N), "float32")
+            row = T.alloc_shared((block_M,), "float32")
+            T.copy(A[bz, bx * block_M:(bx + 1) * block_M, by * block_N:(by + 1) * block_N], frag)
+            T.copy(frag, sh)
+            T.atomic_max(Mx[bx * block_M:(bx + 1) * block_M, by * block_N:(by + 1) * block_N], frag)
+            T.atomic_min(Mn[bx * block_M, by * block_N], sh)
+            T.fill(row, -T.infinity("float32"))
+            for i, j in T.Parallel(block_M, block_N):
+                T.atomic_max(row[i], sh[i, j])
+            T.atomic_max(Rows[bx * block_M:(bx + 1) * block_M], row)
+    return main
+
+
 def strided_sum(M, N, step, block_M=32):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
@@ -225,6 +244,13 @@ TEST(LanguageOnEmulator, BlockSparseGemmAnyOfAllOf) {
   Check("block_sparse_gemm", {{"M", "64"}, {"N", "96"}, {"K", "128"}}, 41, {"C"});
   Check("block_sparse_gemm", {{"M", "64"}, {"N", "64"}, {"K", "96"}, {"where", "local"}}, 42,
         {"C"});
+}
+
+// The tile form of T.atomic_max / T.atomic_min: fragment and shared sources,
+// global destinations given as a region and as a head element, clipped at the
+// ragged border.
+TEST(LanguageOnEmulator, TileAtomicMaxMinRagged) {
+  Check("tile_extrema", {{"K", "3"}, {"M", "37"}, {"N", "29"}}, 43, {"Mx", "Mn", "Rows"});
 }
 
 TEST(LanguageOnEmulator, GeneratorSumRagged) {
