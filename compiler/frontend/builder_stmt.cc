@@ -622,6 +622,11 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
                "@tilelang.jit function");
   }
   if (InKernel()) return Err(item.context->loc, "T.Kernel blocks cannot be nested");
+  if (spec.no_grid && item.target) {
+    return Err(item.target->loc,
+               "T.Kernel without grid extents has no block index to bind; give the grid "
+               "(T.Kernel(1, threads=...))");
+  }
   size_t n = spec.grid.size();
   static constexpr const char* kDefaultNames[] = {"bx", "by", "bz"};
   std::vector<std::string> names;
@@ -658,7 +663,7 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
     ir::Var var = ir::MakeVar(name, ir::DType::kInt32);
     kernel->block_vars.push_back(var);
     block_values.push_back(Value::Runtime(var));
-    if (!single || n == 1) BindName(name, Value::Runtime(var));
+    if ((!single || n == 1) && !spec.no_grid) BindName(name, Value::Runtime(var));
   }
   if (single && n > 1) BindName(single->id, Value::Tuple(block_values));
   frame().loops.push_back(true);

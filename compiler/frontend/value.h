@@ -214,6 +214,8 @@ struct LoopSpec {
 
 struct KernelSpec {
   std::vector<ir::Expr> grid;
+  // T.Kernel(threads=...) without grid extents: one block, no block index.
+  bool no_grid = false;
   ir::Expr threads;
   std::string prelude;
 };

@@ -505,7 +505,7 @@ def main(A: T.Tensor((16,), "float32")):
 )py",
        "main",
        {},
-       "test.py:4:10: error: T.Kernel takes 1 to 3 grid extents, got 4"},
+       "test.py:4:10: error: T.Kernel takes 0 to 3 grid extents, got 4"},
 
       {"StoreBufferIntoElement",
        R"py(import tilelang.language as T

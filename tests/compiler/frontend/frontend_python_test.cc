@@ -485,5 +485,31 @@ def f(storage_dtype="int8", in_dtype="float16", num_bits=4):
             (std::vector<int64_t>{32, 1}));
 }
 
+
+TEST(FrontendPython, KernelWithoutGridIsOneBlock) {
+  constexpr char kSrc[] = R"py(
+@T.prim_func
+def main(A: T.Tensor((4,), "float32")):
+    with T.Kernel(threads=32):
+        for i in T.Parallel(4):
+            A[i] = A[i] + 1
+)py";
+  ir::Program p = Ok(kSrc, "main");
+  auto kernels = test_util::Find<ir::KernelNode>(p);
+  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_EQ(kernels[0]->grid.size(), 1u);
+  EXPECT_EQ(ir::AsConstInt(kernels[0]->grid[0]), 1);
+  EXPECT_EQ(ir::AsConstInt(kernels[0]->threads), 32);
+  constexpr char kBound[] = R"py(
+@T.prim_func
+def main(A: T.Tensor((4,), "float32")):
+    with T.Kernel(threads=32) as bx:
+        pass
+)py";
+  EXPECT_EQ(ErrorOf(kBound, "main"),
+            "test.py:7:34: error: T.Kernel without grid extents has no block index to bind; give "
+            "the grid (T.Kernel(1, threads=...))");
+}
+
 }  // namespace
 }  // namespace tilec::frontend

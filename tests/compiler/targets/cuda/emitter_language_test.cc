@@ -178,6 +178,18 @@ def tile_extrema(K, M, N, block_M=16, block_N=16):
     return main
 
 
+def one_block(N):
+    @T.prim_func
+    def main(Src: T.Tensor((N,), "float32"), Out: T.Tensor((N,), "float32")):
+        with T.Kernel(threads=32):
+            frag = T.alloc_fragment((N,), "float32")
+            for i in T.Parallel(N):
+                frag[i] = Src[i] * 3
+            for i in T.Parallel(N):
+                T.atomic_max(Out[i], frag[i])
+    return main
+
+
 def strided_sum(M, N, step, block_M=32):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
@@ -252,6 +264,9 @@ TEST(LanguageOnEmulator, BlockSparseGemmAnyOfAllOf) {
 TEST(LanguageOnEmulator, TileAtomicMaxMinRagged) {
   Check("tile_extrema", {{"K", "3"}, {"M", "37"}, {"N", "29"}}, 43, {"Mx", "Mn", "Rows"});
 }
+
+// T.Kernel(threads=...) without grid extents: one block.
+TEST(LanguageOnEmulator, KernelWithoutGrid) { Check("one_block", {{"N", "45"}}, 44, {"Out"}); }
 
 TEST(LanguageOnEmulator, GeneratorSumRagged) {
   Check("strided_sum", {{"M", "50"}, {"N", "13"}, {"step", "4"}}, 34, {"B"});
