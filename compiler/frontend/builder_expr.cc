@@ -353,13 +353,26 @@ absl::StatusOr<Value> Builder::IndexBuffer(const ir::Buffer& b, const SubscriptE
     }
     absl::StatusOr<Value> v = Eval(*ix);
     if (!v.ok()) return v.status();
+    // A slice() value is a slice; a tuple of indices and slices spreads.
+    auto add = [&](const Value& s) {
+      if (s.kind != ValueKind::kSlice) {
+        idx.push_back(Index{false, s, {}, {}, {}, item.loc});
+        return;
+      }
+      Index x{true, Value::None(), std::nullopt, std::nullopt, std::nullopt, item.loc};
+      const ValueList& parts = *s.tuple;
+      if (parts[0].kind != ValueKind::kNone) x.lo = parts[0];
+      if (parts[1].kind != ValueKind::kNone) x.hi = parts[1];
+      if (parts[2].kind != ValueKind::kNone) x.step = parts[2];
+      idx.push_back(std::move(x));
+    };
     if (v->IsSequence() || starred) {
       ValueList items;
       absl::StatusOr<Value> it = Iterable(*v, item.loc, &items);
       if (!it.ok()) return it.status();
-      for (const Value& s : items) idx.push_back(Index{false, s, {}, {}, {}, item.loc});
+      for (const Value& s : items) add(s);
     } else {
-      idx.push_back(Index{false, *v, {}, {}, {}, item.loc});
+      add(*v);
     }
   }
   size_t rank = b->shape.size();

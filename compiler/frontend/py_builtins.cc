@@ -119,6 +119,14 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     return r;
   }
   if (name == "print") return Value::None();
+  if (name == "slice") {
+    // slice(stop) / slice(start, stop[, step]): a buffer index (B[s],
+    // B[tuple_of_slices]); parts may be None.
+    if (absl::Status s = need(1, 3); !s.ok()) return s;
+    if (args.positional.size() == 1) return Value::Slice(Value::None(), pos(0), Value::None());
+    return Value::Slice(pos(0), pos(1),
+                        args.positional.size() == 3 ? pos(2) : Value::None());
+  }
   if (name == "isinstance") {
     if (absl::Status s = need(2, 2); !s.ok()) return s;
     const Value& cls = pos(1);

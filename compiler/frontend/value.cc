@@ -115,6 +115,12 @@ Value Value::Function(FunctionValue fn) {
   return r;
 }
 
+Value Value::Slice(Value start, Value stop, Value step) {
+  Value r = Tuple({std::move(start), std::move(stop), std::move(step)});
+  r.kind = ValueKind::kSlice;
+  return r;
+}
+
 Value Value::Class(std::shared_ptr<ClassValue> c) {
   Value r;
   r.kind = ValueKind::kClass;
@@ -299,6 +305,7 @@ std::string DescribeValue(const Value& v) {
     case ValueKind::kGemmPolicy: return "T.GemmWarpPolicy";
     case ValueKind::kTensorType: return "tensor type";
     case ValueKind::kClass: return Cat("class `", v.klass ? v.klass->name : "?", "`");
+    case ValueKind::kSlice: return "slice";
     case ValueKind::kObject:
       return Cat("`", v.object && v.object->cls ? v.object->cls->name : "?", "` object");
   }

@@ -74,6 +74,7 @@ enum class ValueKind : uint8_t {
   kTensorType,  // T.Tensor((M, K), dtype): a parameter annotation
   kClass,       // a `class` of the source file
   kObject,      // an instance of such a class
+  kSlice,       // slice(start, stop, step): `tuple` holds the three parts (None if absent)
 };
 
 class Env;  // a scope of names (builder.h)
@@ -149,6 +150,7 @@ struct Value {
   static Value TensorType(std::vector<Value> shape, ir::DType dtype);
   static Value Class(std::shared_ptr<ClassValue> c);
   static Value Object(std::shared_ptr<ObjectValue> o);
+  static Value Slice(Value start, Value stop, Value step);
 
   bool is(ValueKind k) const { return kind == k; }
   // bool, int or float (Python's numbers; bool counts as an int).

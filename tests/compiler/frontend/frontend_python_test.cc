@@ -511,5 +511,29 @@ def main(A: T.Tensor((4,), "float32")):
             "the grid (T.Kernel(1, threads=...))");
 }
 
+
+TEST(FrontendPython, SliceObjectsIndexBuffers) {
+  constexpr char kSrc[] = R"py(
+def f(shape=(4, 8, 16)):
+    full = tuple(slice(None) for _ in shape)
+    @T.prim_func
+    def main(A: T.Tensor(shape, "float32"), B: T.Tensor(shape[1:], "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared(shape, "float32")
+            R = T.alloc_shared(shape[1:], "float32")
+            T.copy(A[full], S)
+            T.copy(S[(1,) + full[1:]], R)
+            T.copy(R[slice(0, 8), slice(4, None)], B[0:8, 4:16])
+    return main
+)py";
+  ir::Program p = Ok(kSrc, "f");
+  auto copies = test_util::Find<ir::CopyNode>(p);
+  ASSERT_EQ(copies.size(), 3u);
+  EXPECT_EQ(ir::AsConstInt(copies[1]->src.mins[0]), 1);
+  EXPECT_EQ(ir::AsConstInt(copies[1]->src.extents[2]), 16);
+  EXPECT_EQ(ir::AsConstInt(copies[2]->src.mins[1]), 4);
+  EXPECT_EQ(ir::AsConstInt(copies[2]->src.extents[1]), 12);
+}
+
 }  // namespace
 }  // namespace tilec::frontend
