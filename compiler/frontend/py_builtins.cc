@@ -87,6 +87,7 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
   auto pos_loc = [&](size_t k) { return args.positional[k].loc; };
   auto need = [&](size_t lo, size_t hi) -> absl::Status {
     if (!args.keywords.empty() && name != "sorted" && name != "enumerate" && name != "sum" &&
+        name != "itertools.product" &&
         name != "print" && name != "dict" && name != "min" && name != "max" && name != "round") {
       return b.Err(args.keywords[0].second.loc, Cat(name, "() takes no keyword arguments here"));
     }
@@ -119,6 +120,79 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     return r;
   }
   if (name == "print") return Value::None();
+  if (StartsWith(name, "operator.")) {
+    if (absl::Status s = need(2, 2); !s.ok()) return s;
+    static const std::pair<std::string_view, BinOpKind> kOps[] = {
+        {"add", BinOpKind::kAdd},       {"sub", BinOpKind::kSub},
+        {"mul", BinOpKind::kMul},       {"truediv", BinOpKind::kDiv},
+        {"floordiv", BinOpKind::kFloorDiv}, {"mod", BinOpKind::kMod},
+        {"pow", BinOpKind::kPow},       {"and_", BinOpKind::kBitAnd},
+        {"or_", BinOpKind::kBitOr},     {"xor", BinOpKind::kBitXor},
+        {"lshift", BinOpKind::kLShift}, {"rshift", BinOpKind::kRShift}};
+    std::string_view op = std::string_view(name).substr(9);
+    for (const auto& [n, k] : kOps) {
+      if (n == op) return b.At(ApplyBinOp(k, pos(0), pos(1)), loc);
+    }
+    return b.Err(loc, Cat("`", name, "` is not supported"));
+  }
+  if (name == "functools.reduce") {
+    // reduce(fn, iterable[, initial]): fn applied left to right.
+    if (absl::Status s = need(2, 3); !s.ok()) return s;
+    CallArgs inner{loc, {args.positional[1]}, {}};
+    absl::StatusOr<Value> items = CallPython(b, "list", inner);
+    if (!items.ok()) return items;
+    const ValueList& xs = items->Items();
+    size_t k = 0;
+    Value acc;
+    if (args.positional.size() == 3) {
+      acc = pos(2);
+    } else {
+      if (xs.empty()) return b.Err(loc, "reduce() of an empty sequence with no initial value");
+      acc = xs[k++];
+    }
+    for (; k < xs.size(); ++k) {
+      absl::StatusOr<Value> next =
+          b.CallValue(pos(0), CallArgs{loc, {Arg{acc, loc}, Arg{xs[k], loc}}, {}});
+      if (!next.ok()) return next;
+      acc = *next;
+    }
+    return acc;
+  }
+  if (name == "itertools.product") {
+    // product(*iterables, repeat=1): tuples in lexicographic order.
+    int64_t repeat = 1;
+    for (const auto& [kw, a] : args.keywords) {
+      if (kw != "repeat") return b.Err(a.loc, Cat("product() got an unexpected keyword argument '", kw, "'"));
+      absl::StatusOr<int64_t> r = b.StaticInt(a.value, a.loc, "product(repeat=)");
+      if (!r.ok()) return r.status();
+      repeat = *r;
+    }
+    std::vector<ValueList> pools;
+    for (int64_t r = 0; r < repeat; ++r) {
+      for (const Arg& a : args.positional) {
+        CallArgs inner{a.loc, {a}, {}};
+        absl::StatusOr<Value> items = CallPython(b, "list", inner);
+        if (!items.ok()) return items;
+        pools.push_back(items->Items());
+      }
+    }
+    std::vector<ValueList> out = {{}};
+    for (const ValueList& pool : pools) {
+      std::vector<ValueList> next;
+      for (const ValueList& prefix : out) {
+        for (const Value& v : pool) {
+          if (next.size() >= kMaxStagingItems) return b.Err(loc, "product() is too large");
+          ValueList t = prefix;
+          t.push_back(v);
+          next.push_back(std::move(t));
+        }
+      }
+      out = std::move(next);
+    }
+    ValueList tuples;
+    for (ValueList& t : out) tuples.push_back(Value::Tuple(std::move(t)));
+    return Value::List(std::move(tuples));
+  }
   if (name == "slice") {
     // slice(stop) / slice(start, stop[, step]): a buffer index (B[s],
     // B[tuple_of_slices]); parts may be None.

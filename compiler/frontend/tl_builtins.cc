@@ -109,7 +109,7 @@ bool IsKnownModule(std::string_view path) {
          path == "tilelang.math" ||
          path == "tilelang.PassConfigKey" || path == "tilelang.language.GemmWarpPolicy" ||
          path == "math" || path == "torch" || path == "dataclasses" || path == "tvm" ||
-         path == "tvm.tir";
+         path == "tvm.tir" || path == "functools" || path == "operator" || path == "itertools";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -164,6 +164,15 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
     if (attr == "Select") return Value::Builtin("T.if_then_else");
     if (attr == "Max") return Value::Builtin("T.max");
     if (attr == "Min") return Value::Builtin("T.min");
+    return std::nullopt;
+  }
+  if (path == "functools" && attr == "reduce") return Value::Builtin("functools.reduce");
+  if (path == "itertools" && attr == "product") return Value::Builtin("itertools.product");
+  if (path == "operator") {
+    static constexpr std::string_view kOps[] = {"add", "sub", "mul", "truediv", "floordiv",
+                                                "mod", "pow", "and_", "or_", "xor",
+                                                "lshift", "rshift"};
+    if (Contains(std::begin(kOps), std::end(kOps), attr)) return Value::Builtin(Cat("operator.", attr));
     return std::nullopt;
   }
   if (path == "dataclasses") {

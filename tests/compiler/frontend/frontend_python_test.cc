@@ -535,5 +535,27 @@ def f(shape=(4, 8, 16)):
   EXPECT_EQ(ir::AsConstInt(copies[2]->src.extents[1]), 12);
 }
 
+
+TEST(FrontendPython, FunctoolsOperatorItertools) {
+  constexpr char kSrc[] = R"py(
+import functools
+import itertools
+import operator
+from functools import reduce
+
+def f(shape=(2, 3, 4)):
+    numel = functools.reduce(operator.mul, shape)
+    total = reduce(lambda a, b: a + b, shape, 100)
+    pairs = list(itertools.product(range(2), "ab"))
+    cube = len(list(itertools.product((0, 1), repeat=3)))
+    assert pairs[1] == (0, "b") and pairs[2] == (1, "a")
+    @T.prim_func
+    def main(A: T.Tensor((numel, total, len(pairs), cube), "float32")):
+        pass
+    return main
+)py";
+  EXPECT_EQ(ConstShape(Ok(kSrc, "f").params[0].tensor), (std::vector<int64_t>{24, 109, 4, 8}));
+}
+
 }  // namespace
 }  // namespace tilec::frontend
