@@ -304,6 +304,7 @@ class Builder {
   absl::StatusOr<Flow> ExecAnnAssign(const AnnAssignStmt& s);
   absl::StatusOr<Flow> ExecFor(const ForStmt& s);
   absl::StatusOr<Flow> ExecIrLoop(const ForStmt& s, const LoopSpec& loop);
+  absl::StatusOr<Flow> ExecGeneratorLoop(const ForStmt& s, const Value& gen);
   absl::StatusOr<Flow> ExecStagingLoop(const ForStmt& s, const ValueList& items);
   absl::StatusOr<Flow> ExecWhile(const WhileStmt& s);
   absl::StatusOr<Flow> ExecIf(const IfStmt& s);

@@ -730,6 +730,9 @@ absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
   frame().kernel_syntax = saved_syntax;
   if (!s.ok()) return s;
   if (e.comp_kind == ComprehensionKind::kDict) return Value::Dict(std::move(dict_out));
+  // A generator expression is evaluated eagerly but consumed once, as in
+  // Python (a loop that breaks leaves the rest to the next loop over it).
+  if (e.comp_kind == ComprehensionKind::kGenerator) return Value::Generator(std::move(out));
   return Value::List(std::move(out));
 }
 
@@ -737,6 +740,7 @@ absl::StatusOr<Value> Builder::Iterable(const Value& v, SourceLoc loc, ValueList
   switch (v.kind) {
     case ValueKind::kTuple:
     case ValueKind::kList: *items = v.Items(); return v;
+    case ValueKind::kGenerator: *items = v.TakeRemaining(); return v;
     case ValueKind::kStr:
       for (char c : v.s) items->push_back(Value::Str(std::string(1, c)));
       return v;

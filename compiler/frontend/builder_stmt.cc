@@ -422,6 +422,7 @@ absl::StatusOr<Flow> Builder::ExecFor(const ForStmt& s) {
   absl::StatusOr<Value> iter = Eval(*s.iter);
   if (!iter.ok()) return iter.status();
   if (iter->kind == ValueKind::kLoop) return ExecIrLoop(s, *iter->loop);
+  if (iter->kind == ValueKind::kGenerator) return ExecGeneratorLoop(s, *iter);
   ValueList items;
   absl::StatusOr<Value> it = Iterable(*iter, s.iter->loc, &items);
   if (!it.ok()) return it.status();
@@ -434,6 +435,33 @@ absl::StatusOr<Flow> Builder::ExecStagingLoop(const ForStmt& s, const ValueList&
   for (const Value& item : items) {
     absl::Status tick = Tick(s.loc);
     if (!tick.ok()) return tick;
+    absl::Status st = AssignTarget(*s.target, item);
+    if (!st.ok()) return st;
+    absl::StatusOr<Flow> flow = ExecBlock(s.body);
+    if (!flow.ok()) return flow;
+    if (*flow == Flow::kBreak) {
+      broke = true;
+      break;
+    }
+    if (*flow == Flow::kReturn) {
+      frame().loops.pop_back();
+      return flow;
+    }
+  }
+  frame().loops.pop_back();
+  if (!broke && !s.orelse.empty()) return ExecBlock(s.orelse);
+  return Flow::kNormal;
+}
+
+absl::StatusOr<Flow> Builder::ExecGeneratorLoop(const ForStmt& s, const Value& gen) {
+  // Items are taken one at a time: after a `break`, the rest stays in the
+  // generator for the next loop over it.
+  frame().loops.push_back(false);
+  bool broke = false;
+  while (*gen.cursor < gen.list->size()) {
+    absl::Status tick = Tick(s.loc);
+    if (!tick.ok()) return tick;
+    Value item = (*gen.list)[(*gen.cursor)++];
     absl::Status st = AssignTarget(*s.target, item);
     if (!st.ok()) return st;
     absl::StatusOr<Flow> flow = ExecBlock(s.body);

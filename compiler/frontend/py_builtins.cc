@@ -369,6 +369,10 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
           items = x.Items();
           return absl::OkStatus();
         }
+        if (x.kind == ValueKind::kGenerator) {
+          items = x.TakeRemaining();
+          return absl::OkStatus();
+        }
         if (x.kind == ValueKind::kStr) {
           for (char c : x.s) items.push_back(Value::Str(std::string(1, c)));
           return absl::OkStatus();
@@ -440,8 +444,9 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
       const Value& x = pos(0);
       if (x.kind == ValueKind::kDict) {
         items = *x.dict;
-      } else if (x.IsSequence()) {
-        for (const Value& pair : x.Items()) {
+      } else if (x.IsSequence() || x.kind == ValueKind::kGenerator) {
+        const ValueList pairs = x.kind == ValueKind::kGenerator ? x.TakeRemaining() : x.Items();
+        for (const Value& pair : pairs) {
           if (!pair.IsSequence() || pair.Items().size() != 2) {
             return b.Err(pos_loc(0), "dict() needs a sequence of pairs");
           }

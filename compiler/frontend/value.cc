@@ -121,6 +121,20 @@ Value Value::Slice(Value start, Value stop, Value step) {
   return r;
 }
 
+Value Value::Generator(ValueList items) {
+  Value r = List(std::move(items));
+  r.kind = ValueKind::kGenerator;
+  r.cursor = std::make_shared<size_t>(0);
+  return r;
+}
+
+ValueList Value::TakeRemaining() const {
+  if (kind != ValueKind::kGenerator || !list || !cursor) return {};
+  size_t from = std::min(*cursor, list->size());
+  *cursor = list->size();
+  return ValueList(list->begin() + static_cast<std::ptrdiff_t>(from), list->end());
+}
+
 Value Value::Class(std::shared_ptr<ClassValue> c) {
   Value r;
   r.kind = ValueKind::kClass;
@@ -306,6 +320,7 @@ std::string DescribeValue(const Value& v) {
     case ValueKind::kTensorType: return "tensor type";
     case ValueKind::kClass: return Cat("class `", v.klass ? v.klass->name : "?", "`");
     case ValueKind::kSlice: return "slice";
+    case ValueKind::kGenerator: return "generator";
     case ValueKind::kObject:
       return Cat("`", v.object && v.object->cls ? v.object->cls->name : "?", "` object");
   }

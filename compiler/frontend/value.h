@@ -75,6 +75,7 @@ enum class ValueKind : uint8_t {
   kClass,       // a `class` of the source file
   kObject,      // an instance of such a class
   kSlice,       // slice(start, stop, step): `tuple` holds the three parts (None if absent)
+  kGenerator,   // a generator expression: `list` holds its items, `cursor` the next one
 };
 
 class Env;  // a scope of names (builder.h)
@@ -124,6 +125,9 @@ struct Value {
   // (`self.x = 1` is seen through every alias; so is `Cls.x = 1`).
   std::shared_ptr<ClassValue> klass;
   std::shared_ptr<ObjectValue> object;
+  // kGenerator: index of the next item; shared, so that a generator is
+  // consumed once whatever aliases it.
+  std::shared_ptr<size_t> cursor;
 
   // Constructors.
   static Value None();
@@ -151,6 +155,10 @@ struct Value {
   static Value Class(std::shared_ptr<ClassValue> c);
   static Value Object(std::shared_ptr<ObjectValue> o);
   static Value Slice(Value start, Value stop, Value step);
+  // A generator over `items` (evaluated eagerly, consumed once).
+  static Value Generator(ValueList items);
+  // kGenerator: the items not consumed yet, which are then consumed.
+  ValueList TakeRemaining() const;
 
   bool is(ValueKind k) const { return kind == k; }
   // bool, int or float (Python's numbers; bool counts as an int).

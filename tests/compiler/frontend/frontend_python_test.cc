@@ -557,5 +557,30 @@ def f(shape=(2, 3, 4)):
   EXPECT_EQ(ConstShape(Ok(kSrc, "f").params[0].tensor), (std::vector<int64_t>{24, 109, 4, 8}));
 }
 
+
+TEST(FrontendPython, GeneratorsAreConsumedOnce) {
+  constexpr char kSrc[] = R"py(
+@T.prim_func
+def main(B: T.Tensor((8,), "int32")):
+    values = (i for i in range(4))
+    with T.Kernel(1, threads=32) as bx:
+        for i in values:
+            B[i] = i
+            break
+        for i in values:
+            B[i + 4] = i
+        rest = list(values)
+        B[0] = len(rest) + sum(x for x in range(3)) + len(dict((k, k) for k in range(2)))
+)py";
+  ir::Program p = Ok(kSrc, "main");
+  // The first loop takes item 0, the second items 1..3, list() nothing.
+  auto stores = test_util::Find<ir::StoreNode>(p);
+  ASSERT_EQ(stores.size(), 5u);
+  EXPECT_EQ(ir::PrintExpr(stores[0]->indices[0]), "0");
+  EXPECT_EQ(ir::PrintExpr(stores[1]->indices[0]), "5");
+  EXPECT_EQ(ir::PrintExpr(stores[3]->indices[0]), "7");
+  EXPECT_EQ(ir::PrintExpr(stores[4]->value), "5");
+}
+
 }  // namespace
 }  // namespace tilec::frontend
