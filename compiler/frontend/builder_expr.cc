@@ -99,7 +99,13 @@ absl::StatusOr<Value> Builder::Eval(const Expr& e) {
       }
       return Value::Dict(std::move(items));
     }
-    case ExprKind::kSet: return Err(e.loc, "set displays are not supported");
+    case ExprKind::kSet: {
+      absl::StatusOr<ValueList> items = EvalElements(e.as<SetExpr>()->elts);
+      if (!items.ok()) return items.status();
+      std::optional<Value> set = Value::Set(*items);
+      if (!set) return Err(e.loc, "a set of runtime values is not supported");
+      return *set;
+    }
     case ExprKind::kLambda: return EvalLambda(*e.as<LambdaExpr>());
     case ExprKind::kComprehension: return EvalComprehension(*e.as<ComprehensionExpr>());
     case ExprKind::kStarred:
@@ -671,8 +677,6 @@ absl::StatusOr<Value> Builder::EvalLambda(const LambdaExpr& e) {
 }
 
 absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
-  if (e.comp_kind == ComprehensionKind::kSet)
-    return Err(e.loc, "set comprehensions are not supported");
   // A comprehension is plain Python even inside a kernel, as in TileLang:
   // `range` is Python's and the loop variables are staging names (no Lets).
   // Its elements may still be runtime expressions (`sum(A[i, k] for k in
@@ -733,6 +737,11 @@ absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
   // A generator expression is evaluated eagerly but consumed once, as in
   // Python (a loop that breaks leaves the rest to the next loop over it).
   if (e.comp_kind == ComprehensionKind::kGenerator) return Value::Generator(std::move(out));
+  if (e.comp_kind == ComprehensionKind::kSet) {
+    std::optional<Value> set = Value::Set(out);
+    if (!set) return Err(e.loc, "a set of runtime values is not supported");
+    return *set;
+  }
   return Value::List(std::move(out));
 }
 
@@ -741,6 +750,9 @@ absl::StatusOr<Value> Builder::Iterable(const Value& v, SourceLoc loc, ValueList
     case ValueKind::kTuple:
     case ValueKind::kList: *items = v.Items(); return v;
     case ValueKind::kGenerator: *items = v.TakeRemaining(); return v;
+    case ValueKind::kSet:
+      return Err(loc, "iterating a set is not supported: Python's order is the hash order, which "
+                      "tilec does not reproduce; iterate sorted(...) instead");
     case ValueKind::kStr:
       for (char c : v.s) items->push_back(Value::Str(std::string(1, c)));
       return v;

@@ -81,6 +81,16 @@ absl::StatusOr<bool> IsInstanceOf(Builder& b, const Value& x, const Value& cls, 
 
 }  // namespace
 
+namespace {
+// The items of an iterable for a use that does not depend on their order
+// (sum, min, max, any, all): a set's items, else list(x)'s.
+absl::StatusOr<Value> ItemsAnyOrder(Builder& b, const Arg& a, SourceLoc loc) {
+  if (a.value.kind == ValueKind::kSet) return Value::List(*a.value.list);
+  CallArgs inner{loc, {a}, {}};
+  return CallPython(b, "list", inner);
+}
+}  // namespace
+
 absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& args) {
   const SourceLoc loc = args.loc;
   auto pos = [&](size_t k) -> const Value& { return args.positional[k].value; };
@@ -193,6 +203,19 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     for (ValueList& t : out) tuples.push_back(Value::Tuple(std::move(t)));
     return Value::List(std::move(tuples));
   }
+  if (name == "set") {
+    if (absl::Status s = need(0, 1); !s.ok()) return s;
+    ValueList items;
+    if (!args.positional.empty()) {
+      CallArgs inner{loc, {args.positional[0]}, {}};
+      absl::StatusOr<Value> all = CallPython(b, "list", inner);
+      if (!all.ok()) return all;
+      items = all->Items();
+    }
+    std::optional<Value> set = Value::Set(items);
+    if (!set) return b.Err(loc, "a set of runtime values is not supported");
+    return *set;
+  }
   if (name == "slice") {
     // slice(stop) / slice(start, stop[, step]): a buffer index (B[s],
     // B[tuple_of_slices]); parts may be None.
@@ -231,6 +254,7 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
   if (name == "len") {
     if (absl::Status s = need(1, 1); !s.ok()) return s;
     const Value& x = pos(0);
+    if (x.kind == ValueKind::kSet) return Value::Int(static_cast<int64_t>(x.list->size()));
     if (x.kind == ValueKind::kStr) return Value::Int(static_cast<int64_t>(x.s.size()));
     if (x.IsSequence()) return Value::Int(static_cast<int64_t>(x.Items().size()));
     if (x.kind == ValueKind::kDict) return Value::Int(static_cast<int64_t>(x.dict->size()));
@@ -259,8 +283,7 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     }
     ValueList items;
     if (args.positional.size() == 1) {
-      CallArgs inner{loc, {args.positional[0]}, {}};
-      absl::StatusOr<Value> all = CallPython(b, "list", inner);
+      absl::StatusOr<Value> all = ItemsAnyOrder(b, args.positional[0], loc);
       if (!all.ok()) return all;
       items = all->Items();
       if (items.empty() && dflt) return *dflt;
@@ -371,6 +394,17 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
         }
         if (x.kind == ValueKind::kGenerator) {
           items = x.TakeRemaining();
+          return absl::OkStatus();
+        }
+        if (x.kind == ValueKind::kSet) {
+          // Only an order-independent use (sorted(); the reductions sum,
+          // min, max, any and all take a set through ItemsAnyOrder).
+          if (name != "sorted") {
+            return b.Err(pos_loc(0), Cat(name, "() of a set is not supported: Python's order is "
+                                               "the hash order, which tilec does not reproduce; "
+                                               "use sorted(...)"));
+          }
+          items = *x.list;
           return absl::OkStatus();
         }
         if (x.kind == ValueKind::kStr) {
@@ -496,8 +530,7 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
   if (name == "sum" || name == "any" || name == "all") {
     absl::StatusOr<Args> a = BindArgs(b, args, name, {"iterable", "start"}, 1);
     if (!a.ok()) return a.status();
-    CallArgs inner{loc, {*(*a)[0]}, {}};
-    absl::StatusOr<Value> items = CallPython(b, "list", inner);
+    absl::StatusOr<Value> items = ItemsAnyOrder(b, *(*a)[0], loc);
     if (!items.ok()) return items;
     if (name == "sum") {
       Value acc = (*a)[1] ? (*a)[1]->value : Value::Int(0);

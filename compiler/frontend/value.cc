@@ -121,6 +121,23 @@ Value Value::Slice(Value start, Value stop, Value step) {
   return r;
 }
 
+std::optional<Value> Value::Set(const ValueList& items) {
+  ValueList unique;
+  for (const Value& v : items) {
+    bool seen = false;
+    for (const Value& u : unique) {
+      std::optional<bool> eq = StagingEquals(v, u);
+      if (!eq) return std::nullopt;
+      seen = seen || *eq;
+    }
+    if (unique.empty() && !StagingEquals(v, v)) return std::nullopt;
+    if (!seen) unique.push_back(v);
+  }
+  Value r = List(std::move(unique));
+  r.kind = ValueKind::kSet;
+  return r;
+}
+
 Value Value::Generator(ValueList items) {
   Value r = List(std::move(items));
   r.kind = ValueKind::kGenerator;
@@ -321,6 +338,7 @@ std::string DescribeValue(const Value& v) {
     case ValueKind::kClass: return Cat("class `", v.klass ? v.klass->name : "?", "`");
     case ValueKind::kSlice: return "slice";
     case ValueKind::kGenerator: return "generator";
+    case ValueKind::kSet: return "set";
     case ValueKind::kObject:
       return Cat("`", v.object && v.object->cls ? v.object->cls->name : "?", "` object");
   }
@@ -370,6 +388,7 @@ std::optional<bool> Truthy(const Value& v) {
     case ValueKind::kTuple:
     case ValueKind::kList: return !v.Items().empty();
     case ValueKind::kDict: return v.dict && !v.dict->empty();
+    case ValueKind::kSet: return v.list && !v.list->empty();
     case ValueKind::kRange: {
       if (!v.range) return false;
       const RangeValue& r = *v.range;
@@ -441,6 +460,16 @@ std::optional<bool> StagingEquals(const Value& a, const Value& b) {
       return a.builtin && b.builtin && a.builtin->name == b.builtin->name &&
              a.builtin->self == b.builtin->self;
     case ValueKind::kDict: return a.dict == b.dict;
+    case ValueKind::kSet: {
+      // Equal when each holds the other's items, in any order.
+      if (a.list->size() != b.list->size()) return false;
+      for (const Value& x : *a.list) {
+        bool found = false;
+        for (const Value& y : *b.list) found = found || StagingEquals(x, y).value_or(false);
+        if (!found) return false;
+      }
+      return true;
+    }
     case ValueKind::kClass: return a.klass == b.klass;
     case ValueKind::kObject: return a.object == b.object;
     default: return false;

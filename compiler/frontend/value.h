@@ -76,6 +76,7 @@ enum class ValueKind : uint8_t {
   kObject,      // an instance of such a class
   kSlice,       // slice(start, stop, step): `tuple` holds the three parts (None if absent)
   kGenerator,   // a generator expression: `list` holds its items, `cursor` the next one
+  kSet,         // a set of staging values: `list` holds them, each once
 };
 
 class Env;  // a scope of names (builder.h)
@@ -157,6 +158,9 @@ struct Value {
   static Value Slice(Value start, Value stop, Value step);
   // A generator over `items` (evaluated eagerly, consumed once).
   static Value Generator(ValueList items);
+  // A set of `items` (duplicates dropped); nullopt when an item is a runtime
+  // value, whose equality is unknown at staging time.
+  static std::optional<Value> Set(const ValueList& items);
   // kGenerator: the items not consumed yet, which are then consumed.
   ValueList TakeRemaining() const;
 

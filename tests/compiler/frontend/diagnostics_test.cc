@@ -47,16 +47,16 @@ def f(n):
        "`while` only at staging time, in Python code outside kernel bodies (@T.prim_func, "
        "@T.macro and eager @tilelang.jit functions)"},
 
-      {"SetComprehension",
+      {"SetOfRuntimeValues",
        R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((4,), "float32")):
     with T.Kernel(1, threads=32) as bx:
-        xs = {i for i in range(4)}
+        xs = {A[i] for i in range(4)}
 )py",
        "main",
        {},
-       "test.py:5:14: error: set comprehensions are not supported"},
+       "test.py:5:14: error: a set of runtime values is not supported"},
 
       {"LayoutFunctionWithStarArgs",
        R"py(import tilelang.language as T
@@ -548,14 +548,15 @@ def f():
        {},
        "test.py:3:13: error: integer overflow in **"},
 
-      {"SetDisplay",
+      {"IteratingASet",
        R"py(import tilelang.language as T
 def f():
-    s = {1, 2}
+    s = [x for x in {1, 2}]
 )py",
        "f",
        {},
-       "test.py:3:9: error: set displays are not supported"},
+       "test.py:3:21: error: iterating a set is not supported: Python's order is the hash "
+       "order, which tilec does not reproduce; iterate sorted(...) instead"},
 
       {"UnknownDtype",
        R"py(import tilelang.language as T

@@ -582,5 +582,42 @@ def main(B: T.Tensor((8,), "int32")):
   EXPECT_EQ(ir::PrintExpr(stores[4]->value), "5");
 }
 
+
+TEST(FrontendPython, SetsForOrderFreeUses) {
+  constexpr char kSrc[] = R"py(
+@T.prim_func
+def main(B: T.Tensor((6,), "int32")):
+    unique = {i % 2 for i in range(4)}
+    widths = set([16, 32, 16, 64])
+    with T.Kernel(1, threads=32) as bx:
+        B[0] = len(unique)
+        B[1] = sum(widths) + max(widths)
+        B[2] = sorted(widths)[0]
+        B[3] = 1 if 32 in widths and 48 not in widths else 0
+        B[4] = 1 if {1, 0} == unique and set() != unique and any({0, 1}) else 0
+        B[5] = len({1, 1.0, True})
+)py";
+  ir::Program p = Ok(kSrc, "main");
+  auto stores = test_util::Find<ir::StoreNode>(p);
+  ASSERT_EQ(stores.size(), 6u);
+  const char* want[] = {"2", "176", "16", "1", "1", "1"};
+  for (size_t k = 0; k < 6; ++k) EXPECT_EQ(ir::PrintExpr(stores[k]->value), want[k]) << k;
+  constexpr char kIter[] = R"py(
+def f():
+    for x in {3, 1}:
+        pass
+)py";
+  EXPECT_EQ(ErrorOf(kIter, "f"),
+            "test.py:6:14: error: iterating a set is not supported: Python's order is the hash "
+            "order, which tilec does not reproduce; iterate sorted(...) instead");
+  constexpr char kList[] = R"py(
+def f():
+    xs = list({3, 1})
+)py";
+  EXPECT_EQ(ErrorOf(kList, "f"),
+            "test.py:6:15: error: list() of a set is not supported: Python's order is the hash "
+            "order, which tilec does not reproduce; use sorted(...)");
+}
+
 }  // namespace
 }  // namespace tilec::frontend
