@@ -674,6 +674,12 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
   Frame f;
   f.env = env;
   f.name = fn.name;
+  if (fn.owner && !params->empty() && (*params)[0].kind != ParamKind::kVarArgs) {
+    if (Env::Slot* first = env->LookupLocal((*params)[0].name)) {
+      f.method_owner = fn.owner;
+      f.method_self = first->value;
+    }
+  }
   f.kernel_syntax = fn.flavor == FunctionFlavor::kMacro ||
                     (fn.flavor == FunctionFlavor::kLambda && KernelSyntax());
   absl::Status pushed = PushFrame(std::move(f), args.loc);

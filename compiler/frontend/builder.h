@@ -202,6 +202,10 @@ class Builder {
   // Python binds them, properties called); nullopt when there is none.
   absl::StatusOr<std::optional<Value>> ClassAttribute(const Value& v, const std::string& attr,
                                                       SourceLoc loc);
+  // super() inside a method, and attributes read through it.
+  absl::StatusOr<Value> Super(SourceLoc loc);
+  absl::StatusOr<std::optional<Value>> SuperAttribute(const Value& sup, const std::string& attr,
+                                                      SourceLoc loc);
   // `obj.attr = v` / `Cls.attr = v`.
   absl::Status SetAttribute(const Value& target, const std::string& attr, const Value& v,
                             SourceLoc loc);
@@ -219,6 +223,10 @@ class Builder {
     std::optional<Value> return_value;
     std::vector<bool> loops;  // enclosing loops of this frame: true for IR loops
     std::string name;
+    // A method's frame: the class that defined it and its first argument
+    // (what super() needs).
+    std::shared_ptr<ClassValue> method_owner;
+    std::optional<Value> method_self;
   };
   absl::Status PushFrame(Frame f, SourceLoc loc);
   void PopFrame() { frames_.pop_back(); }

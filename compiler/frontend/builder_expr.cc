@@ -289,6 +289,12 @@ absl::StatusOr<Value> Builder::Attribute(const Value& v, const std::string& attr
       }
       break;
     }
+    case ValueKind::kSuper: {
+      absl::StatusOr<std::optional<Value>> r = SuperAttribute(v, attr, loc);
+      if (!r.ok()) return r.status();
+      if (*r) return **r;
+      break;
+    }
     case ValueKind::kClass:
     case ValueKind::kObject: {
       absl::StatusOr<std::optional<Value>> r = ClassAttribute(v, attr, loc);

@@ -130,6 +130,13 @@ absl::StatusOr<Value> Builder::MakeClass(const ClassDefStmt& def, Env* closure) 
   PopFrame();
   if (!body.ok()) return body;
   cls->attrs = env->LocalItems();
+  // Methods know their class, for super().
+  for (auto& [n, v] : cls->attrs) {
+    if (v.kind != ValueKind::kFunction || v.function->owner || !v.function->def) continue;
+    FunctionValue method = *v.function;
+    method.owner = cls;
+    v = Value::Function(std::move(method));
+  }
   return Value::Class(std::move(cls));
 }
 
@@ -229,6 +236,47 @@ absl::StatusOr<std::optional<Value>> Builder::ClassAttribute(const Value& v,
       return std::optional<Value>(BindTo(*found, v));
   }
   return Internal("unknown method kind");
+}
+
+absl::StatusOr<Value> Builder::Super(SourceLoc loc) {
+  const Frame& f = frame();
+  if (!f.method_owner || !f.method_self) {
+    return Err(loc, "super() is only supported without arguments inside a method");
+  }
+  Value r = Value::Tuple({*f.method_self});
+  r.kind = ValueKind::kSuper;
+  r.klass = f.method_owner;
+  return r;
+}
+
+absl::StatusOr<std::optional<Value>> Builder::SuperAttribute(const Value& sup,
+                                                             const std::string& attr,
+                                                             SourceLoc loc) {
+  // The attribute as the defining class's bases provide it, bound to self.
+  const Value& self = (*sup.tuple)[0];
+  for (const auto& base : sup.klass->bases) {
+    const Value* found = base->Find(attr);
+    if (!found) continue;
+    if (found->kind != ValueKind::kFunction || found->function->bound_self) {
+      return std::optional<Value>(*found);
+    }
+    switch (found->function->method) {
+      case MethodKind::kStatic: return std::optional<Value>(*found);
+      case MethodKind::kClass: {
+        Value owner = self.kind == ValueKind::kObject ? Value::Class(self.object->cls) : self;
+        return std::optional<Value>(BindTo(*found, owner));
+      }
+      case MethodKind::kProperty: {
+        CallArgs none;
+        none.loc = loc;
+        absl::StatusOr<Value> r = CallFunction(*BindTo(*found, self).function, std::move(none));
+        if (!r.ok()) return r.status();
+        return std::optional<Value>(*r);
+      }
+      case MethodKind::kPlain: return std::optional<Value>(BindTo(*found, self));
+    }
+  }
+  return std::optional<Value>();
 }
 
 absl::Status Builder::SetAttribute(const Value& target, const std::string& attr, const Value& v,

@@ -203,6 +203,12 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     for (ValueList& t : out) tuples.push_back(Value::Tuple(std::move(t)));
     return Value::List(std::move(tuples));
   }
+  if (name == "super") {
+    if (!args.positional.empty() || !args.keywords.empty()) {
+      return b.Err(loc, "super() with arguments is not supported; use super() inside a method");
+    }
+    return b.Super(loc);
+  }
   if (name == "set") {
     if (absl::Status s = need(0, 1); !s.ok()) return s;
     ValueList items;

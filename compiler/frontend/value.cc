@@ -339,6 +339,7 @@ std::string DescribeValue(const Value& v) {
     case ValueKind::kSlice: return "slice";
     case ValueKind::kGenerator: return "generator";
     case ValueKind::kSet: return "set";
+    case ValueKind::kSuper: return "super()";
     case ValueKind::kObject:
       return Cat("`", v.object && v.object->cls ? v.object->cls->name : "?", "` object");
   }

@@ -77,6 +77,7 @@ enum class ValueKind : uint8_t {
   kSlice,       // slice(start, stop, step): `tuple` holds the three parts (None if absent)
   kGenerator,   // a generator expression: `list` holds its items, `cursor` the next one
   kSet,         // a set of staging values: `list` holds them, each once
+  kSuper,       // super() in a method: `klass` the defining class, `tuple` {self}
 };
 
 class Env;  // a scope of names (builder.h)
@@ -202,6 +203,8 @@ struct FunctionValue {
   // The receiver of a bound method (an instance or a class), passed as the
   // first argument; null otherwise.
   std::shared_ptr<const Value> bound_self;
+  // The class whose body defined this method (for super()); null otherwise.
+  std::shared_ptr<ClassValue> owner;
   const FunctionDefStmt* def = nullptr;  // set unless a lambda
   const LambdaExpr* lambda = nullptr;    // set for lambdas
   Env* closure = nullptr;  // the scope the function was defined in (owned by the builder)

@@ -619,5 +619,49 @@ def f():
             "order, which tilec does not reproduce; use sorted(...)");
 }
 
+
+TEST(FrontendPython, SuperInMethods) {
+  constexpr char kSrc[] = R"py(
+class Base:
+    def __init__(self, block):
+        self.block = block
+
+    def threads(self):
+        return self.block * 2
+
+    @classmethod
+    def kind(cls):
+        return cls.__name__
+
+
+class Wide(Base):
+    def __init__(self, block):
+        super().__init__(block * 2)
+
+    def threads(self):
+        return super().threads() + 32
+
+    def label(self):
+        return super().kind()
+
+
+def f():
+    w = Wide(32)
+    assert w.label() == "Wide"
+    @T.prim_func
+    def main(A: T.Tensor((w.block, w.threads()), "float32")):
+        pass
+    return main
+)py";
+  // block 64; threads 64 * 2 + 32 = 160.
+  EXPECT_EQ(ConstShape(Ok(kSrc, "f").params[0].tensor), (std::vector<int64_t>{64, 160}));
+  constexpr char kOutside[] = R"py(
+def f():
+    return super()
+)py";
+  EXPECT_EQ(ErrorOf(kOutside, "f"),
+            "test.py:6:12: error: super() is only supported without arguments inside a method");
+}
+
 }  // namespace
 }  // namespace tilec::frontend
