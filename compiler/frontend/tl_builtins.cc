@@ -299,6 +299,7 @@ absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& 
   if (StartsWith(name, "T.") || StartsWith(name, "tilelang.") || StartsWith(name, "tir.")) {
     if (std::optional<absl::StatusOr<Value>> r = CallTileOp(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlLang(b, name, args, fn)) return *r;
+    if (std::optional<absl::StatusOr<Value>> r = CallTlHelper(b, name, args)) return *r;
     return b.Err(args.loc, Cat("`", name, "` is not supported by tilec"));
   }
   return CallPython(b, name, args);
