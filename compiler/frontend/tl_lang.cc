@@ -42,7 +42,6 @@
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 #include "compiler/frontend/value_ops.h"
-#include "compiler/ir/printer.h"
 
 namespace tilec::frontend {
 namespace {
