@@ -74,6 +74,8 @@ absl::StatusOr<bool> IsInstanceOf(Builder& b, const Value& x, const Value& cls, 
   if (n == "tuple") return x.kind == ValueKind::kTuple;
   if (n == "list") return x.kind == ValueKind::kList;
   if (n == "dict") return x.kind == ValueKind::kDict;
+  if (n == "set") return x.kind == ValueKind::kSet;
+  if (n == "slice") return x.kind == ValueKind::kSlice;
   if (n == "T.Tensor" || n == "T.Buffer") return x.kind == ValueKind::kBuffer;
   if (n == "T.dtype") return x.kind == ValueKind::kDType;
   if (n == "tir.PrimExpr") return IsRuntimeScalar(x);

@@ -595,7 +595,7 @@ def main(B: T.Tensor((6,), "int32")):
         B[2] = sorted(widths)[0]
         B[3] = 1 if 32 in widths and 48 not in widths else 0
         B[4] = 1 if {1, 0} == unique and set() != unique and any({0, 1}) else 0
-        B[5] = len({1, 1.0, True})
+        B[5] = len({1, 1.0, True}) if isinstance(widths, set) and not isinstance(widths, list) else 9
 )py";
   ir::Program p = Ok(kSrc, "main");
   auto stores = test_util::Find<ir::StoreNode>(p);
