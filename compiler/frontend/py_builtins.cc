@@ -206,6 +206,17 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     for (ValueList& t : out) tuples.push_back(Value::Tuple(std::move(t)));
     return Value::List(std::move(tuples));
   }
+  if (name == "next") {
+    // next(generator[, default]): its next item.
+    if (absl::Status s = need(1, 2); !s.ok()) return s;
+    const Value& g = pos(0);
+    if (g.kind != ValueKind::kGenerator) {
+      return b.Err(pos_loc(0), Cat("next() needs a generator, got ", DescribeValue(g)));
+    }
+    if (*g.cursor < g.list->size()) return (*g.list)[(*g.cursor)++];
+    if (args.positional.size() == 2) return pos(1);
+    return b.Err(loc, "next(): the generator is exhausted (StopIteration)");
+  }
   if (name == "super") {
     if (!args.positional.empty() || !args.keywords.empty()) {
       return b.Err(loc, "super() with arguments is not supported; use super() inside a method");

@@ -95,7 +95,7 @@ constexpr std::string_view kPythonBuiltins[] = {
     "range", "len",    "min",      "max",   "abs",       "int", "float",  "bool",
     "str",   "tuple",  "list",     "dict",  "enumerate", "zip", "sum",    "any",
     "all",   "sorted", "reversed", "print", "round",     "pow", "divmod",
-    "isinstance", "getattr", "hasattr", "slice", "set", "super",
+    "isinstance", "getattr", "hasattr", "slice", "set", "super", "next",
 };
 
 bool Contains(const std::string_view* begin, const std::string_view* end, std::string_view x) {

@@ -570,6 +570,7 @@ def main(B: T.Tensor((8,), "int32")):
         for i in values:
             B[i + 4] = i
         rest = list(values)
+        assert next(values, -1) == -1 and next(x for x in (5, 6)) == 5
         B[0] = len(rest) + sum(x for x in range(3)) + len(dict((k, k) for k in range(2)))
 )py";
   ir::Program p = Ok(kSrc, "main");
