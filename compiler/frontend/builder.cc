@@ -3,6 +3,7 @@
 // in builder_stmt.cc.
 #include "compiler/frontend/builder.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "compiler/frontend/str_util.h"
@@ -60,6 +61,14 @@ void Env::Set(const std::string& name, Value v, int block_id) {
 }
 
 bool Env::Erase(const std::string& name) { return slots_.erase(name) > 0; }
+
+std::vector<std::pair<std::string, Value>> Env::LocalItems() const {
+  std::vector<std::pair<std::string, Value>> out;
+  for (const auto& [name, slot] : slots_) out.emplace_back(name, slot.value);
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
 
 // ---------------------------------------------------------------------------
 // Builder
@@ -489,9 +498,7 @@ absl::StatusOr<Value> Builder::EvalModuleEntry(const std::string& name, ModuleEn
   }
   absl::StatusOr<Value> result = [&]() -> absl::StatusOr<Value> {
     if (const auto* def = s.as<FunctionDefStmt>()) return MakeFunction(*def, nullptr);
-    if (s.as<ClassDefStmt>()) {
-      return Err(loc, Cat("`", name, "` is a class; classes are not supported"));
-    }
+    if (const auto* cdef = s.as<ClassDefStmt>()) return MakeClass(*cdef, nullptr);
     if (const auto* imp = s.as<ImportStmt>()) {
       for (const ImportAlias& al : imp->names) {
         if (!al.asname.empty() && al.asname == name) return Value::Module(al.name);
@@ -567,6 +574,13 @@ absl::StatusOr<Value> Builder::MakeFunction(const FunctionDefStmt& def, Env* clo
 absl::StatusOr<Value> Builder::CallValue(const Value& fn, CallArgs args) {
   switch (fn.kind) {
     case ValueKind::kFunction: return CallFunction(*fn.function, std::move(args));
+    case ValueKind::kClass: return CallClass(fn, std::move(args));
+    case ValueKind::kObject: {
+      absl::StatusOr<std::optional<Value>> call = ClassAttribute(fn, "__call__", args.loc);
+      if (!call.ok()) return call.status();
+      if (*call) return CallValue(**call, std::move(args));
+      break;
+    }
     case ValueKind::kBuiltin: return CallBuiltin(*this, *fn.builtin, args);
     case ValueKind::kDType: {
       // T.float32(x): a literal or a cast; T.int32() alone is a fresh scalar.
@@ -594,6 +608,7 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
   } else {
     return Internal("function value without a definition");
   }
+  if (fn.bound_self) args.positional.insert(args.positional.begin(), Arg{*fn.bound_self, args.loc});
   Env* env = NewEnv(fn.closure);
   std::vector<bool> given(params->size(), false);
   std::vector<size_t> positional_params;
@@ -659,6 +674,12 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
   Frame f;
   f.env = env;
   f.name = fn.name;
+  if (fn.owner && !params->empty() && (*params)[0].kind != ParamKind::kVarArgs) {
+    if (Env::Slot* first = env->LookupLocal((*params)[0].name)) {
+      f.method_owner = fn.owner;
+      f.method_self = first->value;
+    }
+  }
   f.kernel_syntax = fn.flavor == FunctionFlavor::kMacro ||
                     (fn.flavor == FunctionFlavor::kLambda && KernelSyntax());
   absl::Status pushed = PushFrame(std::move(f), args.loc);

@@ -61,6 +61,8 @@ class Env {
   Slot* LookupLocal(const std::string& name);
   void Set(const std::string& name, Value v, int block_id = -1);
   bool Erase(const std::string& name);
+  // The names bound in this scope itself, sorted by name.
+  std::vector<std::pair<std::string, Value>> LocalItems() const;
 
  private:
   std::unordered_map<std::string, Slot> slots_;
@@ -179,12 +181,34 @@ class Builder {
   absl::StatusOr<Value> Eval(const Expr& e);
   absl::StatusOr<Flow> ExecBlock(const StmtList& body);
   absl::StatusOr<Flow> Exec(const Stmt& s);
+  // `v.attr` (attribute access, getattr()); `loc` is where the attribute is
+  // named.
+  absl::StatusOr<Value> Attribute(const Value& v, const std::string& attr, SourceLoc loc);
   // Calls a function value (def, macro, lambda, builtin, dtype constructor).
   absl::StatusOr<Value> CallValue(const Value& fn, CallArgs args);
   // Calls a `def` with arguments; runs its body in a new frame.
   absl::StatusOr<Value> CallFunction(const FunctionValue& fn, CallArgs args);
   // Builds a function value for a `def` evaluated in the current scope.
   absl::StatusOr<Value> MakeFunction(const FunctionDefStmt& def, Env* closure);
+
+  // ---- Classes (classes.cc) --------------------------------------------------
+  // Runs a class body (in a scope whose parent is `closure`) and builds the
+  // class: methods, class attributes, bases of the source file, @dataclass.
+  absl::StatusOr<Value> MakeClass(const ClassDefStmt& def, Env* closure);
+  // `Cls(...)`: a new instance, initialised by __init__ (or the dataclass
+  // fields) of the class or its bases.
+  absl::StatusOr<Value> CallClass(const Value& cls, CallArgs args);
+  // `obj.attr` / `Cls.attr` for a class or an instance (methods bound as
+  // Python binds them, properties called); nullopt when there is none.
+  absl::StatusOr<std::optional<Value>> ClassAttribute(const Value& v, const std::string& attr,
+                                                      SourceLoc loc);
+  // super() inside a method, and attributes read through it.
+  absl::StatusOr<Value> Super(SourceLoc loc);
+  absl::StatusOr<std::optional<Value>> SuperAttribute(const Value& sup, const std::string& attr,
+                                                      SourceLoc loc);
+  // `obj.attr = v` / `Cls.attr = v`.
+  absl::Status SetAttribute(const Value& target, const std::string& attr, const Value& v,
+                            SourceLoc loc);
   // Names a module-level binding (import, def, assignment), evaluated on
   // first use; nullopt when the module does not define `name`.
   absl::StatusOr<std::optional<Value>> ModuleGlobal(const std::string& name, SourceLoc loc);
@@ -199,6 +223,10 @@ class Builder {
     std::optional<Value> return_value;
     std::vector<bool> loops;  // enclosing loops of this frame: true for IR loops
     std::string name;
+    // A method's frame: the class that defined it and its first argument
+    // (what super() needs).
+    std::shared_ptr<ClassValue> method_owner;
+    std::optional<Value> method_self;
   };
   absl::Status PushFrame(Frame f, SourceLoc loc);
   void PopFrame() { frames_.pop_back(); }
@@ -275,7 +303,6 @@ class Builder {
   absl::StatusOr<Value> EvalLambda(const LambdaExpr& e);
   absl::StatusOr<ValueList> EvalElements(const std::vector<ExprPtr>& elts);
   absl::StatusOr<std::string> FormatFString(const ConstantExpr& e);
-  absl::StatusOr<Value> Attribute(const Value& v, const std::string& attr, SourceLoc loc);
   absl::StatusOr<Value> IndexBuffer(const ir::Buffer& b, const SubscriptExpr& e);
   absl::StatusOr<Value> IndexStaging(const Value& v, const SubscriptExpr& e);
   absl::StatusOr<CallArgs> EvalArgs(const CallExpr& e);
@@ -285,6 +312,7 @@ class Builder {
   absl::StatusOr<Flow> ExecAnnAssign(const AnnAssignStmt& s);
   absl::StatusOr<Flow> ExecFor(const ForStmt& s);
   absl::StatusOr<Flow> ExecIrLoop(const ForStmt& s, const LoopSpec& loop);
+  absl::StatusOr<Flow> ExecGeneratorLoop(const ForStmt& s, const Value& gen);
   absl::StatusOr<Flow> ExecStagingLoop(const ForStmt& s, const ValueList& items);
   absl::StatusOr<Flow> ExecWhile(const WhileStmt& s);
   absl::StatusOr<Flow> ExecIf(const IfStmt& s);
@@ -314,7 +342,6 @@ class Builder {
   int next_block_id_ = 0;
   int kernel_depth_ = 0;
   bool eager_ = false;
-  bool allow_lambda_ = false;
   bool names_as_strings_ = false;
   std::string name_hint_;
   int64_t work_ = 0;

@@ -99,7 +99,13 @@ absl::StatusOr<Value> Builder::Eval(const Expr& e) {
       }
       return Value::Dict(std::move(items));
     }
-    case ExprKind::kSet: return Err(e.loc, "set displays are not supported");
+    case ExprKind::kSet: {
+      absl::StatusOr<ValueList> items = EvalElements(e.as<SetExpr>()->elts);
+      if (!items.ok()) return items.status();
+      std::optional<Value> set = Value::Set(*items);
+      if (!set) return Err(e.loc, "a set of runtime values is not supported");
+      return *set;
+    }
     case ExprKind::kLambda: return EvalLambda(*e.as<LambdaExpr>());
     case ExprKind::kComprehension: return EvalComprehension(*e.as<ComprehensionExpr>());
     case ExprKind::kStarred:
@@ -266,6 +272,36 @@ absl::StatusOr<Value> Builder::Attribute(const Value& v, const std::string& attr
     case ValueKind::kExpr:
       if (attr == "dtype") return Value::DType(v.expr->dtype);
       break;
+    case ValueKind::kDType: {
+      // TileLang dtype objects (T.float16, T.dtype("int8")) carry their
+      // width; torch dtypes their size in bytes.
+      bool is_bool = v.dtype == ir::DType::kBool;
+      int bits = is_bool ? 1 : ir::DTypeBits(v.dtype);
+      if (attr == "bits") return Value::Int(bits);
+      if (attr == "lanes") return Value::Int(1);
+      if (attr == "is_floating_point") return Value::Bool(ir::IsFloat(v.dtype));
+      if (attr == "itemsize") {
+        if (is_bool) return Value::Int(1);
+        if (bits % 8 != 0) {
+          return Err(loc, Cat(ir::DTypeName(v.dtype), " has no whole-byte itemsize"));
+        }
+        return Value::Int(bits / 8);
+      }
+      break;
+    }
+    case ValueKind::kSuper: {
+      absl::StatusOr<std::optional<Value>> r = SuperAttribute(v, attr, loc);
+      if (!r.ok()) return r.status();
+      if (*r) return **r;
+      break;
+    }
+    case ValueKind::kClass:
+    case ValueKind::kObject: {
+      absl::StatusOr<std::optional<Value>> r = ClassAttribute(v, attr, loc);
+      if (!r.ok()) return r.status();
+      if (*r) return **r;
+      break;
+    }
     default: break;
   }
   if (std::optional<Value> m = MethodOf(v, attr)) return *m;
@@ -329,13 +365,26 @@ absl::StatusOr<Value> Builder::IndexBuffer(const ir::Buffer& b, const SubscriptE
     }
     absl::StatusOr<Value> v = Eval(*ix);
     if (!v.ok()) return v.status();
+    // A slice() value is a slice; a tuple of indices and slices spreads.
+    auto add = [&](const Value& s) {
+      if (s.kind != ValueKind::kSlice) {
+        idx.push_back(Index{false, s, {}, {}, {}, item.loc});
+        return;
+      }
+      Index x{true, Value::None(), std::nullopt, std::nullopt, std::nullopt, item.loc};
+      const ValueList& parts = *s.tuple;
+      if (parts[0].kind != ValueKind::kNone) x.lo = parts[0];
+      if (parts[1].kind != ValueKind::kNone) x.hi = parts[1];
+      if (parts[2].kind != ValueKind::kNone) x.step = parts[2];
+      idx.push_back(std::move(x));
+    };
     if (v->IsSequence() || starred) {
       ValueList items;
       absl::StatusOr<Value> it = Iterable(*v, item.loc, &items);
       if (!it.ok()) return it.status();
-      for (const Value& s : items) idx.push_back(Index{false, s, {}, {}, {}, item.loc});
+      for (const Value& s : items) add(s);
     } else {
-      idx.push_back(Index{false, *v, {}, {}, {}, item.loc});
+      add(*v);
     }
   }
   size_t rank = b->shape.size();
@@ -520,11 +569,7 @@ absl::StatusOr<Value> Builder::EvalCall(const CallExpr& e) {
   name_hint_.clear();
   absl::StatusOr<Value> callee = Eval(*e.func);
   if (!callee.ok()) return callee;
-  bool layout_fn = callee->kind == ValueKind::kBuiltin && callee->builtin->name == "T.Layout";
-  bool saved_lambda = allow_lambda_;
-  allow_lambda_ = layout_fn;
   absl::StatusOr<CallArgs> args = EvalArgs(e);
-  allow_lambda_ = saved_lambda;
   if (!args.ok()) return args.status();
   name_hint_ = std::move(hint);
   absl::StatusOr<Value> result = CallValue(*callee, std::move(*args));
@@ -618,30 +663,34 @@ absl::StatusOr<Value> Builder::EvalIfExp(const IfExpExpr& e) {
 }
 
 absl::StatusOr<Value> Builder::EvalLambda(const LambdaExpr& e) {
-  if (!allow_lambda_) return Err(e.loc, "lambda is only supported as a T.Layout index function");
+  // A lambda is a function like a `def` (T.Layout index functions, sort
+  // keys, small helpers); its body runs where it is called.
   FunctionValue fn;
   fn.flavor = FunctionFlavor::kLambda;
   fn.lambda = &e;
   fn.name = "<lambda>";
   fn.closure = frame().env;
   for (const Param& p : e.params) {
-    if (p.default_value) return Err(p.loc, "lambda parameters with defaults are not supported");
-    if (p.kind != ParamKind::kNormal && p.kind != ParamKind::kPositionalOnly) {
-      return Err(p.loc, "a T.Layout index function takes plain parameters only");
+    if (p.default_value) {
+      absl::StatusOr<Value> dv = Eval(*p.default_value);
+      if (!dv.ok()) return dv.status();
+      fn.defaults.push_back(*dv);
+    } else {
+      fn.defaults.push_back(std::nullopt);
     }
-    fn.defaults.push_back(std::nullopt);
   }
   return Value::Function(std::move(fn));
 }
 
 absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
-  if (KernelSyntax()) {
-    return Err(e.loc, Cat(ComprehensionKindName(e.comp_kind), " inside a kernel is not supported"));
-  }
-  if (e.comp_kind == ComprehensionKind::kSet)
-    return Err(e.loc, "set comprehensions are not supported");
+  // A comprehension is plain Python even inside a kernel, as in TileLang:
+  // `range` is Python's and the loop variables are staging names (no Lets).
+  // Its elements may still be runtime expressions (`sum(A[i, k] for k in
+  // range(4))`).
   Env* saved = frame().env;
+  bool saved_syntax = frame().kernel_syntax;
   frame().env = NewEnv(saved);
+  frame().kernel_syntax = false;
   ValueList out;
   DictItems dict_out;
   std::function<absl::Status(size_t)> run = [&](size_t g) -> absl::Status {
@@ -688,8 +737,17 @@ absl::StatusOr<Value> Builder::EvalComprehension(const ComprehensionExpr& e) {
   };
   absl::Status s = run(0);
   frame().env = saved;
+  frame().kernel_syntax = saved_syntax;
   if (!s.ok()) return s;
   if (e.comp_kind == ComprehensionKind::kDict) return Value::Dict(std::move(dict_out));
+  // A generator expression is evaluated eagerly but consumed once, as in
+  // Python (a loop that breaks leaves the rest to the next loop over it).
+  if (e.comp_kind == ComprehensionKind::kGenerator) return Value::Generator(std::move(out));
+  if (e.comp_kind == ComprehensionKind::kSet) {
+    std::optional<Value> set = Value::Set(out);
+    if (!set) return Err(e.loc, "a set of runtime values is not supported");
+    return *set;
+  }
   return Value::List(std::move(out));
 }
 
@@ -697,6 +755,10 @@ absl::StatusOr<Value> Builder::Iterable(const Value& v, SourceLoc loc, ValueList
   switch (v.kind) {
     case ValueKind::kTuple:
     case ValueKind::kList: *items = v.Items(); return v;
+    case ValueKind::kGenerator: *items = v.TakeRemaining(); return v;
+    case ValueKind::kSet:
+      return Err(loc, "iterating a set is not supported: Python's order is the hash order, which "
+                      "tilec does not reproduce; iterate sorted(...) instead");
     case ValueKind::kStr:
       for (char c : v.s) items->push_back(Value::Str(std::string(1, c)));
       return v;

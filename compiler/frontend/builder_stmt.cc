@@ -38,8 +38,13 @@ absl::StatusOr<Flow> Builder::Exec(const Stmt& s) {
       BindName(def.name, *fn);
       return Flow::kNormal;
     }
-    case StmtKind::kClassDef:
-      return Err(s.loc, "class definitions are not supported in kernel-building code");
+    case StmtKind::kClassDef: {
+      const auto& def = *s.as<ClassDefStmt>();
+      absl::StatusOr<Value> cls = MakeClass(def, frame().env);
+      if (!cls.ok()) return cls.status();
+      BindName(def.name, *cls);
+      return Flow::kNormal;
+    }
     case StmtKind::kReturn: return ExecReturn(*s.as<ReturnStmt>());
     case StmtKind::kDelete:
       for (const ExprPtr& t : s.as<DeleteStmt>()->targets) {
@@ -253,8 +258,11 @@ absl::Status Builder::AssignTarget(const Expr& target, const Value& v) {
     }
     return Err(target.loc, Cat("cannot assign into a ", DescribeValue(*container)));
   }
-  if (target.as<AttributeExpr>())
-    return Err(target.loc, "assigning to attributes is not supported");
+  if (const auto* attr = target.as<AttributeExpr>()) {
+    absl::StatusOr<Value> obj = Eval(*attr->value);
+    if (!obj.ok()) return obj.status();
+    return SetAttribute(*obj, attr->attr, v, attr->attr_loc);
+  }
   return Err(target.loc, "unsupported assignment target");
 }
 
@@ -310,6 +318,15 @@ absl::StatusOr<Flow> Builder::ExecAugAssign(const AugAssignStmt& s) {
       if (!st.ok()) return st;
       return Flow::kNormal;
     }
+    absl::StatusOr<Value> cur = Eval(*s.target);
+    if (!cur.ok()) return cur.status();
+    absl::StatusOr<Value> next = At(ApplyBinOp(s.op, *cur, *rhs), s.op_loc);
+    if (!next.ok()) return next.status();
+    absl::Status st = AssignTarget(*s.target, *next);
+    if (!st.ok()) return st;
+    return Flow::kNormal;
+  }
+  if (s.target->as<AttributeExpr>()) {
     absl::StatusOr<Value> cur = Eval(*s.target);
     if (!cur.ok()) return cur.status();
     absl::StatusOr<Value> next = At(ApplyBinOp(s.op, *cur, *rhs), s.op_loc);
@@ -405,6 +422,7 @@ absl::StatusOr<Flow> Builder::ExecFor(const ForStmt& s) {
   absl::StatusOr<Value> iter = Eval(*s.iter);
   if (!iter.ok()) return iter.status();
   if (iter->kind == ValueKind::kLoop) return ExecIrLoop(s, *iter->loop);
+  if (iter->kind == ValueKind::kGenerator) return ExecGeneratorLoop(s, *iter);
   ValueList items;
   absl::StatusOr<Value> it = Iterable(*iter, s.iter->loc, &items);
   if (!it.ok()) return it.status();
@@ -417,6 +435,33 @@ absl::StatusOr<Flow> Builder::ExecStagingLoop(const ForStmt& s, const ValueList&
   for (const Value& item : items) {
     absl::Status tick = Tick(s.loc);
     if (!tick.ok()) return tick;
+    absl::Status st = AssignTarget(*s.target, item);
+    if (!st.ok()) return st;
+    absl::StatusOr<Flow> flow = ExecBlock(s.body);
+    if (!flow.ok()) return flow;
+    if (*flow == Flow::kBreak) {
+      broke = true;
+      break;
+    }
+    if (*flow == Flow::kReturn) {
+      frame().loops.pop_back();
+      return flow;
+    }
+  }
+  frame().loops.pop_back();
+  if (!broke && !s.orelse.empty()) return ExecBlock(s.orelse);
+  return Flow::kNormal;
+}
+
+absl::StatusOr<Flow> Builder::ExecGeneratorLoop(const ForStmt& s, const Value& gen) {
+  // Items are taken one at a time: after a `break`, the rest stays in the
+  // generator for the next loop over it.
+  frame().loops.push_back(false);
+  bool broke = false;
+  while (*gen.cursor < gen.list->size()) {
+    absl::Status tick = Tick(s.loc);
+    if (!tick.ok()) return tick;
+    Value item = (*gen.list)[(*gen.cursor)++];
     absl::Status st = AssignTarget(*s.target, item);
     if (!st.ok()) return st;
     absl::StatusOr<Flow> flow = ExecBlock(s.body);
@@ -513,12 +558,22 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
 }
 
 absl::StatusOr<Flow> Builder::ExecWhile(const WhileStmt& s) {
-  if (KernelSyntax()) return Err(s.loc, "while loops inside a kernel are not supported");
+  if (KernelSyntax()) {
+    return Err(s.loc,
+               "a `while` loop in kernel code is not supported; tilec runs `while` only at "
+               "staging time, in Python code outside kernel bodies (@T.prim_func, @T.macro "
+               "and eager @tilelang.jit functions)");
+  }
   frame().loops.push_back(false);
   bool broke = false;
-  while (true) {
+  for (int64_t iterations = 0;; ++iterations) {
     absl::Status tick = Tick(s.loc);
     if (!tick.ok()) return tick;
+    if (iterations >= kMaxWhileIterations) {
+      return Err(s.loc, Cat("this `while` loop ran ", kMaxWhileIterations,
+                            " iterations at staging time without ending (its condition "
+                            "never became false?)"));
+    }
     absl::StatusOr<Value> cond = Eval(*s.test);
     if (!cond.ok()) return cond.status();
     absl::StatusOr<bool> t = StaticBool(*cond, s.test->loc, "the condition of this `while`");
@@ -595,6 +650,11 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
                "@tilelang.jit function");
   }
   if (InKernel()) return Err(item.context->loc, "T.Kernel blocks cannot be nested");
+  if (spec.no_grid && item.target) {
+    return Err(item.target->loc,
+               "T.Kernel without grid extents has no block index to bind; give the grid "
+               "(T.Kernel(1, threads=...))");
+  }
   size_t n = spec.grid.size();
   static constexpr const char* kDefaultNames[] = {"bx", "by", "bz"};
   std::vector<std::string> names;
@@ -631,7 +691,7 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
     ir::Var var = ir::MakeVar(name, ir::DType::kInt32);
     kernel->block_vars.push_back(var);
     block_values.push_back(Value::Runtime(var));
-    if (!single || n == 1) BindName(name, Value::Runtime(var));
+    if ((!single || n == 1) && !spec.no_grid) BindName(name, Value::Runtime(var));
   }
   if (single && n > 1) BindName(single->id, Value::Tuple(block_values));
   frame().loops.push_back(true);

@@ -1,6 +1,8 @@
-// Python builtins, `math`, and methods of staging values (list.append,
-// str.split, dict.items, expr.astype, ...), evaluated with Python semantics.
+// Python builtins (and functools.reduce, operator.*, itertools.product) and
+// `math`, evaluated with Python semantics. Methods of staging values are in
+// py_methods.cc.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -42,6 +44,54 @@ absl::StatusOr<Value> StagingMinMax(Builder& b, bool is_max, const ValueList& it
   return best;
 }
 
+// Values whose attributes tilec knows completely, so that a missing one is
+// missing in Python too (hasattr() is False, getattr() takes its default).
+bool HasExactAttributes(const Value& v) {
+  return v.kind == ValueKind::kObject || v.kind == ValueKind::kClass;
+}
+
+// isinstance(x, cls) for one class `cls`: Python's builtin types, the
+// tensor types T.Tensor / T.Buffer (buffers) and T.dtype (dtypes).
+absl::StatusOr<bool> IsInstanceOf(Builder& b, const Value& x, const Value& cls, SourceLoc x_loc,
+                                  SourceLoc cls_loc) {
+  if (cls.kind == ValueKind::kClass) {
+    return x.kind == ValueKind::kObject && x.object->cls->IsSubclassOf(cls.klass.get());
+  }
+  if (cls.kind != ValueKind::kBuiltin || cls.builtin->self) {
+    return b.Err(cls_loc, Cat("isinstance() with a ", DescribeValue(cls),
+                              " as the class is not supported"));
+  }
+  const std::string& n = cls.builtin->name;
+  if (x.kind == ValueKind::kExpr && !b.HasRuntimeVars(x.expr) &&
+      b.UnboundParamIn(x.expr, false)) {
+    // An unbound parameter is an int once bound: the answer depends on it.
+    return b.NotStatic(x, x_loc, "the value isinstance() looks at");
+  }
+  if (n == "int") return x.kind == ValueKind::kInt || x.kind == ValueKind::kBool;
+  if (n == "bool") return x.kind == ValueKind::kBool;
+  if (n == "float") return x.kind == ValueKind::kFloat;
+  if (n == "str") return x.kind == ValueKind::kStr;
+  if (n == "tuple") return x.kind == ValueKind::kTuple;
+  if (n == "list") return x.kind == ValueKind::kList;
+  if (n == "dict") return x.kind == ValueKind::kDict;
+  if (n == "set") return x.kind == ValueKind::kSet;
+  if (n == "slice") return x.kind == ValueKind::kSlice;
+  if (n == "T.Tensor" || n == "T.Buffer") return x.kind == ValueKind::kBuffer;
+  if (n == "T.dtype") return x.kind == ValueKind::kDType;
+  if (n == "tir.PrimExpr") return IsRuntimeScalar(x);
+  return b.Err(cls_loc, Cat("isinstance() with `", n, "` as the class is not supported"));
+}
+
+}  // namespace
+
+namespace {
+// The items of an iterable for a use that does not depend on their order
+// (sum, min, max, any, all): a set's items, else list(x)'s.
+absl::StatusOr<Value> ItemsAnyOrder(Builder& b, const Arg& a, SourceLoc loc) {
+  if (a.value.kind == ValueKind::kSet) return Value::List(*a.value.list);
+  CallArgs inner{loc, {a}, {}};
+  return CallPython(b, "list", inner);
+}
 }  // namespace
 
 absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& args) {
@@ -50,6 +100,7 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
   auto pos_loc = [&](size_t k) { return args.positional[k].loc; };
   auto need = [&](size_t lo, size_t hi) -> absl::Status {
     if (!args.keywords.empty() && name != "sorted" && name != "enumerate" && name != "sum" &&
+        name != "itertools.product" &&
         name != "print" && name != "dict" && name != "min" && name != "max" && name != "round") {
       return b.Err(args.keywords[0].second.loc, Cat(name, "() takes no keyword arguments here"));
     }
@@ -82,9 +133,148 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     return r;
   }
   if (name == "print") return Value::None();
+  if (StartsWith(name, "operator.")) {
+    if (absl::Status s = need(2, 2); !s.ok()) return s;
+    static const std::pair<std::string_view, BinOpKind> kOps[] = {
+        {"add", BinOpKind::kAdd},       {"sub", BinOpKind::kSub},
+        {"mul", BinOpKind::kMul},       {"truediv", BinOpKind::kDiv},
+        {"floordiv", BinOpKind::kFloorDiv}, {"mod", BinOpKind::kMod},
+        {"pow", BinOpKind::kPow},       {"and_", BinOpKind::kBitAnd},
+        {"or_", BinOpKind::kBitOr},     {"xor", BinOpKind::kBitXor},
+        {"lshift", BinOpKind::kLShift}, {"rshift", BinOpKind::kRShift}};
+    std::string_view op = std::string_view(name).substr(9);
+    for (const auto& [n, k] : kOps) {
+      if (n == op) return b.At(ApplyBinOp(k, pos(0), pos(1)), loc);
+    }
+    return b.Err(loc, Cat("`", name, "` is not supported"));
+  }
+  if (name == "functools.reduce") {
+    // reduce(fn, iterable[, initial]): fn applied left to right.
+    if (absl::Status s = need(2, 3); !s.ok()) return s;
+    CallArgs inner{loc, {args.positional[1]}, {}};
+    absl::StatusOr<Value> items = CallPython(b, "list", inner);
+    if (!items.ok()) return items;
+    const ValueList& xs = items->Items();
+    size_t k = 0;
+    Value acc;
+    if (args.positional.size() == 3) {
+      acc = pos(2);
+    } else {
+      if (xs.empty()) return b.Err(loc, "reduce() of an empty sequence with no initial value");
+      acc = xs[k++];
+    }
+    for (; k < xs.size(); ++k) {
+      absl::StatusOr<Value> next =
+          b.CallValue(pos(0), CallArgs{loc, {Arg{acc, loc}, Arg{xs[k], loc}}, {}});
+      if (!next.ok()) return next;
+      acc = *next;
+    }
+    return acc;
+  }
+  if (name == "itertools.product") {
+    // product(*iterables, repeat=1): tuples in lexicographic order.
+    int64_t repeat = 1;
+    for (const auto& [kw, a] : args.keywords) {
+      if (kw != "repeat") return b.Err(a.loc, Cat("product() got an unexpected keyword argument '", kw, "'"));
+      absl::StatusOr<int64_t> r = b.StaticInt(a.value, a.loc, "product(repeat=)");
+      if (!r.ok()) return r.status();
+      repeat = *r;
+    }
+    std::vector<ValueList> pools;
+    for (int64_t r = 0; r < repeat; ++r) {
+      for (const Arg& a : args.positional) {
+        CallArgs inner{a.loc, {a}, {}};
+        absl::StatusOr<Value> items = CallPython(b, "list", inner);
+        if (!items.ok()) return items;
+        pools.push_back(items->Items());
+      }
+    }
+    std::vector<ValueList> out = {{}};
+    for (const ValueList& pool : pools) {
+      std::vector<ValueList> next;
+      for (const ValueList& prefix : out) {
+        for (const Value& v : pool) {
+          if (next.size() >= kMaxStagingItems) return b.Err(loc, "product() is too large");
+          ValueList t = prefix;
+          t.push_back(v);
+          next.push_back(std::move(t));
+        }
+      }
+      out = std::move(next);
+    }
+    ValueList tuples;
+    for (ValueList& t : out) tuples.push_back(Value::Tuple(std::move(t)));
+    return Value::List(std::move(tuples));
+  }
+  if (name == "next") {
+    // next(generator[, default]): its next item.
+    if (absl::Status s = need(1, 2); !s.ok()) return s;
+    const Value& g = pos(0);
+    if (g.kind != ValueKind::kGenerator) {
+      return b.Err(pos_loc(0), Cat("next() needs a generator, got ", DescribeValue(g)));
+    }
+    if (*g.cursor < g.list->size()) return (*g.list)[(*g.cursor)++];
+    if (args.positional.size() == 2) return pos(1);
+    return b.Err(loc, "next(): the generator is exhausted (StopIteration)");
+  }
+  if (name == "super") {
+    if (!args.positional.empty() || !args.keywords.empty()) {
+      return b.Err(loc, "super() with arguments is not supported; use super() inside a method");
+    }
+    return b.Super(loc);
+  }
+  if (name == "set") {
+    if (absl::Status s = need(0, 1); !s.ok()) return s;
+    ValueList items;
+    if (!args.positional.empty()) {
+      CallArgs inner{loc, {args.positional[0]}, {}};
+      absl::StatusOr<Value> all = CallPython(b, "list", inner);
+      if (!all.ok()) return all;
+      items = all->Items();
+    }
+    std::optional<Value> set = Value::Set(items);
+    if (!set) return b.Err(loc, "a set of runtime values is not supported");
+    return *set;
+  }
+  if (name == "slice") {
+    // slice(stop) / slice(start, stop[, step]): a buffer index (B[s],
+    // B[tuple_of_slices]); parts may be None.
+    if (absl::Status s = need(1, 3); !s.ok()) return s;
+    if (args.positional.size() == 1) return Value::Slice(Value::None(), pos(0), Value::None());
+    return Value::Slice(pos(0), pos(1),
+                        args.positional.size() == 3 ? pos(2) : Value::None());
+  }
+  if (name == "isinstance") {
+    if (absl::Status s = need(2, 2); !s.ok()) return s;
+    const Value& cls = pos(1);
+    ValueList classes = cls.kind == ValueKind::kTuple ? cls.Items() : ValueList{cls};
+    for (const Value& c : classes) {
+      absl::StatusOr<bool> r = IsInstanceOf(b, pos(0), c, pos_loc(0), pos_loc(1));
+      if (!r.ok()) return r.status();
+      if (*r) return Value::Bool(true);
+    }
+    return Value::Bool(false);
+  }
+  if (name == "getattr" || name == "hasattr") {
+    if (absl::Status s = need(2, name == "getattr" ? 3 : 2); !s.ok()) return s;
+    absl::StatusOr<std::string> attr = b.StaticStr(pos(1), pos_loc(1), Cat(name, "() name"));
+    if (!attr.ok()) return attr.status();
+    absl::StatusOr<Value> v = b.Attribute(pos(0), *attr, pos_loc(1));
+    if (v.ok()) return name == "hasattr" ? Value::Bool(true) : *v;
+    bool fallback = name == "hasattr" || args.positional.size() == 3;
+    if (!fallback || v.status().code() != absl::StatusCode::kInvalidArgument) return v.status();
+    if (!HasExactAttributes(pos(0))) {
+      // tilec models only part of the attributes of TileLang's and Python's
+      // objects: a missing one may exist there, so no default is taken.
+      return b.Err(pos_loc(1), Cat(name, "(): tilec cannot tell whether a ", DescribeValue(pos(0)),
+                                   " has the attribute `", *attr, "`"));
+    }
+    return name == "hasattr" ? Value::Bool(false) : pos(2);
+  }
   if (name == "len") {
     if (absl::Status s = need(1, 1); !s.ok()) return s;
     const Value& x = pos(0);
+    if (x.kind == ValueKind::kSet) return Value::Int(static_cast<int64_t>(x.list->size()));
     if (x.kind == ValueKind::kStr) return Value::Int(static_cast<int64_t>(x.s.size()));
     if (x.IsSequence()) return Value::Int(static_cast<int64_t>(x.Items().size()));
     if (x.kind == ValueKind::kDict) return Value::Int(static_cast<int64_t>(x.dict->size()));
@@ -101,21 +291,45 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
   }
   if (name == "min" || name == "max") {
     if (args.positional.empty()) return b.Err(loc, Cat(name, "() needs arguments"));
-    if (!args.keywords.empty()) {
-      return b.Err(args.keywords[0].second.loc,
-                   Cat(name, "() with keyword arguments is not supported"));
+    std::optional<Value> key, dflt;
+    for (const auto& [kw, a] : args.keywords) {
+      if (kw == "key" && a.value.kind != ValueKind::kNone) {
+        key = a.value;
+      } else if (kw == "default" && args.positional.size() == 1) {
+        dflt = a.value;
+      } else if (kw != "key") {
+        return b.Err(a.loc, Cat(name, "() got an unexpected keyword argument '", kw, "'"));
+      }
     }
     ValueList items;
     if (args.positional.size() == 1) {
-      if (pos(0).IsSequence()) {
-        items = pos(0).Items();
-      } else {
-        return b.Err(pos_loc(0), Cat(name, "() of a single ", DescribeValue(pos(0))));
-      }
+      absl::StatusOr<Value> all = ItemsAnyOrder(b, args.positional[0], loc);
+      if (!all.ok()) return all;
+      items = all->Items();
+      if (items.empty() && dflt) return *dflt;
     } else {
       for (const Arg& a : args.positional) items.push_back(a.value);
     }
-    return StagingMinMax(b, name == "max", items, loc, name);
+    if (!key) return StagingMinMax(b, name == "max", items, loc, name);
+    // With a key: the first item whose key is the largest (smallest).
+    if (items.empty()) return b.Err(loc, Cat(name, "() of an empty sequence"));
+    std::optional<size_t> best;
+    Value best_key;
+    for (size_t k = 0; k < items.size(); ++k) {
+      absl::StatusOr<Value> kv = b.CallValue(*key, CallArgs{loc, {Arg{items[k], loc}}, {}});
+      if (!kv.ok()) return kv;
+      if (best) {
+        absl::StatusOr<Value> better =
+            b.At(ApplyCompare(name == "max" ? CmpOpKind::kGt : CmpOpKind::kLt, *kv, best_key), loc);
+        if (!better.ok()) return better;
+        std::optional<bool> t = Truthy(*better);
+        if (!t) return b.NotStatic(*kv, loc, Cat("the key of ", name, "()"));
+        if (!*t) continue;
+      }
+      best = k;
+      best_key = *kv;
+    }
+    return items[*best];
   }
   if (name == "abs") {
     if (absl::Status s = need(1, 1); !s.ok()) return s;
@@ -198,6 +412,21 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
           items = x.Items();
           return absl::OkStatus();
         }
+        if (x.kind == ValueKind::kGenerator) {
+          items = x.TakeRemaining();
+          return absl::OkStatus();
+        }
+        if (x.kind == ValueKind::kSet) {
+          // Only an order-independent use (sorted(); the reductions sum,
+          // min, max, any and all take a set through ItemsAnyOrder).
+          if (name != "sorted") {
+            return b.Err(pos_loc(0), Cat(name, "() of a set is not supported: Python's order is "
+                                               "the hash order, which tilec does not reproduce; "
+                                               "use sorted(...)"));
+          }
+          items = *x.list;
+          return absl::OkStatus();
+        }
         if (x.kind == ValueKind::kStr) {
           for (char c : x.s) items.push_back(Value::Str(std::string(1, c)));
           return absl::OkStatus();
@@ -221,7 +450,12 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     if (name == "reversed") std::reverse(items.begin(), items.end());
     if (name == "sorted") {
       bool reverse = false;
+      std::optional<Value> key;
       for (const auto& [kw, a] : args.keywords) {
+        if (kw == "key") {
+          if (a.value.kind != ValueKind::kNone) key = a.value;
+          continue;
+        }
         if (kw != "reverse") {
           return b.Err(a.loc, Cat("sorted() keyword '", kw, "' is not supported"));
         }
@@ -229,10 +463,22 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
         if (!r.ok()) return r.status();
         reverse = *r;
       }
+      // Sort (key, item) pairs; Python's sort is stable, reverse included.
+      std::vector<std::pair<Value, Value>> keyed;
+      for (const Value& item : items) {
+        if (!key) {
+          keyed.emplace_back(item, item);
+          continue;
+        }
+        absl::StatusOr<Value> kv = b.CallValue(*key, CallArgs{loc, {Arg{item, loc}}, {}});
+        if (!kv.ok()) return kv;
+        keyed.emplace_back(*kv, item);
+      }
       absl::Status err = absl::OkStatus();
-      std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
+      std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
         if (!err.ok()) return false;
-        absl::StatusOr<Value> lt = ApplyCompare(CmpOpKind::kLt, x, y);
+        absl::StatusOr<Value> lt =
+            ApplyCompare(CmpOpKind::kLt, reverse ? y.first : x.first, reverse ? x.first : y.first);
         if (!lt.ok()) {
           err = b.At(lt.status(), loc);
           return false;
@@ -240,7 +486,8 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
         return lt->kind == ValueKind::kBool && lt->b;
       });
       if (!err.ok()) return err;
-      if (reverse) std::reverse(items.begin(), items.end());
+      items.clear();
+      for (auto& [k, item] : keyed) items.push_back(std::move(item));
     }
     return name == "tuple" ? Value::Tuple(std::move(items)) : Value::List(std::move(items));
   }
@@ -251,8 +498,9 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
       const Value& x = pos(0);
       if (x.kind == ValueKind::kDict) {
         items = *x.dict;
-      } else if (x.IsSequence()) {
-        for (const Value& pair : x.Items()) {
+      } else if (x.IsSequence() || x.kind == ValueKind::kGenerator) {
+        const ValueList pairs = x.kind == ValueKind::kGenerator ? x.TakeRemaining() : x.Items();
+        for (const Value& pair : pairs) {
           if (!pair.IsSequence() || pair.Items().size() != 2) {
             return b.Err(pos_loc(0), "dict() needs a sequence of pairs");
           }
@@ -302,8 +550,7 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
   if (name == "sum" || name == "any" || name == "all") {
     absl::StatusOr<Args> a = BindArgs(b, args, name, {"iterable", "start"}, 1);
     if (!a.ok()) return a.status();
-    CallArgs inner{loc, {*(*a)[0]}, {}};
-    absl::StatusOr<Value> items = CallPython(b, "list", inner);
+    absl::StatusOr<Value> items = ItemsAnyOrder(b, *(*a)[0], loc);
     if (!items.ok()) return items;
     if (name == "sum") {
       Value acc = (*a)[1] ? (*a)[1]->value : Value::Int(0);
@@ -443,252 +690,6 @@ absl::StatusOr<Value> CallMath(Builder& b, std::string_view fn, CallArgs& args) 
     return Value::Int(r, params);
   }
   return b.Err(args.loc, Cat("`", name, "` is not supported"));
-}
-
-absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value& self,
-                                 CallArgs& args) {
-  const SourceLoc loc = args.loc;
-  auto arg = [&](size_t k) -> const Value& { return args.positional[k].value; };
-  auto argc = [&](size_t lo, size_t hi) -> absl::Status {
-    if (!args.keywords.empty()) {
-      return b.Err(args.keywords[0].second.loc, Cat(name, "() takes no keyword arguments"));
-    }
-    if (args.positional.size() < lo || args.positional.size() > hi) {
-      return b.Err(loc, Cat(name, "() takes ", lo, lo == hi ? "" : Cat(" to ", hi), " arguments (",
-                            args.positional.size(), " given)"));
-    }
-    return absl::OkStatus();
-  };
-  if (name == "expr.astype") {
-    if (absl::Status s = argc(1, 1); !s.ok()) return s;
-    absl::StatusOr<ir::DType> t = b.StaticDType(arg(0), args.positional[0].loc, "astype()");
-    if (!t.ok()) return t.status();
-    absl::StatusOr<ir::Expr> e = b.ExprOf(self, loc);
-    if (!e.ok()) return e.status();
-    return Value::Runtime(CastTo(*t, *e));
-  }
-  if ((name == "list.append" || name == "list.extend" || name == "list.insert") &&
-      self.list->size() >= kMaxStagingItems) {
-    return b.Err(loc, "the list is too large");
-  }
-  if (name == "list.append") {
-    if (absl::Status s = argc(1, 1); !s.ok()) return s;
-    self.list->push_back(arg(0));
-    return Value::None();
-  }
-  if (name == "list.extend") {
-    if (absl::Status s = argc(1, 1); !s.ok()) return s;
-    CallArgs inner{loc, {args.positional[0]}, {}};
-    absl::StatusOr<Value> items = CallPython(b, "list", inner);
-    if (!items.ok()) return items;
-    if (self.list->size() + items->Items().size() > kMaxStagingItems) {
-      return b.Err(loc, "the list is too large");
-    }
-    self.list->insert(self.list->end(), items->Items().begin(), items->Items().end());
-    return Value::None();
-  }
-  if (name == "list.insert") {
-    if (absl::Status s = argc(2, 2); !s.ok()) return s;
-    absl::StatusOr<int64_t> k = b.StaticInt(arg(0), args.positional[0].loc, "list.insert index");
-    if (!k.ok()) return k.status();
-    int64_t n = static_cast<int64_t>(self.list->size());
-    int64_t at = std::clamp<int64_t>(*k < 0 ? *k + n : *k, 0, n);
-    self.list->insert(self.list->begin() + at, arg(1));
-    return Value::None();
-  }
-  if (name == "list.pop") {
-    if (absl::Status s = argc(0, 1); !s.ok()) return s;
-    int64_t n = static_cast<int64_t>(self.list->size());
-    int64_t k = n - 1;
-    if (!args.positional.empty()) {
-      absl::StatusOr<int64_t> x = b.StaticInt(arg(0), args.positional[0].loc, "list.pop index");
-      if (!x.ok()) return x.status();
-      k = *x < 0 ? *x + n : *x;
-    }
-    if (k < 0 || k >= n) return b.Err(loc, "pop index out of range");
-    Value v = (*self.list)[k];
-    self.list->erase(self.list->begin() + k);
-    return v;
-  }
-  if (name == "list.copy") {
-    if (absl::Status s = argc(0, 0); !s.ok()) return s;
-    return Value::List(*self.list);
-  }
-  if (name == "list.index" || name == "tuple.index" || name == "list.count" ||
-      name == "tuple.count") {
-    if (absl::Status s = argc(1, 1); !s.ok()) return s;
-    const ValueList& items = self.Items();
-    int64_t count = 0;
-    for (size_t k = 0; k < items.size(); ++k) {
-      if (StagingEquals(items[k], arg(0)).value_or(false)) {
-        if (EndsWith(name, "index")) return Value::Int(static_cast<int64_t>(k));
-        ++count;
-      }
-    }
-    if (EndsWith(name, "index")) {
-      return b.Err(loc, Cat(ValueRepr(arg(0)), " is not in the ", DescribeValue(self)));
-    }
-    return Value::Int(count);
-  }
-  if (name == "dict.get") {
-    if (absl::Status s = argc(1, 2); !s.ok()) return s;
-    for (const auto& [k, v] : *self.dict) {
-      if (StagingEquals(k, arg(0)).value_or(false)) return v;
-    }
-    return args.positional.size() == 2 ? arg(1) : Value::None();
-  }
-  if (name == "dict.pop") {
-    if (absl::Status s = argc(1, 2); !s.ok()) return s;
-    for (auto it = self.dict->begin(); it != self.dict->end(); ++it) {
-      if (StagingEquals(it->first, arg(0)).value_or(false)) {
-        Value v = it->second;
-        self.dict->erase(it);
-        return v;
-      }
-    }
-    if (args.positional.size() == 2) return arg(1);
-    return b.Err(loc, Cat("key ", ValueRepr(arg(0)), " is not in the dict"));
-  }
-  if (name == "dict.items" || name == "dict.keys" || name == "dict.values") {
-    if (absl::Status s = argc(0, 0); !s.ok()) return s;
-    ValueList out;
-    for (const auto& [k, v] : *self.dict) {
-      if (name == "dict.items") out.push_back(Value::Tuple({k, v}));
-      if (name == "dict.keys") out.push_back(k);
-      if (name == "dict.values") out.push_back(v);
-    }
-    return Value::List(std::move(out));
-  }
-  if (name == "dict.copy") {
-    if (absl::Status s = argc(0, 0); !s.ok()) return s;
-    return Value::Dict(*self.dict);
-  }
-  if (name == "dict.update") {
-    if (args.positional.size() > 1) return b.Err(loc, "dict.update() takes at most 1 argument");
-    DictItems add;
-    if (!args.positional.empty()) {
-      if (arg(0).kind != ValueKind::kDict) return b.Err(loc, "dict.update() needs a dict");
-      add = *arg(0).dict;
-    }
-    for (const auto& [kw, a] : args.keywords) add.emplace_back(Value::Str(kw), a.value);
-    for (const auto& [k, v] : add) {
-      bool found = false;
-      for (auto& item : *self.dict) {
-        if (StagingEquals(item.first, k).value_or(false)) {
-          item.second = v;
-          found = true;
-        }
-      }
-      if (!found) {
-        if (self.dict->size() >= kMaxDictItems) return b.Err(loc, "the dict is too large");
-        self.dict->emplace_back(k, v);
-      }
-    }
-    return Value::None();
-  }
-  // str methods
-  auto str_arg = [&](size_t k, std::string_view what) -> absl::StatusOr<std::string> {
-    return b.StaticStr(arg(k), args.positional[k].loc, what);
-  };
-  if (name == "str.split") {
-    if (absl::Status s = argc(0, 1); !s.ok()) return s;
-    ValueList out;
-    if (args.positional.empty() || arg(0).kind == ValueKind::kNone) {
-      for (const std::string& part : SplitAny(self.s, " \t\n")) out.push_back(Value::Str(part));
-    } else {
-      absl::StatusOr<std::string> sep = str_arg(0, "str.split separator");
-      if (!sep.ok()) return sep.status();
-      if (sep->empty()) return b.Err(loc, "empty separator");
-      size_t pos = 0;
-      for (size_t at; (at = self.s.find(*sep, pos)) != std::string::npos; pos = at + sep->size()) {
-        out.push_back(Value::Str(self.s.substr(pos, at - pos)));
-      }
-      out.push_back(Value::Str(self.s.substr(pos)));
-    }
-    return Value::List(std::move(out));
-  }
-  if (name == "str.join") {
-    if (absl::Status s = argc(1, 1); !s.ok()) return s;
-    CallArgs inner{loc, {args.positional[0]}, {}};
-    absl::StatusOr<Value> items = CallPython(b, "list", inner);
-    if (!items.ok()) return items;
-    std::string out;
-    for (size_t k = 0; k < items->Items().size(); ++k) {
-      const Value& v = items->Items()[k];
-      if (v.kind != ValueKind::kStr) return b.Err(loc, "str.join() needs strings");
-      if (k) out += self.s;
-      out += v.s;
-    }
-    return Value::Str(out);
-  }
-  if (name == "str.strip") {
-    if (absl::Status s = argc(0, 0); !s.ok()) return s;
-    return Value::Str(std::string(absl::StripAsciiWhitespace(self.s)));
-  }
-  if (name == "str.lower" || name == "str.upper") {
-    if (absl::Status s = argc(0, 0); !s.ok()) return s;
-    std::string out = self.s;
-    for (char& c : out) c = name == "str.lower" ? std::tolower(c) : std::toupper(c);
-    return Value::Str(out);
-  }
-  if (name == "str.replace") {
-    if (absl::Status s = argc(2, 2); !s.ok()) return s;
-    absl::StatusOr<std::string> from = str_arg(0, "str.replace()");
-    if (!from.ok()) return from.status();
-    absl::StatusOr<std::string> to = str_arg(1, "str.replace()");
-    if (!to.ok()) return to.status();
-    if (from->empty()) return b.Err(loc, "str.replace() with an empty pattern is not supported");
-    std::string out;
-    size_t pos = 0;
-    for (size_t at; (at = self.s.find(*from, pos)) != std::string::npos; pos = at + from->size()) {
-      out += self.s.substr(pos, at - pos) + *to;
-      if (out.size() > kMaxStagingItems) return b.Err(loc, "the string is too large");
-    }
-    return Value::Str(out + self.s.substr(pos));
-  }
-  if (name == "str.startswith" || name == "str.endswith") {
-    if (absl::Status s = argc(1, 1); !s.ok()) return s;
-    absl::StatusOr<std::string> x = str_arg(0, name);
-    if (!x.ok()) return x.status();
-    return Value::Bool(name == "str.startswith" ? StartsWith(self.s, *x) : EndsWith(self.s, *x));
-  }
-  if (name == "str.format") {
-    // "{}" and "{0}" / "{name}" fields, without format specs.
-    std::string out;
-    size_t next = 0;
-    for (size_t k = 0; k < self.s.size(); ++k) {
-      char c = self.s[k];
-      if ((c == '{' || c == '}') && k + 1 < self.s.size() && self.s[k + 1] == c) {
-        out += c;
-        ++k;
-        continue;
-      }
-      if (c != '{') {
-        out += c;
-        continue;
-      }
-      size_t end = self.s.find('}', k);
-      if (end == std::string::npos) return b.Err(loc, "str.format(): unmatched '{'");
-      std::string field = self.s.substr(k + 1, end - k - 1);
-      const Value* v = nullptr;
-      size_t index = 0;
-      if (field.empty()) {
-        index = next++;
-        if (index < args.positional.size()) v = &args.positional[index].value;
-      } else if (absl::SimpleAtoi(field, &index)) {
-        if (index < args.positional.size()) v = &args.positional[index].value;
-      } else {
-        for (const auto& [kw, a] : args.keywords) {
-          if (kw == field) v = &a.value;
-        }
-      }
-      if (!v) return b.Err(loc, Cat("str.format(): no argument for {", field, "}"));
-      out += v->kind == ValueKind::kStr ? v->s : ValueRepr(*v);
-      k = end;
-    }
-    return Value::Str(out);
-  }
-  return b.Err(loc, Cat("`", name, "` is not supported"));
 }
 
 }  // namespace tilec::frontend

@@ -44,6 +44,8 @@ constexpr std::string_view kLangFunctions[] = {
     "reduce_absmax",
     "cumsum",
     "atomic_add",
+    "atomic_max",
+    "atomic_min",
     "annotate_layout",
     "use_swizzle",
     "dynamic",
@@ -53,7 +55,11 @@ constexpr std::string_view kLangFunctions[] = {
     "Tensor",
     "Buffer",
     "Layout",
+    "Fragment",
     "if_then_else",
+    "clamp",
+    "any_of",
+    "all_of",
     "max",
     "min",
     "abs",
@@ -89,6 +95,7 @@ constexpr std::string_view kPythonBuiltins[] = {
     "range", "len",    "min",      "max",   "abs",       "int", "float",  "bool",
     "str",   "tuple",  "list",     "dict",  "enumerate", "zip", "sum",    "any",
     "all",   "sorted", "reversed", "print", "round",     "pow", "divmod",
+    "isinstance", "getattr", "hasattr", "slice", "set", "super", "next",
 };
 
 bool Contains(const std::string_view* begin, const std::string_view* end, std::string_view x) {
@@ -99,8 +106,10 @@ bool Contains(const std::string_view* begin, const std::string_view* end, std::s
 
 bool IsKnownModule(std::string_view path) {
   return path == "tilelang" || path == kLang || path == "tilelang.layout" ||
+         path == "tilelang.math" ||
          path == "tilelang.PassConfigKey" || path == "tilelang.language.GemmWarpPolicy" ||
-         path == "math" || path == "torch";
+         path == "math" || path == "torch" || path == "dataclasses" || path == "tvm" ||
+         path == "tvm.tir" || path == "functools" || path == "operator" || path == "itertools";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -123,12 +132,54 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
     if (attr == "language") return Value::Module(std::string(kLang));
     if (attr == "layout") return Value::Module("tilelang.layout");
     if (attr == "PassConfigKey") return Value::Module("tilelang.PassConfigKey");
+    if (attr == "math") return Value::Module("tilelang.math");
+    if (attr == "DataType") return Value::Builtin("T.dtype");
+    // tilelang re-exports tilelang.math (`from .math import *`).
+    if (attr == "cdiv" || attr == "next_power_of_2") return Value::Builtin(Cat("tilelang.math.", attr));
     if (attr == "jit" || attr == "autotune" || attr == "compile" || attr == "lazy_jit") {
       return Value::Builtin(Cat("tilelang.", attr));
     }
     return std::nullopt;
   }
   if (path == "tilelang.PassConfigKey") return Value::Str(a);
+  if (path == "tilelang.math") {
+    if (attr == "cdiv" || attr == "next_power_of_2") return Value::Builtin(Cat("tilelang.math.", attr));
+    return std::nullopt;
+  }
+  if (path == "tvm") {
+    if (attr == "tir") return Value::Module("tvm.tir");
+    if (attr == "DataType") return Value::Builtin("T.dtype");
+    return std::nullopt;
+  }
+  if (path == "tvm.tir") {
+    // The tvm.tir functions kernels' helpers use, as their T.* twins.
+    static constexpr std::string_view kSame[] = {
+        "Cast",  "if_then_else", "floordiv", "floormod", "truncdiv", "truncmod", "exp",
+        "exp2",  "log",          "log2",     "sqrt",     "rsqrt",    "tanh",     "sigmoid",
+        "abs",   "floor",        "ceil",     "round",    "pow",      "max_value", "min_value"};
+    if (Contains(std::begin(kSame), std::end(kSame), attr)) return Value::Builtin(Cat("T.", attr));
+    if (attr == "const" || attr == "PrimExpr") return Value::Builtin(Cat("tir.", attr));
+    // The node constructors Select, Max and Min build what T.if_then_else,
+    // T.max and T.min build.
+    if (attr == "Select") return Value::Builtin("T.if_then_else");
+    if (attr == "Max") return Value::Builtin("T.max");
+    if (attr == "Min") return Value::Builtin("T.min");
+    return std::nullopt;
+  }
+  if (path == "functools" && attr == "reduce") return Value::Builtin("functools.reduce");
+  if (path == "itertools" && attr == "product") return Value::Builtin("itertools.product");
+  if (path == "operator") {
+    static constexpr std::string_view kOps[] = {"add", "sub", "mul", "truediv", "floordiv",
+                                                "mod", "pow", "and_", "or_", "xor",
+                                                "lshift", "rshift"};
+    if (Contains(std::begin(kOps), std::end(kOps), attr)) return Value::Builtin(Cat("operator.", attr));
+    return std::nullopt;
+  }
+  if (path == "dataclasses") {
+    // Only as a class decorator (classes.cc); dataclasses.field is refused.
+    if (attr == "dataclass") return Value::Builtin("dataclasses.dataclass");
+    return std::nullopt;
+  }
   if (path == "tilelang.layout") {
     if (attr == "make_swizzled_layout")
       return Value::Builtin("tilelang.layout.make_swizzled_layout");
@@ -169,8 +220,9 @@ std::optional<Value> MethodOf(const Value& self, std::string_view attr) {
   static constexpr std::string_view kTuple[] = {"index", "count"};
   static constexpr std::string_view kDict[] = {"get",  "items",  "keys", "values",
                                                "copy", "update", "pop"};
-  static constexpr std::string_view kStr[] = {"split",    "join",  "strip", "replace", "startswith",
-                                              "endswith", "lower", "upper", "format"};
+  static constexpr std::string_view kStr[] = {
+      "split", "join",    "strip",   "replace", "startswith", "endswith", "lower",  "upper",
+      "format", "isdigit", "isalpha", "isalnum", "lstrip",     "rstrip",   "find",   "count"};
   std::string_view type;
   bool ok = false;
   switch (self.kind) {
@@ -189,6 +241,15 @@ std::optional<Value> MethodOf(const Value& self, std::string_view attr) {
     case ValueKind::kStr:
       type = "str";
       ok = Contains(std::begin(kStr), std::end(kStr), attr);
+      break;
+    case ValueKind::kInt:
+    case ValueKind::kBool:
+      type = "int";
+      ok = attr == "bit_length";
+      break;
+    case ValueKind::kFloat:
+      type = "float";
+      ok = attr == "is_integer";
       break;
     default:
       if (IsRuntimeScalar(self) && attr == "astype") {
@@ -235,9 +296,10 @@ absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& 
   const std::string& name = fn.name;
   if (fn.self && name != "T.<dtype>") return CallMethod(b, name, *fn.self, args);
   if (StartsWith(name, "math.")) return CallMath(b, std::string_view(name).substr(5), args);
-  if (StartsWith(name, "T.") || StartsWith(name, "tilelang.")) {
+  if (StartsWith(name, "T.") || StartsWith(name, "tilelang.") || StartsWith(name, "tir.")) {
     if (std::optional<absl::StatusOr<Value>> r = CallTileOp(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlLang(b, name, args, fn)) return *r;
+    if (std::optional<absl::StatusOr<Value>> r = CallTlHelper(b, name, args)) return *r;
     return b.Err(args.loc, Cat("`", name, "` is not supported by tilec"));
   }
   return CallPython(b, name, args);

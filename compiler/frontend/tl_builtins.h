@@ -60,6 +60,12 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
 std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name, CallArgs& args,
                                                 const BuiltinValue& fn);
 
+// TileLang and TVM helpers built on the language functions (tl_helpers.cc):
+// T.clamp, T.any_of/all_of, tilelang.math, tvm.tir.const, T.Fragment hints.
+// Returns nullopt when `name` is not one of them.
+std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view name,
+                                                  CallArgs& args);
+
 // Matches call arguments to a signature. `names` lists the parameters in
 // positional order; the first `required` of them must be given. The result
 // has one entry per name, empty where the argument was not given.

@@ -3,7 +3,8 @@
 //
 // Mapping to the IR:
 // - T.Kernel(*grid, threads=128, prelude=None) -> a KernelSpec; the `with`
-//   statement makes the Kernel node. threads defaults to 128 as in TileLang; a
+//   statement makes the Kernel node. No grid extents is one block without a
+//   block index. threads defaults to 128 as in TileLang; a
 //   threads tuple (x, 1, 1) is x.
 // - T.Parallel(*extents) -> nested kParallel loops from 0; T.grid -> nested
 //   serial loops; T.serial / T.unroll / T.vectorized (n) or (a, b[, step]) ->
@@ -339,10 +340,15 @@ absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
     grid_args.clear();
     for (const Value& v : seq.value.Items()) grid_args.push_back(Arg{v, seq.loc});
   }
-  if (grid_args.empty() || grid_args.size() > 3) {
-    return b.Err(args.loc, Cat("T.Kernel takes 1 to 3 grid extents, got ", grid_args.size()));
+  if (grid_args.size() > 3) {
+    return b.Err(args.loc, Cat("T.Kernel takes 0 to 3 grid extents, got ", grid_args.size()));
   }
   KernelSpec spec;
+  if (grid_args.empty()) {
+    // T.Kernel(threads=n): a single block.
+    spec.no_grid = true;
+    spec.grid.push_back(ir::IntImm(1));
+  }
   for (const Arg& g : grid_args) {
     absl::StatusOr<ir::Expr> e = b.SizeExpr(g.value, g.loc, "a grid extent", false);
     if (!e.ok()) return e.status();
@@ -429,6 +435,11 @@ absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
   }
   const FunctionValue& f = *fn.value.function;
   const std::vector<Param>& params = f.lambda ? f.lambda->params : f.def->params;
+  for (const Param& p : params) {
+    if (p.kind != ParamKind::kNormal && p.kind != ParamKind::kPositionalOnly) {
+      return b.Err(p.loc, "a T.Layout index function takes plain parameters only");
+    }
+  }
   const Value& shape = (*a)[0]->value;
   size_t rank = shape.IsSequence() ? shape.Items().size() : 1;
   if (rank != params.size()) {

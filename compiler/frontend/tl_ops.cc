@@ -26,6 +26,10 @@
 //   form; buffers/regions/head addresses -> the tile form (extents as for
 //   T.copy). memory_order and use_tma are accepted and ignored; return_prev is
 //   not supported.
+// - T.atomic_max / T.atomic_min(dst, value): as T.atomic_add (scalar or tile
+//   form) with AtomicOp kMax / kMin, into a global or shared
+//   float32/float64/float16/int32 buffer; memory_order is accepted and
+//   ignored, return_prev is not supported.
 // - T.annotate_layout({buf: layout, ...}) -> one AnnotateLayout per entry.
 // - T.use_swizzle(panel_size, order="row", enable=True) -> UseSwizzle.
 #include "compiler/frontend/index_simplify.h"
@@ -420,6 +424,69 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   return Value::None();
 }
 
+// T.atomic_max / T.atomic_min(dst, value): the scalar and the tile form.
+absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view name,
+                                   ir::AtomicOp op) {
+  absl::StatusOr<Args> a =
+      BindArgs(b, args, name, {"dst", "value", "memory_order", "return_prev"}, 2);
+  if (!a.ok()) return a.status();
+  if ((*a)[3]) {
+    absl::StatusOr<bool> rp = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "return_prev");
+    if (!rp.ok()) return rp.status();
+    if (*rp) return b.Err((*a)[3]->loc, Cat(name, "(return_prev=True) is not supported"));
+  }
+  const Arg& dst = *(*a)[0];
+  const Arg& value = *(*a)[1];
+  auto check_dst = [&](const ir::Buffer& buf) -> absl::Status {
+    ir::DType t = buf->dtype;
+    if (t != ir::DType::kFloat32 && t != ir::DType::kFloat64 && t != ir::DType::kFloat16 &&
+        t != ir::DType::kInt32) {
+      return b.Err(dst.loc, Cat(name, " into ", ir::DTypeName(t), " (`", buf->name,
+                                "`) is not supported; float32, float64, float16 and int32 are"));
+    }
+    if (buf->scope != ir::Scope::kGlobal && buf->scope != ir::Scope::kShared) {
+      return b.Err(dst.loc, Cat(name, " needs a global or shared destination; `", buf->name,
+                                "` is a ", ir::ScopeName(buf->scope), " buffer"));
+    }
+    return absl::OkStatus();
+  };
+  bool value_tile = value.value.kind == ValueKind::kBuffer ? !IsRuntimeScalar(value.value)
+                                                           : value.value.kind == ValueKind::kRegion;
+  bool dst_tile = dst.value.kind == ValueKind::kRegion ||
+                  (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
+  if (value_tile || dst_tile) {
+    // The tile form: element-wise over two regions, as T.atomic_add's.
+    absl::StatusOr<Operand> d = ReadOperand(b, dst, name, true);
+    if (!d.ok()) return d.status();
+    absl::StatusOr<Operand> v = ReadOperand(b, value, name, true);
+    if (!v.ok()) return v.status();
+    absl::StatusOr<std::pair<ir::Region, ir::Region>> p = ResolvePair(b, *v, *d, args.loc, name);
+    if (!p.ok()) return p.status();
+    if (absl::Status s = check_dst(p->second.buffer); !s.ok()) return s;
+    absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(p->second, p->first, nullptr, op),
+                            args.loc, name);
+    if (!s.ok()) return s;
+    return Value::None();
+  }
+  if (dst.value.kind != ValueKind::kElement) {
+    return b.Err(dst.loc, Cat(name, " needs a buffer element or a tile as its destination, got ",
+                              DescribeValue(dst.value)));
+  }
+  if (!value.value.IsNumber() && !IsRuntimeScalar(value.value)) {
+    return b.Err(value.loc, Cat(name, " takes a scalar value, got ", DescribeValue(value.value)));
+  }
+  const ElementValue& e = *dst.value.element;
+  ir::DType t = e.buffer->dtype;
+  if (absl::Status s = check_dst(e.buffer); !s.ok()) return s;
+  absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, t, value.loc);
+  if (!v.ok()) return v.status();
+  ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
+  absl::Status s =
+      b.Emit(std::make_shared<ir::AtomicAddNode>(region, std::nullopt, *v, op), args.loc, name);
+  if (!s.ok()) return s;
+  return Value::None();
+}
+
 absl::StatusOr<Value> AnnotateLayout(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.annotate_layout", {"layout_map"}, 1);
   if (!a.ok()) return a.status();
@@ -432,6 +499,16 @@ absl::StatusOr<Value> AnnotateLayout(Builder& b, CallArgs& args) {
     if (key.kind != ValueKind::kBuffer) {
       return b.Err(m.loc,
                    Cat("T.annotate_layout: a key must be a buffer, got ", DescribeValue(key)));
+    }
+    if (layout.kind == ValueKind::kLayout && !layout.layout) {
+      // T.Fragment(...): a thread mapping for a fragment. Values do not
+      // depend on it and tilec infers fragment layouts itself: ignored.
+      if (key.buffer->scope != ir::Scope::kFragment) {
+        return b.Err(m.loc, Cat("T.annotate_layout: T.Fragment(...) is for fragments, but `",
+                                key.buffer->name, "` is a ", ir::ScopeName(key.buffer->scope),
+                                " buffer"));
+      }
+      continue;
     }
     if (layout.kind != ValueKind::kLayout) {
       return b.Err(m.loc, Cat("T.annotate_layout: the layout of `", key.buffer->name,
@@ -495,6 +572,8 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   }
   if (name == "T.cumsum") return Cumsum(b, args);
   if (name == "T.atomic_add") return AtomicAdd(b, args);
+  if (name == "T.atomic_max") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMax);
+  if (name == "T.atomic_min") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMin);
   if (name == "T.annotate_layout") return AnnotateLayout(b, args);
   if (name == "T.use_swizzle") return UseSwizzle(b, args);
   return std::nullopt;

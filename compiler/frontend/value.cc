@@ -115,6 +115,90 @@ Value Value::Function(FunctionValue fn) {
   return r;
 }
 
+Value Value::Slice(Value start, Value stop, Value step) {
+  Value r = Tuple({std::move(start), std::move(stop), std::move(step)});
+  r.kind = ValueKind::kSlice;
+  return r;
+}
+
+std::optional<Value> Value::Set(const ValueList& items) {
+  ValueList unique;
+  for (const Value& v : items) {
+    bool seen = false;
+    for (const Value& u : unique) {
+      std::optional<bool> eq = StagingEquals(v, u);
+      if (!eq) return std::nullopt;
+      seen = seen || *eq;
+    }
+    if (unique.empty() && !StagingEquals(v, v)) return std::nullopt;
+    if (!seen) unique.push_back(v);
+  }
+  Value r = List(std::move(unique));
+  r.kind = ValueKind::kSet;
+  return r;
+}
+
+Value Value::Generator(ValueList items) {
+  Value r = List(std::move(items));
+  r.kind = ValueKind::kGenerator;
+  r.cursor = std::make_shared<size_t>(0);
+  return r;
+}
+
+ValueList Value::TakeRemaining() const {
+  if (kind != ValueKind::kGenerator || !list || !cursor) return {};
+  size_t from = std::min(*cursor, list->size());
+  *cursor = list->size();
+  return ValueList(list->begin() + static_cast<std::ptrdiff_t>(from), list->end());
+}
+
+Value Value::Class(std::shared_ptr<ClassValue> c) {
+  Value r;
+  r.kind = ValueKind::kClass;
+  r.klass = std::move(c);
+  return r;
+}
+
+Value Value::Object(std::shared_ptr<ObjectValue> o) {
+  Value r;
+  r.kind = ValueKind::kObject;
+  r.object = std::move(o);
+  return r;
+}
+
+void SetAttr(AttrList& attrs, const std::string& name, Value v) {
+  for (auto& [n, value] : attrs) {
+    if (n == name) {
+      value = std::move(v);
+      return;
+    }
+  }
+  attrs.emplace_back(name, std::move(v));
+}
+
+const Value* FindAttr(const AttrList& attrs, const std::string& name) {
+  for (const auto& [n, value] : attrs) {
+    if (n == name) return &value;
+  }
+  return nullptr;
+}
+
+const Value* ClassValue::Find(const std::string& name) const {
+  if (const Value* v = FindAttr(attrs, name)) return v;
+  for (const auto& base : bases) {
+    if (const Value* v = base->Find(name)) return v;
+  }
+  return nullptr;
+}
+
+bool ClassValue::IsSubclassOf(const ClassValue* other) const {
+  if (this == other) return true;
+  for (const auto& base : bases) {
+    if (base->IsSubclassOf(other)) return true;
+  }
+  return false;
+}
+
 Value Value::Builtin(std::string name, std::shared_ptr<const Value> self) {
   Value r;
   r.kind = ValueKind::kBuiltin;
@@ -251,6 +335,13 @@ std::string DescribeValue(const Value& v) {
     case ValueKind::kLayout: return "layout";
     case ValueKind::kGemmPolicy: return "T.GemmWarpPolicy";
     case ValueKind::kTensorType: return "tensor type";
+    case ValueKind::kClass: return Cat("class `", v.klass ? v.klass->name : "?", "`");
+    case ValueKind::kSlice: return "slice";
+    case ValueKind::kGenerator: return "generator";
+    case ValueKind::kSet: return "set";
+    case ValueKind::kSuper: return "super()";
+    case ValueKind::kObject:
+      return Cat("`", v.object && v.object->cls ? v.object->cls->name : "?", "` object");
   }
   return "value";
 }
@@ -298,6 +389,7 @@ std::optional<bool> Truthy(const Value& v) {
     case ValueKind::kTuple:
     case ValueKind::kList: return !v.Items().empty();
     case ValueKind::kDict: return v.dict && !v.dict->empty();
+    case ValueKind::kSet: return v.list && !v.list->empty();
     case ValueKind::kRange: {
       if (!v.range) return false;
       const RangeValue& r = *v.range;
@@ -369,6 +461,18 @@ std::optional<bool> StagingEquals(const Value& a, const Value& b) {
       return a.builtin && b.builtin && a.builtin->name == b.builtin->name &&
              a.builtin->self == b.builtin->self;
     case ValueKind::kDict: return a.dict == b.dict;
+    case ValueKind::kSet: {
+      // Equal when each holds the other's items, in any order.
+      if (a.list->size() != b.list->size()) return false;
+      for (const Value& x : *a.list) {
+        bool found = false;
+        for (const Value& y : *b.list) found = found || StagingEquals(x, y).value_or(false);
+        if (!found) return false;
+      }
+      return true;
+    }
+    case ValueKind::kClass: return a.klass == b.klass;
+    case ValueKind::kObject: return a.object == b.object;
     default: return false;
   }
 }

@@ -72,6 +72,12 @@ enum class ValueKind : uint8_t {
   kLayout,      // T.Layout(...) or make_swizzled_layout(buf)
   kGemmPolicy,  // T.GemmWarpPolicy.Square, ...
   kTensorType,  // T.Tensor((M, K), dtype): a parameter annotation
+  kClass,       // a `class` of the source file
+  kObject,      // an instance of such a class
+  kSlice,       // slice(start, stop, step): `tuple` holds the three parts (None if absent)
+  kGenerator,   // a generator expression: `list` holds its items, `cursor` the next one
+  kSet,         // a set of staging values: `list` holds them, each once
+  kSuper,       // super() in a method: `klass` the defining class, `tuple` {self}
 };
 
 class Env;  // a scope of names (builder.h)
@@ -83,6 +89,8 @@ struct KernelSpec;
 struct RangeValue;
 struct TensorTypeValue;
 struct ElementValue;
+struct ClassValue;
+struct ObjectValue;
 using ValueList = std::vector<Value>;
 using DictItems = std::vector<std::pair<Value, Value>>;
 
@@ -115,6 +123,13 @@ struct Value {
   std::shared_ptr<const KernelSpec> kernel;
   std::shared_ptr<const ir::Layout> layout;
   std::shared_ptr<const TensorTypeValue> tensor_type;
+  // Classes and instances are shared mutable objects, as in Python
+  // (`self.x = 1` is seen through every alias; so is `Cls.x = 1`).
+  std::shared_ptr<ClassValue> klass;
+  std::shared_ptr<ObjectValue> object;
+  // kGenerator: index of the next item; shared, so that a generator is
+  // consumed once whatever aliases it.
+  std::shared_ptr<size_t> cursor;
 
   // Constructors.
   static Value None();
@@ -139,6 +154,16 @@ struct Value {
   static Value Layout(ir::Layout layout);
   static Value Policy(ir::GemmPolicy p);
   static Value TensorType(std::vector<Value> shape, ir::DType dtype);
+  static Value Class(std::shared_ptr<ClassValue> c);
+  static Value Object(std::shared_ptr<ObjectValue> o);
+  static Value Slice(Value start, Value stop, Value step);
+  // A generator over `items` (evaluated eagerly, consumed once).
+  static Value Generator(ValueList items);
+  // A set of `items` (duplicates dropped); nullopt when an item is a runtime
+  // value, whose equality is unknown at staging time.
+  static std::optional<Value> Set(const ValueList& items);
+  // kGenerator: the items not consumed yet, which are then consumed.
+  ValueList TakeRemaining() const;
 
   bool is(ValueKind k) const { return kind == k; }
   // bool, int or float (Python's numbers; bool counts as an int).
@@ -160,11 +185,26 @@ enum class FunctionFlavor : uint8_t {
   kPython,    // plain Python: evaluated at staging level when called
   kMacro,     // @T.macro: inlined into the kernel with TileLang statement semantics
   kPrimFunc,  // @T.prim_func: the kernel itself
-  kLambda,    // lambda: only as a T.Layout index function
+  kLambda,    // lambda: runs in the syntax of the code that calls it
+};
+
+// How a `def` in a class body is bound when read through the class or an
+// instance.
+enum class MethodKind : uint8_t {
+  kPlain,     // bound to the instance (or unbound when read from the class)
+  kStatic,    // @staticmethod: never bound
+  kClass,     // @classmethod: bound to the class
+  kProperty,  // @property: called with the instance when read
 };
 
 struct FunctionValue {
   FunctionFlavor flavor = FunctionFlavor::kPython;
+  MethodKind method = MethodKind::kPlain;
+  // The receiver of a bound method (an instance or a class), passed as the
+  // first argument; null otherwise.
+  std::shared_ptr<const Value> bound_self;
+  // The class whose body defined this method (for super()); null otherwise.
+  std::shared_ptr<ClassValue> owner;
   const FunctionDefStmt* def = nullptr;  // set unless a lambda
   const LambdaExpr* lambda = nullptr;    // set for lambdas
   Env* closure = nullptr;  // the scope the function was defined in (owned by the builder)
@@ -191,6 +231,8 @@ struct LoopSpec {
 
 struct KernelSpec {
   std::vector<ir::Expr> grid;
+  // T.Kernel(threads=...) without grid extents: one block, no block index.
+  bool no_grid = false;
   ir::Expr threads;
   std::string prelude;
 };
@@ -208,6 +250,35 @@ struct ElementValue {
   ir::Buffer buffer;
   std::vector<ir::Expr> indices;
 };
+
+// Attributes of a class or an instance, in definition order.
+using AttrList = std::vector<std::pair<std::string, Value>>;
+
+struct ClassValue {
+  std::string name;
+  std::vector<std::shared_ptr<ClassValue>> bases;  // classes of the source file
+  AttrList attrs;                                  // class body names
+  // @dataclass: the fields, in order (inherited ones first); their defaults
+  // are the class attributes of the same names.
+  bool dataclass = false;
+  std::vector<std::string> fields;
+
+  // The attribute `name` of this class or its bases (in Python's order for
+  // single inheritance, depth first for several bases); null when none.
+  const Value* Find(const std::string& name) const;
+  // True when this class is `other` or derives from it.
+  bool IsSubclassOf(const ClassValue* other) const;
+};
+
+struct ObjectValue {
+  std::shared_ptr<ClassValue> cls;
+  AttrList attrs;  // instance attributes (`self.x = ...`)
+};
+
+// Sets `name` in `attrs`, replacing an earlier value.
+void SetAttr(AttrList& attrs, const std::string& name, Value v);
+// The value of `name` in `attrs`, or null.
+const Value* FindAttr(const AttrList& attrs, const std::string& name);
 
 // Short description for diagnostics: "int", "str", "buffer `A_shared`",
 // "runtime expression", "function `f`", "module `math`", ...

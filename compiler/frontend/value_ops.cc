@@ -476,8 +476,14 @@ absl::StatusOr<Value> ApplyCompare(CmpOpKind op, const Value& a, const Value& b)
     bool found = false;
     if (b.kind == ValueKind::kStr && a.kind == ValueKind::kStr) {
       found = b.s.find(a.s) != std::string::npos;
-    } else if (b.IsSequence() || b.kind == ValueKind::kDict) {
-      if (b.kind == ValueKind::kDict) {
+    } else if (b.IsSequence() || b.kind == ValueKind::kDict || b.kind == ValueKind::kSet) {
+      if (b.kind == ValueKind::kSet) {
+        for (const Value& item : *b.list) {
+          std::optional<bool> eq = StagingEquals(a, item);
+          if (!eq) return Error("`in` with a runtime value is not supported");
+          if (*eq) found = true;
+        }
+      } else if (b.kind == ValueKind::kDict) {
         for (const auto& [k, v] : *b.dict) {
           if (StagingEquals(a, k).value_or(false)) found = true;
         }

@@ -46,6 +46,9 @@ namespace tilec::frontend {
 inline constexpr size_t kMaxStagingItems = 1 << 16;
 // Dicts are searched linearly: they stay small.
 inline constexpr size_t kMaxDictItems = 1 << 12;
+// Iterations one staging `while` loop may run before it is reported as
+// endless (the overall step budget of the builder bounds the rest).
+inline constexpr int64_t kMaxWhileIterations = 100'000;
 
 // True for values that denote a runtime scalar: kExpr, kElement, and a kBuffer
 // of scope var.

@@ -52,6 +52,9 @@
 //   dst's old value (absmax from its magnitude), as TileLang lowers them.
 // - T.cumsum: inclusive scan in dst's dtype; dst may be src.
 // - T.atomic_add: dst += src converted to dst's dtype, rounded in dst's dtype.
+// - T.atomic_max / T.atomic_min (scalar or tile form): dst = max/min(dst, src)
+//   with value converted to dst's dtype; floats as T.max/T.min (a NaN
+//   operand is ignored).
 #ifndef TILEC_COMPILER_INTERP_INTERP_H_
 #define TILEC_COMPILER_INTERP_INTERP_H_
 

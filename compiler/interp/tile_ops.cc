@@ -1,5 +1,6 @@
 // Tile operators: copy, gemm, fill, reduce, cumsum and atomic_add with the
 // tile-level semantics stated in interp.h.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -366,9 +367,12 @@ class CumsumStmt final : public CStmt {
   bool reverse_;
 };
 
+Scalar AtomicCombine(ir::AtomicOp op, Scalar old, Scalar v, DType t);
+
 class AtomicAddTileStmt final : public CStmt {
  public:
-  AtomicAddTileStmt(CRegion dst, CRegion src) : dst_(std::move(dst)), src_(std::move(src)) {}
+  AtomicAddTileStmt(CRegion dst, CRegion src, ir::AtomicOp op)
+      : dst_(std::move(dst)), src_(std::move(src)), op_(op) {}
 
   absl::Status Exec(Env& env) const override {
     RegionValue s, d;
@@ -381,19 +385,34 @@ class AtomicAddTileStmt final : public CStmt {
     });
     if (!ok) return env.TakeError();
     for (const auto& [fd, v] : adds) {
-      WriteElement(*d.tensor, fd, AddIn(ReadElement(*d.tensor, fd), v, dt));
+      WriteElement(*d.tensor, fd, AtomicCombine(op_, ReadElement(*d.tensor, fd), v, dt));
     }
     return absl::OkStatus();
   }
 
  private:
   CRegion dst_, src_;
+  ir::AtomicOp op_;
 };
+
+// The new value of an atomic update of `old` with `v` (both in dtype t).
+Scalar AtomicCombine(ir::AtomicOp op, Scalar old, Scalar v, DType t) {
+  switch (op) {
+    case ir::AtomicOp::kAdd: return AddIn(old, v, t);
+    case ir::AtomicOp::kMax:
+      if (IsFloat(t)) return FloatScalar(FloatMax(old.f, v.f));
+      return IntScalar(std::max(old.i, v.i));
+    case ir::AtomicOp::kMin:
+      if (IsFloat(t)) return FloatScalar(FloatMin(old.f, v.f));
+      return IntScalar(std::min(old.i, v.i));
+  }
+  return old;
+}
 
 class AtomicAddScalarStmt final : public CStmt {
  public:
-  AtomicAddScalarStmt(CRegion dst, CExprPtr value)
-      : dst_(std::move(dst)), value_(std::move(value)) {}
+  AtomicAddScalarStmt(CRegion dst, CExprPtr value, ir::AtomicOp op)
+      : dst_(std::move(dst)), value_(std::move(value)), op_(op) {}
 
   absl::Status Exec(Env& env) const override {
     RegionValue d;
@@ -413,13 +432,14 @@ class AtomicAddScalarStmt final : public CStmt {
                                                 ShapeString(d.tensor->shape())));
     }
     const DType dt = d.tensor->dtype();
-    WriteElement(*d.tensor, f, AddIn(ReadElement(*d.tensor, f), v, dt));
+    WriteElement(*d.tensor, f, AtomicCombine(op_, ReadElement(*d.tensor, f), v, dt));
     return absl::OkStatus();
   }
 
  private:
   CRegion dst_;
   CExprPtr value_;  // already in the destination's dtype
+  ir::AtomicOp op_;
 };
 
 absl::Status CheckDim(const ir::Buffer& b, int dim, absl::string_view op) {
@@ -485,12 +505,13 @@ absl::StatusOr<CStmtPtr> CompileAtomicAdd(Compiler& c, const ir::AtomicAddNode& 
   if (s.src.has_value()) {
     auto src = c.CompileRegion(*s.src);
     if (!src.ok()) return src.status();
-    return CStmtPtr(std::make_unique<AtomicAddTileStmt>(std::move(*dst), std::move(*src)));
+    return CStmtPtr(std::make_unique<AtomicAddTileStmt>(std::move(*dst), std::move(*src), s.op));
   }
   if (s.value == nullptr) return Unverified("atomic_add has neither a source region nor a value");
   auto value = c.CompileExprAs(s.value, s.dst.buffer->dtype);
   if (!value.ok()) return value.status();
-  return CStmtPtr(std::make_unique<AtomicAddScalarStmt>(std::move(*dst), std::move(*value)));
+  return CStmtPtr(
+      std::make_unique<AtomicAddScalarStmt>(std::move(*dst), std::move(*value), s.op));
 }
 
 }  // namespace tilec::interp::internal

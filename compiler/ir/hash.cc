@@ -56,6 +56,8 @@ enum class Tag : uint8_t {
   kAtomicAdd = 60,
   kAnnotateLayout = 61,
   kUseSwizzle = 62,
+  kAtomicMax = 63,
+  kAtomicMin = 64,
 };
 
 // How a variable or buffer reference is resolved.
@@ -430,6 +432,8 @@ class Encoder {
       case StmtKind::kAtomicAdd: {
         const auto* n = s->as<AtomicAddNode>();
         T(Tag::kAtomicAdd);
+        // An add hashes as before atomic max/min existed.
+        if (n->op != AtomicOp::kAdd) T(n->op == AtomicOp::kMax ? Tag::kAtomicMax : Tag::kAtomicMin);
         R(n->dst);
         if (n->src) {
           R(*n->src);

@@ -155,6 +155,15 @@ Region FullRegion(const Buffer& b) {
   return r;
 }
 
+std::string_view AtomicOpName(AtomicOp op) {
+  switch (op) {
+    case AtomicOp::kAdd: return "add";
+    case AtomicOp::kMax: return "max";
+    case AtomicOp::kMin: return "min";
+  }
+  return "?";
+}
+
 std::string_view ForKindName(ForKind k) {
   switch (k) {
     case ForKind::kSerial: return "serial";

@@ -402,15 +402,24 @@ struct CumsumNode : StmtNode {
       : StmtNode(kKind), src(std::move(s)), dst(std::move(d)), dim(dm), reverse(r) {}
 };
 
-// dst += src, element-wise and atomically; either a tile (src set) or a scalar
-// (value set, dst a single element).
+// How an atomic update combines the old value with the new one.
+enum class AtomicOp : uint8_t {
+  kAdd,  // dst += v
+  kMax,  // dst = max(dst, v), a NaN operand ignored as T.max does
+  kMin,  // dst = min(dst, v), likewise
+};
+std::string_view AtomicOpName(AtomicOp op);  // "add", "max", "min"
+
+// dst op= src, element-wise and atomically; either a tile (src set) or a
+// scalar (value set, dst a single element).
 struct AtomicAddNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kAtomicAdd;
   Region dst;
   std::optional<Region> src;
   Expr value;
-  AtomicAddNode(Region d, std::optional<Region> s, Expr v)
-      : StmtNode(kKind), dst(std::move(d)), src(std::move(s)), value(std::move(v)) {}
+  AtomicOp op = AtomicOp::kAdd;
+  AtomicAddNode(Region d, std::optional<Region> s, Expr v, AtomicOp o = AtomicOp::kAdd)
+      : StmtNode(kKind), dst(std::move(d)), src(std::move(s)), value(std::move(v)), op(o) {}
 };
 
 struct AnnotateLayoutNode : StmtNode {

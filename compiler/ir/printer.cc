@@ -487,7 +487,7 @@ void Printer::S(const Stmt& s, int indent) {
         dst = absl::StrCat(Name(n->dst.buffer), "[", Args(n->dst.mins), "]");
       }
       std::string src = n->src ? RegionText(*n->src) : E(n->value);
-      Line(indent, absl::StrCat("T.atomic_add(", dst, ", ", src, ")"));
+      Line(indent, absl::StrCat("T.atomic_", std::string(AtomicOpName(n->op)), "(", dst, ", ", src, ")"));
       return;
     }
     case StmtKind::kAnnotateLayout: {

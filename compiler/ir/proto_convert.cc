@@ -228,6 +228,8 @@ class Writer {
         WriteRegion(n->dst, a->mutable_dst());
         if (n->src) WriteRegion(*n->src, a->mutable_src());
         if (n->value) WriteExpr(n->value, a->mutable_value());
+        if (n->op == AtomicOp::kMax) a->set_op(v1::ATOMIC_OP_MAX);
+        if (n->op == AtomicOp::kMin) a->set_op(v1::ATOMIC_OP_MIN);
         return;
       }
       case StmtKind::kAnnotateLayout: {

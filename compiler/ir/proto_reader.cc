@@ -500,7 +500,14 @@ class Reader {
           PC_ASSIGN_OR_RETURN(src, ReadRegion(true, a.src(), "src"));
         }
         PC_ASSIGN_OR_RETURN(Expr v, Field(a.has_value(), a.value(), "value", false));
-        return std::make_shared<AtomicAddNode>(std::move(dst), std::move(src), std::move(v));
+        AtomicOp op = AtomicOp::kAdd;
+        switch (a.op()) {
+          case v1::ATOMIC_OP_ADD: break;
+          case v1::ATOMIC_OP_MAX: op = AtomicOp::kMax; break;
+          case v1::ATOMIC_OP_MIN: op = AtomicOp::kMin; break;
+          default: return Error(absl::StrCat("unknown atomic op ", static_cast<int>(a.op())));
+        }
+        return std::make_shared<AtomicAddNode>(std::move(dst), std::move(src), std::move(v), op);
       }
       case v1::Stmt::kAnnotateLayout: {
         const v1::AnnotateLayoutStmt& a = s.annotate_layout();

@@ -337,7 +337,7 @@ Stmt IRMutator::Mutate(const Stmt& s) {
       if (n->src) src = MutateRegion(*n->src);
       Expr v = Mutate(n->value);
       if (SameRegion(d, n->dst) && (!src || SameRegion(*src, *n->src)) && v == n->value) return s;
-      return std::make_shared<AtomicAddNode>(std::move(d), std::move(src), std::move(v));
+      return std::make_shared<AtomicAddNode>(std::move(d), std::move(src), std::move(v), n->op);
     }
     case StmtKind::kAnnotateLayout: {
       const auto* n = s->as<AnnotateLayoutNode>();

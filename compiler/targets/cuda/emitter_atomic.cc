@@ -1,3 +1,6 @@
+// T.atomic_max / T.atomic_min: tl::atomic_max / atomic_min per element, in
+// either form, guarded as the add is (no vector form).
+//
 // T.atomic_add: tl::red_add per element of a global destination (its old
 // value is never used: PTX red, no shared-memory path), tl::atomic_add for
 // a shared one, or tl::red_add_vec per run.
@@ -35,9 +38,17 @@ int64_t VectorAtomicWidth(const CudaTarget& target, ir::DType dst, int64_t run) 
   return v;
 }
 
-// The device function adding one element into `dst`.
-const char* AddFunction(const ir::Buffer& dst) {
-  return dst->scope == ir::Scope::kGlobal ? "tl::red_add" : "tl::atomic_add";
+// The device function combining one element into `dst`: an add into global
+// memory is a reduction (its old value is never used); max and min go through
+// tl::atomic_max / tl::atomic_min on either memory.
+const char* AtomicFunction(const ir::Buffer& dst, ir::AtomicOp op) {
+  switch (op) {
+    case ir::AtomicOp::kAdd:
+      return dst->scope == ir::Scope::kGlobal ? "tl::red_add" : "tl::atomic_add";
+    case ir::AtomicOp::kMax: return "tl::atomic_max";
+    case ir::AtomicOp::kMin: return "tl::atomic_min";
+  }
+  return "tl::atomic_add";
 }
 
 }  // namespace
@@ -45,12 +56,13 @@ const char* AddFunction(const ir::Buffer& dst) {
 absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
   const auto* a = s->as<ir::AtomicAddNode>();
   const ir::Buffer& db = a->dst.buffer;
+  const std::string op_name = absl::StrCat("T.atomic_", Sv(ir::AtomicOpName(a->op)));
   if (!AtomicType(db->dtype)) {
     return ctx.Unimplemented(
-        absl::StrCat("T.atomic_add into ", Sv(ir::DTypeName(db->dtype)), " (", db->name, ")"));
+        absl::StrCat(op_name, " into ", Sv(ir::DTypeName(db->dtype)), " (", db->name, ")"));
   }
   if (db->scope != ir::Scope::kGlobal && db->scope != ir::Scope::kShared) {
-    return ctx.Unimplemented(absl::StrCat("T.atomic_add into a ", Sv(ir::ScopeName(db->scope)),
+    return ctx.Unimplemented(absl::StrCat(op_name, " into a ", Sv(ir::ScopeName(db->scope)),
                                           " buffer (", db->name, ")"));
   }
   if (!a->src) {
@@ -61,7 +73,7 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
     std::string cond =
         JoinConds({guard, db->scope == ir::Scope::kGlobal ? InBounds(ctx, db, a->dst.mins) : ""});
     std::string line =
-        absl::StrCat(AddFunction(db), "(", ctx.Address(db, a->dst.mins), ", ", value, ");");
+        absl::StrCat(AtomicFunction(db, a->op), "(", ctx.Address(db, a->dst.mins), ", ", value, ");");
     if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
     ctx.w().Line(line);
     return ctx.status();
@@ -73,7 +85,8 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
   const inference::FragmentLayout& layout = it->second.layout;
   const ir::Region& src = *a->src;
   const ir::Buffer& sb = src.buffer;
-  if (sb->scope == ir::Scope::kFragment && db->scope == ir::Scope::kGlobal) {
+  if (a->op == ir::AtomicOp::kAdd && sb->scope == ir::Scope::kFragment &&
+      db->scope == ir::Scope::kGlobal) {
     inference::LoopPartition vector = it->second;
     vector.vector = VectorAtomicWidth(ctx.target(), db->dtype, layout.ContiguousRun());
     const ir::CopyNode as_copy(src, a->dst);
@@ -112,7 +125,8 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
     }
     std::string cond = JoinConds(conds);
     std::string value = ctx.Convert(ctx.Emit(ir::Load(sb, si)), sb->dtype, db->dtype).text;
-    std::string line = absl::StrCat(AddFunction(db), "(", ctx.Address(db, di), ", ", value, ");");
+    std::string line =
+        absl::StrCat(AtomicFunction(db, a->op), "(", ctx.Address(db, di), ", ", value, ");");
     if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
     ctx.w().Line(line);
   });

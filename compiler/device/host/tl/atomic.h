@@ -1,5 +1,6 @@
-// Host twin of the atomic wrappers: atomic_add(addr, v) returns the old value
-// (atomicAdd), for float, double, int32_t and tl::half_t. Blocks may run on
+// Host twin of the atomic wrappers: atomic_add / atomic_max / atomic_min(addr,
+// v) return the old value, for float, double, int32_t and tl::half_t (float
+// maxima and minima ignore a NaN operand, as tl::fmax / tl::fmin do). Blocks may run on
 // several OS threads, so these are real atomic read-modify-writes (half_t by a
 // compare-and-swap loop on its 16 bits, rounding the sum to nearest even).
 // The address must lie in the block's shared memory or in a global buffer the
@@ -8,7 +9,10 @@
 #define TILEC_DEVICE_HOST_TL_ATOMIC_H_
 
 #include <atomic>
+#include <bit>
+#include <cstdint>
 
+#include "tl/math.h"
 #include "tl/thread.h"
 #include "tl/types.h"
 
@@ -47,6 +51,67 @@ inline half_t atomic_add(half_t* addr, half_t v) {
     const uint16_t sum = half_t(float(half_t::from_bits(old)) + float(v)).bits();
     if (ref.compare_exchange_weak(old, sum)) return half_t::from_bits(old);
   }
+}
+
+namespace host {
+
+// Replaces *addr by f(*addr) with a compare-and-swap loop on its bits;
+// returns the old value.
+template <typename T, typename Bits, typename F>
+inline T atomic_update(T* addr, F f) {
+  check_atomic(addr, sizeof(T));
+  std::atomic_ref<Bits> ref(*reinterpret_cast<Bits*>(addr));
+  Bits old = ref.load();
+  for (;;) {
+    const T cur = std::bit_cast<T>(old);
+    const Bits next = std::bit_cast<Bits>(f(cur));
+    if (next == old || ref.compare_exchange_weak(old, next)) return cur;
+  }
+}
+
+}  // namespace host
+
+inline int32_t atomic_max(int32_t* addr, int32_t v) {
+  return host::atomic_update<int32_t, uint32_t>(addr, [v](int32_t x) { return x > v ? x : v; });
+}
+inline int32_t atomic_min(int32_t* addr, int32_t v) {
+  return host::atomic_update<int32_t, uint32_t>(addr, [v](int32_t x) { return x < v ? x : v; });
+}
+inline float atomic_max(float* addr, float v) {
+  return host::atomic_update<float, uint32_t>(addr, [v](float x) { return tl::fmax(x, v); });
+}
+inline float atomic_min(float* addr, float v) {
+  return host::atomic_update<float, uint32_t>(addr, [v](float x) { return tl::fmin(x, v); });
+}
+inline double atomic_max(double* addr, double v) {
+  return host::atomic_update<double, uint64_t>(addr, [v](double x) { return tl::fmax(x, v); });
+}
+inline double atomic_min(double* addr, double v) {
+  return host::atomic_update<double, uint64_t>(addr, [v](double x) { return tl::fmin(x, v); });
+}
+inline half_t atomic_max(half_t* addr, half_t v) {
+  return host::atomic_update<half_t, uint16_t>(
+      addr, [v](half_t x) { return half_t(tl::fmax(float(x), float(v))); });
+}
+inline half_t atomic_min(half_t* addr, half_t v) {
+  return host::atomic_update<half_t, uint16_t>(
+      addr, [v](half_t x) { return half_t(tl::fmin(float(x), float(v))); });
+}
+
+template <typename T, typename V>
+inline T atomic_max(T* addr, V v) {
+  static_assert(sizeof(T) == 0,
+                "tl::atomic_max supports float, double, int32_t and tl::half_t, with a value of "
+                "the same type as the destination");
+  return *addr;
+}
+
+template <typename T, typename V>
+inline T atomic_min(T* addr, V v) {
+  static_assert(sizeof(T) == 0,
+                "tl::atomic_min supports float, double, int32_t and tl::half_t, with a value of "
+                "the same type as the destination");
+  return *addr;
 }
 
 template <typename T, typename V>
