@@ -164,6 +164,7 @@ class Builder {
   // ---- IR emission ---------------------------------------------------------
   bool KernelSyntax() const;
   bool InKernel() const { return kernel_depth_ > 0; }
+  const std::vector<int64_t>& kernel_thread_dims() const { return kernel_thread_dims_; }
   bool InPrimFunc() const { return !blocks_.empty(); }
   // Appends a statement to the innermost open block. Outside a prim_func, or
   // outside T.Kernel for anything but a global workspace or a kernel, this is
@@ -341,6 +342,9 @@ class Builder {
   std::vector<Block> blocks_;
   int next_block_id_ = 0;
   int kernel_depth_ = 0;
+  // The open T.Kernel's thread dimensions (x first; [n] for threads=n, [0]
+  // when n is not a constant).
+  std::vector<int64_t> kernel_thread_dims_;
   bool eager_ = false;
   bool names_as_strings_ = false;
   std::string name_hint_;

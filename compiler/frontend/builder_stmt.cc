@@ -340,10 +340,20 @@ absl::StatusOr<Flow> Builder::ExecAugAssign(const AugAssignStmt& s) {
 
 absl::StatusOr<Flow> Builder::ExecAnnAssign(const AnnAssignStmt& s) {
   const auto* n = s.target->as<NameExpr>();
-  absl::StatusOr<Value> ann = Eval(*s.annotation);
-  if (!ann.ok()) return ann.status();
   bool pending = n && std::find(pending_tensors_.begin(), pending_tensors_.end(), n->id) !=
                           pending_tensors_.end();
+  if (!pending && !KernelSyntax() && frame().name != "<module>") {
+    // Python code: the annotation of a local variable is never evaluated
+    // (`import_source: Optional[str] = None`).
+    if (!s.value) return Flow::kNormal;
+    absl::StatusOr<Value> v = Eval(*s.value);
+    if (!v.ok()) return v.status();
+    absl::Status st = AssignTarget(*s.target, *v);
+    if (!st.ok()) return st;
+    return Flow::kNormal;
+  }
+  absl::StatusOr<Value> ann = Eval(*s.annotation);
+  if (!ann.ok()) return ann.status();
   if (ann->kind == ValueKind::kTensorType) {
     if (!n) return Err(s.target->loc, "a T.Tensor annotation needs a parameter name");
     if (!pending) {
@@ -683,6 +693,11 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
   auto kernel = std::make_shared<ir::KernelNode>();
   kernel->grid = spec.grid;
   kernel->threads = spec.threads;
+  kernel_thread_dims_ = spec.thread_dims;
+  if (kernel_thread_dims_.empty()) {
+    std::optional<int64_t> n = ir::AsConstInt(spec.threads);
+    kernel_thread_dims_.push_back(n.value_or(0));  // 0: not a constant
+  }
   kernel->prelude = spec.prelude;
   PushBlock();
   ++kernel_depth_;

@@ -105,6 +105,21 @@ void ScanEager(const FunctionDefStmt& def, std::vector<std::string>* annotated,
   });
 }
 
+// Whether a function without a nested @T.prim_func is an eager kernel: its
+// own body (not nested defs) opens a `with` block (T.Kernel), annotates a
+// name (`A: T.Tensor(...)`) or declares sizes with T.const. Anything else is
+// a generator, whose returned @T.prim_func may come from a helper it calls
+// (`return _make_kernel(M, N)`).
+bool LooksEager(const FunctionDefStmt& def) {
+  bool found = false;
+  WalkStmts(def.body, false, [&](const Stmt& s) {
+    if (s.as<WithStmt>() || s.as<AnnAssignStmt>()) found = true;
+  });
+  std::vector<std::string> annotated, consts;
+  ScanEager(def, &annotated, &consts);
+  return found || !consts.empty();
+}
+
 bool Bindable(const Param& p) {
   return p.kind == ParamKind::kNormal || p.kind == ParamKind::kPositionalOnly ||
          p.kind == ParamKind::kKeywordOnly;
@@ -269,7 +284,7 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
                                        "` is a @T.macro; compile the "
                                        "kernel that uses it"));
     } else {
-      style_ = HasNestedPrimFunc(def_) ? Style::kGenerator : Style::kEager;
+      style_ = HasNestedPrimFunc(def_) || !LooksEager(def_) ? Style::kGenerator : Style::kEager;
     }
   }
   std::vector<std::string> annotated, consts;
@@ -315,9 +330,9 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
     }
     for (const auto& [n, v] : given) {
       if (n != name) continue;
-      return b_.Err(def_.name_loc, Cat("parameter `", name, "` of `", def_.name,
-                                       "` is both bound (-D ", name, "=", v,
-                                       ") and left unbound (-U ", name, "); drop one"));
+      return b_.Err(def_.name_loc,
+                    Cat("parameter `", name, "` of `", def_.name, "` is both bound (-D ", name, "=",
+                        v, ") and left unbound (-U ", name, "); drop one"));
     }
   }
   auto binding_of = [&](const std::string& name) -> const std::string* {
@@ -404,10 +419,11 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   if (!flow.ok()) return flow.status();
   if (!returned || returned->kind != ValueKind::kFunction ||
       returned->function->flavor != FunctionFlavor::kPrimFunc || !returned->function->def) {
-    return b_.Err(def_.name_loc, Cat("`", def_.name,
-                                     "` must return the @T.prim_func it defines, but it "
-                                     "returned ",
-                                     returned ? DescribeValue(*returned) : "nothing"));
+    return b_.Err(def_.name_loc,
+                  Cat("`", def_.name, "` must return ",
+                      HasNestedPrimFunc(def_) ? "the @T.prim_func it defines"
+                                              : "a @T.prim_func (or be an eager kernel)",
+                      ", but it returned ", returned ? DescribeValue(*returned) : "nothing"));
   }
   absl::Status s = BuildPrimFunc(*returned->function);
   if (!s.ok()) return s;

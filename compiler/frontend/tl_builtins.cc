@@ -48,6 +48,8 @@ constexpr std::string_view kLangFunctions[] = {
     "atomic_min",
     "annotate_layout",
     "use_swizzle",
+    "get_thread_binding",
+    "disable_warp_group_reg_alloc",
     "dynamic",
     "symbolic",
     "const",
@@ -92,10 +94,10 @@ constexpr std::string_view kLangFunctions[] = {
 };
 
 constexpr std::string_view kPythonBuiltins[] = {
-    "range", "len",    "min",      "max",   "abs",       "int", "float",  "bool",
-    "str",   "tuple",  "list",     "dict",  "enumerate", "zip", "sum",    "any",
-    "all",   "sorted", "reversed", "print", "round",     "pow", "divmod",
-    "isinstance", "getattr", "hasattr", "slice", "set", "super", "next",
+    "range",   "len",     "min",      "max",   "abs",       "int",  "float",  "bool",
+    "str",     "tuple",   "list",     "dict",  "enumerate", "zip",  "sum",    "any",
+    "all",     "sorted",  "reversed", "print", "round",     "pow",  "divmod", "isinstance",
+    "getattr", "hasattr", "slice",    "set",   "super",     "next",
 };
 
 bool Contains(const std::string_view* begin, const std::string_view* end, std::string_view x) {
@@ -106,10 +108,10 @@ bool Contains(const std::string_view* begin, const std::string_view* end, std::s
 
 bool IsKnownModule(std::string_view path) {
   return path == "tilelang" || path == kLang || path == "tilelang.layout" ||
-         path == "tilelang.math" ||
-         path == "tilelang.PassConfigKey" || path == "tilelang.language.GemmWarpPolicy" ||
-         path == "math" || path == "torch" || path == "dataclasses" || path == "tvm" ||
-         path == "tvm.tir" || path == "functools" || path == "operator" || path == "itertools";
+         path == "tilelang.cuda" || path == "tilelang.math" || path == "tilelang.PassConfigKey" ||
+         path == "tilelang.language.GemmWarpPolicy" || path == "math" || path == "torch" ||
+         path == "dataclasses" || path == "tvm" || path == "tvm.tir" || path == "functools" ||
+         path == "operator" || path == "itertools";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -130,20 +132,28 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
   }
   if (path == "tilelang") {
     if (attr == "language") return Value::Module(std::string(kLang));
+    if (attr == "cuda") return Value::Module("tilelang.cuda");
+    if (attr == "tvm") return Value::Module("tvm");
     if (attr == "layout") return Value::Module("tilelang.layout");
     if (attr == "PassConfigKey") return Value::Module("tilelang.PassConfigKey");
     if (attr == "math") return Value::Module("tilelang.math");
     if (attr == "DataType") return Value::Builtin("T.dtype");
     // tilelang re-exports tilelang.math (`from .math import *`).
-    if (attr == "cdiv" || attr == "next_power_of_2") return Value::Builtin(Cat("tilelang.math.", attr));
+    if (attr == "cdiv" || attr == "next_power_of_2")
+      return Value::Builtin(Cat("tilelang.math.", attr));
     if (attr == "jit" || attr == "autotune" || attr == "compile" || attr == "lazy_jit") {
       return Value::Builtin(Cat("tilelang.", attr));
     }
     return std::nullopt;
   }
   if (path == "tilelang.PassConfigKey") return Value::Str(a);
+  if (path == "tilelang.cuda") {
+    if (attr == "language") return Value::Module(std::string(kLang));
+    return std::nullopt;
+  }
   if (path == "tilelang.math") {
-    if (attr == "cdiv" || attr == "next_power_of_2") return Value::Builtin(Cat("tilelang.math.", attr));
+    if (attr == "cdiv" || attr == "next_power_of_2")
+      return Value::Builtin(Cat("tilelang.math.", attr));
     return std::nullopt;
   }
   if (path == "tvm") {
@@ -154,9 +164,9 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
   if (path == "tvm.tir") {
     // The tvm.tir functions kernels' helpers use, as their T.* twins.
     static constexpr std::string_view kSame[] = {
-        "Cast",  "if_then_else", "floordiv", "floormod", "truncdiv", "truncmod", "exp",
-        "exp2",  "log",          "log2",     "sqrt",     "rsqrt",    "tanh",     "sigmoid",
-        "abs",   "floor",        "ceil",     "round",    "pow",      "max_value", "min_value"};
+        "Cast", "if_then_else", "floordiv", "floormod", "truncdiv", "truncmod",  "exp",
+        "exp2", "log",          "log2",     "sqrt",     "rsqrt",    "tanh",      "sigmoid",
+        "abs",  "floor",        "ceil",     "round",    "pow",      "max_value", "min_value"};
     if (Contains(std::begin(kSame), std::end(kSame), attr)) return Value::Builtin(Cat("T.", attr));
     if (attr == "const" || attr == "PrimExpr") return Value::Builtin(Cat("tir.", attr));
     // The node constructors Select, Max and Min build what T.if_then_else,
@@ -169,10 +179,11 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
   if (path == "functools" && attr == "reduce") return Value::Builtin("functools.reduce");
   if (path == "itertools" && attr == "product") return Value::Builtin("itertools.product");
   if (path == "operator") {
-    static constexpr std::string_view kOps[] = {"add", "sub", "mul", "truediv", "floordiv",
-                                                "mod", "pow", "and_", "or_", "xor",
-                                                "lshift", "rshift"};
-    if (Contains(std::begin(kOps), std::end(kOps), attr)) return Value::Builtin(Cat("operator.", attr));
+    static constexpr std::string_view kOps[] = {"add",      "sub", "mul",    "truediv",
+                                                "floordiv", "mod", "pow",    "and_",
+                                                "or_",      "xor", "lshift", "rshift"};
+    if (Contains(std::begin(kOps), std::end(kOps), attr))
+      return Value::Builtin(Cat("operator.", attr));
     return std::nullopt;
   }
   if (path == "dataclasses") {
@@ -221,8 +232,8 @@ std::optional<Value> MethodOf(const Value& self, std::string_view attr) {
   static constexpr std::string_view kDict[] = {"get",  "items",  "keys", "values",
                                                "copy", "update", "pop"};
   static constexpr std::string_view kStr[] = {
-      "split", "join",    "strip",   "replace", "startswith", "endswith", "lower",  "upper",
-      "format", "isdigit", "isalpha", "isalnum", "lstrip",     "rstrip",   "find",   "count"};
+      "split",  "join",    "strip",   "replace", "startswith", "endswith", "lower", "upper",
+      "format", "isdigit", "isalpha", "isalnum", "lstrip",     "rstrip",   "find",  "count"};
   std::string_view type;
   bool ok = false;
   switch (self.kind) {

@@ -329,6 +329,38 @@ absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view 
   return Value::Loop(std::move(spec));
 }
 
+// T.get_thread_binding(dim=0): threadIdx.x, .y or .z of the thread running
+// the code, from the block's linear thread index (x fastest); a dimension
+// the block does not have is 0, as in CUDA.
+absl::StatusOr<Value> GetThreadBinding(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = Bind(b, args, "T.get_thread_binding", {"dim"}, 0);
+  if (!a.ok()) return a.status();
+  int64_t dim = 0;
+  if ((*a)[0]) {
+    absl::StatusOr<int64_t> d = b.StaticInt((*a)[0]->value, (*a)[0]->loc, "the thread dimension");
+    if (!d.ok()) return d.status();
+    dim = *d;
+  }
+  if (dim < 0 || dim > 2) {
+    return b.Err(args.loc, Cat("T.get_thread_binding(", dim, "): the dimension is 0, 1 or 2"));
+  }
+  if (!b.InKernel()) return b.Err(args.loc, "T.get_thread_binding() outside a T.Kernel");
+  const std::vector<int64_t>& dims = b.kernel_thread_dims();
+  if (dims.empty() || dims[0] == 0) {
+    return b.Err(args.loc,
+                 "T.get_thread_binding() needs the kernel's thread count to be a constant");
+  }
+  if (static_cast<size_t>(dim) >= dims.size()) return Value::Int(0);
+  ir::Expr e = ir::Call(ir::CallFn::kThreadIndex, {});
+  int64_t below = 1;
+  for (int64_t d = 0; d < dim; ++d) below *= dims[d];
+  if (below > 1) e = ir::Binary(ir::BinaryOp::kFloorDiv, e, ir::IntImm(below));
+  if (static_cast<size_t>(dim) + 1 < dims.size()) {
+    e = ir::Binary(ir::BinaryOp::kFloorMod, e, ir::IntImm(dims[dim]));
+  }
+  return Value::Runtime(e);
+}
+
 absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
   CallArgs named = args;
   named.positional.clear();
@@ -363,12 +395,17 @@ absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
       if (items.empty() || items.size() > 3) {
         return b.Err(t.loc, "threads must be an int or a tuple of 1 to 3 ints");
       }
-      for (size_t k = 1; k < items.size(); ++k) {
+      // A block of x * y * z threads, numbered x fastest as CUDA numbers
+      // them; T.get_thread_binding(d) takes the index apart.
+      int64_t total = 1;
+      for (size_t k = 0; k < items.size(); ++k) {
         absl::StatusOr<int64_t> y = b.StaticInt(items[k], t.loc, "threads");
         if (!y.ok()) return y.status();
-        if (*y != 1) return b.Err(t.loc, "multi-dimensional thread blocks are not supported");
+        if (*y < 1) return b.Err(t.loc, Cat("threads has the extent ", *y, "; each must be >= 1"));
+        spec.thread_dims.push_back(*y);
+        total *= *y;
       }
-      threads = items[0];
+      threads = Value::Int(total);
     }
     absl::StatusOr<ir::Expr> e = b.SizeExpr(threads, t.loc, "threads", true);
     if (!e.ok()) return e.status();
@@ -544,7 +581,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   }
   if (StartsWith(name, "T.")) {
     if (std::optional<ir::CallFn> f = ir::ParseCallFn(name.substr(2));
-        f && *f != ir::CallFn::kCeilDiv) {
+        f && *f != ir::CallFn::kCeilDiv && *f != ir::CallFn::kThreadIndex) {
       return MathCall(b, *f, name, args);
     }
   }
@@ -576,6 +613,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   }
   if (name == "T.serial" || name == "T.Serial")
     return SingleLoop(b, ir::ForKind::kSerial, name, args);
+  if (name == "T.get_thread_binding") return GetThreadBinding(b, args);
   if (name == "T.unroll" || name == "T.Unroll") {
     return SingleLoop(b, ir::ForKind::kUnrolled, name, args);
   }

@@ -146,6 +146,14 @@ std::string ExtentsText(const std::vector<ir::Expr>& extents) {
 absl::StatusOr<std::pair<ir::Region, ir::Region>> ResolvePair(Builder& b, const Operand& x,
                                                               const Operand& y, SourceLoc loc,
                                                               std::string_view fn) {
+  if (x.head && y.head && fn == "T.copy") {
+    // T.copy(A[i], B[j]) copies one element, as TileLang lowers it to a store.
+    absl::StatusOr<ir::Region> rx = HeadRegion(b, *x.head, {ir::IntImm(1)}, x.loc, fn);
+    if (!rx.ok()) return rx.status();
+    absl::StatusOr<ir::Region> ry = HeadRegion(b, *y.head, {ir::IntImm(1)}, y.loc, fn);
+    if (!ry.ok()) return ry.status();
+    return std::make_pair(*rx, *ry);
+  }
   if (x.head && y.head) {
     return b.Err(loc, Cat(fn,
                           " cannot tell the extents: both operands are single "
@@ -504,9 +512,9 @@ absl::StatusOr<Value> AnnotateLayout(Builder& b, CallArgs& args) {
       // T.Fragment(...): a thread mapping for a fragment. Values do not
       // depend on it and tilec infers fragment layouts itself: ignored.
       if (key.buffer->scope != ir::Scope::kFragment) {
-        return b.Err(m.loc, Cat("T.annotate_layout: T.Fragment(...) is for fragments, but `",
-                                key.buffer->name, "` is a ", ir::ScopeName(key.buffer->scope),
-                                " buffer"));
+        return b.Err(m.loc,
+                     Cat("T.annotate_layout: T.Fragment(...) is for fragments, but `",
+                         key.buffer->name, "` is a ", ir::ScopeName(key.buffer->scope), " buffer"));
       }
       continue;
     }
@@ -576,6 +584,14 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   if (name == "T.atomic_min") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMin);
   if (name == "T.annotate_layout") return AnnotateLayout(b, args);
   if (name == "T.use_swizzle") return UseSwizzle(b, args);
+  if (name == "T.disable_warp_group_reg_alloc") {
+    // A register-allocation hint for warp-specialised kernels (setmaxnreg):
+    // it changes no value, and tilec's sm_90a kernels do not move registers
+    // between warp groups, so there is nothing to disable.
+    absl::StatusOr<Args> a = BindArgs(b, args, "T.disable_warp_group_reg_alloc", {}, 0);
+    if (!a.ok()) return a.status();
+    return Value::None();
+  }
   return std::nullopt;
 }
 

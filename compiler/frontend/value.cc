@@ -207,6 +207,8 @@ Value Value::Builtin(std::string name, std::shared_ptr<const Value> self) {
 }
 
 Value Value::Module(std::string path) {
+  // TileLang's per-target spelling of the language module is the module.
+  if (path == "tilelang.cuda.language") path = "tilelang.language";
   Value r;
   r.kind = ValueKind::kModule;
   r.s = std::move(path);

@@ -234,6 +234,9 @@ struct KernelSpec {
   // T.Kernel(threads=...) without grid extents: one block, no block index.
   bool no_grid = false;
   ir::Expr threads;
+  // threads=(x, y, z): the extents of the thread index's dimensions, x
+  // fastest (threads is their product); empty for threads=n.
+  std::vector<int64_t> thread_dims;
   std::string prelude;
 };
 

@@ -20,6 +20,7 @@
 #include "compiler/inference/index_expr.h"
 #include "compiler/inference/layout_solver.h"
 #include "compiler/inference/loop_partition.h"
+#include "compiler/inference/shared_plan.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
 
@@ -64,7 +65,10 @@ class KernelInference {
  public:
   KernelInference(int index, int64_t threads, const TargetInfo& target, LayoutPlan* plan,
                   bool convert = false)
-      : threads_(threads), target_(target), plan_(plan), solver_(threads, target),
+      : threads_(threads),
+        target_(target),
+        plan_(plan),
+        solver_(threads, target),
         convert_(convert) {
     path_.push_back(absl::StrCat("kernel ", index));
   }
@@ -78,9 +82,15 @@ class KernelInference {
   absl::Status Run(const ir::KernelNode& kernel) {
     absl::Status st = WalkBody(kernel.body);
     if (!st.ok()) return st;
-    if (target_.shared_memory_per_block > 0 && shared_bytes_ > target_.shared_memory_per_block) {
+    // The buffers' own bytes, placed as the emitter will (reusing the bytes
+    // of buffers whose lifetimes do not overlap); pipeline stages and
+    // padding come on top, and the emitter checks the final figure.
+    std::vector<SharedRequest> requests;
+    for (const auto& [b, bytes] : shared_bytes_) requests.push_back({b, bytes});
+    const int64_t shared_bytes = PlanShared(requests, SharedLiveRanges(kernel.body), 1).total_bytes;
+    if (target_.shared_memory_per_block > 0 && shared_bytes > target_.shared_memory_per_block) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path_[0], ": the shared buffers take ", shared_bytes_, " bytes, more than the ",
+          path_[0], ": the shared buffers take ", shared_bytes, " bytes, more than the ",
           target_.shared_memory_per_block, " bytes of shared memory per block on ", target_.name));
     }
     st = solver_.Solve(convert_);
@@ -257,7 +267,7 @@ class KernelInference {
       } else {
         int64_t elems = 1;
         for (int64_t s : *shape) elems *= s;
-        shared_bytes_ += (elems * ir::DTypeBits(b->dtype) + 7) / 8;
+        shared_bytes_.emplace_back(b.get(), (elems * ir::DTypeBits(b->dtype) + 7) / 8);
         shared_.push_back({b, *std::move(shape)});
       }
     }
@@ -512,7 +522,7 @@ class KernelInference {
   std::vector<std::string> path_;
   std::map<const ir::BufferNode*, int> frag_node_;
   std::vector<std::pair<ir::Buffer, std::vector<int64_t>>> shared_;
-  int64_t shared_bytes_ = 0;
+  std::vector<std::pair<const ir::BufferNode*, int64_t>> shared_bytes_;
   std::set<const ir::BufferNode*> gemm_operands_, swizzle_;
   std::vector<std::pair<std::unique_ptr<ParallelNest>, int>> nests_;
   std::map<int, ir::Buffer> follows_;  // nest node -> first fragment indexed by all its vars
@@ -618,21 +628,23 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& input, const TargetIn
       return first_error.ok() ? failed : first_error;
     }
     if (!conversions.empty() || !reductions.empty()) {
-      if (round > 16) return first_error.ok() ? absl::InternalError(
-                                                    "compiler bug: layout conversions do not "
-                                                    "converge")
-                                              : first_error;
+      if (round > 16)
+        return first_error.ok() ? absl::InternalError(
+                                      "compiler bug: layout conversions do not "
+                                      "converge")
+                                : first_error;
       bool changed = false;
       // One kind per round: each rewrite keeps the other kind's nodes, but
       // the next round finds what is left anyway.
-      absl::StatusOr<ir::Program> next =
-          !reductions.empty() ? ConvertReductions(program, reductions, &changed)
-                              : StageFragmentStores(program, &changed, conversions);
+      absl::StatusOr<ir::Program> next = !reductions.empty()
+                                             ? ConvertReductions(program, reductions, &changed)
+                                             : StageFragmentStores(program, &changed, conversions);
       if (!next.ok()) return first_error.ok() ? next.status() : first_error;
-      if (!changed) return first_error.ok() ? absl::InternalError(
-                                                  "compiler bug: a layout conversion changed "
-                                                  "nothing")
-                                            : first_error;
+      if (!changed)
+        return first_error.ok() ? absl::InternalError(
+                                      "compiler bug: a layout conversion changed "
+                                      "nothing")
+                                : first_error;
       current = std::make_shared<const ir::Program>(*std::move(next));
       continue;
     }
@@ -640,6 +652,5 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& input, const TargetIn
     return plan;
   }
 }
-
 
 }  // namespace tilec::inference

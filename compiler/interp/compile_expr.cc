@@ -224,6 +224,21 @@ class CastExpr final : public CExpr {
   CExprPtr a_;
 };
 
+// T.get_thread_binding(): the index of the thread running per-thread code
+// (Env::thread, set by the per-thread statements of compile_stmt.cc).
+class ThreadIndexExpr final : public CExpr {
+ public:
+  ThreadIndexExpr() : CExpr(DType::kInt32) {}
+  Scalar Eval(Env& env) const override {
+    if (env.thread < 0) {
+      env.Fail(absl::InternalError(
+          "compiler bug: the interpreter read the thread index outside per-thread code"));
+      return IntScalar(0);
+    }
+    return IntScalar(env.thread);
+  }
+};
+
 class CallExpr final : public CExpr {
  public:
   CallExpr(DType t, CallFn fn, std::vector<CExprPtr> args)
@@ -239,6 +254,7 @@ class CallExpr final : public CExpr {
  private:
   double Math(double x, double y) const {
     switch (fn_) {
+      case CallFn::kThreadIndex: return 0;  // ThreadIndexExpr, never a CallExpr
       case CallFn::kAbs: return std::fabs(x);
       case CallFn::kCeilDiv: return std::ceil(RoundToFloat(x / y, dtype));
       case CallFn::kExp: return std::exp(x);
@@ -501,6 +517,11 @@ absl::StatusOr<CExprPtr> Compiler::CompileExpr(const ir::Expr& e) {
     }
     case ir::ExprKind::kCall: {
       const auto* call = e->as<ir::CallNode>();
+      if (call->fn == CallFn::kThreadIndex) {
+        CExprPtr r = std::make_unique<ThreadIndexExpr>();
+        if (t != DType::kInt32) r = std::make_unique<CastExpr>(t, std::move(r));
+        return r;
+      }
       if (static_cast<int>(call->args.size()) != ir::CallArity(call->fn)) {
         return Unverified(absl::StrCat(Sv(ir::CallFnName(call->fn)), " takes ",
                                        ir::CallArity(call->fn), " arguments, not ",

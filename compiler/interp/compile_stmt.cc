@@ -1,5 +1,7 @@
 // Statements other than tile operators: sequencing, kernels and their blocks,
 // allocation, loops, branches, stores and lets.
+#include <algorithm>
+#include <optional>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -26,6 +28,41 @@ class SeqStmt final : public CStmt {
   std::vector<CStmtPtr> stmts_;
 };
 
+// A statement every thread of the block runs in turn (kernels that read the
+// thread index): each with its own thread index, its own values of the
+// thread-dependent variables and its own thread-private buffers, swapped in
+// and out of the slots the compiled statement uses.
+class PerThreadStmt final : public CStmt {
+ public:
+  PerThreadStmt(std::vector<int> var_slots, std::vector<int> buffer_slots, CStmtPtr body)
+      : var_slots_(std::move(var_slots)),
+        buffer_slots_(std::move(buffer_slots)),
+        body_(std::move(body)) {}
+
+  absl::Status Exec(Env& env) const override {
+    const int64_t threads = static_cast<int64_t>(env.thread_vars.size());
+    for (int64_t t = 0; t < threads; ++t) {
+      std::vector<Scalar>& vars = env.thread_vars[t];
+      std::vector<Tensor>& buffers = env.thread_buffers[t];
+      for (int s : var_slots_) env.vars[s] = vars[s];
+      for (int b : buffer_slots_) std::swap(env.owned[b], buffers[b]);
+      env.thread = t;
+      absl::Status st = body_->Exec(env);
+      env.thread = -1;
+      for (int s : var_slots_) vars[s] = env.vars[s];
+      for (int b : buffer_slots_) std::swap(env.owned[b], buffers[b]);
+      if (!st.ok()) {
+        return absl::Status(st.code(), absl::StrCat("in thread ", t, ": ", st.message()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int> var_slots_, buffer_slots_;
+  CStmtPtr body_;
+};
+
 class NopStmt final : public CStmt {
  public:
   absl::Status Exec(Env&) const override { return absl::OkStatus(); }
@@ -34,11 +71,12 @@ class NopStmt final : public CStmt {
 class KernelStmt final : public CStmt {
  public:
   KernelStmt(int index, std::vector<CExprPtr> grid, std::vector<int> slots,
-             std::vector<std::string> names, CStmtPtr body)
+             std::vector<std::string> names, int64_t simt_threads, CStmtPtr body)
       : index_(index),
         grid_(std::move(grid)),
         slots_(std::move(slots)),
         names_(std::move(names)),
+        simt_threads_(simt_threads),
         body_(std::move(body)) {}
 
   absl::Status Exec(Env& env) const override {
@@ -69,6 +107,11 @@ class KernelStmt final : public CStmt {
         env.vars[slots_[d]].i = id % extents[d];
         id /= extents[d];
       }
+      // Per-thread state starts afresh in every block.
+      env.thread_vars.assign(static_cast<size_t>(simt_threads_), env.vars);
+      env.thread_buffers.clear();
+      env.thread_buffers.resize(static_cast<size_t>(simt_threads_));
+      for (std::vector<Tensor>& b : env.thread_buffers) b.resize(env.owned.size());
       absl::Status st = body_->Exec(env);
       if (!st.ok()) {
         std::vector<std::string> coords;
@@ -88,6 +131,7 @@ class KernelStmt final : public CStmt {
   std::vector<CExprPtr> grid_;
   std::vector<int> slots_;
   std::vector<std::string> names_;
+  int64_t simt_threads_;  // 0 unless the kernel reads the thread index
   CStmtPtr body_;
 };
 
@@ -211,8 +255,28 @@ class LetStmt final : public CStmt {
 
 }  // namespace
 
+absl::StatusOr<CStmtPtr> Compiler::CompilePerThread(const ir::Stmt& s) {
+  in_per_thread_ = true;
+  absl::StatusOr<CStmtPtr> body = CompileStmt(s);
+  in_per_thread_ = false;
+  if (!body.ok()) return body.status();
+  // Every thread-dependent variable and thread-private buffer known so far:
+  // those bound inside `s` and those it reads from earlier statements.
+  std::vector<int> vars;
+  for (const auto& [v, slot] : var_slots_) {
+    if (simt_->Var(v)) vars.push_back(slot);
+  }
+  std::sort(vars.begin(), vars.end());
+  return CStmtPtr(
+      std::make_unique<PerThreadStmt>(std::move(vars), private_buffer_slots_, std::move(*body)));
+}
+
 absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {
   if (s == nullptr) return Unverified("a statement is missing");
+  if (simt_ != nullptr && !in_per_thread_ && s->kind != ir::StmtKind::kSeq &&
+      simt_->RoleOf(s) == ir::ThreadDependence::Role::kPerThread) {
+    return CompilePerThread(s);
+  }
   switch (s->kind) {
     case ir::StmtKind::kSeq: {
       // Declarations in a Seq stay in scope for the rest of it.
@@ -246,11 +310,34 @@ absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {
         slots.push_back(BindVar(v));
         names.push_back(v->name);
       }
+      // A kernel that reads the thread index runs per-thread code.
+      std::optional<ir::ThreadDependence> dependence;
+      int64_t threads = 0;
+      if (ir::UsesThreadIndex(k->body)) {
+        std::optional<int64_t> n = ir::AsConstInt(k->threads);
+        if (!n || *n < 1) {
+          PopTo(mark);
+          return absl::InvalidArgumentError(
+              absl::StrCat("kernel ", index,
+                           " reads the thread index but its thread count is not a "
+                           "positive constant"));
+        }
+        threads = *n;
+        dependence.emplace(k->body);
+        if (absl::Status st = dependence->Check(k->body); !st.ok()) {
+          PopTo(mark);
+          return absl::Status(st.code(), absl::StrCat("kernel ", index, ": ", st.message()));
+        }
+        simt_ = &*dependence;
+      }
+      simt_threads_ = threads;
       auto body = CompileStmt(k->body);
+      simt_ = nullptr;
+      simt_threads_ = 0;
       PopTo(mark);
       if (!body.ok()) return body.status();
       return CStmtPtr(std::make_unique<KernelStmt>(index, std::move(grid), std::move(slots),
-                                                   std::move(names), std::move(*body)));
+                                                   std::move(names), threads, std::move(*body)));
     }
     case ir::StmtKind::kAllocate: {
       const auto* a = s->as<ir::AllocateNode>();
@@ -268,6 +355,7 @@ absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {
         init = std::move(*c);
       }
       const int slot = BindBuffer(a->buffer);
+      if (simt_ != nullptr && ir::ThreadPrivate(a->buffer)) private_buffer_slots_.push_back(slot);
       return CStmtPtr(std::make_unique<AllocateStmt>(slot, a->buffer->dtype, std::move(shape),
                                                      std::move(init)));
     }

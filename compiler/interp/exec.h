@@ -24,9 +24,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "compiler/interp/interp.h"
-#include "compiler/ir/sv.h"
 #include "compiler/interp/tensor.h"
 #include "compiler/ir/ir.h"
+#include "compiler/ir/sv.h"
+#include "compiler/ir/thread_dependence.h"
 
 namespace tilec::interp::internal {
 
@@ -68,6 +69,12 @@ struct Env {
   std::vector<Tensor> owned;              // storage of allocations, by buffer slot
   std::vector<std::string> buffer_names;  // by buffer slot, for messages
   RunOptions options;
+  // Per-thread code (kernels that read the thread index): the thread running
+  // it (-1 outside), and each thread's own values of the thread-dependent
+  // variables and its own thread-private buffers, by slot.
+  int64_t thread = -1;
+  std::vector<std::vector<Scalar>> thread_vars;
+  std::vector<std::vector<Tensor>> thread_buffers;
 
   bool failed() const { return failed_; }
   // Records the first error.
@@ -147,6 +154,16 @@ class Compiler {
   const std::vector<std::string>& buffer_names() const { return buffer_names_; }
 
  private:
+  // Per-thread code (ir/thread_dependence.h): the statement `s`, which runs
+  // by every thread in turn, compiled into one unit.
+  absl::StatusOr<CStmtPtr> CompilePerThread(const ir::Stmt& s);
+
+  // While compiling a kernel that reads the thread index.
+  const ir::ThreadDependence* simt_ = nullptr;
+  int64_t simt_threads_ = 0;
+  bool in_per_thread_ = false;
+  std::vector<int> private_buffer_slots_;  // thread-private buffers bound so far
+
   absl::flat_hash_map<const ir::VarNode*, int> var_slots_;
   absl::flat_hash_map<const ir::BufferNode*, int> buffer_slots_;
   std::vector<std::string> buffer_names_;

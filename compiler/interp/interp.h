@@ -38,6 +38,15 @@
 //   T.round rounds half to even (rint, as TVM lowers it for float16 and for
 //   LLVM targets). `and`/`or` and if_then_else evaluate lazily, so a guarded
 //   load is never evaluated out of bounds.
+// - Per-thread code (ir/thread_dependence.h): in a kernel that reads the
+//   thread index, each statement that mentions a per-thread value (the
+//   thread index, a T.alloc_local / T.alloc_var buffer, a name bound from
+//   them) and contains no collective tile operator runs for every thread in
+//   turn, thread 0 first, each with its own private buffers and names; the
+//   block's other statements run once. Every thread finishes a statement
+//   before the next statement starts, as if a block barrier separated them.
+//   A collective operator on a per-thread value, or under a condition or
+//   loop bound that depends on the thread, is INVALID_ARGUMENT.
 // - Load and Store out of a buffer's bounds are errors naming the buffer, the
 //   index, and the kernel and block. Tile operators clip instead: T.copy and
 //   tile T.atomic_add read zeros outside the source buffer and drop writes

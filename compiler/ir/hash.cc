@@ -146,6 +146,7 @@ uint8_t Code(CallFn fn) {
     case CallFn::kCeil: return 15;
     case CallFn::kRound: return 16;
     case CallFn::kPow: return 17;
+    case CallFn::kThreadIndex: return 18;
   }
   return 255;
 }

@@ -76,12 +76,15 @@ struct CallInfo {
   int arity;
 };
 constexpr CallInfo kCallInfo[] = {
-    {CallFn::kAbs, "abs", 1},     {CallFn::kCeilDiv, "ceildiv", 2}, {CallFn::kExp, "exp", 1},
-    {CallFn::kExp2, "exp2", 1},   {CallFn::kLog, "log", 1},         {CallFn::kLog2, "log2", 1},
-    {CallFn::kSqrt, "sqrt", 1},   {CallFn::kRsqrt, "rsqrt", 1},     {CallFn::kTanh, "tanh", 1},
-    {CallFn::kSigmoid, "sigmoid", 1}, {CallFn::kSin, "sin", 1},     {CallFn::kCos, "cos", 1},
-    {CallFn::kErf, "erf", 1},     {CallFn::kFloor, "floor", 1},     {CallFn::kCeil, "ceil", 1},
-    {CallFn::kRound, "round", 1}, {CallFn::kPow, "pow", 2},
+    {CallFn::kAbs, "abs", 1},   {CallFn::kCeilDiv, "ceildiv", 2},
+    {CallFn::kExp, "exp", 1},   {CallFn::kExp2, "exp2", 1},
+    {CallFn::kLog, "log", 1},   {CallFn::kLog2, "log2", 1},
+    {CallFn::kSqrt, "sqrt", 1}, {CallFn::kRsqrt, "rsqrt", 1},
+    {CallFn::kTanh, "tanh", 1}, {CallFn::kSigmoid, "sigmoid", 1},
+    {CallFn::kSin, "sin", 1},   {CallFn::kCos, "cos", 1},
+    {CallFn::kErf, "erf", 1},   {CallFn::kFloor, "floor", 1},
+    {CallFn::kCeil, "ceil", 1}, {CallFn::kRound, "round", 1},
+    {CallFn::kPow, "pow", 2},   {CallFn::kThreadIndex, "get_thread_binding", 0},
 };
 static_assert(std::size(kCallInfo) == kNumCallFns);
 }  // namespace
@@ -196,7 +199,9 @@ std::string_view ReduceKindName(ReduceKind k) {
 }
 
 Stmt Seq(std::vector<Stmt> stmts) { return std::make_shared<SeqNode>(std::move(stmts)); }
-Stmt Allocate(Buffer b, Expr init) { return std::make_shared<AllocateNode>(std::move(b), std::move(init)); }
+Stmt Allocate(Buffer b, Expr init) {
+  return std::make_shared<AllocateNode>(std::move(b), std::move(init));
+}
 Stmt If(Expr cond, Stmt then_case, Stmt else_case) {
   return std::make_shared<IfNode>(std::move(cond), std::move(then_case), std::move(else_case));
 }
@@ -213,7 +218,11 @@ Stmt For(Var v, Expr min, Expr extent, ForKind kind, Stmt body) {
   f->body = std::move(body);
   return f;
 }
-Stmt Copy(Region src, Region dst) { return std::make_shared<CopyNode>(std::move(src), std::move(dst)); }
-Stmt Fill(Region dst, Expr value) { return std::make_shared<FillNode>(std::move(dst), std::move(value)); }
+Stmt Copy(Region src, Region dst) {
+  return std::make_shared<CopyNode>(std::move(src), std::move(dst));
+}
+Stmt Fill(Region dst, Expr value) {
+  return std::make_shared<FillNode>(std::move(dst), std::move(value));
+}
 
 }  // namespace tilec::ir

@@ -95,8 +95,12 @@ enum class CallFn : uint8_t {
   kCeil,
   kRound,
   kPow,
+  // T.get_thread_binding(): the thread's index in its block, 0 to threads - 1
+  // (int32, no arguments). Kernels that read it run per-thread code
+  // (ir/thread_dependence.h).
+  kThreadIndex,
 };
-inline constexpr int kNumCallFns = static_cast<int>(CallFn::kPow) + 1;
+inline constexpr int kNumCallFns = static_cast<int>(CallFn::kThreadIndex) + 1;
 
 std::string_view BinaryOpName(BinaryOp op);  // "add", "floordiv", ...
 // "+", "//", ...; "" for the ops printed as calls (min, max, mod).
@@ -197,7 +201,7 @@ Expr Infinity(DType t);  // +inf of a float dtype
 Var MakeVar(std::string name, DType t = DType::kInt32);
 // Comparisons and logical ops yield bool; others yield a's dtype.
 Expr Binary(BinaryOp op, Expr a, Expr b);
-Expr Unary(UnaryOp op, Expr a);  // kNot yields bool
+Expr Unary(UnaryOp op, Expr a);          // kNot yields bool
 Expr Select(Expr cond, Expr t, Expr f);  // yields t's dtype
 Expr Cast(DType t, Expr v);
 Expr Call(CallFn fn, std::vector<Expr> args);
@@ -288,7 +292,7 @@ struct SeqNode : StmtNode {
 // with T.Kernel(*grid, threads=threads, prelude=...) as (*block_vars):
 struct KernelNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kKernel;
-  std::vector<Expr> grid;     // 1 to 3 extents
+  std::vector<Expr> grid;       // 1 to 3 extents
   std::vector<Var> block_vars;  // one per grid extent
   Expr threads;
   std::string prelude;  // verbatim device code placed before the kernel
@@ -314,7 +318,7 @@ struct ForNode : StmtNode {
   Expr extent;
   ForKind kind;
   // kPipelined only:
-  Expr num_stages;             // may be an unbound tile parameter
+  Expr num_stages;  // may be an unbound tile parameter
   // T.Pipelined order= and stage=: one entry per statement of the body that
   // is not a let (lets bind names for the statements after them), or empty.
   std::vector<int64_t> order;
@@ -426,7 +430,8 @@ struct AnnotateLayoutNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kAnnotateLayout;
   Buffer buffer;
   Layout layout;
-  AnnotateLayoutNode(Buffer b, Layout l) : StmtNode(kKind), buffer(std::move(b)), layout(std::move(l)) {}
+  AnnotateLayoutNode(Buffer b, Layout l)
+      : StmtNode(kKind), buffer(std::move(b)), layout(std::move(l)) {}
 };
 
 // T.use_swizzle(panel_size, order, enable): rasterize blocks in panels for L2

@@ -108,7 +108,7 @@ constexpr EnumPair<CallFn, v1::CallFn> kCallFns[] = {
     {CallFn::kSin, v1::CALL_FN_SIN},   {CallFn::kCos, v1::CALL_FN_COS},
     {CallFn::kErf, v1::CALL_FN_ERF},   {CallFn::kFloor, v1::CALL_FN_FLOOR},
     {CallFn::kCeil, v1::CALL_FN_CEIL}, {CallFn::kRound, v1::CALL_FN_ROUND},
-    {CallFn::kPow, v1::CALL_FN_POW},
+    {CallFn::kPow, v1::CALL_FN_POW},   {CallFn::kThreadIndex, v1::CALL_FN_THREAD_INDEX},
 };
 static_assert(IsDense(kCallFns) && std::size(kCallFns) == kNumCallFns &&
               v1::CallFn_MAX == kNumCallFns);

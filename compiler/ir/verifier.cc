@@ -98,6 +98,11 @@ bool Verifier::CheckLaunchInvariant(const Expr& e, std::string_view what) {
     }
     case ExprKind::kCast: return CheckLaunchInvariant(e->as<CastNode>()->value, what);
     case ExprKind::kCall:
+      if (e->as<CallNode>()->fn == CallFn::kThreadIndex) {
+        return Fail(absl::StrCat(Sv(what),
+                                 " depends on the thread index; region extents must be "
+                                 "known when the kernel is launched"));
+      }
       for (const Expr& a : e->as<CallNode>()->args) {
         if (!CheckLaunchInvariant(a, what)) return false;
       }
@@ -291,6 +296,13 @@ bool Verifier::CheckCall(const CallNode* n) {
   if (static_cast<int>(n->args.size()) != arity) {
     return Fail(absl::StrCat(fn, " takes ", arity, arity == 1 ? " argument" : " arguments",
                              ", got ", n->args.size()));
+  }
+  if (n->fn == CallFn::kThreadIndex) {
+    if (!in_kernel_) return Fail(absl::StrCat(fn, " outside a T.Kernel"));
+    if (n->dtype != DType::kInt32) {
+      return Fail(absl::StrCat(fn, " yields int32 but the node says ", DT(n->dtype)));
+    }
+    return true;
   }
   for (size_t i = 0; i < n->args.size(); ++i) {
     if (!CheckExpr(n->args[i], absl::StrCat("argument ", i, " of ", fn))) return false;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/inference/index_expr.h"
 #include "compiler/inference/layout.h"
+#include "compiler/inference/shared_plan.h"
 #include "compiler/ir/visitor.h"
 
 namespace tilec::recommend {
@@ -63,10 +64,19 @@ class Analyzer {
     for (const ir::BufferNode* b : globals_) {
       stats_.unique_bytes += static_cast<double>(Elements(b->shape)) * ElemBytes(b->dtype);
     }
-    // Stage count known only after the walk: pipelined shared buffers.
+    // Stage count known only after the walk: pipelined shared buffers,
+    // placed as the emitter places them (inference/shared_plan.h), then the
+    // exchange area.
+    std::vector<inference::SharedRequest> requests;
     for (const auto& [buf, bytes] : shared_) {
+      if (!buf) continue;
       int64_t copies = pipelined_.count(buf) ? stats_.num_stages : 1;
-      stats_.shared_bytes += RoundUp(bytes, 128) * copies;
+      requests.push_back({buf, RoundUp(bytes, 128) * copies});
+    }
+    stats_.shared_bytes =
+        inference::PlanShared(requests, inference::SharedLiveRanges(k.body), 128).total_bytes;
+    if (auto it = shared_.find(nullptr); it != shared_.end()) {
+      stats_.shared_bytes += RoundUp(it->second, 128);
     }
     int64_t regs = kRegisterOverhead + fragment_words_ + local_words_ + gemm_operand_words_;
     if (!profile_.async_copy()) regs += staging_words_;

@@ -189,14 +189,20 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
     for (const CudaKernelParam& p : k.params) kparams.push_back(JsonQuote(p.name));
     std::vector<std::string> mma;
     for (const std::string& instruction : k.mma) mma.push_back(JsonQuote(instruction));
+    std::vector<std::string> shared;
+    for (const CudaKernel::SharedBuffer& b : k.shared) {
+      shared.push_back(absl::StrCat("{\"buffer\": ", JsonQuote(b.name), ", \"offset\": ", b.offset,
+                                    ", \"bytes\": ", b.bytes, ", \"live\": [", b.first, ", ",
+                                    b.last, "]}"));
+    }
     const PtxasKernelInfo info = i < a.ptxas.size() ? a.ptxas[i] : PtxasKernelInfo();
     kernels.push_back(absl::StrCat(
         "{\"name\": ", JsonQuote(k.name), ", \"grid\": ", ShapeJson(grid), ", \"block\": [",
         k.threads, ", 1, 1], \"smem_bytes\": ", k.smem_bytes, ", \"registers\": ", info.registers,
-        ", \"spill_store_bytes\": ", info.spill_store_bytes,
-        ", \"spill_load_bytes\": ", info.spill_load_bytes,
-        ", \"stack_frame_bytes\": ", info.stack_frame_bytes, ", \"params\": [",
-        absl::StrJoin(kparams, ", "), "], \"mma\": [", absl::StrJoin(mma, ", "), "]}"));
+        ", \"spill_store_bytes\": ", info.spill_store_bytes, ", \"spill_load_bytes\": ",
+        info.spill_load_bytes, ", \"stack_frame_bytes\": ", info.stack_frame_bytes,
+        ", \"params\": [", absl::StrJoin(kparams, ", "), "], \"mma\": [", absl::StrJoin(mma, ", "),
+        "], \"shared\": [", absl::StrJoin(shared, ", "), "]}"));
   }
   return absl::StrCat(
       "{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", JsonQuote(a.program),

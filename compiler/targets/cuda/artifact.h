@@ -21,9 +21,16 @@
 //       "registers": 96, "spill_store_bytes": 0, "spill_load_bytes": 0,
 //       "stack_frame_bytes": 0,
 //       "params": ["A", "B", "C", "M"],          the kernel's signature order
-//       "mma": ["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"]}],
+//       "mma": ["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"],
 //                                                tensor-core instructions its
 //                                                T.gemm calls use
+//       "shared": [                              the shared-memory plan
+//         {"buffer": "A_shared", "offset": 0, "bytes": 16384, "live": [3, 5]}]}],
+//                                                live: first and last top-level
+//                                                statement of the kernel body
+//                                                that accesses it ([-1, -1]:
+//                                                never); buffers whose ranges
+//                                                are disjoint may share bytes
 //    "source": "..."}                            the generated CUDA C++ (what
 //                                                the emulator builds; what
 //                                                users read)

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "compiler/inference/index_expr.h"
+#include "compiler/inference/shared_plan.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
 #include "compiler/targets/cuda/emitter_internal.h"
@@ -398,6 +400,16 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   KernelScan scan(ctx.plan());
   scan.Visit(k.body);
   ctx.set_kernel_body(k.body);
+  // A kernel that reads the thread index runs per-thread code.
+  std::optional<ir::ThreadDependence> dependence;
+  ctx.set_thread_dependence(nullptr);
+  if (ir::UsesThreadIndex(k.body)) {
+    dependence.emplace(k.body);
+    if (absl::Status st = dependence->Check(k.body); !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(out.name, ": ", st.message()));
+    }
+    ctx.set_thread_dependence(&*dependence);
+  }
   // Stage counts of the buffers multi-stage pipelines fill.
   std::map<const ir::BufferNode*, int64_t> stages;
   for (const ir::ForNode* f : scan.pipelined) {
@@ -448,11 +460,11 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
     if (auto g = ConstValue(k.grid[i])) ctx.SetRange(k.block_vars[i].get(), 0, *g - 1);
   }
 
-  // Shared memory plan: every shared buffer at a 128-byte aligned offset,
-  // then the operators' scratch area.
+  // Shared memory plan (inference/shared_plan.h): each shared buffer at a
+  // 128-byte aligned offset, buffers whose live ranges do not overlap on the
+  // same bytes, then the operators' scratch area.
   CodeWriter prologue;
-  int64_t offset = 0;
-  std::vector<std::string> smem_lines;
+  std::vector<inference::SharedRequest> requests;
   for (const ir::Buffer& b : scan.shared) {
     auto it = ctx.plan().shared.find(b.get());
     if (it == ctx.plan().shared.end()) {
@@ -472,7 +484,28 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
       info.stages = stages.at(b.get());
       info.bytes = AlignUp(info.bytes, kSmemAlign);  // every stage 128-byte aligned
     }
-    info.smem_offset = offset;
+    requests.push_back({b.get(), info.bytes * info.stages});
+  }
+  const inference::SharedPlan shared_plan =
+      inference::PlanShared(requests, inference::SharedLiveRanges(k.body), kSmemAlign);
+  std::map<const void*, std::set<const void*>> aliases;
+  for (const inference::SharedSlot& x : shared_plan.slots) {
+    for (const inference::SharedSlot& y : shared_plan.slots) {
+      if (x.buffer != y.buffer && shared_plan.Overlap(x.buffer, y.buffer)) {
+        aliases[x.buffer].insert(y.buffer);
+      }
+    }
+  }
+  ctx.SetSharedAliases(std::move(aliases));
+  std::vector<std::string> smem_lines;
+  for (size_t i = 0; i < scan.shared.size(); ++i) {
+    const ir::Buffer& b = scan.shared[i];
+    const inference::SharedSlot& slot = shared_plan.slots[i];
+    BufferInfo& info = *ctx.Info(b.get());
+    const inference::SharedLayout& l = *info.shared;
+    const int64_t rows = std::max(
+        l.rows, scan.padded_rows.count(b.get()) ? scan.padded_rows.at(b.get()) : int64_t{0});
+    info.smem_offset = slot.offset;
     info.layout_type = ctx.Fresh(absl::StrCat(b->name, "_layout"));
     std::string type =
         l.kind == inference::SharedLayout::Kind::kSwizzled
@@ -481,18 +514,23 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
     smem_lines.push_back(absl::StrCat("using ", info.layout_type, " = ", type, ";"));
     // A plain pointer on CUDA; a pointer checked against this buffer's bounds
     // on the emulator (tl/buffer.h).
+    std::string live = slot.live.accessed() ? absl::StrCat(", live in statements ", slot.live.first,
+                                                           "..", slot.live.last)
+                                            : ", never accessed";
     smem_lines.push_back(absl::StrCat(
-        "auto ", info.name, " = tl::smem_buffer<", info.ctype, ">(", smem, ", ", offset, ", ",
+        "auto ", info.name, " = tl::smem_buffer<", info.ctype, ">(", smem, ", ", slot.offset, ", ",
         info.bytes * info.stages / ElemBytes(b->dtype), ", \"", info.name, "\");  // ",
-        Sv(ir::DTypeName(b->dtype)), "[", absl::StrJoin(l.shape, ", "), "]"));
-    offset = AlignUp(offset + info.bytes * info.stages, kSmemAlign);
+        Sv(ir::DTypeName(b->dtype)), "[", absl::StrJoin(l.shape, ", "), "]", live));
+    out.shared.push_back({b->name, slot.offset, slot.bytes, slot.live.first, slot.live.last});
   }
+  const int64_t offset = shared_plan.total_bytes;
   const int64_t scratch_offset = offset;
 
   // Body.
   CodeWriter body;
   CodeWriter* outer = ctx.SetWriter(&body);
   absl::Status st = ctx.EmitStmt(k.body);
+  ctx.set_thread_dependence(nullptr);
   ctx.SetWriter(outer);
   if (!st.ok()) return st;
   if (!ctx.ok()) return ctx.status();

@@ -65,6 +65,17 @@ struct CudaKernel {
   // The tensor-core instructions the kernel's T.gemm calls use, in order of
   // first use ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", ...).
   std::vector<std::string> mma;
+  // The shared-memory plan (inference/shared_plan.h): where each shared
+  // buffer lives and in which top-level statements of the kernel body it is
+  // live (-1 when never accessed); buffers may share bytes when their live
+  // ranges do not overlap.
+  struct SharedBuffer {
+    std::string name;
+    int64_t offset = 0;
+    int64_t bytes = 0;  // every pipeline stage included
+    int first = -1, last = -1;
+  };
+  std::vector<SharedBuffer> shared;
 };
 
 // A T.alloc_global workspace: the caller allocates it before the first kernel

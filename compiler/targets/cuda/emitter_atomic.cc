@@ -15,7 +15,8 @@
 // element is added once (replica 0 of a replicated partition), elements
 // outside the destination tensor are dropped and elements outside the source
 // tensor read as zero. The scalar form adds once per block (thread 0) at
-// block level, and once per iteration inside a T.Parallel nest.
+// block level, once per iteration inside a T.Parallel nest, and once per
+// thread in per-thread code (kernels that read the thread index).
 #include "absl/strings/str_cat.h"
 #include "compiler/targets/cuda/emitter_internal.h"
 
@@ -69,11 +70,13 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
     // Scalar form: one element.
     std::string value = ctx.Convert(ctx.Emit(a->value), a->value->dtype, db->dtype).text;
     SlotLoop* loop = ctx.slot_loop();
-    std::string guard = loop ? loop->replica_guard : "tx == 0";
+    // Once per block at block level, except in per-thread code, where every
+    // thread adds its own value.
+    std::string guard = loop ? loop->replica_guard : ctx.in_per_thread() ? "" : "tx == 0";
     std::string cond =
         JoinConds({guard, db->scope == ir::Scope::kGlobal ? InBounds(ctx, db, a->dst.mins) : ""});
-    std::string line =
-        absl::StrCat(AtomicFunction(db, a->op), "(", ctx.Address(db, a->dst.mins), ", ", value, ");");
+    std::string line = absl::StrCat(AtomicFunction(db, a->op), "(", ctx.Address(db, a->dst.mins),
+                                    ", ", value, ");");
     if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
     ctx.w().Line(line);
     return ctx.status();

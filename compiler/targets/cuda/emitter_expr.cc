@@ -140,6 +140,7 @@ absl::string_view MathName(ir::CallFn fn) {
     case ir::CallFn::kPow: return "tl::pow";
     case ir::CallFn::kAbs: return "tl::fabs";
     case ir::CallFn::kCeilDiv: return "tl::ceildiv";
+    case ir::CallFn::kThreadIndex: return "?";  // emitted as `tx`
   }
   return "?";
 }
@@ -324,6 +325,9 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
     }
     case ir::ExprKind::kCall: {
       const auto* n = e->as<ir::CallNode>();
+      // The thread index is `tx` (`const int tx = threadIdx.x;` at kernel
+      // entry; the slot loops name it the same way).
+      if (n->fn == ir::CallFn::kThreadIndex) return {"tx", 0};
       const DType t = n->args.empty() ? e->dtype : n->args[0]->dtype;
       std::vector<CExpr> args;
       for (const ir::Expr& a : n->args) args.push_back(Emit(a));
@@ -418,6 +422,9 @@ std::optional<std::pair<int64_t, int64_t>> EmitContext::Range(const ir::Expr& e)
     }
     return Range(c->value);
   }
+  if (const auto* c = e->as<ir::CallNode>(); c && c->fn == ir::CallFn::kThreadIndex) {
+    return R{0, threads_ - 1};
+  }
   const auto* b = e->as<ir::BinaryNode>();
   if (!b) return std::nullopt;
   auto ra = Range(b->a);
@@ -479,6 +486,7 @@ bool EmitContext::NonNegative(const ir::Expr& e) {
     }
     case ir::ExprKind::kCall: {
       const auto* c = e->as<ir::CallNode>();
+      if (c->fn == ir::CallFn::kThreadIndex) return true;
       if (c->fn == ir::CallFn::kCeilDiv && ir::IsInt(e->dtype)) {
         return NonNegative(c->args[0]) && NonNegative(c->args[1]);
       }

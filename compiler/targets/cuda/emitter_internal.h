@@ -27,6 +27,7 @@
 #include "compiler/inference/layout.h"
 #include "compiler/inference/layout_inference.h"
 #include "compiler/ir/ir.h"
+#include "compiler/ir/thread_dependence.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "compiler/targets/cuda/target.h"
 
@@ -226,6 +227,16 @@ class EmitContext {
   void BeforeShared(const Access2& a);
   void AfterShared(const Access2& a);
   void Barrier();  // commits and waits for pending cp.async, then syncthreads
+  // Shared buffers that share bytes (the kernel's shared-memory plan): an
+  // access to one is an access to all of them when barriers are placed.
+  void SetSharedAliases(std::map<const void*, std::set<const void*>> aliases) {
+    aliases_ = std::move(aliases);
+  }
+  // Set while emitting a kernel that reads the thread index: its per-thread
+  // statements are emitted as units, with one barrier decision before each
+  // and none inside (their control may diverge between threads).
+  void set_thread_dependence(const ir::ThreadDependence* d) { thread_dependence_ = d; }
+  bool in_per_thread() const { return per_thread_depth_ > 0; }
   // The barrier-tracking key of scratch area 0 or 1.
   static const void* ScratchKey(int area);
   // Shared buffers read and written by a statement (recursively).
@@ -288,6 +299,9 @@ class EmitContext {
   std::map<const ir::BufferNode*, BufferInfo> buffers_;
   std::vector<SlotLoop*> slot_loops_;
   std::set<const void*> written_, read_;
+  std::map<const void*, std::set<const void*>> aliases_;
+  const ir::ThreadDependence* thread_dependence_ = nullptr;
+  int per_thread_depth_ = 0;
   bool pending_async_ = false;
   bool staged_copy_ = false;
   ir::Stmt kernel_body_;

@@ -9,8 +9,10 @@
 // pending cp.async groups). A loop's body starts from the state on entry
 // joined with everything the body itself touches (a previous iteration may
 // have left it), the scratch areas included when an operator in the body
-// uses them, so loop-carried hazards get their barrier too. Barriers are
-// only placed in block-uniform code: never inside a per-thread slot loop.
+// uses them, so loop-carried hazards get their barrier too. Buffers that the
+// shared-memory plan places on the same bytes (inference/shared_plan.h)
+// count as one. Barriers are only placed in block-uniform code: never inside
+// a per-thread slot loop.
 #include "absl/strings/str_cat.h"
 #include "compiler/inference/index_expr.h"
 #include "compiler/ir/printer.h"
@@ -169,9 +171,19 @@ void EmitContext::Barrier() {
 }
 
 void EmitContext::BeforeShared(const Access2& a) {
-  if (!slot_loops_.empty()) return;  // inside a per-thread loop: never a barrier
-  if (Intersects(a.reads, written_) || Intersects(a.writes, written_) ||
-      Intersects(a.writes, read_)) {
+  // Inside a per-thread loop or a per-thread statement: never a barrier.
+  if (!slot_loops_.empty() || per_thread_depth_ > 0) return;
+  // Buffers placed on the same bytes conflict as if they were one.
+  auto expand = [&](const std::set<const void*>& keys) {
+    std::set<const void*> out = keys;
+    for (const void* k : keys) {
+      auto it = aliases_.find(k);
+      if (it != aliases_.end()) out.insert(it->second.begin(), it->second.end());
+    }
+    return out;
+  };
+  const std::set<const void*> reads = expand(a.reads), writes = expand(a.writes);
+  if (Intersects(reads, written_) || Intersects(writes, written_) || Intersects(writes, read_)) {
     Barrier();
   }
 }
@@ -248,6 +260,19 @@ std::string LoopHeader(EmitContext& ctx, const ir::ForNode* f, const std::string
 absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
   if (!ok()) return status();
   if (!s) return Internal("a null statement reached the emitter");
+  if (thread_dependence_ != nullptr && per_thread_depth_ == 0 && slot_loops_.empty() &&
+      s->kind != ir::StmtKind::kSeq &&
+      thread_dependence_->RoleOf(s) == ir::ThreadDependence::Role::kPerThread) {
+    // Every thread runs the statement as a unit (ir/thread_dependence.h):
+    // the barrier, if any, goes before it.
+    Access2 acc = SharedAccesses(s);
+    BeforeShared(acc);
+    ++per_thread_depth_;
+    absl::Status st = EmitStmt(s);
+    --per_thread_depth_;
+    AfterShared(acc);
+    return st;
+  }
   const bool block_level = slot_loops_.empty();
   switch (s->kind) {
     case ir::StmtKind::kSeq:

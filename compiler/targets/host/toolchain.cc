@@ -320,7 +320,9 @@ absl::StatusOr<HostModule> CompileHost(const std::string& source, const HostOpti
   // The flags every compile of these headers shares (the PCH must match them).
   std::vector<std::string> flags = {options.clang, "-std=c++20", options.opt_level};
   if (options.debug_info) flags.push_back("-g");
-  for (const char* f : {"-fPIC", "-DTILEC_HOST"}) flags.push_back(f);
+  // -fno-strict-aliasing: the shared-memory plan places buffers of
+  // different element types on the same bytes at different times.
+  for (const char* f : {"-fPIC", "-DTILEC_HOST", "-fno-strict-aliasing"}) flags.push_back(f);
   for (const std::string& f : options.extra_flags) flags.push_back(f);
   fs::path cache_root = options.cache_dir;
   if (cache_root.empty())

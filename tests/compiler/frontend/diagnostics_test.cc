@@ -165,18 +165,6 @@ def f(block):
        {{"block", "24"}},
        "test.py:3:5: error: assertion failed: block=24 is not a multiple of 16"},
 
-      {"CopyTwoElements",
-       R"py(import tilelang.language as T
-@T.prim_func
-def main(A: T.Tensor((4, 4), "float32"), B: T.Tensor((4, 4), "float32")):
-    with T.Kernel(1, threads=32) as bx:
-        T.copy(A[0, 0], B[1, 1])
-)py",
-       "main",
-       {},
-       "test.py:5:9: error: T.copy cannot tell the extents: both operands are single elements; "
-       "slice one of them (A[i, lo:hi])"},
-
       {"CopyExtentMismatch",
        R"py(import tilelang.language as T
 @T.prim_func
@@ -569,16 +557,27 @@ def main(A: T.Tensor((16,), "float32")):
        {},
        "test.py:5:35: error: unknown dtype 'float17' for the dtype of T.alloc_shared"},
 
-      {"MultiDimThreads",
+      {"FourDimThreads",
        R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
-    with T.Kernel(1, threads=(32, 4)) as bx:
+    with T.Kernel(1, threads=(32, 4, 1, 1)) as bx:
         pass
 )py",
        "main",
        {},
-       "test.py:4:22: error: multi-dimensional thread blocks are not supported"},
+       "test.py:4:22: error: threads must be an int or a tuple of 1 to 3 ints"},
+
+      {"ThreadBindingDimension",
+       R"py(import tilelang.language as T
+@T.prim_func
+def main(A: T.Tensor((16,), "float32")):
+    with T.Kernel(1, threads=(32, 4)) as bx:
+        t = T.get_thread_binding(3)
+)py",
+       "main",
+       {},
+       "test.py:5:13: error: T.get_thread_binding(3): the dimension is 0, 1 or 2"},
 
       {"PrimFuncParamWithoutAnnotation",
        R"py(import tilelang.language as T
@@ -705,7 +704,8 @@ TEST(Diagnostics, RandomMutationsOfExamplesNeverCrash) {
     e.file = c.file;
     e.function = c.function;
     for (const auto& [k, v] : c.bindings) e.bindings.Set(k, v);
-    e.text = ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file).value_or("");
+    e.text =
+        ::tilec::testing::ReadFile(::tilec::testing::ExamplesDir() + "/" + c.file).value_or("");
     if (!e.text.empty()) examples.push_back(std::move(e));
   }
   ASSERT_FALSE(examples.empty());

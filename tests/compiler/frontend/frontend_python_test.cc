@@ -94,6 +94,102 @@ def main(A: T.Tensor((4,), "float32")):
             "@T.macro and eager @tilelang.jit functions)");
 }
 
+// A generator may return a @T.prim_func a helper builds (a kernel factory
+// shared by several entry points, a callback filling in the operation);
+// such a function must not be taken for an eager kernel, which would build
+// an empty program.
+TEST(FrontendPython, GeneratorReturnsAPrimFuncAHelperBuilds) {
+  constexpr char kSrc[] = R"py(
+def _make(M, N, dtype, op):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M,), dtype)):
+        with T.Kernel(1, threads=32) as bx:
+            A_s = T.alloc_shared((M, N), dtype)
+            B_s = T.alloc_shared((M,), dtype)
+            T.copy(A, A_s)
+            op(T, A_s, B_s)
+            T.copy(B_s, B)
+    return main
+
+def rowsum(M, N, dtype="float32"):
+    return _make(M, N, dtype, lambda T, src, dst: T.reduce_sum(src, dst, dim=1))
+
+def rowmax(M, N, dtype="float32"):
+    k = _make(M, N, dtype, lambda T, src, dst: T.reduce_max(src, dst, dim=1))
+    return k
+
+def nothing(M):
+    x = M + 1
+)py";
+  for (const char* fn : {"rowsum", "rowmax"}) {
+    ir::Program p = Ok(kSrc, fn, {{"M", "8"}, {"N", "16"}});
+    EXPECT_EQ(p.params.size(), 2u) << fn;
+    EXPECT_EQ(test_util::Find<ir::ReduceNode>(p).size(), 1u) << fn << "\n" << ir::Print(p);
+    EXPECT_EQ(test_util::Find<ir::CopyNode>(p).size(), 2u) << fn;
+  }
+  EXPECT_EQ(ErrorOf(kSrc, "nothing", {{"M", "8"}}),
+            "test.py:23:5: error: `nothing` must return a @T.prim_func (or be an eager "
+            "kernel), but it returned nothing");
+}
+
+// T.copy between two single elements copies one element (TileLang lowers
+// it to a store).
+TEST(FrontendPython, CopyOfTwoElementsCopiesOne) {
+  constexpr char kSrc[] = R"py(
+@T.prim_func
+def main(A: T.Tensor((4, 4), "float32"), B: T.Tensor((4, 4), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        T.copy(A[0, 2], B[1, 1])
+)py";
+  ir::Program p = Ok(kSrc, "main");
+  std::vector<const ir::CopyNode*> copies = test_util::Find<ir::CopyNode>(p);
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(ir::PrintExpr(copies[0]->src.mins[1]), "2");
+  for (const ir::Region* r : {&copies[0]->src, &copies[0]->dst}) {
+    ASSERT_EQ(r->extents.size(), 2u);
+    EXPECT_EQ(ir::AsConstInt(r->extents[0]), 1);
+    EXPECT_EQ(ir::AsConstInt(r->extents[1]), 1);
+  }
+}
+
+// Python's annotations of local variables are not evaluated, so typing
+// constructs need no support (`x: Optional[str] = None`).
+TEST(FrontendPython, LocalAnnotationsAreNotEvaluated) {
+  constexpr char kSrc[] = R"py(
+from typing import Optional
+
+def f(n):
+    source: Optional[str] = None
+    width: int = n * 2
+    @T.prim_func
+    def main(A: T.Tensor((width,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            A[0] = 1.0
+    return main
+)py";
+  ir::Program p = Ok(kSrc, "f", {{"n", "4"}});
+  ASSERT_EQ(p.params.size(), 1u);
+  EXPECT_EQ(ir::AsConstInt(p.params[0].tensor->shape[0]), 8);
+}
+
+// `from tilelang.cuda import language as T` is the language module.
+TEST(FrontendPython, TheCudaSpellingOfTheLanguageModule) {
+  constexpr char kSrc[] = R"py(
+from tilelang.cuda import language as TC
+import tilelang.cuda.language as TL
+
+def f(n):
+    @TC.prim_func
+    def main(A: TC.Tensor((n,), TL.float32)):
+        with TL.Kernel(1, threads=32) as bx:
+            for i in TC.Parallel(n):
+                A[i] = 1.0
+    return main
+)py";
+  ir::Program p = Ok(kSrc, "f", {{"n", "4"}});
+  EXPECT_EQ(p.params.size(), 1u);
+}
+
 TEST(FrontendPython, ComprehensionsAndGenerators) {
   constexpr char kSrc[] = R"py(
 def f(n):
@@ -127,9 +223,9 @@ def strided_sum(M, N, step, block_M=16):
 
 TEST(FrontendPython, GeneratorInsideAKernelMatchesReference) {
   const int64_t M = 37, N = 11, step = 3;
-  ir::Program p = Ok(kStridedSum, "strided_sum",
-                     {{"M", std::to_string(M)}, {"N", std::to_string(N)},
-                      {"step", std::to_string(step)}});
+  ir::Program p =
+      Ok(kStridedSum, "strided_sum",
+         {{"M", std::to_string(M)}, {"N", std::to_string(N)}, {"step", std::to_string(step)}});
   ASSERT_TRUE(p.body);
   std::cout << "seed " << kSeed << "\n";
   absl::StatusOr<std::vector<interp::Tensor>> args = interp::MakeInputs(p, {}, kSeed);
@@ -236,7 +332,6 @@ def f():
   EXPECT_EQ(ConstShape(p.params[0].tensor), (std::vector<int64_t>{64, 64, 4}));
   EXPECT_EQ(p.params[0].tensor->dtype, ir::DType::kBFloat16);
 }
-
 
 constexpr char kClassFile[] = R"py(
 from dataclasses import dataclass
@@ -347,8 +442,7 @@ class Mode(enum.Enum):
 def f():
     return Mode.A
 )py";
-  EXPECT_EQ(ErrorOf(kEnum, "f"),
-            "test.py:6:17: error: `enum.Enum` is not supported by tilec");
+  EXPECT_EQ(ErrorOf(kEnum, "f"), "test.py:6:17: error: `enum.Enum` is not supported by tilec");
   constexpr char kDecorated[] = R"py(
 import functools
 @functools.total_ordering
@@ -377,9 +471,9 @@ class C:
 def f():
     return C(1)
 )py";
-  EXPECT_EQ(ErrorOf(kArgs, "f"), "test.py:8:12: error: `C()` takes no arguments (it has no __init__)");
+  EXPECT_EQ(ErrorOf(kArgs, "f"),
+            "test.py:8:12: error: `C()` takes no arguments (it has no __init__)");
 }
-
 
 TEST(FrontendPython, TilelangMathAndDtypeObjects) {
   constexpr char kSrc[] = R"py(
@@ -432,7 +526,6 @@ def f(N):
             "value at staging time; bind it with -D N=<value>");
 }
 
-
 TEST(FrontendPython, LambdasAndSortKeys) {
   constexpr char kSrc[] = R"py(
 cdiv = lambda a, b=32: (a + b - 1) // b
@@ -456,13 +549,11 @@ def f(n):
   // cdiv(100) = 4; stable descending by stages: (32, 4), (16, 4), (64, 2), (128, 1).
   ir::Program p = Ok(kSrc, "f", {{"n", "100"}});
   ASSERT_FALSE(p.params.empty());
-  EXPECT_EQ(ConstShape(p.params[0].tensor),
-            (std::vector<int64_t>{4, 32, 16, 128, 16, 16, 7, 8}));
+  EXPECT_EQ(ConstShape(p.params[0].tensor), (std::vector<int64_t>{4, 32, 16, 128, 16, 16, 7, 8}));
   auto fills = test_util::Find<ir::FillNode>(p);
   ASSERT_EQ(fills.size(), 1u);
   EXPECT_EQ(ir::PrintExpr(fills[0]->value), "3.0");
 }
-
 
 TEST(FrontendPython, StringMethodsAndDataType) {
   constexpr char kSrc[] = R"py(
@@ -484,7 +575,6 @@ def f(storage_dtype="int8", in_dtype="float16", num_bits=4):
   EXPECT_EQ(ConstShape(Ok(kSrc, "f", {{"storage_dtype", "uint32"}}).params[0].tensor),
             (std::vector<int64_t>{32, 1}));
 }
-
 
 TEST(FrontendPython, KernelWithoutGridIsOneBlock) {
   constexpr char kSrc[] = R"py(
@@ -511,7 +601,6 @@ def main(A: T.Tensor((4,), "float32")):
             "the grid (T.Kernel(1, threads=...))");
 }
 
-
 TEST(FrontendPython, SliceObjectsIndexBuffers) {
   constexpr char kSrc[] = R"py(
 def f(shape=(4, 8, 16)):
@@ -535,7 +624,6 @@ def f(shape=(4, 8, 16)):
   EXPECT_EQ(ir::AsConstInt(copies[2]->src.extents[1]), 12);
 }
 
-
 TEST(FrontendPython, FunctoolsOperatorItertools) {
   constexpr char kSrc[] = R"py(
 import functools
@@ -556,7 +644,6 @@ def f(shape=(2, 3, 4)):
 )py";
   EXPECT_EQ(ConstShape(Ok(kSrc, "f").params[0].tensor), (std::vector<int64_t>{24, 109, 4, 8}));
 }
-
 
 TEST(FrontendPython, GeneratorsAreConsumedOnce) {
   constexpr char kSrc[] = R"py(
@@ -582,7 +669,6 @@ def main(B: T.Tensor((8,), "int32")):
   EXPECT_EQ(ir::PrintExpr(stores[3]->indices[0]), "7");
   EXPECT_EQ(ir::PrintExpr(stores[4]->value), "5");
 }
-
 
 TEST(FrontendPython, SetsForOrderFreeUses) {
   constexpr char kSrc[] = R"py(
@@ -619,7 +705,6 @@ def f():
             "test.py:6:15: error: list() of a set is not supported: Python's order is the hash "
             "order, which tilec does not reproduce; use sorted(...)");
 }
-
 
 TEST(FrontendPython, SuperInMethods) {
   constexpr char kSrc[] = R"py(

@@ -1,5 +1,6 @@
 #include "compiler/recommend/recommend.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <thread>
@@ -47,8 +48,10 @@ TEST_P(LimitTest, OneByteOverTheSharedMemoryLimitIsRejected) {
   auto fits = EvaluateConfig(program, p, config, {});
   ASSERT_TRUE(fits.ok()) << fits.status();
   const int64_t need = fits->kernels[0].shared_bytes;
-  // A: 64x32, B: 32x64, both double-buffered (num_stages=2), C: 64x64, f16.
-  EXPECT_EQ(need, 2 * (64 * 32 * 2) * 2 + 64 * 64 * 2);
+  // A: 64x32, B: 32x64, both double-buffered (num_stages=2), C: 64x64, f16,
+  // live only after the loop that reads A and B, so it takes their bytes
+  // (inference/shared_plan.h).
+  EXPECT_EQ(need, std::max(2 * (64 * 32 * 2) * 2, 64 * 64 * 2));
   p.set_shared_memory_per_block_bytes(need);
   EXPECT_TRUE(EvaluateConfig(program, p, config, {}).ok());
   p.set_shared_memory_per_block_bytes(need - 1);

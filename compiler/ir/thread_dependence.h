@@ -1,0 +1,80 @@
+// Which values of a kernel differ between the threads of a block.
+//
+// A kernel that reads the thread index (`T.get_thread_binding()`, the call
+// `get_thread_binding`) runs per-thread code: every thread of the block
+// executes the kernel body, each with its own thread index, its own
+// T.alloc_local / T.alloc_var buffers and its own values of the names bound
+// from them; tile operators (T.copy, T.gemm, T.Parallel nests, ...) remain
+// collective, run once by the block.
+//
+// ThreadDependence says which variables and statements of such a kernel are
+// per-thread: a variable is thread-dependent when its value (a let) or its
+// range (a loop) reads the thread index, a thread-dependent variable or a
+// thread-private buffer (local or var scope). A statement is per-thread when
+// it mentions any of these anywhere inside it; it is divergent when its own
+// control (an if's condition, a loop's bounds) is thread-dependent.
+//
+// Kernels that never read the thread index are not per-thread programs:
+// their local buffers hold the same values in every thread (UsesThreadIndex
+// is false and nothing here applies).
+#ifndef TILEC_COMPILER_IR_THREAD_DEPENDENCE_H_
+#define TILEC_COMPILER_IR_THREAD_DEPENDENCE_H_
+
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "compiler/ir/ir.h"
+
+namespace tilec::ir {
+
+// Whether `s` (or `e`) reads the thread index anywhere inside it.
+bool UsesThreadIndex(const Stmt& s);
+bool UsesThreadIndex(const Expr& e);
+
+class ThreadDependence {
+ public:
+  // Analyses a kernel body that uses the thread index.
+  explicit ThreadDependence(const Stmt& kernel_body);
+
+  bool Var(const VarNode* v) const { return vars_.count(v) > 0; }
+  bool Expr(const ir::Expr& e) const;
+  // Mentions the thread index, a thread-dependent variable or a
+  // thread-private buffer anywhere inside.
+  bool PerThread(const Stmt& s) const;
+  // Its own condition or bounds are thread-dependent.
+  bool Divergent(const Stmt& s) const;
+  // Contains a tile operator that runs once per block: a T.Parallel or
+  // T.Pipelined loop, T.gemm, a reduction, a prefix sum, a tile atomic (the
+  // scalar form is per-thread), or a T.copy / T.fill that involves no
+  // thread-private buffer. `what` names the first one found.
+  static bool Collective(const Stmt& s, std::string* what = nullptr);
+
+  // How a statement of the kernel body runs:
+  //  - kUniform: once for the block (it mentions nothing per-thread);
+  //  - kPerThread: by every thread in turn, as one unit (it mentions
+  //    per-thread values and contains no collective operator);
+  //  - kContainer: uniform control (a sequence, a serial or pipelined loop
+  //    with uniform bounds, an if with a uniform condition) around
+  //    statements of different roles, each of which takes its own role.
+  // Every thread finishes one statement before any starts the next, as with
+  // a block barrier between them (the CUDA emitter places the barriers where
+  // shared memory passes between threads).
+  enum class Role { kUniform, kPerThread, kContainer };
+  Role RoleOf(const Stmt& s) const;
+  // INVALID_ARGUMENT naming the operator when a collective operator reads a
+  // per-thread value or runs under per-thread control (`if tx < 128:
+  // T.copy(...)`), which tilec does not support.
+  absl::Status Check(const Stmt& kernel_body) const;
+
+ private:
+  void Walk(const Stmt& s);
+  std::set<const VarNode*> vars_;
+};
+
+// Whether a buffer is private to each thread (local or var scope).
+bool ThreadPrivate(const Buffer& b);
+
+}  // namespace tilec::ir
+
+#endif  // TILEC_COMPILER_IR_THREAD_DEPENDENCE_H_
