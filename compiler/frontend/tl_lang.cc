@@ -126,6 +126,11 @@ std::optional<ir::Expr> ExtremeValue(ir::DType t, bool max) {
     case ir::DType::kInt64:
       return ir::IntImm(
           max ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min(), t);
+    case ir::DType::kUInt16: return ir::IntImm(max ? 65535 : 0, t);
+    case ir::DType::kUInt32: return ir::IntImm(max ? std::numeric_limits<uint32_t>::max() : 0, t);
+    case ir::DType::kUInt64:
+      // 2^64 - 1 is beyond an IntImm (int64): the complement of zero.
+      return max ? ir::Unary(ir::UnaryOp::kBitNot, ir::IntImm(0, t)) : ir::IntImm(0, t);
     case ir::DType::kInt4: return std::nullopt;
   }
   return ir::FloatImm(max ? f : -f, t);

@@ -23,7 +23,10 @@ bool FitsIntType(int64_t v, DType t) {
     case DType::kInt8: return v >= -128 && v <= 127;
     case DType::kUInt8: return v >= 0 && v <= 255;
     case DType::kInt16: return v >= -32768 && v <= 32767;
+    case DType::kUInt16: return v >= 0 && v <= 65535;
     case DType::kInt32: return FitsInt32(v);
+    case DType::kUInt32: return v >= 0 && v <= std::numeric_limits<uint32_t>::max();
+    case DType::kUInt64: return v >= 0;  // literals above 2^63 - 1 are not staged
     case DType::kInt64: return true;
     default: return false;
   }

@@ -41,10 +41,19 @@ absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor&
   r.tolerance = tol;
   r.num_elements = actual.num_elements();
   double diff2 = 0, ref2 = 0;
+  const bool exact_ints = !ir::IsFloat(actual.dtype()) && !ir::IsFloat(expected.dtype()) &&
+                          tol.atol == 0 && tol.rtol == 0;
   for (int64_t i = 0; i < actual.num_elements(); ++i) {
     const double a = actual.GetDouble(i), e = expected.GetDouble(i);
     bool match;
-    if (std::isnan(a) || std::isnan(e)) {
+    if (exact_ints) {
+      // Integers compare exactly, also beyond 2^53 where doubles lose bits.
+      match = actual.GetInt(i) == expected.GetInt(i);
+      const double d = std::fabs(a - e);
+      r.max_abs_error = std::max(r.max_abs_error, d);
+      diff2 += d * d;
+      ref2 += e * e;
+    } else if (std::isnan(a) || std::isnan(e)) {
       match = std::isnan(a) && std::isnan(e);
     } else if (std::isinf(a) || std::isinf(e)) {
       match = a == e;

@@ -2,6 +2,7 @@
 // slot resolution and scoping, and the conversions shared by all statements.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -75,6 +76,9 @@ class IntBinaryExpr final : public CExpr {
 
   Scalar Eval(Env& env) const override {
     const int64_t a = a_->Eval(env).i, b = b_->Eval(env).i;
+    if (operand_ == DType::kUInt64) {
+      if (std::optional<Scalar> r = EvalUInt64(env, a, b)) return *r;
+    }
     switch (op_) {
       case BinaryOp::kAdd: return Wrap(Add(a, b));
       case BinaryOp::kSub: return Wrap(Sub(a, b));
@@ -101,25 +105,49 @@ class IntBinaryExpr final : public CExpr {
         return Wrap(static_cast<int64_t>(static_cast<uint64_t>(a) << b));
       case BinaryOp::kShr:
         if (!ShiftOk(env, a, b)) return IntScalar(0);
-        return Wrap(a >> b);  // values are sign-extended: arithmetic for signed types
+        // Values of signed types are sign-extended (arithmetic shift); those of
+        // the unsigned types below 64 bits are non-negative (logical shift).
+        return Wrap(a >> b);
     }
     return IntScalar(0);
   }
 
  private:
+  // The ops whose uint64 result depends on reading the bits as unsigned (the
+  // rest are the same as for int64); nullopt for those.
+  std::optional<Scalar> EvalUInt64(Env& env, int64_t a, int64_t b) const {
+    const uint64_t x = static_cast<uint64_t>(a), y = static_cast<uint64_t>(b);
+    auto u = [](uint64_t v) { return IntScalar(static_cast<int64_t>(v)); };
+    switch (op_) {
+      case BinaryOp::kDiv:
+      case BinaryOp::kFloorDiv: return y == 0 ? DivByZero(env, a) : u(x / y);
+      case BinaryOp::kMod:
+      case BinaryOp::kFloorMod: return y == 0 ? DivByZero(env, a) : u(x % y);
+      case BinaryOp::kMin: return u(std::min(x, y));
+      case BinaryOp::kMax: return u(std::max(x, y));
+      case BinaryOp::kLt: return IntScalar(x < y);
+      case BinaryOp::kLe: return IntScalar(x <= y);
+      case BinaryOp::kGt: return IntScalar(x > y);
+      case BinaryOp::kGe: return IntScalar(x >= y);
+      case BinaryOp::kShr:
+        if (!ShiftOk(env, a, b)) return IntScalar(0);
+        return u(x >> b);  // logical
+      default: return std::nullopt;
+    }
+  }
   Scalar Wrap(int64_t v) const { return IntScalar(WrapInt(v, operand_)); }
   Scalar DivByZero(Env& env, int64_t a) const {
-    env.Fail(absl::InvalidArgumentError(absl::StrCat("integer division by zero: ", a, " ",
-                                                     Sv(OpText(op_)), " 0 in ",
-                                                     Sv(ir::DTypeName(operand_)))));
+    env.Fail(absl::InvalidArgumentError(
+        absl::StrCat("integer division by zero: ", ScalarString(IntScalar(a), operand_), " ",
+                     Sv(OpText(op_)), " 0 in ", Sv(ir::DTypeName(operand_)))));
     return IntScalar(0);
   }
   bool ShiftOk(Env& env, int64_t a, int64_t b) const {
     const int bits = ir::DTypeBits(operand_);
     if (b >= 0 && b < bits) return true;
-    env.Fail(absl::InvalidArgumentError(
-        absl::StrCat("shift amount out of range: ", a, " ", Sv(OpText(op_)), " ", b, " in ",
-                     Sv(ir::DTypeName(operand_)), " (", bits, " bits)")));
+    env.Fail(absl::InvalidArgumentError(absl::StrCat(
+        "shift amount out of range: ", ScalarString(IntScalar(a), operand_), " ", Sv(OpText(op_)),
+        " ", b, " in ", Sv(ir::DTypeName(operand_)), " (", bits, " bits)")));
     return false;
   }
 
@@ -278,12 +306,18 @@ class CallExpr final : public CExpr {
 
   Scalar EvalInt(Env& env, int64_t a, int64_t b) const {
     switch (fn_) {
-      case CallFn::kAbs: return IntScalar(WrapInt(a < 0 ? Sub(0, a) : a, dtype));
+      case CallFn::kAbs:
+        if (!ir::IsSigned(dtype)) return IntScalar(a);
+        return IntScalar(WrapInt(a < 0 ? Sub(0, a) : a, dtype));
       case CallFn::kCeilDiv:
         if (b == 0) {
-          env.Fail(absl::InvalidArgumentError(
-              absl::StrCat("integer division by zero: ceildiv(", a, ", 0)")));
+          env.Fail(absl::InvalidArgumentError(absl::StrCat(
+              "integer division by zero: ceildiv(", ScalarString(IntScalar(a), dtype), ", 0)")));
           return IntScalar(0);
+        }
+        if (!ir::IsSigned(dtype)) {
+          const uint64_t x = static_cast<uint64_t>(a), y = static_cast<uint64_t>(b);
+          return IntScalar(static_cast<int64_t>(x / y + (x % y != 0)));
         }
         return IntScalar(WrapInt(Sub(0, FloorDiv(Sub(0, a), b)), dtype));
       case CallFn::kFloor:
@@ -291,7 +325,7 @@ class CallExpr final : public CExpr {
       case CallFn::kRound: return IntScalar(a);
       default:
         // Transcendentals of integers: in double, truncated back.
-        return IntScalar(FloatToInt(Math(static_cast<double>(a), static_cast<double>(b)), dtype));
+        return IntScalar(FloatToInt(Math(IntAsDouble(a, dtype), IntAsDouble(b, dtype)), dtype));
     }
   }
 
@@ -340,12 +374,14 @@ Scalar Convert(Scalar v, DType from, DType to) {
   const bool ff = IsFloat(from), tf = IsFloat(to);
   if (ff && tf) return FloatScalar(RoundToFloat(v.f, to));
   if (ff) return IntScalar(FloatToInt(v.f, to));
-  if (tf) return FloatScalar(IntToFloat(v.i, to));
+  if (tf) return FloatScalar(IntToFloat(v.i, to, from));
   return IntScalar(WrapInt(v.i, to));
 }
 
 std::string ScalarString(Scalar v, DType t) {
-  return IsFloat(t) ? absl::StrCat(v.f) : absl::StrCat(v.i);
+  if (IsFloat(t)) return absl::StrCat(v.f);
+  if (t == DType::kUInt64) return absl::StrCat(static_cast<uint64_t>(v.i));
+  return absl::StrCat(v.i);
 }
 
 Tensor* Env::Buffer(int slot) {

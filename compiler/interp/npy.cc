@@ -191,7 +191,14 @@ std::optional<DType> NativeDType(const NpyArray& a) {
         case 8: return DType::kInt64;
       }
       return std::nullopt;
-    case 'u': return a.size == 1 ? std::optional(DType::kUInt8) : std::nullopt;
+    case 'u':
+      switch (a.size) {
+        case 1: return DType::kUInt8;
+        case 2: return DType::kUInt16;
+        case 4: return DType::kUInt32;
+        case 8: return DType::kUInt64;
+      }
+      return std::nullopt;
     case 'f':
       switch (a.size) {
         case 2: return DType::kFloat16;
@@ -210,6 +217,9 @@ std::string_view Descr(DType t) {
     case DType::kUInt8: return "|u1";
     case DType::kInt8: return "|i1";
     case DType::kInt16: return "<i2";
+    case DType::kUInt16: return "<u2";
+    case DType::kUInt32: return "<u4";
+    case DType::kUInt64: return "<u8";
     case DType::kInt32: return "<i4";
     case DType::kInt64: return "<i8";
     case DType::kFloat16: return "<f2";
@@ -337,6 +347,8 @@ absl::StatusOr<Tensor> DecodeNpyAs(std::string_view data, DType dtype,
       t.SetBits(i, RawBits(a, i));
     } else if (IsFloatKind(a)) {
       t.SetDouble(i, FloatElement(a, i));
+    } else if (a.kind == 'u' && a.size == 8 && ir::IsFloat(dtype)) {
+      t.SetDouble(i, IntAsDouble(IntElement(a, i), DType::kUInt64));
     } else {
       t.SetInt(i, IntElement(a, i));
     }

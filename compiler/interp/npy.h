@@ -2,8 +2,9 @@
 // 2.0 written, 1.0 to 3.0 read; little-endian data only).
 //
 // Element types map to NumPy descriptors as follows:
-//   bool '|b1', int8 '|i1', uint8 '|u1', int16 '<i2', int32 '<i4',
-//   int64 '<i8', float16 '<f2', float32 '<f4', float64 '<f8'.
+//   bool '|b1', int8 '|i1', uint8 '|u1', int16 '<i2', uint16 '<u2',
+//   int32 '<i4', uint32 '<u4', int64 '<i8', uint64 '<u8', float16 '<f2',
+//   float32 '<f4', float64 '<f8'.
 // NumPy has no bfloat16 or float8 types. We write them as '<f4' values: the
 // widening is exact, and every NumPy and PyTorch user can read the file
 // (torch.from_numpy(a).to(torch.bfloat16) gives back the same tensor). int4

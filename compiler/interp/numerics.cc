@@ -172,15 +172,20 @@ int64_t WrapInt(int64_t v, DType t) {
     case DType::kInt8: return static_cast<int8_t>(v);
     case DType::kUInt8: return static_cast<uint8_t>(v);
     case DType::kInt16: return static_cast<int16_t>(v);
+    case DType::kUInt16: return static_cast<uint16_t>(v);
     case DType::kInt32: return static_cast<int32_t>(v);
-    default: return v;
+    case DType::kUInt32: return static_cast<uint32_t>(v);
+    default: return v;  // int64, uint64: the bits as they are
   }
 }
 
 int64_t IntMin(DType t) {
   switch (t) {
     case DType::kBool:
-    case DType::kUInt8: return 0;
+    case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64: return 0;
     case DType::kInt4: return -8;
     case DType::kInt8: return INT8_MIN;
     case DType::kInt16: return INT16_MIN;
@@ -193,6 +198,9 @@ int64_t IntMax(DType t) {
   switch (t) {
     case DType::kBool: return 1;
     case DType::kUInt8: return UINT8_MAX;
+    case DType::kUInt16: return UINT16_MAX;
+    case DType::kUInt32: return UINT32_MAX;
+    case DType::kUInt64: return -1;  // the bits of 2^64 - 1
     case DType::kInt4: return 7;
     case DType::kInt8: return INT8_MAX;
     case DType::kInt16: return INT16_MAX;
@@ -201,10 +209,26 @@ int64_t IntMax(DType t) {
   }
 }
 
+bool IntLess(int64_t a, int64_t b, DType t) {
+  if (t == DType::kUInt64) return static_cast<uint64_t>(a) < static_cast<uint64_t>(b);
+  return a < b;
+}
+
+double IntAsDouble(int64_t v, DType t) {
+  if (t == DType::kUInt64) return static_cast<double>(static_cast<uint64_t>(v));
+  return static_cast<double>(v);
+}
+
 int64_t FloatToInt(double x, DType t) {
   if (t == DType::kBool) return x != 0.0;
   if (std::isnan(x)) return 0;
   double tr = std::trunc(x);
+  if (t == DType::kUInt64) {
+    // 2^64 is exactly representable; anything at or beyond it saturates.
+    if (tr >= 18446744073709551616.0) return IntMax(t);
+    if (tr <= 0) return 0;
+    return static_cast<int64_t>(static_cast<uint64_t>(tr));
+  }
   // 2^63 is exactly representable; anything at or beyond it saturates.
   if (tr >= 9223372036854775808.0) return IntMax(t);
   if (tr < -9223372036854775808.0) return IntMin(t);
@@ -212,7 +236,14 @@ int64_t FloatToInt(double x, DType t) {
   return std::clamp(v, IntMin(t), IntMax(t));
 }
 
-double IntToFloat(int64_t v, DType t) {
+double IntToFloat(int64_t v, DType t, DType from) {
+  if (from == DType::kUInt64) {
+    // One rounding from the unsigned value (through double only for the
+    // narrow formats, as for int64).
+    const uint64_t u = static_cast<uint64_t>(v);
+    if (t == DType::kFloat32) return static_cast<double>(static_cast<float>(u));
+    return RoundToFloat(static_cast<double>(u), t);
+  }
   switch (t) {
     case DType::kFloat64: return static_cast<double>(v);
     case DType::kFloat32: return static_cast<double>(static_cast<float>(v));

@@ -20,9 +20,15 @@
 //   saturates); NaN stays NaN; subnormals kept; magnitudes at or below half
 //   the smallest subnormal round to a zero of the same sign.
 // Integers (values travel as int64_t):
-// - int8/int16/int32/int64/uint8 wrap around modulo 2^bits as C's fixed-width
-//   conversions do; int4 is a signed 4-bit integer (-8..7) that wraps the same
-//   way; bool is 0 or 1 (any nonzero value converts to 1).
+// - int8/int16/int32/int64 and uint8/uint16/uint32/uint64 wrap around modulo
+//   2^bits as C's fixed-width conversions do; int4 is a signed 4-bit integer
+//   (-8..7) that wraps the same way; bool is 0 or 1 (any nonzero value
+//   converts to 1).
+// - uint64 values travel as their bit pattern: 2^63 and above read as negative
+//   int64_t. Every operation whose result depends on the sign (comparison,
+//   division, right shift, conversion to float) goes through the helpers below
+//   or tests for uint64 itself. The narrower unsigned types are always
+//   non-negative int64_t values, so signed arithmetic on them is exact.
 // - float -> integer conversion truncates toward zero and saturates at the
 //   integer type's range, NaN giving 0: CUDA's cvt.rzi behaviour (C leaves
 //   both cases undefined). float -> bool is `x != 0` (NaN gives true, as in C).
@@ -49,14 +55,21 @@ double MaxFinite(ir::DType t);
 
 // Wraps v into integer or bool dtype t.
 int64_t WrapInt(int64_t v, ir::DType t);
-// Range of integer dtype t (0 and 1 for bool).
+// Range of integer dtype t (0 and 1 for bool), as values of t: IntMax(uint64)
+// is the bit pattern of 2^64 - 1, i.e. -1.
 int64_t IntMin(ir::DType t);
 int64_t IntMax(ir::DType t);
+// a < b for values of integer or bool dtype t (unsigned for uint64).
+bool IntLess(int64_t a, int64_t b, ir::DType t);
+// The value of integer v of dtype t as a double, rounded to nearest when its
+// magnitude exceeds 2^53.
+double IntAsDouble(int64_t v, ir::DType t);
 
 // Conversions across the float/integer divide, by the rules above. The
-// integer -> float conversion is exact-then-rounded for |v| <= 2^53.
+// integer -> float conversion is exact-then-rounded for |v| <= 2^53; `from`
+// is the integer's dtype (uint64 reads v's bits as unsigned).
 int64_t FloatToInt(double x, ir::DType t);
-double IntToFloat(int64_t v, ir::DType t);
+double IntToFloat(int64_t v, ir::DType t, ir::DType from = ir::DType::kInt64);
 
 // max/min as CUDA's fmaxf/fminf (and __hmax/__hmin): a NaN operand is
 // ignored, the result is NaN only when both operands are NaN.

@@ -79,7 +79,7 @@ void Tensor::SetBits(int64_t i, uint64_t bits) {
 
 double Tensor::GetDouble(int64_t i) const {
   if (ir::IsFloat(dtype_)) return DecodeFloat(GetBits(i), dtype_);
-  return static_cast<double>(GetInt(i));
+  return IntAsDouble(GetInt(i), dtype_);
 }
 
 void Tensor::SetDouble(int64_t i, double v) {
@@ -149,12 +149,18 @@ Tensor RandomTensor(DType dtype, std::vector<int64_t> shape, uint64_t seed, Dist
       t.SetDouble(i, v);
     }
   } else {
-    int64_t lo = -8, hi = 8;
-    if (dtype == DType::kInt4) hi = 7;
-    if (dtype == DType::kUInt8) lo = 0, hi = 15;
-    if (dtype == DType::kBool) lo = 0, hi = 1;
-    const uint64_t span = static_cast<uint64_t>(hi - lo + 1);
-    for (int64_t i = 0; i < n; ++i) t.SetInt(i, lo + static_cast<int64_t>(rng() % span));
+    if (dtype == DType::kUInt16 || dtype == DType::kUInt32 || dtype == DType::kUInt64) {
+      // Every bit pattern, so values with the top bit set are common: the
+      // unsigned types exist for bit manipulation.
+      for (int64_t i = 0; i < n; ++i) t.SetBits(i, rng());
+    } else {
+      int64_t lo = -8, hi = 8;
+      if (dtype == DType::kInt4) hi = 7;
+      if (dtype == DType::kUInt8) lo = 0, hi = 15;
+      if (dtype == DType::kBool) lo = 0, hi = 1;
+      const uint64_t span = static_cast<uint64_t>(hi - lo + 1);
+      for (int64_t i = 0; i < n; ++i) t.SetInt(i, lo + static_cast<int64_t>(rng() % span));
+    }
   }
   bool all_zero = n > 0;
   for (int64_t i = 0; i < n && all_zero; ++i) all_zero = t.GetDouble(i) == 0.0;

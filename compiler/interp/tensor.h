@@ -85,7 +85,8 @@ enum class Distribution : uint8_t {
 // (a std::mt19937_64 stream and our own transforms, not the standard
 // library's distributions). Floats follow `dist` and are rounded to the dtype;
 // integers are uniform in a small range whatever `dist` says: int4 in
-// [-8, 7], uint8 in [0, 15], other signed types in [-8, 8]; bool is 0 or 1.
+// [-8, 7], uint8 in [0, 15], other signed types in [-8, 8]; uint16, uint32
+// and uint64 take every bit pattern (their full range); bool is 0 or 1.
 // A non-empty result is never all zeros: if the draw is, one element is set
 // to 1.
 Tensor RandomTensor(ir::DType dtype, std::vector<int64_t> shape, uint64_t seed,

@@ -31,6 +31,7 @@ Scalar MulIn(Scalar a, Scalar b, DType t) {
 
 Scalar AbsIn(Scalar a, DType t) {
   if (IsFloat(t)) return FloatScalar(std::fabs(a.f));
+  if (!ir::IsSigned(t)) return a;
   return IntScalar(
       WrapInt(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i, t));
 }
@@ -315,9 +316,9 @@ class ReduceStmt final : public CStmt {
       case ir::ReduceKind::kSum: return AddIn(acc, x, t);
       case ir::ReduceKind::kAbsSum: return AddIn(acc, AbsIn(x, t), t);
       case ir::ReduceKind::kMax:
-        return fl ? FloatScalar(FloatMax(acc.f, x.f)) : IntScalar(std::max(acc.i, x.i));
+        return fl ? FloatScalar(FloatMax(acc.f, x.f)) : (IntLess(acc.i, x.i, t) ? x : acc);
       case ir::ReduceKind::kMin:
-        return fl ? FloatScalar(FloatMin(acc.f, x.f)) : IntScalar(std::min(acc.i, x.i));
+        return fl ? FloatScalar(FloatMin(acc.f, x.f)) : (IntLess(x.i, acc.i, t) ? x : acc);
       case ir::ReduceKind::kAbsMax: {
         const Scalar ax = AbsIn(x, t);
         return fl ? FloatScalar(FloatMax(acc.f, ax.f)) : IntScalar(std::max(acc.i, ax.i));

@@ -19,6 +19,9 @@ std::string_view DTypeName(DType t) {
     case DType::kBFloat16: return "bfloat16";
     case DType::kFloat32: return "float32";
     case DType::kFloat64: return "float64";
+    case DType::kUInt16: return "uint16";
+    case DType::kUInt32: return "uint32";
+    case DType::kUInt64: return "uint64";
   }
   return "?";
 }
@@ -55,11 +58,14 @@ int DTypeBits(DType t) {
     case DType::kFloat8E4M3:
     case DType::kFloat8E5M2: return 8;
     case DType::kInt16:
+    case DType::kUInt16:
     case DType::kFloat16:
     case DType::kBFloat16: return 16;
     case DType::kInt32:
+    case DType::kUInt32:
     case DType::kFloat32: return 32;
     case DType::kInt64:
+    case DType::kUInt64:
     case DType::kFloat64: return 64;
   }
   return 0;
@@ -79,6 +85,15 @@ bool IsFloat(DType t) {
 
 bool IsInt(DType t) { return !IsFloat(t) && t != DType::kBool; }
 
-bool IsSigned(DType t) { return t != DType::kUInt8 && t != DType::kBool; }
+bool IsSigned(DType t) {
+  switch (t) {
+    case DType::kBool:
+    case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64: return false;
+    default: return true;
+  }
+}
 
 }  // namespace tilec::ir

@@ -26,13 +26,16 @@ enum class DType : uint8_t {
   kBFloat16,
   kFloat32,
   kFloat64,
+  kUInt16,
+  kUInt32,
+  kUInt64,
 };
 
 inline constexpr DType kAllDTypes[] = {
-    DType::kBool,       DType::kInt4,       DType::kInt8,     DType::kUInt8,
-    DType::kInt16,      DType::kInt32,      DType::kInt64,    DType::kFloat8E4M3,
-    DType::kFloat8E5M2, DType::kFloat16,    DType::kBFloat16, DType::kFloat32,
-    DType::kFloat64,
+    DType::kBool,       DType::kInt4,    DType::kInt8,     DType::kUInt8,
+    DType::kInt16,      DType::kInt32,   DType::kInt64,    DType::kFloat8E4M3,
+    DType::kFloat8E5M2, DType::kFloat16, DType::kBFloat16, DType::kFloat32,
+    DType::kFloat64,    DType::kUInt16,  DType::kUInt32,   DType::kUInt64,
 };
 
 // Canonical name, as the printer writes it ("float16", "float8_e4m3").

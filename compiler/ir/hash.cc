@@ -86,6 +86,9 @@ uint8_t Code(DType t) {
     case DType::kBFloat16: return 11;
     case DType::kFloat32: return 12;
     case DType::kFloat64: return 13;
+    case DType::kUInt16: return 14;
+    case DType::kUInt32: return 15;
+    case DType::kUInt64: return 16;
   }
   return 255;
 }

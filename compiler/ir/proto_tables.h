@@ -60,6 +60,9 @@ constexpr EnumPair<DType, v1::DType> kDTypes[] = {
     {DType::kBFloat16, v1::DTYPE_BFLOAT16},
     {DType::kFloat32, v1::DTYPE_FLOAT32},
     {DType::kFloat64, v1::DTYPE_FLOAT64},
+    {DType::kUInt16, v1::DTYPE_UINT16},
+    {DType::kUInt32, v1::DTYPE_UINT32},
+    {DType::kUInt64, v1::DTYPE_UINT64},
 };
 static_assert(IsDense(kDTypes) && std::size(kDTypes) == std::size(kAllDTypes) &&
               v1::DType_MAX == std::size(kDTypes));

@@ -65,7 +65,10 @@ inline bool LiteralFits(int64_t v, DType t) {
     case DType::kInt8: return v >= -128 && v <= 127;
     case DType::kUInt8: return v >= 0 && v <= 255;
     case DType::kInt16: return v >= -32768 && v <= 32767;
+    case DType::kUInt16: return v >= 0 && v <= UINT16_MAX;
     case DType::kInt32: return v >= INT32_MIN && v <= INT32_MAX;
+    case DType::kUInt32: return v >= 0 && v <= UINT32_MAX;
+    case DType::kUInt64: return v >= 0;  // an IntImm holds at most 2^63 - 1
     default: return true;
   }
 }

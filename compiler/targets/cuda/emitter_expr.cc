@@ -24,6 +24,9 @@ std::string CType(DType t) {
     case DType::kInt8: return "int8_t";
     case DType::kUInt8: return "uint8_t";
     case DType::kInt16: return "int16_t";
+    case DType::kUInt16: return "uint16_t";
+    case DType::kUInt32: return "uint32_t";
+    case DType::kUInt64: return "uint64_t";
     case DType::kInt32: return "int";
     case DType::kInt64: return "int64_t";
     case DType::kFloat8E4M3: return "tl::fp8_e4m3_t";
@@ -42,7 +45,8 @@ bool IsNarrowFloat(DType t) {
 }
 
 bool IsNarrowInt(DType t) {
-  return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kInt4;
+  return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16 ||
+         t == DType::kInt4;
 }
 
 int64_t ElemBytes(DType t) { return t == DType::kBool ? 1 : std::max(1, ir::DTypeBits(t) / 8); }
@@ -460,6 +464,7 @@ std::optional<std::pair<int64_t, int64_t>> EmitContext::Range(const ir::Expr& e)
 
 bool EmitContext::NonNegative(const ir::Expr& e) {
   if (!e) return false;
+  if (ir::IsInt(e->dtype) && !ir::IsSigned(e->dtype)) return true;
   if (auto r = Range(e); r && r->first >= 0) return true;
   switch (e->kind) {
     case ir::ExprKind::kIntImm: return e->as<ir::IntImmNode>()->value >= 0;

@@ -40,6 +40,9 @@ std::pair<int64_t, int64_t> IntRange(DType t) {
     case DType::kInt8: return {-128, 127};
     case DType::kUInt8: return {0, 255};
     case DType::kInt16: return {-32768, 32767};
+    case DType::kUInt16: return {0, 65535};
+    case DType::kUInt32: return {0, std::numeric_limits<uint32_t>::max()};
+    case DType::kUInt64: return {0, -1};  // max: the bits of 2^64 - 1, see Identity
     case DType::kInt64:
       return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
     default: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
@@ -53,6 +56,7 @@ std::string Identity(ReduceKind k, DType t) {
       return EmitContext::IntLiteral(IntRange(t).first, t);
     case ReduceKind::kMin:
       if (ir::IsFloat(t)) return EmitContext::Literal(INFINITY, t);
+      if (t == DType::kUInt64) return "~uint64_t(0)";
       return EmitContext::IntLiteral(IntRange(t).second, t);
     default: return EmitContext::Literal(0, t);
   }

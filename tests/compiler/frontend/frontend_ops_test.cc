@@ -368,6 +368,48 @@ def main(A: T.Tensor((16,), "float16"), I: T.Tensor((16,), "int32")):
   EXPECT_EQ(ir::PrintExpr(stores[5]->value), "T.float16(65504.0) + T.float16(-65504.0)");
 }
 
+// The unsigned types under TileLang's and PyTorch's spellings: literals take
+// the unsigned operand's type, T.max_value(uint64) is ~0 (2^64 - 1 is beyond
+// a literal), and a literal out of the type's range is an error.
+TEST(Frontend, UnsignedTypes) {
+  ir::Program p = Ok(R"py(
+import torch
+
+@T.prim_func
+def main(A: T.Tensor((16,), T.uint16), B: T.Tensor((16,), "uint32"),
+         C: T.Tensor((16,), torch.uint64)):
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.Parallel(16):
+            A[i] = ~A[i] >> 3
+            B[i] = (B[i] << 5) ^ 4294967295
+            C[i] = T.max_value(T.uint64) - C[i] // 7
+            C[i] = T.max_value("uint32") + T.min_value(C.dtype)
+)py",
+                     "main");
+  ASSERT_EQ(p.params.size(), 3u);
+  EXPECT_EQ(p.params[0].tensor->dtype, ir::DType::kUInt16);
+  EXPECT_EQ(p.params[1].tensor->dtype, ir::DType::kUInt32);
+  EXPECT_EQ(p.params[2].tensor->dtype, ir::DType::kUInt64);
+  auto stores = Find<ir::StoreNode>(p);
+  ASSERT_EQ(stores.size(), 4u);
+  EXPECT_EQ(ir::PrintExpr(stores[0]->value), "~A[i] >> T.uint16(3)");
+  EXPECT_EQ(ir::PrintExpr(stores[1]->value), "B[i] << T.uint32(5) ^ T.uint32(4294967295)");
+  EXPECT_EQ(ir::PrintExpr(stores[2]->value), "~T.uint64(0) - C[i] // T.uint64(7)");
+  EXPECT_EQ(stores[3]->value->dtype, ir::DType::kUInt64);
+
+  absl::StatusOr<ir::Program> bad = Build(R"py(
+@T.prim_func
+def main(B: T.Tensor((16,), "uint32")):
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.Parallel(16):
+            B[i] = T.uint32(4294967296)
+)py",
+                                          "main");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(Contains(std::string(bad.status().message()), "does not fit in uint32"))
+      << bad.status();
+}
+
 TEST(Frontend, KernelsAndWorkspaces) {
   ir::Program p = Ok(R"py(
 @T.prim_func

@@ -151,9 +151,32 @@ TEST(NpyTest, RejectsBadFiles) {
       NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", std::string(8, '\0'));
   EXPECT_NE(DecodeNpy(short_data).status().message().find("expected 16 data bytes"),
             std::string::npos);
+}
+
+TEST(NpyTest, UnsignedDescriptorsReadAsTheirTypes) {
   std::string u2 =
-      NpyBytes("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", std::string(2, '\0'));
-  EXPECT_NE(DecodeNpy(u2).status().message().find("DecodeNpyAs"), std::string::npos);
+      NpyBytes("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", std::string(2, '\xff'));
+  auto a = DecodeNpy(u2);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->dtype(), DType::kUInt16);
+  EXPECT_EQ(a->GetInt(0), 65535);
+  std::string u8 = NpyBytes("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }",
+                            std::string(7, '\0') + "\x80");
+  auto b = DecodeNpy(u8);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->dtype(), DType::kUInt64);
+  EXPECT_EQ(static_cast<uint64_t>(b->GetInt(0)), uint64_t{1} << 63);
+  // Into a float type, the value read as unsigned.
+  auto c = DecodeNpyAs(u8, DType::kFloat64, {1});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->GetDouble(0), 9223372036854775808.0);
+  Tensor u4(DType::kUInt32, {2});
+  u4.SetInt(0, 4294967295);
+  u4.SetInt(1, 7);
+  EXPECT_NE(EncodeNpy(u4).find("'<u4'"), std::string::npos);
+  auto d = DecodeNpy(EncodeNpy(u4));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, u4);
 }
 
 TEST(NpyTest, FileRoundTrip) {

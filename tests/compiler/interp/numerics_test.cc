@@ -213,6 +213,45 @@ TEST(IntegerTest, FloatConversionTruncatesAndSaturates) {
   EXPECT_EQ(IntToFloat(16777217, DType::kFloat32), 16777216.0);
 }
 
+TEST(UnsignedTest, WrapsModuloTheirWidth) {
+  EXPECT_EQ(WrapInt(65536 + 7, DType::kUInt16), 7);
+  EXPECT_EQ(WrapInt(-1, DType::kUInt16), 65535);
+  EXPECT_EQ(WrapInt(-1, DType::kUInt32), 4294967295);
+  EXPECT_EQ(WrapInt((int64_t{1} << 32) + 9, DType::kUInt32), 9);
+  EXPECT_EQ(WrapInt(int64_t{1} << 31, DType::kUInt32), int64_t{1} << 31);  // stays positive
+  EXPECT_EQ(WrapInt(-1, DType::kUInt64), -1);                              // the bits of 2^64 - 1
+  EXPECT_EQ(IntMax(DType::kUInt16), 65535);
+  EXPECT_EQ(IntMax(DType::kUInt32), 4294967295);
+  EXPECT_EQ(static_cast<uint64_t>(IntMax(DType::kUInt64)), UINT64_MAX);
+  EXPECT_EQ(IntMin(DType::kUInt64), 0);
+}
+
+TEST(UnsignedTest, Uint64ComparesAndConvertsAsUnsigned) {
+  const int64_t big = static_cast<int64_t>(uint64_t{1} << 63);  // 2^63
+  EXPECT_TRUE(IntLess(1, big, DType::kUInt64));
+  EXPECT_FALSE(IntLess(1, big, DType::kInt64));
+  EXPECT_TRUE(IntLess(big, -1, DType::kUInt64));  // 2^63 < 2^64 - 1
+  EXPECT_EQ(IntAsDouble(big, DType::kUInt64), 9223372036854775808.0);
+  EXPECT_EQ(IntAsDouble(-1, DType::kUInt64), 18446744073709551616.0);  // rounded up
+  EXPECT_EQ(IntToFloat(big, DType::kFloat64, DType::kUInt64), 9223372036854775808.0);
+  EXPECT_EQ(IntToFloat(big, DType::kFloat64), -9223372036854775808.0);  // read as int64
+  EXPECT_EQ(IntToFloat(-1, DType::kFloat32, DType::kUInt64), 18446744073709551616.0);
+  EXPECT_EQ(IntToFloat(big + 3, DType::kFloat16, DType::kUInt64), kInf);  // beyond 65504
+  EXPECT_EQ(IntToFloat(4294967295, DType::kFloat32, DType::kUInt32), 4294967296.0);
+  EXPECT_EQ(IntToFloat(65535, DType::kFloat16, DType::kUInt16), kInf);  // rounds to 65536
+  // float -> unsigned truncates and saturates at [0, 2^bits - 1].
+  EXPECT_EQ(FloatToInt(1e19, DType::kUInt64),
+            static_cast<int64_t>(uint64_t{10000000000000000000u}));
+  EXPECT_EQ(FloatToInt(9223372036854775808.0, DType::kUInt64), big);
+  EXPECT_EQ(FloatToInt(1e30, DType::kUInt64), -1);  // 2^64 - 1
+  EXPECT_EQ(FloatToInt(-5.5, DType::kUInt64), 0);
+  EXPECT_EQ(FloatToInt(kNaN, DType::kUInt64), 0);
+  EXPECT_EQ(FloatToInt(3e9 + 0.75, DType::kUInt32), 3000000000);
+  EXPECT_EQ(FloatToInt(5e9, DType::kUInt32), 4294967295);
+  EXPECT_EQ(FloatToInt(70000.0, DType::kUInt16), 65535);
+  EXPECT_EQ(FloatToInt(-1.0, DType::kUInt16), 0);
+}
+
 TEST(MaxMinTest, FollowFmaxfNaNRules) {
   EXPECT_EQ(FloatMax(kNaN, 1.0), 1.0);
   EXPECT_EQ(FloatMax(-3.0, kNaN), -3.0);

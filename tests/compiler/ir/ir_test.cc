@@ -22,6 +22,26 @@ TEST(DTypeTest, AcceptsTileLangAndTorchAliases) {
   EXPECT_EQ(ParseDType("float17"), std::nullopt);
 }
 
+TEST(DTypeTest, UnsignedTypes) {
+  struct Case {
+    DType t;
+    const char* name;
+    int bits;
+  };
+  for (Case c : {Case{DType::kUInt8, "uint8", 8}, Case{DType::kUInt16, "uint16", 16},
+                 Case{DType::kUInt32, "uint32", 32}, Case{DType::kUInt64, "uint64", 64}}) {
+    EXPECT_EQ(DTypeName(c.t), c.name);
+    EXPECT_EQ(ParseDType(c.name), c.t);
+    EXPECT_EQ(DTypeBits(c.t), c.bits) << c.name;
+    EXPECT_TRUE(IsInt(c.t)) << c.name;
+    EXPECT_FALSE(IsSigned(c.t)) << c.name;
+    EXPECT_FALSE(IsFloat(c.t)) << c.name;
+  }
+  EXPECT_TRUE(IsSigned(DType::kInt16));
+  EXPECT_FALSE(IsSigned(DType::kBool));
+  EXPECT_EQ(ParseDType("uint128"), std::nullopt);
+}
+
 TEST(ExprTest, ComparisonsYieldBoolArithmeticKeepsType) {
   Var i = MakeVar("i");
   EXPECT_EQ(Binary(BinaryOp::kLt, i, IntImm(4))->dtype, DType::kBool);

@@ -336,6 +336,10 @@ TEST(PrinterTest, Literals) {
   EXPECT_EQ(PrintExpr(I(-3)), "-3");
   EXPECT_EQ(PrintExpr(IntImm(7, DType::kInt64)), "T.int64(7)");
   EXPECT_EQ(PrintExpr(IntImm(-2, DType::kInt8)), "T.int8(-2)");
+  EXPECT_EQ(PrintExpr(IntImm(65535, DType::kUInt16)), "T.uint16(65535)");
+  EXPECT_EQ(PrintExpr(IntImm(4294967295, DType::kUInt32)), "T.uint32(4294967295)");
+  EXPECT_EQ(PrintExpr(IntImm(INT64_MAX, DType::kUInt64)), "T.uint64(9223372036854775807)");
+  EXPECT_EQ(PrintExpr(Cast(DType::kUInt32, MakeVar("x"))), "T.cast(x, \"uint32\")");
   EXPECT_EQ(PrintExpr(BoolImm(true)), "True");
   EXPECT_EQ(PrintExpr(BoolImm(false)), "False");
 }

@@ -544,6 +544,53 @@ TEST(ProtoConvertTest, StructuralEqDetectsLostSharing) {
   EXPECT_TRUE(StructuralEq().Programs(a, a));
 }
 
+// B[i] = cast(cast(float32, (A[i] >> 3) ^ ~(A[i] // 7))) over 77 elements of t.
+Program BitsProgram(DType t) {
+  Program p;
+  p.name = "bits";
+  Buffer a = MakeBuffer("A", t, {IntImm(77)}, Scope::kGlobal);
+  Buffer b = MakeBuffer("B", t, {IntImm(77)}, Scope::kGlobal);
+  p.params = {{a, nullptr}, {b, nullptr}};
+  Var bx = MakeVar("bx"), i = MakeVar("i");
+  Expr x = Load(a, {i});
+  Expr v = Binary(BinaryOp::kBitXor, Binary(BinaryOp::kShr, x, IntImm(3, t)),
+                  Unary(UnaryOp::kBitNot, Binary(BinaryOp::kFloorDiv, x, IntImm(7, t))));
+  p.body = Seq({MakeKernel({IntImm(1)}, {bx}, IntImm(128), "",
+                           For(i, IntImm(0), IntImm(77), ForKind::kParallel,
+                               Store(b, {i}, Cast(t, Cast(DType::kFloat32, v)))))});
+  return p;
+}
+
+// The unsigned types on the wire: fixed enum numbers (the existing ones
+// unchanged), and a program over each that round-trips with its hash.
+TEST(ProtoConvertTest, UnsignedTypesRoundTrip) {
+  EXPECT_EQ(v1::DTYPE_UINT8, 4);
+  EXPECT_EQ(v1::DTYPE_FLOAT64, 13);
+  struct Case {
+    DType t, same_width_signed;
+    v1::DType wire;
+  };
+  for (Case c : {Case{DType::kUInt16, DType::kInt16, v1::DTYPE_UINT16},
+                 Case{DType::kUInt32, DType::kInt32, v1::DTYPE_UINT32},
+                 Case{DType::kUInt64, DType::kInt64, v1::DTYPE_UINT64}}) {
+    SCOPED_TRACE(DTypeName(c.t));
+    Program p = BitsProgram(c.t);
+    v1::Program proto = ToProto(p);
+    ASSERT_EQ(proto.buffers_size(), 2);
+    EXPECT_EQ(proto.buffers(0).dtype(), c.wire);
+    std::string bytes;
+    ASSERT_TRUE(proto.SerializeToString(&bytes));
+    v1::Program parsed;
+    ASSERT_TRUE(parsed.ParseFromString(bytes));
+    absl::StatusOr<Program> back = FromProto(parsed);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_TRUE(StructuralEq().Programs(p, *back));
+    EXPECT_EQ(ProgramHash(*back), ProgramHash(p));
+    EXPECT_EQ(back->params[0].tensor->dtype, c.t);
+    EXPECT_NE(ProgramHash(BitsProgram(c.same_width_signed)), ProgramHash(p));
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Malformed input
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/ir/limits.h"
 
 namespace tilec::ir {
@@ -490,6 +491,27 @@ TEST_F(VerifierTest, LiteralMustFitItsDtype) {
   Buffer s = Alloc("S", DType::kInt8, {4}, Scope::kLocal);
   EXPECT_EQ(Error(InKernel({Allocate(s), Store(s, {I(0)}, IntImm(300, DType::kInt8))})),
             "kernel 0 > store #1: literal 300 does not fit its dtype int8");
+  struct Case {
+    DType t;
+    int64_t max;
+  };
+  for (Case c : {Case{DType::kUInt16, 65535}, Case{DType::kUInt32, 4294967295},
+                 Case{DType::kUInt64, INT64_MAX}}) {
+    Buffer u = Alloc("U", c.t, {4}, Scope::kLocal);
+    auto store = [&](int64_t v) {
+      return InKernel({Allocate(u), Store(u, {I(0)}, IntImm(v, c.t))});
+    };
+    EXPECT_TRUE(Verify(store(c.max)).ok()) << Verify(store(c.max));
+    EXPECT_TRUE(Verify(store(0)).ok()) << Verify(store(0));
+    EXPECT_EQ(Error(store(-1)),
+              absl::StrCat("kernel 0 > store #1: literal -1 does not fit its dtype ",
+                           std::string(DTypeName(c.t))));
+    if (c.max < INT64_MAX) {
+      EXPECT_EQ(Error(store(c.max + 1)),
+                absl::StrCat("kernel 0 > store #1: literal ", c.max + 1, " does not fit its dtype ",
+                             std::string(DTypeName(c.t))));
+    }
+  }
 }
 
 TEST_F(VerifierTest, FillAcceptsLiteralOfOtherDtypeButNotExpression) {

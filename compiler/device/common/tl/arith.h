@@ -6,7 +6,8 @@
 //   floordiv(a, b) floormod(a, b)  Python's // and % (round toward -inf; the
 //                                  remainder has the divisor's sign), for
 //                                  integers, float and double
-//   ceildiv(a, b)                  -floordiv(-a, b)
+//   ceildiv(a, b)                  -floordiv(-a, b); for unsigned T, the
+//                                  quotient rounded up
 //   imin imax iabs                 integer min / max / abs
 //   quiet_nan<T>()                 a quiet NaN of float or double
 //   is_aligned<N>(p)               p is a multiple of N bytes
@@ -49,6 +50,7 @@ __device__ __forceinline__ double floormod(double a, double b) { return a - tl::
 
 template <typename T>
 __device__ __forceinline__ T ceildiv(T a, T b) {
+  if (static_cast<T>(-1) > T(0)) return static_cast<T>(a / b + (a % b != 0));  // unsigned
   return static_cast<T>(-floordiv(static_cast<T>(-a), b));
 }
 

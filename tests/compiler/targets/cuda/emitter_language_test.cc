@@ -1,6 +1,7 @@
 // Language features that produce device code (T.clamp, T.any_of / T.all_of,
-// T.atomic_max / T.atomic_min, tvm.tir helpers,
-// generator expressions and classes evaluated while a kernel is built),
+// T.atomic_max / T.atomic_min, tvm.tir helpers, bit operations on the
+// unsigned types, generator expressions and classes evaluated while a kernel
+// is built),
 // emitted for sm_80 and sm_90a, compiled by NVRTC, and run on the SIMT
 // emulator against the reference interpreter on random inputs at ragged
 // sizes. TILEC_TEST_SEED reproduces a run.
@@ -199,6 +200,24 @@ def strided_sum(M, N, step, block_M=32):
                 if row < M:
                     B[row] = sum(A[row, k] * (k + 1) for k in range(0, N, step))
     return main
+
+
+def unsigned_bits(N, dtype="uint32", block=32):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype),
+             D: T.Tensor((N,), dtype), E: T.Tensor((N,), "int32"), F: T.Tensor((N,), dtype),
+             G: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                k = bx * block + i
+                if k < N:
+                    B[k] = ~A[k]
+                    C[k] = (A[k] >> 3) ^ (A[k] << 5)
+                    D[k] = A[k] // 7 + A[k] % 5
+                    E[k] = T.if_then_else(A[k] > B[k], 1, 0) + T.if_then_else(A[k] <= 12345, 2, 0)
+                    F[k] = T.min(A[k], T.max_value(dtype) - A[k])
+                    G[k] = T.cast(A[k], "float32")
+    return main
 )py";
 
 void Check(const std::string& function, const BindingList& bindings, uint64_t seed,
@@ -270,6 +289,16 @@ TEST(LanguageOnEmulator, KernelWithoutGrid) { Check("one_block", {{"N", "45"}}, 
 
 TEST(LanguageOnEmulator, GeneratorSumRagged) {
   Check("strided_sum", {{"M", "50"}, {"N", "13"}, {"step", "4"}}, 34, {"B"});
+}
+
+// ~, shifts, xor, floor division and modulo, comparison, T.min and the
+// conversion to float32 on the unsigned types; the random inputs cover the whole range, top bit included,
+// so signed arithmetic anywhere would show.
+TEST(LanguageOnEmulator, UnsignedBitsRagged) {
+  for (const char* dtype : {"uint16", "uint32", "uint64"}) {
+    SCOPED_TRACE(dtype);
+    Check("unsigned_bits", {{"N", "77"}, {"dtype", dtype}}, 51, {"B", "C", "D", "E", "F", "G"});
+  }
 }
 
 }  // namespace
