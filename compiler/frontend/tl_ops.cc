@@ -529,6 +529,15 @@ absl::StatusOr<Value> AnnotateLayout(Builder& b, CallArgs& args) {
                               layout.layout->vars.size(), " indices but the buffer has ",
                               key.buffer->shape.size(), " dimensions"));
     }
+    if (layout.layout->kind == ir::Layout::Kind::kCustom &&
+        key.buffer->scope == ir::Scope::kGlobal) {
+      // A storage order for a global tensor that kernels exchange (the
+      // atomics-friendly order of an attention backward's dQ, read back by a
+      // postprocess kernel annotated the same way). tilec keeps global
+      // tensors in logical order, so such a pair computes the same results;
+      // only the bytes of the intermediate tensor are in another order.
+      continue;
+    }
     absl::Status s = b.Emit(std::make_shared<ir::AnnotateLayoutNode>(key.buffer, *layout.layout),
                             args.loc, "T.annotate_layout");
     if (!s.ok()) return s;

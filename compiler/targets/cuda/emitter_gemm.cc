@@ -9,11 +9,13 @@
 //
 // C is the accumulator fragment (mma accumulator layout of the gemm's warp
 // partition), A and B whole shared buffers addressed through their layout
-// types; clear_accum zero-fills C first. What the templates cannot do
-// (operand types other than float16/bfloat16/float8 with a float32
-// accumulator, float8 A in registers, tiles that do not split into whole mma
-// tiles over the warps) is rejected here with UNIMPLEMENTED before any code
-// is generated.
+// types; clear_accum zero-fills C first. A float16 C is widened into a
+// float32 copy for the call and rounded back after it (each T.gemm sums in
+// float32, more precisely than a float16-accumulating mma). What the
+// templates cannot do (operand types other than float16/bfloat16/float8, an
+// accumulator other than float32/float16, float8 A in registers,
+// tiles that do not split into whole mma tiles over the warps) is rejected
+// here with UNIMPLEMENTED before any code is generated.
 #include "absl/strings/str_cat.h"
 #include "compiler/targets/cuda/emitter_internal.h"
 
@@ -77,12 +79,17 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   const bool f16 = a->dtype == ir::DType::kFloat16 && b->dtype == ir::DType::kFloat16;
   const bool bf16 = a->dtype == ir::DType::kBFloat16 && b->dtype == ir::DType::kBFloat16;
   const bool fp8 = IsFloat8(a->dtype) && IsFloat8(b->dtype);
-  if ((!f16 && !bf16 && !fp8) || c->dtype != ir::DType::kFloat32) {
+  // A float16 accumulator is widened to float32 for the gemm and rounded
+  // back after it: each T.gemm sums in float32. (bfloat16 accumulators, which
+  // no mma has, stay refused: summed in float32 they would differ from the
+  // reference's bfloat16 sums by far more than bfloat16's tolerance.)
+  const bool narrow_c = c->dtype == ir::DType::kFloat16;
+  if ((!f16 && !bf16 && !fp8) || (c->dtype != ir::DType::kFloat32 && !narrow_c)) {
     return ctx.Unimplemented(
         absl::StrCat(shape, " with ", Sv(ir::DTypeName(a->dtype)), " x ",
                      Sv(ir::DTypeName(b->dtype)), " -> ", Sv(ir::DTypeName(c->dtype)),
                      " (tensor-core gemm takes float16, bfloat16 or float8 (e4m3, e5m2) "
-                     "operands with a float32 accumulator)"));
+                     "operands with a float32 or float16 accumulator)"));
   }
   // The k-step of the mma: 32 for 8-bit operands, 16 otherwise.
   const int64_t k_step = fp8 ? 32 : 16;
@@ -116,7 +123,18 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   BufferInfo* bi = ctx.Info(b.get());
   BufferInfo* ai = ctx.Info(a.get());
   if (!ci || !bi || !ai) return ctx.Internal("T.gemm operand not declared");
-  if (g->clear_accum) {
+  std::string c_arg = ci->name;
+  if (narrow_c) {
+    // The float32 accumulator the mma adds into, from the narrow one.
+    c_arg = ctx.Fresh(absl::StrCat(c->name, "_f32"));
+    const std::string i = ctx.Fresh("i");
+    ctx.w().Line(absl::StrCat("float ", c_arg, "[", cl->local_size, "];  // ",
+                              Sv(ir::DTypeName(c->dtype)), " ", c->name, " widened"));
+    ctx.w().Line("#pragma unroll");
+    ctx.w().Line(absl::StrCat(
+        "for (int ", i, " = 0; ", i, " < ", cl->local_size, "; ++", i, ") ", c_arg, "[", i,
+        "] = ", g->clear_accum ? "0.0f" : absl::StrCat("float(", ci->name, "[", i, "])"), ";"));
+  } else if (g->clear_accum) {
     ctx.w().Line("#pragma unroll");
     const std::string i = ctx.Fresh("i");
     ctx.w().Line(absl::StrCat("for (int ", i, " = 0; ", i, " < ", cl->local_size, "; ++", i, ") ",
@@ -171,7 +189,13 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   ctx.w().Line(absl::StrCat(
       fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
       g->transpose_a ? "true" : "false", ", ", g->transpose_b ? "true" : "false", ", ", layout_a,
-      ", ", bi->layout_type, native, ">(", a_arg, ", ", ctx.SharedBase(*bi), ", ", ci->name, ");"));
+      ", ", bi->layout_type, native, ">(", a_arg, ", ", ctx.SharedBase(*bi), ", ", c_arg, ");"));
+  if (narrow_c) {
+    const std::string i = ctx.Fresh("i");
+    ctx.w().Line("#pragma unroll");
+    ctx.w().Line(absl::StrCat("for (int ", i, " = 0; ", i, " < ", cl->local_size, "; ++", i, ") ",
+                              ci->name, "[", i, "] = ", ci->ctype, "(", c_arg, "[", i, "]);"));
+  }
   return ctx.status();
 }
 

@@ -58,6 +58,37 @@ TEST(EmittedKernels, UseSwizzleVisitsEveryBlockOnce) {
       kSwizzle, "swizzled", {{"M", "40"}, {"N", "100"}, {"panel", "3"}, {"order", "column"}});
 }
 
+// A float16 accumulator: the gemm widens it to float32, adds A @ B over a
+// pipelined K loop, and rounds back, per T.gemm call; ragged M, N and K (the
+// copies zero-fill past the edges). float16 and bfloat16 operands.
+constexpr char kNarrowAccumulator[] = R"(
+import tilelang.language as T
+
+def gemm(M, N, K, dtype, accum, bm=64, bn=64, bk=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), accum)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), dtype)
+            B_s = T.alloc_shared((bk, bn), dtype)
+            C_f = T.alloc_fragment((bm, bn), accum)
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * bm, bx * bn])
+    return main
+)";
+
+TEST(EmittedKernels, GemmWithANarrowAccumulator) {
+  for (const char* t : {"float16", "bfloat16"}) {
+    ExpectEmulatorMatchesInterpreter(
+        kNarrowAccumulator, "gemm",
+        {{"M", "100"}, {"N", "72"}, {"K", "80"}, {"dtype", t}, {"accum", "float16"}});
+  }
+}
+
 constexpr char kIntOps[] = R"(
 import tilelang.language as T
 
