@@ -273,9 +273,25 @@ absl::StatusOr<CStmtPtr> Compiler::CompilePerThread(const ir::Stmt& s) {
 
 absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {
   if (s == nullptr) return Unverified("a statement is missing");
-  if (simt_ != nullptr && !in_per_thread_ && s->kind != ir::StmtKind::kSeq &&
-      simt_->RoleOf(s) == ir::ThreadDependence::Role::kPerThread) {
-    return CompilePerThread(s);
+  if (simt_ != nullptr && !in_per_thread_ && s->kind != ir::StmtKind::kSeq) {
+    const ir::ThreadDependence::Role role = simt_->RoleOf(s);
+    if (role == ir::ThreadDependence::Role::kPerThread) return CompilePerThread(s);
+    if (role == ir::ThreadDependence::Role::kMasked) {
+      // Each branch some thread takes runs once, for the whole block.
+      const auto* i = s->as<ir::IfNode>();
+      auto [then_taken, else_taken] = simt_->MaskedBranches(*i, simt_threads_);
+      std::vector<CStmtPtr> stmts;
+      for (const auto& [taken, branch] :
+           {std::pair{then_taken, i->then_case}, std::pair{else_taken, i->else_case}}) {
+        if (!taken || branch == nullptr) continue;
+        const size_t mark = Mark();
+        auto c = CompileStmt(branch);
+        PopTo(mark);
+        if (!c.ok()) return c.status();
+        stmts.push_back(std::move(*c));
+      }
+      return CStmtPtr(std::make_unique<SeqStmt>(std::move(stmts)));
+    }
   }
   switch (s->kind) {
     case ir::StmtKind::kSeq: {

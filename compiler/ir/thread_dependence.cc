@@ -1,9 +1,14 @@
 #include "compiler/ir/thread_dependence.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "compiler/ir/visitor.h"
 
 namespace tilec::ir {
 namespace {
+
+using LetValues = std::map<const VarNode*, Expr>;
 
 class FindThreadIndex : public IRVisitor {
  public:
@@ -41,6 +46,88 @@ class Mentions : public IRVisitor {
   const std::set<const VarNode*>& vars_;
 };
 
+// The value of an integer or bool expression over constants, the thread
+// index `t` and lets of such expressions; nullopt for anything else (other
+// variables, loads, floats).
+std::optional<int64_t> EvalMask(const ir::Expr& e, int64_t t, const LetValues& lets) {
+  if (!e) return std::nullopt;
+  if (const auto* i = e->as<IntImmNode>()) return i->value;
+  if (const auto* v = e->as<VarNode>()) {
+    auto it = lets.find(v);
+    if (it == lets.end()) return std::nullopt;
+    return EvalMask(it->second, t, lets);
+  }
+  if (const auto* c = e->as<CallNode>()) {
+    if (c->fn == CallFn::kThreadIndex) return t;
+    return std::nullopt;
+  }
+  if (const auto* c = e->as<CastNode>()) {
+    if (IsFloat(e->dtype) || IsFloat(c->value->dtype)) return std::nullopt;
+    std::optional<int64_t> v = EvalMask(c->value, t, lets);
+    if (v && e->dtype == DType::kBool) return *v != 0;
+    return v;
+  }
+  if (const auto* u = e->as<UnaryNode>()) {
+    std::optional<int64_t> a = EvalMask(u->a, t, lets);
+    if (!a) return std::nullopt;
+    switch (u->op) {
+      case UnaryOp::kNeg: return -*a;
+      case UnaryOp::kNot: return *a == 0;
+      case UnaryOp::kBitNot: return ~*a;
+    }
+    return std::nullopt;
+  }
+  if (const auto* s = e->as<SelectNode>()) {
+    std::optional<int64_t> c = EvalMask(s->cond, t, lets);
+    if (!c) return std::nullopt;
+    return EvalMask(*c ? s->t : s->f, t, lets);
+  }
+  const auto* b = e->as<BinaryNode>();
+  if (!b || IsFloat(b->a->dtype)) return std::nullopt;
+  std::optional<int64_t> x = EvalMask(b->a, t, lets), y = EvalMask(b->b, t, lets);
+  if (!x || !y) return std::nullopt;
+  const int64_t p = *x, q = *y;
+  switch (b->op) {
+    case BinaryOp::kAdd: return p + q;
+    case BinaryOp::kSub: return p - q;
+    case BinaryOp::kMul: return p * q;
+    case BinaryOp::kDiv:
+      if (q == 0) return std::nullopt;
+      return p / q;
+    case BinaryOp::kMod:
+      if (q == 0) return std::nullopt;
+      return p % q;
+    case BinaryOp::kFloorDiv: {
+      if (q == 0) return std::nullopt;
+      int64_t d = p / q;
+      return (p % q != 0 && ((p < 0) != (q < 0))) ? d - 1 : d;
+    }
+    case BinaryOp::kFloorMod: {
+      if (q == 0) return std::nullopt;
+      int64_t m = p % q;
+      return (m != 0 && ((m < 0) != (q < 0))) ? m + q : m;
+    }
+    case BinaryOp::kMin: return std::min(p, q);
+    case BinaryOp::kMax: return std::max(p, q);
+    case BinaryOp::kEq: return p == q;
+    case BinaryOp::kNe: return p != q;
+    case BinaryOp::kLt: return p < q;
+    case BinaryOp::kLe: return p <= q;
+    case BinaryOp::kGt: return p > q;
+    case BinaryOp::kGe: return p >= q;
+    case BinaryOp::kAnd: return p != 0 && q != 0;
+    case BinaryOp::kOr: return p != 0 || q != 0;
+    case BinaryOp::kBitAnd: return p & q;
+    case BinaryOp::kBitOr: return p | q;
+    case BinaryOp::kBitXor: return p ^ q;
+    case BinaryOp::kShl:
+    case BinaryOp::kShr:
+      if (q < 0 || q >= 63) return std::nullopt;
+      return b->op == BinaryOp::kShl ? p << q : p >> q;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool ThreadPrivate(const Buffer& b) { return b->scope == Scope::kLocal || b->scope == Scope::kVar; }
@@ -69,7 +156,10 @@ void ThreadDependence::Walk(const Stmt& s) {
       return;
     case StmtKind::kLet: {
       const auto* l = s->as<LetNode>();
-      if (Expr(l->value)) vars_.insert(l->var.get());
+      if (Expr(l->value)) {
+        vars_.insert(l->var.get());
+        lets_[l->var.get()] = l->value;
+      }
       return;
     }
     case StmtKind::kFor: {
@@ -112,11 +202,25 @@ bool ThreadDependence::Divergent(const Stmt& s) const {
 ThreadDependence::Role ThreadDependence::RoleOf(const Stmt& s) const {
   if (!PerThread(s)) return Role::kUniform;
   if (!Collective(s)) return Role::kPerThread;
+  if (const auto* i = s->as<IfNode>(); i && EvalMask(i->cond, 0, lets_).has_value() &&
+                                       !PerThread(i->then_case) && !PerThread(i->else_case)) {
+    return Role::kMasked;
+  }
   return Role::kContainer;
 }
 
+std::pair<bool, bool> ThreadDependence::MaskedBranches(const IfNode& s, int64_t threads) const {
+  bool some = false, not_all = false;
+  for (int64_t t = 0; t < threads && !(some && not_all); ++t) {
+    const bool c = EvalMask(s.cond, t, lets_).value_or(0) != 0;
+    some |= c;
+    not_all |= !c;
+  }
+  return {some, not_all};
+}
+
 absl::Status ThreadDependence::Check(const Stmt& s) const {
-  if (!s || RoleOf(s) != Role::kContainer) return absl::OkStatus();
+  if (!s || RoleOf(s) != Role::kContainer) return absl::OkStatus();  // kMasked included
   std::string what;
   Collective(s, &what);
   auto refuse = [&](const std::string& why) {

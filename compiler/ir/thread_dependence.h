@@ -20,8 +20,10 @@
 #ifndef TILEC_COMPILER_IR_THREAD_DEPENDENCE_H_
 #define TILEC_COMPILER_IR_THREAD_DEPENDENCE_H_
 
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "compiler/ir/ir.h"
@@ -60,16 +62,27 @@ class ThreadDependence {
   // Every thread finishes one statement before any starts the next, as with
   // a block barrier between them (the CUDA emitter places the barriers where
   // shared memory passes between threads).
-  enum class Role { kUniform, kPerThread, kContainer };
+  //  - kMasked: an if whose condition reads only the thread index and
+  //    constants (`if tx < 128:`), around collective operators and uniform
+  //    statements only. A collective operator runs once for the block
+  //    whatever threads run it, so the branch runs once, by the whole block,
+  //    when some thread of the block meets the condition, and the else
+  //    branch once when some thread does not (MaskedBranches).
+  enum class Role { kUniform, kPerThread, kContainer, kMasked };
   Role RoleOf(const Stmt& s) const;
   // INVALID_ARGUMENT naming the operator when a collective operator reads a
   // per-thread value or runs under per-thread control (`if tx < 128:
   // T.copy(...)`), which tilec does not support.
   absl::Status Check(const Stmt& kernel_body) const;
 
+  // For a kMasked if: whether some thread of `threads` meets its condition
+  // (first) and whether some thread does not (second).
+  std::pair<bool, bool> MaskedBranches(const IfNode& s, int64_t threads) const;
+
  private:
   void Walk(const Stmt& s);
   std::set<const VarNode*> vars_;
+  std::map<const VarNode*, ir::Expr> lets_;  // values of the dependent lets
 };
 
 // Whether a buffer is private to each thread (local or var scope).

@@ -262,6 +262,22 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
   if (!s) return Internal("a null statement reached the emitter");
   if (thread_dependence_ != nullptr && per_thread_depth_ == 0 && slot_loops_.empty() &&
       s->kind != ir::StmtKind::kSeq &&
+      thread_dependence_->RoleOf(s) == ir::ThreadDependence::Role::kMasked) {
+    // A branch on the thread index around collective operators: each branch
+    // some thread takes runs once, by the whole block (ir/thread_dependence.h).
+    const auto* i = s->as<ir::IfNode>();
+    auto [then_taken, else_taken] = thread_dependence_->MaskedBranches(*i, threads_);
+    w().Line(absl::StrCat("// if ", ir::PrintExpr(i->cond), ": collective, run by the block"));
+    if (then_taken) {
+      if (absl::Status st = EmitStmt(i->then_case); !st.ok()) return st;
+    }
+    if (else_taken && i->else_case) {
+      if (absl::Status st = EmitStmt(i->else_case); !st.ok()) return st;
+    }
+    return status();
+  }
+  if (thread_dependence_ != nullptr && per_thread_depth_ == 0 && slot_loops_.empty() &&
+      s->kind != ir::StmtKind::kSeq &&
       thread_dependence_->RoleOf(s) == ir::ThreadDependence::Role::kPerThread) {
     // Every thread runs the statement as a unit (ir/thread_dependence.h):
     // the barrier, if any, goes before it.

@@ -190,6 +190,28 @@ def f(n):
   EXPECT_EQ(p.params.size(), 1u);
 }
 
+// A T.Layout of a global tensor (a storage order two kernels agree on) is
+// accepted and dropped: global tensors stay in logical order. The same
+// annotation of a shared buffer is kept.
+TEST(FrontendPython, CustomLayoutOfAGlobalTensorIsDropped) {
+  constexpr char kSrc[] = R"py(
+def f(n):
+    @T.prim_func
+    def main(dQ: T.Tensor((n, 8), "float32"), B: T.Tensor((n, 8), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            S = T.alloc_shared((n, 8), "float32")
+            T.annotate_layout({dQ: T.Layout((n, 8), lambda i, j: [j, i]),
+                               S: T.Layout((n, 8), lambda i, j: [i, (j + i) % 8])})
+            T.copy(dQ, S)
+            T.copy(S, B)
+    return main
+)py";
+  ir::Program p = Ok(kSrc, "f", {{"n", "8"}});
+  std::vector<const ir::AnnotateLayoutNode*> notes = test_util::Find<ir::AnnotateLayoutNode>(p);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0]->buffer->name, "S");
+}
+
 TEST(FrontendPython, ComprehensionsAndGenerators) {
   constexpr char kSrc[] = R"py(
 def f(n):

@@ -78,6 +78,31 @@ def rows(M, N, bm=64, bn=16, threads=64):
             if bx * bm + bm - 1 - tid < M:
                 S[bx * bm + bm - 1 - tid] = total
     return main
+
+
+# Collective operators under a condition on the thread index alone: each
+# branch some thread takes runs once, for the whole block (here the first
+# half of the threads fill the tile, the rest scale it).
+def masked(M, N, bm=32, bn=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=256) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), "float16")
+            tx = T.get_thread_binding(0)
+            if tx < 128:
+                for i, k in T.Parallel(bm, bn):
+                    A_s[i, k] = T.if_then_else(by * bm + i < M and bx * bn + k < N,
+                                               A[by * bm + i, bx * bn + k], 0)
+            if tx % 2 == 0 and tx < 1000:
+                for i, k in T.Parallel(bm, bn):
+                    A_s[i, k] = A_s[i, k] * 2
+            else:
+                for i, k in T.Parallel(bm, bn):
+                    A_s[i, k] = A_s[i, k] + 1
+            if tx >= 1000:
+                T.clear(A_s)
+            T.copy(A_s, B[by * bm, bx * bn])
+    return main
 )py";
 
 // y = B @ x in float64 from the same inputs.
@@ -129,6 +154,22 @@ TEST(PerThreadCode, GemvFloat32EightReducers) {
       42, {"y"});
 }
 
+// Both branches of `tx % 2 == 0` are taken by some thread, so both run:
+// B = (A * 2) + 1; `tx >= 1000` is taken by none, so nothing is cleared.
+TEST(PerThreadCode, CollectiveOperatorsUnderAThreadMask) {
+  Check("masked", {{"M", "70"}, {"N", "50"}}, 44, {"B"});
+  absl::StatusOr<ir::Program> p =
+      CompileSource("simt.py", kKernels, "masked", {{"M", "32"}, {"N", "32"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kFloat16, {32, 32}, 5),
+                                      interp::Tensor(ir::DType::kFloat16, {32, 32})};
+  ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+  for (int64_t i = 0; i < 32 * 32; ++i) {
+    const double a = args[0].GetDouble(i);
+    EXPECT_NEAR(args[1].GetDouble(i), a * 2 + 1, 2e-3 * (1 + std::fabs(a))) << i;
+  }
+}
+
 TEST(PerThreadCode, RowsThroughSharedMemory) {
   Check("rows", {{"M", "100"}, {"N", "40"}}, 43, {"S"});
 }
@@ -156,7 +197,7 @@ struct Refusal {
 TEST(PerThreadCode, CollectiveOperatorsOnPerThreadValuesAreRefused) {
   const Refusal cases[] = {
       {"copy_under_thread_condition",
-       "            if tx < 64:\n"
+       "            if tx < bx + 64:\n"
        "                T.copy(A[0, 0], A_s)\n",
        "T.copy runs under a condition that depends on the thread"},
       {"parallel_reads_local",
