@@ -65,8 +65,7 @@ bool Env::Erase(const std::string& name) { return slots_.erase(name) > 0; }
 std::vector<std::pair<std::string, Value>> Env::LocalItems() const {
   std::vector<std::pair<std::string, Value>> out;
   for (const auto& [name, slot] : slots_) out.emplace_back(name, slot.value);
-  std::sort(out.begin(), out.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
@@ -409,6 +408,7 @@ absl::Status Builder::AssignName(const std::string& name, const Value& v, Source
       ir::Var var = ir::MakeVar(name, (*e)->dtype);
       absl::Status s = Emit(ir::Let(var, *e), loc, "a local variable");
       if (!s.ok()) return s;
+      let_values_[var.get()] = *e;
       BindName(name, Value::Runtime(var));
       return absl::OkStatus();
     }

@@ -24,6 +24,7 @@
 #define TILEC_COMPILER_FRONTEND_BUILDER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -165,6 +166,15 @@ class Builder {
   bool KernelSyntax() const;
   bool InKernel() const { return kernel_depth_ > 0; }
   const std::vector<int64_t>& kernel_thread_dims() const { return kernel_thread_dims_; }
+  // The value a kernel-code name was bound to by a let (nullptr for other
+  // variables).
+  const ir::Expr* LetValue(const ir::VarNode* v) const {
+    auto it = let_values_.find(v);
+    return it == let_values_.end() ? nullptr : &it->second;
+  }
+  // The reducers of the enclosing `with T.attr(T.comm_reducer(...),
+  // "reduce_scope", ...)` blocks, innermost last.
+  std::vector<Value>& reducers() { return reducers_; }
   bool InPrimFunc() const { return !blocks_.empty(); }
   // Appends a statement to the innermost open block. Outside a prim_func, or
   // outside T.Kernel for anything but a global workspace or a kernel, this is
@@ -345,6 +355,8 @@ class Builder {
   // The open T.Kernel's thread dimensions (x first; [n] for threads=n, [0]
   // when n is not a constant).
   std::vector<int64_t> kernel_thread_dims_;
+  std::map<const ir::VarNode*, ir::Expr> let_values_;
+  std::vector<Value> reducers_;
   bool eager_ = false;
   bool names_as_strings_ = false;
   std::string name_hint_;

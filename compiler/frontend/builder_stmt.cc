@@ -649,6 +649,19 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
   const WithItem& item = s.items[0];
   absl::StatusOr<Value> ctx = Eval(*item.context);
   if (!ctx.ok()) return ctx.status();
+  if (IsAttr(*ctx)) {
+    const Value* reducer = nullptr;
+    if (!IsReduceScope(*ctx, &reducer)) {
+      return Err(item.context->loc,
+                 "`with T.attr(...)` is only supported as T.attr(T.comm_reducer(...), "
+                 "\"reduce_scope\", ...) around T.tvm_thread_allreduce");
+    }
+    if (item.target) return Err(item.target->loc, "`with T.attr(...)` binds no name");
+    reducers_.push_back(*reducer);
+    absl::StatusOr<Flow> flow = ExecBlock(s.body);
+    reducers_.pop_back();
+    return flow;
+  }
   if (ctx->kind != ValueKind::kKernel) {
     return Err(item.context->loc,
                Cat("`with` is only supported with T.Kernel(...), got ", DescribeValue(*ctx)));

@@ -49,6 +49,12 @@ constexpr std::string_view kLangFunctions[] = {
     "annotate_layout",
     "use_swizzle",
     "get_thread_binding",
+    "thread_binding",
+    "comm_reducer",
+    "attr",
+    "evaluate",
+    "tvm_thread_allreduce",
+    "reinterpret",
     "disable_warp_group_reg_alloc",
     "dynamic",
     "symbolic",
@@ -311,6 +317,7 @@ absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& 
     if (std::optional<absl::StatusOr<Value>> r = CallTileOp(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlLang(b, name, args, fn)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlHelper(b, name, args)) return *r;
+    if (std::optional<absl::StatusOr<Value>> r = CallTlSimt(b, name, args)) return *r;
     return b.Err(args.loc, Cat("`", name, "` is not supported by tilec"));
   }
   return CallPython(b, name, args);

@@ -66,6 +66,15 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
 std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view name,
                                                   CallArgs& args);
 
+// TVM's block all-reduce in per-thread code (tl_simt.cc): T.comm_reducer,
+// T.attr, T.evaluate, T.tvm_thread_allreduce, T.reinterpret to a handle.
+// Returns nullopt when `name` is not one of them.
+std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view name, CallArgs& args);
+// Whether a `with` context is T.attr(...) (its key "reduce_scope" with a
+// T.comm_reducer node: `*reducer` is set to the reducer).
+bool IsAttr(const Value& ctx);
+bool IsReduceScope(const Value& ctx, const Value** reducer);
+
 // Matches call arguments to a signature. `names` lists the parameters in
 // positional order; the first `required` of them must be given. The result
 // has one entry per name, empty where the argument was not given.

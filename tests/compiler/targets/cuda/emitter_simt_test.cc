@@ -80,6 +80,34 @@ def rows(M, N, bm=64, bn=16, threads=64):
     return main
 
 
+# Row sums or maxima with TVM's block all-reduce: a block of (tx, rows)
+# threads, each row's threads combine their partial results over tx.
+def allreduce(M, N, threads_x=32, rows=4, op="sum"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, rows), threads=(threads_x, rows)) as bm:
+            tx = T.thread_binding(0, threads_x, thread="threadIdx.x")
+            ty = T.get_thread_binding(1)
+            acc = T.alloc_local((1,), "float32")
+            red = T.alloc_local((1,), "float32")
+            acc[0] = 0.0 if op == "sum" else -T.infinity("float32")
+            for k in T.serial(T.ceildiv(N, threads_x)):
+                if k * threads_x + tx < N and bm * rows + ty < M:
+                    if op == "sum":
+                        acc[0] += A[bm * rows + ty, k * threads_x + tx]
+                    else:
+                        acc[0] = T.max(acc[0], A[bm * rows + ty, k * threads_x + tx])
+            reducer = T.comm_reducer(lambda x, y: x + y, [T.Cast("float32", 0)])
+            if op == "max":
+                reducer = T.comm_reducer(lambda x, y: T.max(x, y), [-T.infinity("float32")])
+            with T.attr(reducer, "reduce_scope", T.reinterpret(T.uint64(0), dtype="handle")):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), acc[0], True, red[0], tx,
+                                                  dtype="handle"))
+            if tx == 0 and bm * rows + ty < M:
+                B[bm * rows + ty] = red[0]
+    return main
+
+
 # Collective operators under a condition on the thread index alone: each
 # branch some thread takes runs once, for the whole block (here the first
 # half of the threads fill the tile, the rest scale it).
@@ -168,6 +196,27 @@ TEST(PerThreadCode, CollectiveOperatorsUnderAThreadMask) {
     const double a = args[0].GetDouble(i);
     EXPECT_NEAR(args[1].GetDouble(i), a * 2 + 1, 2e-3 * (1 + std::fabs(a))) << i;
   }
+}
+
+TEST(PerThreadCode, BlockAllReduceSum) {
+  Check("allreduce", {{"M", "30"}, {"N", "70"}}, 45, {"B"});
+  absl::StatusOr<ir::Program> p =
+      CompileSource("simt.py", kKernels, "allreduce", {{"M", "9"}, {"N", "70"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kFloat32, {9, 70}, 6),
+                                      interp::Tensor(ir::DType::kFloat32, {9})};
+  ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+  for (int64_t i = 0; i < 9; ++i) {
+    double want = 0;
+    for (int64_t j = 0; j < 70; ++j) want += args[0].GetDouble(i * 70 + j);
+    EXPECT_NEAR(args[1].GetDouble(i), want, 1e-4) << "row " << i;
+  }
+}
+
+TEST(PerThreadCode, BlockAllReduceMaxOverEightThreads) {
+  Check("allreduce",
+        {{"M", "13"}, {"N", "21"}, {"threads_x", "8"}, {"rows", "16"}, {"op", "\"max\""}}, 46,
+        {"B"});
 }
 
 TEST(PerThreadCode, RowsThroughSharedMemory) {

@@ -1,0 +1,188 @@
+// TVM's block all-reduce as TileLang kernels write it in per-thread code:
+//
+//   with T.attr(T.comm_reducer(lambda x, y: x + y, [T.Cast(dtype, 0)]),
+//               "reduce_scope", T.reinterpret(T.uint64(0), dtype="handle")):
+//       T.evaluate(T.tvm_thread_allreduce(T.uint32(1), value, True, out[0], tk,
+//                                         dtype="handle"))
+//
+// combines `value` over the threads that differ only in the thread axis `tk`
+// (threadIdx.x, .y or .z) and gives every one of them the result in `out`.
+// It is built from per-thread code (ir/thread_dependence.h): each thread
+// stores its value into a shared buffer with one slot per thread, then folds
+// the slots of its group in order, from the reducer's identity, with the
+// reducer's function. The per-thread statements run one after the other for
+// the whole block, so every store precedes every fold.
+#include "compiler/frontend/str_util.h"
+#include "compiler/frontend/tl_builtins.h"
+#include "compiler/frontend/value_ops.h"
+#include "compiler/ir/printer.h"
+
+namespace tilec::frontend {
+namespace {
+
+constexpr std::string_view kReducerTag = "<comm_reducer>";
+constexpr std::string_view kAttrTag = "<attr>";
+
+bool Tagged(const Value& v, std::string_view tag) {
+  return v.kind == ValueKind::kTuple && !v.Items().empty() &&
+         v.Items()[0].kind == ValueKind::kStr && v.Items()[0].s == tag;
+}
+
+// The thread axis (0, 1, 2) an expression is, following lets.
+std::optional<int> ThreadAxis(Builder& b, ir::Expr e) {
+  while (const auto* v = e->as<ir::VarNode>()) {
+    const ir::Expr* value = b.LetValue(v);
+    if (!value) return std::nullopt;
+    e = *value;
+  }
+  const std::string text = ir::PrintExpr(e);
+  const std::vector<int64_t>& dims = b.kernel_thread_dims();
+  for (int d = 0; d < static_cast<int>(dims.size()); ++d) {
+    ir::Expr axis = ir::Call(ir::CallFn::kThreadIndex, {});
+    int64_t below = 1;
+    for (int k = 0; k < d; ++k) below *= dims[k];
+    if (below > 1) axis = ir::Binary(ir::BinaryOp::kFloorDiv, axis, ir::IntImm(below));
+    if (static_cast<size_t>(d) + 1 < dims.size()) {
+      axis = ir::Binary(ir::BinaryOp::kFloorMod, axis, ir::IntImm(dims[d]));
+    }
+    if (ir::PrintExpr(axis) == text) return d;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<Value> AllReduce(Builder& b, CallArgs& args) {
+  constexpr std::string_view kFn = "T.tvm_thread_allreduce";
+  if (b.reducers().empty()) {
+    return b.Err(args.loc, Cat(kFn,
+                               " outside `with T.attr(T.comm_reducer(...), "
+                               "\"reduce_scope\", ...)`"));
+  }
+  if (args.positional.size() != 5) {
+    return b.Err(args.loc, Cat(kFn, " with ", args.positional.size(),
+                               " arguments is not supported; tilec takes (size 1, value, True, "
+                               "out[i], one thread axis)"));
+  }
+  absl::StatusOr<int64_t> size = b.StaticInt(args.positional[0].value, args.loc, "the size");
+  if (!size.ok()) return size.status();
+  if (*size != 1) return b.Err(args.loc, Cat(kFn, " of ", *size, " values is not supported"));
+  absl::StatusOr<bool> cond = b.StaticBool(args.positional[2].value, args.loc, "the condition");
+  if (!cond.ok()) return cond.status();
+  if (!*cond) return b.Err(args.loc, Cat(kFn, " with a condition other than True"));
+  const Value& out = args.positional[3].value;
+  if (out.kind != ValueKind::kElement) {
+    return b.Err(args.positional[3].loc,
+                 Cat(kFn, " writes its result into a buffer element, got ", DescribeValue(out)));
+  }
+  absl::StatusOr<ir::Expr> axis_expr = b.ExprOf(args.positional[4].value, args.positional[4].loc);
+  if (!axis_expr.ok()) return axis_expr.status();
+  std::optional<int> axis = ThreadAxis(b, *axis_expr);
+  if (!axis) {
+    return b.Err(args.positional[4].loc,
+                 Cat(kFn,
+                     ": the reduction axis must be a thread index (T.get_thread_binding(d) "
+                     "or T.thread_binding), got ",
+                     ir::PrintExpr(*axis_expr)));
+  }
+  const ir::Buffer& dst = out.element->buffer;
+  const std::vector<ir::Expr>& dst_index = out.element->indices;
+  const ir::DType t = dst->dtype;
+  const std::vector<int64_t>& dims = b.kernel_thread_dims();
+  int64_t threads = 1, stride = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    threads *= dims[d];
+    if (static_cast<int>(d) < *axis) stride *= dims[d];
+  }
+  const int64_t group = dims[*axis];
+  const Value& reducer = b.reducers().back();
+  const Value& fn = reducer.Items()[1];
+  const ValueList identities =
+      reducer.Items()[2].IsSequence() ? reducer.Items()[2].Items() : ValueList{reducer.Items()[2]};
+  if (identities.size() != 1) {
+    return b.Err(args.loc, Cat(kFn, " with a reducer of ", identities.size(), " values"));
+  }
+
+  // Each thread's value into its slot.
+  ir::Buffer slots =
+      ir::MakeBuffer(b.TakeNameHint("allreduce"), t, {ir::IntImm(threads)}, ir::Scope::kShared);
+  absl::Status st = b.Emit(ir::Allocate(slots), args.loc, kFn);
+  if (!st.ok()) return st;
+  const ir::Expr tid = ir::Call(ir::CallFn::kThreadIndex, {});
+  absl::StatusOr<ir::Expr> value = b.ExprAs(args.positional[1].value, t, args.positional[1].loc);
+  if (!value.ok()) return value.status();
+  st = b.Emit(ir::Store(slots, {tid}, *value), args.loc, kFn);
+  if (!st.ok()) return st;
+
+  // Then the fold over the group's slots, in order.
+  absl::StatusOr<ir::Expr> init = b.ExprAs(identities[0], t, args.loc);
+  if (!init.ok()) return init.status();
+  st = b.Emit(ir::Store(dst, dst_index, *init), args.loc, kFn);
+  if (!st.ok()) return st;
+  ir::Expr lane = ir::Binary(ir::BinaryOp::kFloorDiv, tid, ir::IntImm(stride));
+  lane = ir::Binary(ir::BinaryOp::kFloorMod, lane, ir::IntImm(group));
+  const ir::Expr base =
+      ir::Binary(ir::BinaryOp::kSub, tid, ir::Binary(ir::BinaryOp::kMul, lane, ir::IntImm(stride)));
+  ir::Var r = ir::MakeVar("r", ir::DType::kInt32);
+  const ir::Expr slot =
+      ir::Binary(ir::BinaryOp::kAdd, base, ir::Binary(ir::BinaryOp::kMul, r, ir::IntImm(stride)));
+  CallArgs combine;
+  combine.loc = args.loc;
+  combine.positional.push_back(Arg{Value::Runtime(ir::Load(dst, dst_index)), args.loc});
+  combine.positional.push_back(Arg{Value::Runtime(ir::Load(slots, {slot})), args.loc});
+  absl::StatusOr<Value> folded = b.CallValue(fn, combine);
+  if (!folded.ok()) return folded.status();
+  absl::StatusOr<ir::Expr> next = b.ExprAs(*folded, t, args.loc);
+  if (!next.ok()) return next.status();
+  st = b.Emit(ir::For(r, ir::IntImm(0), ir::IntImm(group), ir::ForKind::kSerial,
+                      ir::Store(dst, dst_index, *next)),
+              args.loc, kFn);
+  if (!st.ok()) return st;
+  return Value::None();
+}
+
+}  // namespace
+
+bool IsReduceScope(const Value& ctx, const Value** reducer) {
+  if (!Tagged(ctx, kAttrTag)) return false;
+  const ValueList& items = ctx.Items();
+  if (items.size() != 3 || items[2].kind != ValueKind::kStr || items[2].s != "reduce_scope" ||
+      !Tagged(items[1], kReducerTag)) {
+    return false;
+  }
+  *reducer = &items[1];
+  return true;
+}
+
+bool IsAttr(const Value& ctx) { return Tagged(ctx, kAttrTag); }
+
+std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view name, CallArgs& args) {
+  if (name == "T.comm_reducer") {
+    if (args.positional.size() != 2 || args.positional[0].value.kind != ValueKind::kFunction) {
+      return b.Err(args.loc, "T.comm_reducer takes (function of two values, [identity])");
+    }
+    return Value::Tuple(
+        {Value::Str(std::string(kReducerTag)), args.positional[0].value, args.positional[1].value});
+  }
+  if (name == "T.attr") {
+    if (args.positional.size() != 3) return b.Err(args.loc, "T.attr takes (node, key, value)");
+    absl::StatusOr<std::string> key = b.StaticStr(args.positional[1].value, args.loc, "the key");
+    if (!key.ok()) return key.status();
+    return Value::Tuple(
+        {Value::Str(std::string(kAttrTag)), args.positional[0].value, Value::Str(*key)});
+  }
+  if (name == "T.evaluate") return Value::None();  // its argument did the work
+  if (name == "T.reinterpret") {
+    // Only the null handle of a reduce_scope attribute; bit casts of values
+    // are not supported.
+    bool handle = false;
+    for (const Arg& a : args.positional)
+      handle |= a.value.kind == ValueKind::kStr && a.value.s == "handle";
+    for (const auto& [k, a] : args.keywords)
+      handle |= a.value.kind == ValueKind::kStr && a.value.s == "handle";
+    if (handle) return Value::None();
+    return b.Err(args.loc, "T.reinterpret (a bit cast between dtypes) is not supported by tilec");
+  }
+  if (name == "T.tvm_thread_allreduce") return AllReduce(b, args);
+  return std::nullopt;
+}
+
+}  // namespace tilec::frontend
