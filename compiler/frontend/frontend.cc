@@ -110,6 +110,30 @@ void ScanEager(const FunctionDefStmt& def, std::vector<std::string>* annotated,
 // name (`A: T.Tensor(...)`) or declares sizes with T.const. Anything else is
 // a generator, whose returned @T.prim_func may come from a helper it calls
 // (`return _make_kernel(M, N)`).
+// Whether a parameter annotation is written as a tensor type
+// (T.Tensor(...), T.Tensor[...], T.Buffer(...) ...).
+bool TensorAnnotation(const Expr* e) {
+  if (e == nullptr) return false;
+  if (const auto* c = e->as<CallExpr>()) e = c->func.get();
+  if (const auto* s = e->as<SubscriptExpr>()) e = s->value.get();
+  const auto* a = e->as<AttributeExpr>();
+  return a != nullptr && (a->attr == "Tensor" || a->attr == "Buffer" || a->attr == "StridedTensor");
+}
+
+// An eager kernel written like a prim_func: every parameter annotated, at
+// least one with a tensor type (`@tilelang.jit def k(A: T.Tensor((64,),
+// T.float16), ...)`), and a body that opens T.Kernel.
+bool SignatureKernel(const FunctionDefStmt& def) {
+  bool tensor = false;
+  for (const Param& p : def.params) {
+    if (!p.annotation) return false;
+    tensor |= TensorAnnotation(p.annotation.get());
+  }
+  bool with = false;
+  WalkStmts(def.body, false, [&](const Stmt& s) { with |= s.as<WithStmt>() != nullptr; });
+  return tensor && with;
+}
+
 bool LooksEager(const FunctionDefStmt& def) {
   bool found = false;
   WalkStmts(def.body, false, [&](const Stmt& s) {
@@ -285,6 +309,7 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
                                        "kernel that uses it"));
     } else {
       style_ = HasNestedPrimFunc(def_) || !LooksEager(def_) ? Style::kGenerator : Style::kEager;
+      if (style_ == Style::kEager && SignatureKernel(def_)) style_ = Style::kPrimFunc;
     }
   }
   std::vector<std::string> annotated, consts;

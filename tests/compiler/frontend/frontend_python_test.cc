@@ -212,6 +212,30 @@ def f(n):
   EXPECT_EQ(notes[0]->buffer->name, "S");
 }
 
+// An eager kernel whose tensor parameters are annotated in the signature,
+// as a @T.prim_func's are (`@tilelang.jit def k(A: T.Tensor(...), ...)`).
+TEST(FrontendPython, EagerKernelWithAnnotatedSignature) {
+  constexpr char kSrc[] = R"py(
+N = 64
+
+@tilelang.jit
+def bind_kernel(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), s: T.float32):
+    with T.Kernel(1, threads=32):
+        A_shared = T.alloc_shared((32,), T.float16)
+        for k in T.Pipelined(2, num_stages=2):
+            T.copy(A[k * 32], A_shared)
+            for i in T.Parallel(32):
+                x = A_shared[i] + s
+                B[k * 32 + i] = x
+)py";
+  ir::Program p = Ok(kSrc, "bind_kernel");
+  ASSERT_EQ(p.params.size(), 3u);
+  EXPECT_EQ(p.params[0].tensor->name, "A");
+  EXPECT_EQ(ir::AsConstInt(p.params[1].tensor->shape[0]), 64);
+  EXPECT_NE(p.params[2].scalar, nullptr);
+  EXPECT_EQ(test_util::Find<ir::CopyNode>(p).size(), 1u);
+}
+
 TEST(FrontendPython, ComprehensionsAndGenerators) {
   constexpr char kSrc[] = R"py(
 def f(n):
