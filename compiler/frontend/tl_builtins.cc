@@ -42,6 +42,8 @@ constexpr std::string_view kLangFunctions[] = {
     "reduce_sum",
     "reduce_abssum",
     "reduce_absmax",
+    "reduce_argmax",
+    "reduce_argmin",
     "cumsum",
     "atomic_add",
     "atomic_max",

@@ -364,6 +364,119 @@ absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) 
   return Value::None();
 }
 
+// T.reduce_argmax / T.reduce_argmin(buffer, out, dim=-1): the index along
+// `dim` of the first maximum (minimum), as torch.argmax gives it, built from
+// tile operators: the extreme value (a reduction), then each element's index
+// where it equals the extreme and the extent where not (a T.Parallel nest),
+// then the smallest of those (a reduction into `out`, or into a fragment
+// copied into `out` when `out` keeps `dim` with extent 1).
+absl::StatusOr<Value> ArgReduce(Builder& b, std::string_view name, CallArgs& args) {
+  const bool max = name == "T.reduce_argmax";
+  absl::StatusOr<Args> a = BindArgs(b, args, name, {"buffer", "out", "dim"}, 2);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<ir::Buffer> src = WholeBuffer(b, *(*a)[0], name);
+  if (!src.ok()) return src.status();
+  absl::StatusOr<ir::Buffer> dst = WholeBuffer(b, *(*a)[1], name);
+  if (!dst.ok()) return dst.status();
+  const size_t rank = (*src)->shape.size();
+  absl::StatusOr<int> dim = Dim(b, (*a)[2], -1, rank, name, args.loc);
+  if (!dim.ok()) return dim.status();
+  if (!ir::IsInt((*dst)->dtype)) {
+    return b.Err((*a)[1]->loc, Cat(name, ": the output `", (*dst)->name,
+                                   "` holds indices and must have an integer dtype"));
+  }
+  std::vector<int64_t> shape;
+  for (const ir::Expr& e : (*src)->shape) {
+    std::optional<int64_t> v = ir::AsConstInt(e);
+    if (!v) return b.Err(args.loc, Cat(name, " needs a source of constant shape"));
+    shape.push_back(*v);
+  }
+  std::vector<ir::Expr> reduced;
+  for (size_t d = 0; d < rank; ++d) {
+    if (static_cast<int>(d) != *dim) reduced.push_back(ir::IntImm(shape[d]));
+  }
+  if (reduced.empty()) reduced.push_back(ir::IntImm(1));
+  // `out` keeping `dim` as extent 1 gets the result through a fragment.
+  const bool keep =
+      (*dst)->shape.size() == rank && rank > 1 && ir::AsConstInt((*dst)->shape[*dim]) == 1;
+  auto alloc = [&](const std::string& hint, ir::DType t, std::vector<ir::Expr> s) {
+    ir::Buffer buf = ir::MakeBuffer(b.TakeNameHint(hint), t, std::move(s), ir::Scope::kFragment);
+    absl::Status st = b.Emit(ir::Allocate(buf), args.loc, name);
+    return st.ok() ? absl::StatusOr<ir::Buffer>(buf) : absl::StatusOr<ir::Buffer>(st);
+  };
+  absl::StatusOr<ir::Buffer> extreme =
+      alloc(max ? "argmax_value" : "argmin_value", (*src)->dtype, reduced);
+  if (!extreme.ok()) return extreme.status();
+  std::vector<ir::Expr> full;
+  for (int64_t v : shape) full.push_back(ir::IntImm(v));
+  absl::StatusOr<ir::Buffer> index = alloc("arg_index", ir::DType::kInt32, full);
+  if (!index.ok()) return index.status();
+  absl::Status st =
+      b.Emit(std::make_shared<ir::ReduceNode>(max ? ir::ReduceKind::kMax : ir::ReduceKind::kMin,
+                                              *src, *extreme, *dim, true),
+             args.loc, name);
+  if (!st.ok()) return st;
+  // index[i...] = i_dim where src[i...] == extreme[i... without dim], else the extent.
+  std::vector<ir::Var> vars;
+  std::vector<ir::Expr> idx, red_idx;
+  for (size_t d = 0; d < rank; ++d) {
+    vars.push_back(ir::MakeVar(Cat("i", d), ir::DType::kInt32));
+    idx.push_back(vars.back());
+    if (static_cast<int>(d) != *dim) red_idx.push_back(vars.back());
+  }
+  if (red_idx.empty()) red_idx.push_back(ir::IntImm(0));
+  ir::Expr hit = ir::Binary(ir::BinaryOp::kEq, ir::Load(*src, idx), ir::Load(*extreme, red_idx));
+  ir::Expr pos = vars[*dim];
+  ir::Expr miss = ir::IntImm(shape[*dim]);
+  ir::Stmt body = ir::Store(*index, idx, ir::Select(hit, pos, miss));
+  for (size_t d = rank; d-- > 0;) {
+    body = ir::For(vars[d], ir::IntImm(0), ir::IntImm(shape[d]), ir::ForKind::kParallel, body);
+  }
+  st = b.Emit(body, args.loc, name);
+  if (!st.ok()) return st;
+  // Indices are found in int32; another output dtype, or an output that
+  // keeps `dim`, is filled from an int32 fragment.
+  const bool through = keep || (*dst)->dtype != ir::DType::kInt32;
+  ir::Buffer out = *dst;
+  if (through) {
+    absl::StatusOr<ir::Buffer> r = alloc("arg_out", ir::DType::kInt32, reduced);
+    if (!r.ok()) return r.status();
+    out = *r;
+  }
+  st = b.Emit(std::make_shared<ir::ReduceNode>(ir::ReduceKind::kMin, *index, out, *dim, true),
+              args.loc, name);
+  if (!st.ok()) return st;
+  if (through) {
+    std::vector<ir::Var> ov;
+    std::vector<ir::Expr> oi, ri;
+    for (size_t d = 0; d < rank; ++d) {
+      ov.push_back(ir::MakeVar(Cat("j", d), ir::DType::kInt32));
+      if (static_cast<int>(d) == *dim) {
+        if (keep) oi.push_back(ir::IntImm(0));
+      } else {
+        oi.push_back(ov.back());
+        ri.push_back(ov.back());
+      }
+    }
+    ir::Stmt copy;
+    if (ri.empty()) {
+      // A 1-D source: one element, through a one-iteration nest.
+      ir::Var j = ir::MakeVar("j", ir::DType::kInt32);
+      copy = ir::For(j, ir::IntImm(0), ir::IntImm(1), ir::ForKind::kParallel,
+                     ir::Store(*dst, {j}, ir::Cast((*dst)->dtype, ir::Load(out, {j}))));
+    } else {
+      copy = ir::Store(*dst, oi, ir::Cast((*dst)->dtype, ir::Load(out, ri)));
+      for (size_t d = rank; d-- > 0;) {
+        if (static_cast<int>(d) == *dim) continue;
+        copy = ir::For(ov[d], ir::IntImm(0), ir::IntImm(shape[d]), ir::ForKind::kParallel, copy);
+      }
+    }
+    st = b.Emit(copy, args.loc, name);
+    if (!st.ok()) return st;
+  }
+  return Value::None();
+}
+
 absl::StatusOr<Value> Cumsum(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.cumsum", {"src", "dst", "dim", "reverse"}, 1);
   if (!a.ok()) return a.status();
@@ -588,6 +701,7 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
     return Reduce(b, name, args);
   }
   if (name == "T.cumsum") return Cumsum(b, args);
+  if (name == "T.reduce_argmax" || name == "T.reduce_argmin") return ArgReduce(b, name, args);
   if (name == "T.atomic_add") return AtomicAdd(b, args);
   if (name == "T.atomic_max") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMax);
   if (name == "T.atomic_min") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMin);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/interp/interp.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/targets/cuda/emit_testing.h"
@@ -86,6 +87,71 @@ TEST(EmittedKernels, GemmWithANarrowAccumulator) {
     ExpectEmulatorMatchesInterpreter(
         kNarrowAccumulator, "gemm",
         {{"M", "100"}, {"N", "72"}, {"K", "80"}, {"dtype", t}, {"accum", "float16"}});
+  }
+}
+
+// T.reduce_argmax / T.reduce_argmin: the first extreme's index along a
+// dimension, from a fragment or a shared buffer, into a fragment, a shared
+// buffer, or one that keeps the dimension; int32 sources have many ties.
+constexpr char kArgReduce[] = R"(
+import tilelang.language as T
+
+def arg(R, C, dim, kind, dtype, index_dtype="int32", src_shared=False, keep=False):
+    out_shape = [C if dim == 0 else R]
+    if keep:
+        out_shape = [1, C] if dim == 0 else [R, 1]
+    op = T.reduce_argmax if kind == "max" else T.reduce_argmin
+
+    @T.prim_func
+    def main(A: T.Tensor((R, C), dtype), B: T.Tensor(out_shape, index_dtype)):
+        with T.Kernel(1, threads=128):
+            if src_shared:
+                src = T.alloc_shared((R, C), dtype)
+            else:
+                src = T.alloc_fragment((R, C), dtype)
+            dst = T.alloc_fragment(out_shape, index_dtype)
+            T.copy(A, src)
+            op(src, dst, dim)
+            T.copy(dst, B)
+    return main
+)";
+
+TEST(EmittedKernels, ArgMaxAndArgMin) {
+  const std::vector<std::vector<std::pair<std::string, std::string>>> cases = {
+      {{"R", "4"}, {"C", "128"}, {"dim", "1"}, {"kind", "\"max\""}, {"dtype", "float32"}},
+      {{"R", "4"}, {"C", "128"}, {"dim", "-1"}, {"kind", "\"min\""}, {"dtype", "int32"}},
+      {{"R", "16"},
+       {"C", "8"},
+       {"dim", "0"},
+       {"kind", "\"max\""},
+       {"dtype", "int32"},
+       {"src_shared", "True"}},
+      {{"R", "8"},
+       {"C", "32"},
+       {"dim", "1"},
+       {"kind", "\"min\""},
+       {"dtype", "float16"},
+       {"index_dtype", "int64"},
+       {"keep", "True"}},
+  };
+  for (const auto& c : cases) ExpectEmulatorMatchesInterpreter(kArgReduce, "arg", c);
+}
+
+// The interpreter's answer is the first extreme, as torch.argmax's.
+TEST(EmittedKernels, ArgMaxIsTheFirstMaximum) {
+  absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource(
+      "test.py", kArgReduce, "arg",
+      {{"R", "4"}, {"C", "128"}, {"dim", "1"}, {"kind", "\"max\""}, {"dtype", "int32"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kInt32, {4, 128}, 9),
+                                      interp::Tensor(ir::DType::kInt32, {4})};
+  ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+  for (int64_t r = 0; r < 4; ++r) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < 128; ++c) {
+      if (args[0].GetInt(r * 128 + c) > args[0].GetInt(r * 128 + best)) best = c;
+    }
+    EXPECT_EQ(args[1].GetInt(r), best) << "row " << r;
   }
 }
 
