@@ -56,6 +56,7 @@ constexpr std::string_view kLangFunctions[] = {
     "attr",
     "evaluate",
     "tvm_thread_allreduce",
+    "dp4a",
     "reinterpret",
     "disable_warp_group_reg_alloc",
     "dynamic",

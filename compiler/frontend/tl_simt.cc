@@ -139,6 +139,40 @@ absl::StatusOr<Value> AllReduce(Builder& b, CallArgs& args) {
   return Value::None();
 }
 
+// T.dp4a(a, b, c): c += the dot product of the four 8-bit integers at a and
+// the four at b (consecutive elements of their buffers' last dimension), in
+// c's integer dtype.
+absl::StatusOr<Value> Dp4a(Builder& b, CallArgs& args) {
+  if (args.positional.size() != 3) return b.Err(args.loc, "T.dp4a takes (a, b, c)");
+  for (const Arg& a : args.positional) {
+    if (a.value.kind != ValueKind::kElement) {
+      return b.Err(a.loc,
+                   Cat("T.dp4a takes buffer elements (A_local[k]), got ", DescribeValue(a.value)));
+    }
+  }
+  const ElementValue& c = *args.positional[2].value.element;
+  if (!ir::IsInt(c.buffer->dtype)) {
+    return b.Err(args.positional[2].loc, "T.dp4a accumulates into an integer buffer");
+  }
+  ir::Expr sum = ir::Load(c.buffer, c.indices);
+  for (int t = 0; t < 4; ++t) {
+    ir::Expr lane[2];
+    for (int k = 0; k < 2; ++k) {
+      const ElementValue& e = *args.positional[k].value.element;
+      if (ir::DTypeBits(e.buffer->dtype) != 8 || !ir::IsInt(e.buffer->dtype)) {
+        return b.Err(args.positional[k].loc, "T.dp4a multiplies int8 or uint8 elements");
+      }
+      std::vector<ir::Expr> idx = e.indices;
+      idx.back() = ir::Binary(ir::BinaryOp::kAdd, idx.back(), ir::IntImm(t));
+      lane[k] = ir::Cast(c.buffer->dtype, ir::Load(e.buffer, idx));
+    }
+    sum = ir::Binary(ir::BinaryOp::kAdd, sum, ir::Binary(ir::BinaryOp::kMul, lane[0], lane[1]));
+  }
+  absl::Status st = b.Emit(ir::Store(c.buffer, c.indices, sum), args.loc, "T.dp4a");
+  if (!st.ok()) return st;
+  return Value::None();
+}
+
 }  // namespace
 
 bool IsReduceScope(const Value& ctx, const Value** reducer) {
@@ -182,6 +216,7 @@ std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view nam
     return b.Err(args.loc, "T.reinterpret (a bit cast between dtypes) is not supported by tilec");
   }
   if (name == "T.tvm_thread_allreduce") return AllReduce(b, args);
+  if (name == "T.dp4a") return Dp4a(b, args);
   return std::nullopt;
 }
 

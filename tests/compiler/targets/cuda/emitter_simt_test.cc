@@ -108,6 +108,27 @@ def allreduce(M, N, threads_x=32, rows=4, op="sum"):
     return main
 
 
+# Per-thread int8 dot products with T.dp4a.
+def dot4(N):
+    @T.prim_func
+    def main(A: T.Tensor((N, 16), "int8"), B: T.Tensor((N, 16), "int8"),
+             C: T.Tensor((N,), "int32")):
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            tx = T.get_thread_binding()
+            a = T.alloc_local((16,), "int8")
+            b = T.alloc_local((16,), "int8")
+            acc = T.alloc_local((1,), "int32")
+            acc[0] = 0
+            if bx * 32 + tx < N:
+                for k in T.serial(16):
+                    a[k] = A[bx * 32 + tx, k]
+                    b[k] = B[bx * 32 + tx, k]
+                for k in T.serial(4):
+                    T.dp4a(a[k * 4], b[k * 4], acc[0])
+                C[bx * 32 + tx] = acc[0]
+    return main
+
+
 # Collective operators under a condition on the thread index alone: each
 # branch some thread takes runs once, for the whole block (here the first
 # half of the threads fill the tile, the rest scale it).
@@ -217,6 +238,22 @@ TEST(PerThreadCode, BlockAllReduceMaxOverEightThreads) {
   Check("allreduce",
         {{"M", "13"}, {"N", "21"}, {"threads_x", "8"}, {"rows", "16"}, {"op", "\"max\""}}, 46,
         {"B"});
+}
+
+TEST(PerThreadCode, Dp4a) {
+  Check("dot4", {{"N", "45"}}, 47, {"C"});
+  absl::StatusOr<ir::Program> p = CompileSource("simt.py", kKernels, "dot4", {{"N", "40"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kInt8, {40, 16}, 7),
+                                      interp::RandomTensor(ir::DType::kInt8, {40, 16}, 8),
+                                      interp::Tensor(ir::DType::kInt32, {40})};
+  ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+  for (int64_t i = 0; i < 40; ++i) {
+    int64_t want = 0;
+    for (int64_t k = 0; k < 16; ++k)
+      want += args[0].GetInt(i * 16 + k) * args[1].GetInt(i * 16 + k);
+    EXPECT_EQ(args[2].GetInt(i), want) << i;
+  }
 }
 
 TEST(PerThreadCode, RowsThroughSharedMemory) {
