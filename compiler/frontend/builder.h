@@ -175,6 +175,9 @@ class Builder {
   // The reducers of the enclosing `with T.attr(T.comm_reducer(...),
   // "reduce_scope", ...)` blocks, innermost last.
   std::vector<Value>& reducers() { return reducers_; }
+  // A constant no smaller than `e`, from constants, T.min/T.max and the lets
+  // of kernel-code names; nullopt when there is none to see.
+  std::optional<int64_t> ConstUpperBound(const ir::Expr& e) const;
   bool InPrimFunc() const { return !blocks_.empty(); }
   // Appends a statement to the innermost open block. Outside a prim_func, or
   // outside T.Kernel for anything but a global workspace or a kernel, this is

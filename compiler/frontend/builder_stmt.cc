@@ -548,11 +548,28 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
     }
   }
   ir::Stmt body = Body(std::move(stmts));
+  // A T.Parallel extent known only at run time but bounded by a constant
+  // (`T.Parallel(T.min(valid_len, 512))`): the loop runs to the bound and
+  // its body is guarded by the extent.
+  std::vector<ir::Expr> extents = loop.extents;
+  if (loop.kind == ir::ForKind::kParallel && !loop.step) {
+    ir::Expr guard;
+    for (size_t d = 0; d < n; ++d) {
+      if (ir::AsConstInt(extents[d])) continue;
+      std::optional<int64_t> bound = ConstUpperBound(extents[d]);
+      if (!bound) continue;
+      ir::Expr in_range =
+          ir::Binary(ir::BinaryOp::kLt, vars[d], CastTo(vars[d]->dtype, extents[d]));
+      guard = guard ? ir::Binary(ir::BinaryOp::kAnd, guard, in_range) : in_range;
+      extents[d] = ir::IntImm(std::max<int64_t>(*bound, 0), vars[d]->dtype);
+    }
+    if (guard) body = ir::If(guard, body);
+  }
   for (size_t d = n; d-- > 0;) {
     auto f = std::make_shared<ir::ForNode>();
     f->var = vars[d];
     f->min = loop.step ? ir::IntImm(0, vars[d]->dtype) : loop.mins[d];
-    f->extent = loop.extents[d];
+    f->extent = extents[d];
     f->kind = loop.kind;
     if (d == 0) {
       f->num_stages = loop.num_stages;
@@ -565,6 +582,30 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
   absl::Status st = Emit(std::move(body), s.loc, Cat("a ", kind_name, " loop"));
   if (!st.ok()) return st;
   return Flow::kNormal;
+}
+
+std::optional<int64_t> Builder::ConstUpperBound(const ir::Expr& e) const {
+  if (std::optional<int64_t> c = ir::AsConstInt(e)) return c;
+  if (const auto* v = e->as<ir::VarNode>()) {
+    const ir::Expr* value = LetValue(v);
+    return value ? ConstUpperBound(*value) : std::nullopt;
+  }
+  if (const auto* c = e->as<ir::CastNode>()) {
+    if (!ir::IsInt(c->value->dtype)) return std::nullopt;
+    return ConstUpperBound(c->value);
+  }
+  const auto* b = e->as<ir::BinaryNode>();
+  if (!b) return std::nullopt;
+  std::optional<int64_t> x = ConstUpperBound(b->a), y = ConstUpperBound(b->b);
+  switch (b->op) {
+    case ir::BinaryOp::kMin:
+      if (x && y) return std::min(*x, *y);
+      return x ? x : y;
+    case ir::BinaryOp::kMax:
+      if (x && y) return std::max(*x, *y);
+      return std::nullopt;
+    default: return std::nullopt;
+  }
 }
 
 absl::StatusOr<Flow> Builder::ExecWhile(const WhileStmt& s) {

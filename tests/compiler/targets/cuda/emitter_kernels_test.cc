@@ -155,6 +155,29 @@ TEST(EmittedKernels, ArgMaxIsTheFirstMaximum) {
   }
 }
 
+// A T.Parallel extent known at run time, bounded by a constant: the loop
+// runs to the bound, guarded by the extent (the scalar is random in [1, 8]).
+constexpr char kDynamicParallel[] = R"(
+import tilelang.language as T
+
+def dyn(max_len):
+    @T.prim_func
+    def main(A: T.Tensor((max_len,), "float32"), B: T.Tensor((max_len,), "float32"),
+             valid_len: T.int32):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(max_len):
+                B[i] = 0.0
+            span = T.min(valid_len, max_len)
+            for i in T.Parallel(span):
+                B[i] = A[i] - 1.0
+    return main
+)";
+
+TEST(EmittedKernels, ParallelWithABoundedRuntimeExtent) {
+  ExpectEmulatorMatchesInterpreter(kDynamicParallel, "dyn", {{"max_len", "200"}});
+  ExpectEmulatorMatchesInterpreter(kDynamicParallel, "dyn", {{"max_len", "5"}});
+}
+
 constexpr char kIntOps[] = R"(
 import tilelang.language as T
 
