@@ -217,6 +217,19 @@ std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view nam
   }
   if (name == "T.tvm_thread_allreduce") return AllReduce(b, args);
   if (name == "T.dp4a") return Dp4a(b, args);
+  if (name == "T.import_source" || name == "T.call_extern") {
+    // No source (T.import_source(None), as kernels write it when a fast path
+    // is off) is nothing to import.
+    if (name == "T.import_source" && args.positional.size() == 1 &&
+        args.positional[0].value.kind == ValueKind::kNone) {
+      return Value::None();
+    }
+    return b.Err(args.loc, Cat(name,
+                               " (hand-written CUDA inside a kernel) is not supported: tilec "
+                               "compiles only what it can check against its interpreter; write "
+                               "the operation in TileLang (for dequantization, the element-wise "
+                               "form of the kernel's slow path)"));
+  }
   return std::nullopt;
 }
 

@@ -557,6 +557,21 @@ def main(A: T.Tensor((16,), "float32")):
        {},
        "test.py:5:35: error: unknown dtype 'float17' for the dtype of T.alloc_shared"},
 
+      {"ImportSource",
+       R"py(import tilelang.language as T
+@T.prim_func
+def main(A: T.Tensor((16,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        T.import_source(None)
+        T.import_source("__device__ void f() {}")
+)py",
+       "main",
+       {},
+       "test.py:6:9: error: T.import_source (hand-written CUDA inside a kernel) is not "
+       "supported: tilec compiles only what it can check against its interpreter; write the "
+       "operation in TileLang (for dequantization, the element-wise form of the kernel's slow "
+       "path)"},
+
       {"FourDimThreads",
        R"py(import tilelang.language as T
 @T.prim_func
