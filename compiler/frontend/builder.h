@@ -38,6 +38,7 @@
 #include "compiler/frontend/ast.h"
 #include "compiler/frontend/source.h"
 #include "compiler/frontend/value.h"
+#include "compiler/frontend/views.h"
 #include "compiler/ir/ir.h"
 
 namespace tilec::frontend {
@@ -175,6 +176,8 @@ class Builder {
   // The reducers of the enclosing `with T.attr(T.comm_reducer(...),
   // "reduce_scope", ...)` blocks, innermost last.
   std::vector<Value>& reducers() { return reducers_; }
+  // Views of global tensors made in kernels (views.h).
+  ViewMap& views() { return views_; }
   // A constant no smaller than `e`, from constants, T.min/T.max and the lets
   // of kernel-code names; nullopt when there is none to see.
   std::optional<int64_t> ConstUpperBound(const ir::Expr& e) const;
@@ -360,6 +363,7 @@ class Builder {
   std::vector<int64_t> kernel_thread_dims_;
   std::map<const ir::VarNode*, ir::Expr> let_values_;
   std::vector<Value> reducers_;
+  ViewMap views_;
   bool eager_ = false;
   bool names_as_strings_ = false;
   std::string name_hint_;

@@ -260,6 +260,8 @@ absl::StatusOr<Value> Builder::Attribute(const Value& v, const std::string& attr
       }
       if (attr == "dtype") return Value::DType(b->dtype);
       if (attr == "name") return Value::Str(b->name);
+      // The data of a global tensor, for T.Tensor(shape, dtype, A.data).
+      if (attr == "data" && b->scope == ir::Scope::kGlobal) return v;
       if (attr == "ndim") return Value::Int(static_cast<int64_t>(b->shape.size()));
       break;
     }
@@ -757,8 +759,9 @@ absl::StatusOr<Value> Builder::Iterable(const Value& v, SourceLoc loc, ValueList
     case ValueKind::kList: *items = v.Items(); return v;
     case ValueKind::kGenerator: *items = v.TakeRemaining(); return v;
     case ValueKind::kSet:
-      return Err(loc, "iterating a set is not supported: Python's order is the hash order, which "
-                      "tilec does not reproduce; iterate sorted(...) instead");
+      return Err(loc,
+                 "iterating a set is not supported: Python's order is the hash order, which "
+                 "tilec does not reproduce; iterate sorted(...) instead");
     case ValueKind::kStr:
       for (char c : v.s) items->push_back(Value::Str(std::string(1, c)));
       return v;

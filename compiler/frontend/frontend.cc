@@ -482,7 +482,9 @@ absl::StatusOr<ir::Program> Compiler::Assemble() {
     return Builder::Internal(Cat("parameter `", name, "` was not declared"));
   }
   for (const ir::Buffer& out : b_.outputs()) program.params.push_back(ir::Param{out, nullptr});
-  program.body = body_;
+  absl::StatusOr<ir::Stmt> lowered = LowerViews(body_, b_.views());
+  if (!lowered.ok()) return lowered.status();
+  program.body = *lowered;
   UsedVars used;
   used.VisitProgram(program);
   for (const ParamInfo& p : b_.params()) {

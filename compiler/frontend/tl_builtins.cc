@@ -57,6 +57,8 @@ constexpr std::string_view kLangFunctions[] = {
     "evaluate",
     "tvm_thread_allreduce",
     "dp4a",
+    "reshape",
+    "view",
     "import_source",
     "call_extern",
     "reinterpret",

@@ -475,6 +475,38 @@ absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
   return Value::Kernel(std::move(spec));
 }
 
+// A view of the global tensor `base` in `shape` (views.h): same dtype, no
+// more elements than `base` has where both are known.
+absl::StatusOr<Value> MakeView(Builder& b, const ir::Buffer& base, const ValueList& shape,
+                               ir::DType t, SourceLoc loc) {
+  if (!b.InKernel()) return b.Err(loc, "a view of a global tensor must be made inside T.Kernel");
+  if (t != base->dtype) {
+    return b.Err(loc,
+                 Cat("a view of `", base->name, "` (", ir::DTypeName(base->dtype), ") as ",
+                     ir::DTypeName(t), " reinterprets its bits, which tilec does not support"));
+  }
+  std::vector<ir::Expr> dims;
+  std::optional<int64_t> n = 1, m = 1;
+  for (const Value& d : shape) {
+    absl::StatusOr<ir::Expr> e = b.SizeExpr(d, loc, "a view dimension", false);
+    if (!e.ok()) return e.status();
+    dims.push_back(*e);
+    std::optional<int64_t> c = ir::AsConstInt(*e);
+    n = n && c ? std::optional<int64_t>(*n * *c) : std::nullopt;
+  }
+  for (const ir::Expr& e : base->shape) {
+    std::optional<int64_t> c = ir::AsConstInt(e);
+    m = m && c ? std::optional<int64_t>(*m * *c) : std::nullopt;
+  }
+  if (n && m && *n > *m) {
+    return b.Err(loc, Cat("a view of ", *n, " elements of `", base->name, "`, which has ", *m));
+  }
+  ir::Buffer view = ir::MakeBuffer(b.TakeNameHint(Cat(base->name, "_view")), t, std::move(dims),
+                                   ir::Scope::kGlobal);
+  b.views()[view.get()] = View{base};
+  return Value::BufferRef(view);
+}
+
 absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& args) {
   absl::StatusOr<Args> a = Bind(b, args, name,
                                 {"shape", "dtype", "data", "strides", "elem_offset", "scope",
@@ -496,6 +528,15 @@ absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& ar
   }
   const Value& shape = (*a)[0]->value;
   ValueList dims = shape.IsSequence() ? shape.Items() : ValueList{shape};
+  if ((*a)[2] && (*a)[2]->value.kind != ValueKind::kNone) {
+    // T.Tensor(shape, dtype, A.data) in a kernel: a view of A (views.h).
+    const Arg& data = *(*a)[2];
+    if (data.value.kind != ValueKind::kBuffer || data.value.buffer->scope != ir::Scope::kGlobal) {
+      return b.Err(data.loc, Cat("T.Tensor(..., data=...) takes the .data of a global tensor, got ",
+                                 DescribeValue(data.value)));
+    }
+    return MakeView(b, data.value.buffer, dims, t, args.loc);
+  }
   return Value::TensorType(std::move(dims), t);
 }
 
@@ -666,6 +707,35 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     return SingleLoop(b, ir::ForKind::kSerial, name, args);
   if (name == "T.get_thread_binding") return GetThreadBinding(b, args);
   if (name == "T.thread_binding") return ThreadBinding(b, args);
+  if (name == "T.reshape" || name == "T.view") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"src", "shape", "dtype"}, 1);
+    if (!a.ok()) return a.status();
+    const Arg& src = *(*a)[0];
+    if (src.value.kind != ValueKind::kBuffer) {
+      return b.Err(src.loc, Cat(name, " takes a buffer, got ", DescribeValue(src.value)));
+    }
+    const ir::Buffer& buf = src.value.buffer;
+    if (buf->scope != ir::Scope::kGlobal) {
+      return b.Err(args.loc,
+                   Cat(name, " of the ", ir::ScopeName(buf->scope), " buffer `", buf->name,
+                       "` is not supported; tilec makes views of global "
+                       "tensors only"));
+    }
+    ir::DType t = buf->dtype;
+    if ((*a)[2] && (*a)[2]->value.kind != ValueKind::kNone) {
+      absl::StatusOr<ir::DType> d = b.StaticDType((*a)[2]->value, (*a)[2]->loc, "the view dtype");
+      if (!d.ok()) return d.status();
+      t = *d;
+    }
+    ValueList dims;
+    if ((*a)[1] && (*a)[1]->value.kind != ValueKind::kNone) {
+      const Value& shape = (*a)[1]->value;
+      dims = shape.IsSequence() ? shape.Items() : ValueList{shape};
+    } else {
+      for (const ir::Expr& e : buf->shape) dims.push_back(Value::Runtime(e));
+    }
+    return MakeView(b, buf, dims, t, args.loc);
+  }
   if (name == "T.unroll" || name == "T.Unroll") {
     return SingleLoop(b, ir::ForKind::kUnrolled, name, args);
   }

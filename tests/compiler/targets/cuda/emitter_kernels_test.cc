@@ -178,6 +178,44 @@ TEST(EmittedKernels, ParallelWithABoundedRuntimeExtent) {
   ExpectEmulatorMatchesInterpreter(kDynamicParallel, "dyn", {{"max_len", "5"}});
 }
 
+// Views of global tensors: a convolution that reads its filter and writes
+// its output through 2-D views of 4-D tensors (T.Tensor(shape, dtype,
+// t.data) and T.reshape), with ragged edges.
+constexpr char kViews[] = R"(
+import tilelang.language as T
+
+def conv(N, H, W, C, F, K, bm=64, bn=32, bk=32):
+    OH, OW = H - K + 1, W - K + 1
+
+    @T.prim_func
+    def main(data: T.Tensor((N, H, W, C), "float16"), kernel: T.Tensor((K, K, C, F), "float16"),
+             out: T.Tensor((N, OH, OW, F), "float32")):
+        with T.Kernel(T.ceildiv(F, bn), T.ceildiv(N * OH * OW, bm), threads=128) as (bx, by):
+            data_s = T.alloc_shared((bm, bk), "float16")
+            kernel_s = T.alloc_shared((bk, bn), "float16")
+            acc = T.alloc_fragment((bm, bn), "float32")
+            kernel_flat = T.Tensor((K * K * C, F), "float16", kernel.data)
+            out_flat = T.reshape(out, (N * OH * OW, F))
+            T.clear(acc)
+            for ko in T.Pipelined(T.ceildiv(K * K * C, bk), num_stages=2):
+                for i, j in T.Parallel(bm, bk):
+                    k = ko * bk + j
+                    m = by * bm + i
+                    h = m % (OH * OW) // OW + k // (K * C)
+                    w = m % OW + k // C % K
+                    data_s[i, j] = T.if_then_else(m < N * OH * OW and k < K * K * C,
+                                                  data[m // (OH * OW), h, w, k % C], 0)
+                T.copy(kernel_flat[ko * bk, bx * bn], kernel_s)
+                T.gemm(data_s, kernel_s, acc)
+            T.copy(acc, out_flat[by * bm, bx * bn])
+    return main
+)";
+
+TEST(EmittedKernels, ConvolutionThroughViewsOfGlobalTensors) {
+  ExpectEmulatorMatchesInterpreter(
+      kViews, "conv", {{"N", "2"}, {"H", "7"}, {"W", "6"}, {"C", "8"}, {"F", "40"}, {"K", "3"}});
+}
+
 constexpr char kIntOps[] = R"(
 import tilelang.language as T
 
