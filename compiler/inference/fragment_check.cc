@@ -220,6 +220,119 @@ absl::Status CheckThreadPrivateBuffers(const ir::Program& program) {
   return uses.status;
 }
 
+absl::Status CheckParallelAccumulation(const ir::Program& program) {
+  struct Walk : ir::IRVisitor {
+    using ir::IRVisitor::Visit;
+    absl::Status status;
+    int kernels = 0;
+    std::string where;
+    // The vars of the outermost nest around the statement, and the lets
+    // bound inside it (whose values may use the nest's vars).
+    std::vector<const ir::VarNode*> nest_vars;
+    std::map<const ir::VarNode*, ir::Expr> lets;
+    const ir::ForNode* nest = nullptr;
+
+    bool Mentions(const ir::Expr& e, const ir::VarNode* v, int depth = 0) const {
+      struct M : ir::IRVisitor {
+        using ir::IRVisitor::Visit;
+        const Walk* w;
+        const ir::VarNode* v;
+        int depth;
+        bool found = false;
+        void Visit(const ir::Expr& e) override {
+          if (!e || found) return;
+          if (const auto* x = e->as<ir::VarNode>()) {
+            if (x == v) found = true;
+            auto it = w->lets.find(x);
+            if (!found && it != w->lets.end() && depth < 16) {
+              found = w->Mentions(it->second, v, depth + 1);
+            }
+          }
+          ir::IRVisitor::Visit(e);
+        }
+      } m;
+      m.w = this;
+      m.v = v;
+      m.depth = depth;
+      m.Visit(e);
+      return m.found;
+    }
+
+    bool ReadsElement(const ir::Expr& e, const ir::StoreNode& st) const {
+      struct R : ir::IRVisitor {
+        using ir::IRVisitor::Visit;
+        const ir::StoreNode* st;
+        bool found = false;
+        void Visit(const ir::Expr& e) override {
+          if (!e || found) return;
+          if (const auto* l = e->as<ir::LoadNode>(); l && l->buffer == st->buffer) {
+            bool same = l->indices.size() == st->indices.size();
+            for (size_t d = 0; same && d < l->indices.size(); ++d) {
+              same = ir::PrintExpr(l->indices[d]) == ir::PrintExpr(st->indices[d]);
+            }
+            found = same;
+          }
+          ir::IRVisitor::Visit(e);
+        }
+      } r;
+      r.st = &st;
+      r.Visit(e);
+      return r.found;
+    }
+
+    void Visit(const ir::Stmt& s) override {
+      if (!s || !status.ok()) return;
+      if (s->kind == ir::StmtKind::kKernel) where = absl::StrCat("kernel ", kernels++);
+      const auto* f = s->as<ir::ForNode>();
+      if (f && f->kind == ir::ForKind::kParallel && nest == nullptr) {
+        nest = f;
+        const ir::StmtNode* cur = f;
+        while (const auto* loop = cur ? cur->as<ir::ForNode>() : nullptr) {
+          if (loop->kind != ir::ForKind::kParallel) break;
+          nest_vars.push_back(loop->var.get());
+          cur = loop->body.get();
+          while (cur && cur->kind == ir::StmtKind::kSeq &&
+                 cur->as<ir::SeqNode>()->stmts.size() == 1) {
+            cur = cur->as<ir::SeqNode>()->stmts[0].get();
+          }
+        }
+        ir::IRVisitor::Visit(s);
+        nest = nullptr;
+        nest_vars.clear();
+        lets.clear();
+        return;
+      }
+      if (nest != nullptr) {
+        if (const auto* l = s->as<ir::LetNode>()) lets[l->var.get()] = l->value;
+        if (const auto* st = s->as<ir::StoreNode>(); st && !ThreadPrivate(st->buffer)) {
+          std::vector<std::string> missing;
+          for (const ir::VarNode* v : nest_vars) {
+            bool used = false;
+            for (const ir::Expr& i : st->indices) used |= Mentions(i, v);
+            if (!used) missing.push_back(v->name);
+          }
+          if (!missing.empty() && ReadsElement(st->value, *st)) {
+            std::vector<std::string> idx;
+            for (const ir::Expr& i : st->indices) idx.push_back(ir::PrintExpr(i));
+            status = absl::InvalidArgumentError(absl::StrCat(
+                where, " > ", NestName(*nest), ": every iteration reads and writes ",
+                st->buffer->name, "[", absl::StrJoin(idx, ", "), "], whose index does not use ",
+                absl::StrJoin(missing, ", "), ", so iterations that differ only in ",
+                missing.size() == 1 ? "it" : "them",
+                " update one element at the same time; T.Parallel iterations are independent. "
+                "Reduce with T.reduce_sum / T.reduce_max / ... over a tile, or loop over ",
+                absl::StrJoin(missing, ", "), " with T.serial inside the nest"));
+            return;
+          }
+        }
+      }
+      ir::IRVisitor::Visit(s);
+    }
+  } walk;
+  walk.Visit(program.body);
+  return walk.status;
+}
+
 absl::Status CheckFragmentAccesses(const ir::Program& program, const LayoutPlan& plan) {
   Checker checker(plan);
   checker.Visit(program.body);

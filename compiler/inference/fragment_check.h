@@ -38,6 +38,16 @@ absl::Status CheckFragmentAccesses(const ir::Program& program, const LayoutPlan&
 // otherwise, with the fix (a fragment: T.alloc_fragment).
 absl::Status CheckThreadPrivateBuffers(const ir::Program& program);
 
+// The iterations of a T.Parallel nest are independent. A store whose index
+// leaves out one of the nest's variables, and whose value reads the element
+// it stores (`r[j] += A[i, j]` in T.Parallel(M, N)), makes several
+// iterations read, modify and write one element: a reduction written as a
+// race, which no thread mapping computes. INVALID_ARGUMENT naming the
+// element, the nest and the variables, with the fix (T.reduce_*), for
+// fragment, shared and global buffers (thread-private buffers are
+// CheckThreadPrivateBuffers's).
+absl::Status CheckParallelAccumulation(const ir::Program& program);
+
 }  // namespace tilec::inference
 
 #endif  // TILEC_COMPILER_INFERENCE_FRAGMENT_CHECK_H_

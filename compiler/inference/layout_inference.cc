@@ -577,6 +577,7 @@ absl::StatusOr<LayoutPlan> InferLayouts(const ir::Program& input, const TargetIn
                      " unbound; bind ", unbound.size() == 1 ? "it" : "them", " with -D"));
   }
   if (absl::Status st = CheckThreadPrivateBuffers(input); !st.ok()) return st;
+  if (absl::Status st = CheckParallelAccumulation(input); !st.ok()) return st;
   bool staged = false;
   absl::StatusOr<ir::Program> converted = StageFragmentStores(input, &staged, {});
   if (!converted.ok()) return converted.status();

@@ -217,3 +217,64 @@ TEST(CheckThreadPrivateBuffers, AllowsPerIterationTemporariesAndUsesOutsideNests
 
 }  // namespace
 }  // namespace tilec::inference
+
+namespace tilec::inference {
+namespace {
+
+absl::StatusOr<ir::Program> BuildAccumulation(const std::string& body) {
+  const std::string text = R"(
+import tilelang.language as T
+
+def f(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            r = T.alloc_fragment((N,), "float32")
+            S = T.alloc_shared((N,), "float32")
+            T.clear(r)
+)" + body + R"(
+            T.copy(r, B)
+    return main
+)";
+  frontend::SourceFile file{"acc.py", text};
+  frontend::Bindings bindings;
+  bindings.Set("M", "64");
+  bindings.Set("N", "32");
+  return frontend::CompileTileLang(file, "f", bindings);
+}
+
+// A reduction written as a read-modify-write across T.Parallel iterations is
+// refused: the iterations that differ only in i all update r[j].
+TEST(CheckParallelAccumulation, RefusesAReductionAcrossIterations) {
+  for (const char* body : {"            for i, j in T.Parallel(M, N):\n"
+                           "                r[j] += A[i, j]\n",
+                           "            for i, j in T.Parallel(M, N):\n"
+                           "                jj = j\n"
+                           "                S[jj] = S[jj] + A[i, j]\n"}) {
+    absl::StatusOr<ir::Program> p = BuildAccumulation(body);
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::Status st = CheckParallelAccumulation(*p);
+    ASSERT_FALSE(st.ok()) << body;
+    EXPECT_TRUE(absl::StrContains(st.message(), "whose index does not use i")) << st;
+    EXPECT_TRUE(absl::StrContains(st.message(), "kernel 0 > T.Parallel over i, j")) << st;
+  }
+}
+
+// Independent iterations, and a serial loop inside each iteration, pass.
+TEST(CheckParallelAccumulation, AcceptsIndependentIterationsAndInnerLoops) {
+  for (const char* body : {"            for j in T.Parallel(N):\n"
+                           "                for i in T.serial(M):\n"
+                           "                    r[j] += A[i, j]\n",
+                           "            for i, j in T.Parallel(M, N):\n"
+                           "                if i == 0:\n"
+                           "                    S[j] = A[i, j]\n",
+                           "            for j in T.Parallel(N):\n"
+                           "                r[j] = r[j] * 2\n"}) {
+    absl::StatusOr<ir::Program> p = BuildAccumulation(body);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_TRUE(CheckParallelAccumulation(*p).ok()) << body;
+  }
+}
+
+}  // namespace
+}  // namespace tilec::inference
