@@ -36,6 +36,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/frontend/ast.h"
+#include "compiler/frontend/reducers.h"
 #include "compiler/frontend/source.h"
 #include "compiler/frontend/value.h"
 #include "compiler/frontend/views.h"
@@ -178,6 +179,8 @@ class Builder {
   std::vector<Value>& reducers() { return reducers_; }
   // Views of global tensors made in kernels (views.h).
   ViewMap& views() { return views_; }
+  // Reducers allocated with T.alloc_reducer, with their ops (reducers.h).
+  ReducerMap& reducer_buffers() { return reducer_buffers_; }
   // A constant no smaller than `e`, from constants, T.min/T.max and the lets
   // of kernel-code names; nullopt when there is none to see.
   std::optional<int64_t> ConstUpperBound(const ir::Expr& e) const;
@@ -364,6 +367,7 @@ class Builder {
   std::map<const ir::VarNode*, ir::Expr> let_values_;
   std::vector<Value> reducers_;
   ViewMap views_;
+  ReducerMap reducer_buffers_;
   bool eager_ = false;
   bool names_as_strings_ = false;
   std::string name_hint_;

@@ -482,7 +482,8 @@ absl::StatusOr<ir::Program> Compiler::Assemble() {
     return Builder::Internal(Cat("parameter `", name, "` was not declared"));
   }
   for (const ir::Buffer& out : b_.outputs()) program.params.push_back(ir::Param{out, nullptr});
-  absl::StatusOr<ir::Stmt> lowered = LowerViews(body_, b_.views());
+  absl::StatusOr<ir::Stmt> lowered =
+      LowerViews(LowerReducers(body_, b_.reducer_buffers()), b_.views());
   if (!lowered.ok()) return lowered.status();
   program.body = *lowered;
   UsedVars used;

@@ -43,6 +43,8 @@ constexpr std::string_view kLangFunctions[] = {
     "reduce_abssum",
     "reduce_absmax",
     "reduce_argmax",
+    "alloc_reducer",
+    "finalize_reducer",
     "reduce_argmin",
     "cumsum",
     "atomic_add",

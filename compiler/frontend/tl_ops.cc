@@ -693,6 +693,43 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   if (name == "T.alloc_local") return Alloc(b, name, ir::Scope::kLocal, args);
   if (name == "T.alloc_global") return Alloc(b, name, ir::Scope::kGlobal, args);
   if (name == "T.alloc_var") return AllocVar(b, args);
+  if (name == "T.alloc_reducer") {
+    // T.alloc_reducer(shape, dtype, op="sum", replication=...): a fragment
+    // whose T.Parallel accumulations become reductions (reducers.h).
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"shape", "dtype", "op", "replication"}, 2);
+    if (!a.ok()) return a.status();
+    ir::ReduceKind op = ir::ReduceKind::kSum;
+    if ((*a)[2]) {
+      absl::StatusOr<std::string> o = b.StaticStr((*a)[2]->value, (*a)[2]->loc, "op");
+      if (!o.ok()) return o.status();
+      if (*o == "max") {
+        op = ir::ReduceKind::kMax;
+      } else if (*o == "min") {
+        op = ir::ReduceKind::kMin;
+      } else if (*o != "sum") {
+        return b.Err((*a)[2]->loc, Cat("T.alloc_reducer(op=\"", *o,
+                                       "\"): the op is \"sum\", \"max\" or \"min\""));
+      }
+    }
+    CallArgs alloc;
+    alloc.loc = args.loc;
+    alloc.positional.push_back(*(*a)[0]);
+    alloc.positional.push_back(*(*a)[1]);
+    absl::StatusOr<Value> buf = Alloc(b, "T.alloc_fragment", ir::Scope::kFragment, alloc);
+    if (!buf.ok()) return buf.status();
+    b.reducer_buffers()[buf->buffer.get()] = op;
+    return buf;
+  }
+  if (name == "T.finalize_reducer") {
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"reducer"}, 1);
+    if (!a.ok()) return a.status();
+    const Arg& r = *(*a)[0];
+    if (r.value.kind != ValueKind::kBuffer || !b.reducer_buffers().count(r.value.buffer.get())) {
+      return b.Err(r.loc, Cat("T.finalize_reducer takes a buffer from T.alloc_reducer, got ",
+                              DescribeValue(r.value)));
+    }
+    return Value::None();  // the reductions already combined every iteration
+  }
   if (name == "T.copy") return Copy(b, args);
   if (name == "T.gemm") return Gemm(b, args);
   if (name == "T.fill" || name == "T.clear") return Fill(b, name, args);

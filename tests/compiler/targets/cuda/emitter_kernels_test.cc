@@ -5,6 +5,7 @@
 // run on the SIMT emulator and compared with the reference interpreter on
 // random inputs (TILEC_TEST_SEED reproduces a run; TILEC_DUMP_CUDA=1 prints
 // the generated source).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -214,6 +215,57 @@ def conv(N, H, W, C, F, K, bm=64, bn=32, bk=32):
 TEST(EmittedKernels, ConvolutionThroughViewsOfGlobalTensors) {
   ExpectEmulatorMatchesInterpreter(
       kViews, "conv", {{"N", "2"}, {"H", "7"}, {"W", "6"}, {"C", "8"}, {"F", "40"}, {"K", "3"}});
+}
+
+// T.alloc_reducer: T.Parallel iterations accumulate into a reducer (sum
+// over rows, max over columns), T.finalize_reducer, then the result out.
+constexpr char kReducers[] = R"(
+import tilelang.language as T
+
+def colsum(M, N, bm=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), S: T.Tensor((N,), "float32"),
+             X: T.Tensor((bm,), "float32")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_reducer((N,), "float32", op="sum", replication="all")
+            x = T.alloc_reducer((bm,), "float32", op="max")
+            T.clear(s)
+            T.fill(x, -T.infinity("float32"))
+            for ko in T.serial(T.ceildiv(M, bm)):
+                for i, j in T.Parallel(bm, N):
+                    s[j] += T.if_then_else(ko * bm + i < M, A[ko * bm + i, j], 0)
+                for i, j in T.Parallel(bm, N):
+                    x[i] = T.max(x[i], T.if_then_else(ko * bm + i < M, A[ko * bm + i, j],
+                                                      -T.infinity("float32")))
+            T.finalize_reducer(s)
+            T.finalize_reducer(x)
+            T.copy(s, S)
+            T.copy(x, X)
+    return main
+)";
+
+TEST(EmittedKernels, ReducersAccumulatedByParallelIterations) {
+  ExpectEmulatorMatchesInterpreter(kReducers, "colsum", {{"M", "70"}, {"N", "48"}});
+  absl::StatusOr<ir::Program> p =
+      ::tilec::testing::CompileSource("test.py", kReducers, "colsum", {{"M", "70"}, {"N", "48"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kFloat32, {70, 48}, 11),
+                                      interp::Tensor(ir::DType::kFloat32, {48}),
+                                      interp::Tensor(ir::DType::kFloat32, {32})};
+  ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+  for (int64_t j = 0; j < 48; ++j) {
+    double want = 0;
+    for (int64_t i = 0; i < 70; ++i) want += args[0].GetDouble(i * 48 + j);
+    EXPECT_NEAR(args[1].GetDouble(j), want, 1e-4) << "column " << j;
+  }
+  for (int64_t i = 0; i < 32; ++i) {
+    double want = -1e30;
+    for (int64_t ko = 0; ko * 32 + i < 70; ++ko) {
+      for (int64_t j = 0; j < 48; ++j)
+        want = std::max(want, args[0].GetDouble((ko * 32 + i) * 48 + j));
+    }
+    EXPECT_EQ(args[2].GetDouble(i), want) << "row " << i;
+  }
 }
 
 constexpr char kIntOps[] = R"(
