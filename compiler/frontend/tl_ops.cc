@@ -434,9 +434,10 @@ absl::StatusOr<Value> ArgReduce(Builder& b, std::string_view name, CallArgs& arg
   }
   st = b.Emit(body, args.loc, name);
   if (!st.ok()) return st;
-  // Indices are found in int32; another output dtype, or an output that
-  // keeps `dim`, is filled from an int32 fragment.
-  const bool through = keep || (*dst)->dtype != ir::DType::kInt32;
+  // Indices are found in int32; another output dtype, an output that keeps
+  // `dim`, or one in shared memory is filled from an int32 fragment.
+  const bool through =
+      keep || (*dst)->dtype != ir::DType::kInt32 || (*dst)->scope != ir::Scope::kFragment;
   ir::Buffer out = *dst;
   if (through) {
     absl::StatusOr<ir::Buffer> r = alloc("arg_out", ir::DType::kInt32, reduced);

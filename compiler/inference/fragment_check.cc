@@ -289,7 +289,8 @@ absl::Status CheckParallelAccumulation(const ir::Program& program) {
         const ir::StmtNode* cur = f;
         while (const auto* loop = cur ? cur->as<ir::ForNode>() : nullptr) {
           if (loop->kind != ir::ForKind::kParallel) break;
-          nest_vars.push_back(loop->var.get());
+          // A loop of one iteration gives no two iterations to race.
+          if (ir::AsConstInt(loop->extent) != 1) nest_vars.push_back(loop->var.get());
           cur = loop->body.get();
           while (cur && cur->kind == ir::StmtKind::kSeq &&
                  cur->as<ir::SeqNode>()->stmts.size() == 1) {

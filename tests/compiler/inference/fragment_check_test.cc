@@ -269,7 +269,9 @@ TEST(CheckParallelAccumulation, AcceptsIndependentIterationsAndInnerLoops) {
                            "                if i == 0:\n"
                            "                    S[j] = A[i, j]\n",
                            "            for j in T.Parallel(N):\n"
-                           "                r[j] = r[j] * 2\n"}) {
+                           "                r[j] = r[j] * 2\n",
+                           "            for i, j in T.Parallel(1, N):\n"
+                           "                r[j] += A[i, j]\n"}) {
     absl::StatusOr<ir::Program> p = BuildAccumulation(body);
     ASSERT_TRUE(p.ok()) << p.status();
     EXPECT_TRUE(CheckParallelAccumulation(*p).ok()) << body;

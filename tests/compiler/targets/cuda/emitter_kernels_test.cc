@@ -97,7 +97,8 @@ TEST(EmittedKernels, GemmWithANarrowAccumulator) {
 constexpr char kArgReduce[] = R"(
 import tilelang.language as T
 
-def arg(R, C, dim, kind, dtype, index_dtype="int32", src_shared=False, keep=False):
+def arg(R, C, dim, kind, dtype, index_dtype="int32", src_shared=False, keep=False,
+        dst_shared=False):
     out_shape = [C if dim == 0 else R]
     if keep:
         out_shape = [1, C] if dim == 0 else [R, 1]
@@ -110,7 +111,10 @@ def arg(R, C, dim, kind, dtype, index_dtype="int32", src_shared=False, keep=Fals
                 src = T.alloc_shared((R, C), dtype)
             else:
                 src = T.alloc_fragment((R, C), dtype)
-            dst = T.alloc_fragment(out_shape, index_dtype)
+            if dst_shared:
+                dst = T.alloc_shared(out_shape, index_dtype)
+            else:
+                dst = T.alloc_fragment(out_shape, index_dtype)
             T.copy(A, src)
             op(src, dst, dim)
             T.copy(dst, B)
@@ -134,6 +138,12 @@ TEST(EmittedKernels, ArgMaxAndArgMin) {
        {"dtype", "float16"},
        {"index_dtype", "int64"},
        {"keep", "True"}},
+      {{"R", "4"},
+       {"C", "96"},
+       {"dim", "1"},
+       {"kind", "\"max\""},
+       {"dtype", "int32"},
+       {"dst_shared", "True"}},
   };
   for (const auto& c : cases) ExpectEmulatorMatchesInterpreter(kArgReduce, "arg", c);
 }
