@@ -1,8 +1,12 @@
 #include "compiler/ir/thread_dependence.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
+#include <string>
 
+#include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
 
 namespace tilec::ir {
@@ -199,9 +203,53 @@ bool ThreadDependence::Divergent(const Stmt& s) const {
   return false;
 }
 
+// Whether `s` writes a shared buffer and also reads it at an element other
+// than the one written (values passing between threads).
+bool ExchangesThroughShared(const Stmt& s) {
+  struct V : IRVisitor {
+    using IRVisitor::Visit;
+    std::map<const BufferNode*, std::set<std::string>> writes, reads;
+    static std::string Key(const std::vector<ir::Expr>& idx) {
+      std::string k;
+      for (const ir::Expr& e : idx) k += PrintExpr(e) + ";";
+      return k;
+    }
+    void Visit(const ir::Expr& e) override {
+      if (!e) return;
+      if (const auto* l = e->as<LoadNode>(); l && l->buffer->scope == Scope::kShared) {
+        reads[l->buffer.get()].insert(Key(l->indices));
+      }
+      IRVisitor::Visit(e);
+    }
+    void Visit(const Stmt& s) override {
+      if (!s) return;
+      if (const auto* st = s->as<StoreNode>(); st && st->buffer->scope == Scope::kShared) {
+        writes[st->buffer.get()].insert(Key(st->indices));
+      }
+      IRVisitor::Visit(s);
+    }
+  } v;
+  v.Visit(s);
+  for (const auto& [b, w] : v.writes) {
+    auto it = v.reads.find(b);
+    if (it == v.reads.end()) continue;
+    for (const std::string& r : it->second) {
+      if (!w.count(r) || w.size() > 1) return true;
+    }
+  }
+  return false;
+}
+
 ThreadDependence::Role ThreadDependence::RoleOf(const Stmt& s) const {
   if (!PerThread(s)) return Role::kUniform;
-  if (!Collective(s)) return Role::kPerThread;
+  if (!Collective(s)) {
+    // A uniform loop or branch whose body passes values between threads
+    // through shared memory runs statement by statement (a barrier between
+    // them), not as one unit per thread.
+    const bool compound = s->kind == StmtKind::kFor || s->kind == StmtKind::kIf;
+    if (compound && !Divergent(s) && ExchangesThroughShared(s)) return Role::kContainer;
+    return Role::kPerThread;
+  }
   if (const auto* i = s->as<IfNode>(); i && EvalMask(i->cond, 0, lets_).has_value() &&
                                        !PerThread(i->then_case) && !PerThread(i->else_case)) {
     return Role::kMasked;
@@ -220,6 +268,14 @@ std::pair<bool, bool> ThreadDependence::MaskedBranches(const IfNode& s, int64_t 
 }
 
 absl::Status ThreadDependence::Check(const Stmt& s) const {
+  if (s && RoleOf(s) == Role::kPerThread && Divergent(s) && ExchangesThroughShared(s)) {
+    return absl::InvalidArgumentError(
+        "in a kernel that reads the thread index (T.get_thread_binding), a loop or branch whose "
+        "bounds or condition depend on the thread both writes a shared buffer and reads other "
+        "elements of it: threads would pass values with no barrier between them (a barrier "
+        "cannot sit in code that only some threads run); write and read in separate statements "
+        "outside such control");
+  }
   if (!s || RoleOf(s) != Role::kContainer) return absl::OkStatus();  // kMasked included
   std::string what;
   Collective(s, &what);

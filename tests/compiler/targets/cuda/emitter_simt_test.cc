@@ -129,6 +129,26 @@ def dot4(N):
     return main
 
 
+# Values passed between threads through shared memory inside a loop of
+# per-thread code: each step every thread publishes its value and adds its
+# neighbour's, which needs a barrier between the write and the read (and
+# before the next step's write).
+def ring(N, steps=3):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), threads=64) as bx:
+            tx = T.get_thread_binding()
+            S = T.alloc_shared((64,), "float32")
+            v = T.alloc_local((1,), "float32")
+            v[0] = T.if_then_else(bx * 64 + tx < N, A[bx * 64 + tx], 0)
+            for s in T.serial(steps):
+                S[tx] = v[0]
+                v[0] = v[0] + S[(tx + 1) % 64]
+            if bx * 64 + tx < N:
+                B[bx * 64 + tx] = v[0]
+    return main
+
+
 # Collective operators under a condition on the thread index alone: each
 # branch some thread takes runs once, for the whole block (here the first
 # half of the threads fill the tile, the rest scale it).
@@ -254,6 +274,23 @@ TEST(PerThreadCode, Dp4a) {
       want += args[0].GetInt(i * 16 + k) * args[1].GetInt(i * 16 + k);
     EXPECT_EQ(args[2].GetInt(i), want) << i;
   }
+}
+
+TEST(PerThreadCode, ExchangeThroughSharedMemoryInALoop) {
+  Check("ring", {{"N", "100"}}, 48, {"B"});
+  absl::StatusOr<ir::Program> p = CompileSource("simt.py", kKernels, "ring", {{"N", "64"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kFloat32, {64}, 12),
+                                      interp::Tensor(ir::DType::kFloat32, {64})};
+  ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+  // Every thread writes before any reads, each step.
+  std::vector<double> v(64);
+  for (int t = 0; t < 64; ++t) v[t] = args[0].GetDouble(t);
+  for (int step = 0; step < 3; ++step) {
+    std::vector<double> s = v;
+    for (int t = 0; t < 64; ++t) v[t] = static_cast<float>(v[t] + s[(t + 1) % 64]);
+  }
+  for (int t = 0; t < 64; ++t) EXPECT_NEAR(args[1].GetDouble(t), v[t], 1e-5) << t;
 }
 
 TEST(PerThreadCode, RowsThroughSharedMemory) {
