@@ -49,6 +49,37 @@ std::optional<Operand> OperandShape(const ir::Region& r) {
   return o;
 }
 
+// A region that is one element in every dim but the last two and whole in
+// those (`A_shared[b, :, :]`): the pointer to its tile in `base`. The tile
+// starts at row (b * rows) of the buffer's [rows, cols] view, so the
+// buffer's layout addresses it from that pointer when the swizzle's period
+// (8 rows) divides its rows. nullopt otherwise.
+std::optional<std::string> LeadingSlice(EmitContext& ctx, const std::string& base,
+                                        const ir::Region& r) {
+  const std::vector<ir::Expr>& shape = r.buffer->shape;
+  const size_t n = shape.size();
+  if (n < 3) return std::nullopt;
+  for (size_t d = 0; d < n; ++d) {
+    auto e = ConstValue(r.extents[d]);
+    auto s = ConstValue(shape[d]);
+    if (!e || !s) return std::nullopt;
+    if (d + 2 >= n) {
+      auto m = ConstValue(r.mins[d]);
+      if (!m || *m != 0 || *e != *s) return std::nullopt;
+    } else if (*e != 1) {
+      return std::nullopt;
+    }
+  }
+  const int64_t rows = *ConstValue(shape[n - 2]), cols = *ConstValue(shape[n - 1]);
+  if (rows % 8 != 0) return std::nullopt;
+  ir::Expr lead = r.mins[0];
+  for (size_t d = 1; d + 2 < n; ++d) {
+    lead =
+        ir::Binary(ir::BinaryOp::kAdd, ir::Binary(ir::BinaryOp::kMul, lead, shape[d]), r.mins[d]);
+  }
+  return absl::StrCat(base, " + (", ctx.Expr(lead), ") * ", rows * cols);
+}
+
 bool IsFloat8(ir::DType t) { return t == ir::DType::kFloat8E4M3 || t == ir::DType::kFloat8E5M2; }
 
 // The PTX type name of a float8 dtype.
@@ -97,8 +128,8 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     return ctx.Unimplemented(
         absl::StrCat(shape, " accumulating into a ", Sv(ir::ScopeName(c->scope)), " buffer"));
   }
-  if (b->scope != ir::Scope::kShared || !bs->whole) {
-    return ctx.Unimplemented(absl::StrCat(shape, " with B not a whole shared buffer"));
+  if (b->scope != ir::Scope::kShared) {
+    return ctx.Unimplemented(absl::StrCat(shape, " with B not in shared memory"));
   }
   // The tile the templates compute: M and N rounded up to whole mma tiles
   // when the partition is inexact (the accumulator layout is then padded).
@@ -123,6 +154,17 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   BufferInfo* bi = ctx.Info(b.get());
   BufferInfo* ai = ctx.Info(a.get());
   if (!ci || !bi || !ai) return ctx.Internal("T.gemm operand not declared");
+  std::string b_arg = ctx.SharedBase(*bi);
+  if (!bs->whole) {
+    std::optional<std::string> slice = LeadingSlice(ctx, b_arg, g->b);
+    if (!slice || np != n) {
+      return ctx.Unimplemented(
+          absl::StrCat(shape,
+                       " with B a part of a shared buffer (tilec takes whole buffers and tiles "
+                       "B_shared[b, :, :] of 8k rows, N a multiple of 8 * warps_n)"));
+    }
+    b_arg = *slice;
+  }
   std::string c_arg = ci->name;
   if (narrow_c) {
     // The float32 accumulator the mma adds into, from the narrow one.
@@ -159,11 +201,18 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
                     : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
   }
   if (a->scope == ir::Scope::kShared) {
+    a_arg = ctx.SharedBase(*ai);
     if (!as->whole) {
-      return ctx.Unimplemented(absl::StrCat(shape, " with A a part of a shared buffer"));
+      std::optional<std::string> slice = LeadingSlice(ctx, a_arg, g->a);
+      if (!slice || mp != m) {
+        return ctx.Unimplemented(
+            absl::StrCat(shape,
+                         " with A a part of a shared buffer (tilec takes whole buffers and tiles "
+                         "A_shared[b, :, :] of 8k rows, M a multiple of 16 * warps_m)"));
+      }
+      a_arg = *slice;
     }
     fn = fp8 ? "tl::gemm_ss_fp8" : "tl::gemm_ss";
-    a_arg = ctx.SharedBase(*ai);
     layout_a = ai->layout_type;
   } else if (a->scope == ir::Scope::kFragment) {
     if (g->transpose_a) {
@@ -186,10 +235,10 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     ctx.w().Line(absl::StrCat("// padded to whole mma tiles: ", mp, " x ", np,
                               " (the extra rows of C are never read)"));
   }
-  ctx.w().Line(absl::StrCat(
-      fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
-      g->transpose_a ? "true" : "false", ", ", g->transpose_b ? "true" : "false", ", ", layout_a,
-      ", ", bi->layout_type, native, ">(", a_arg, ", ", ctx.SharedBase(*bi), ", ", c_arg, ");"));
+  ctx.w().Line(absl::StrCat(fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
+                            g->transpose_a ? "true" : "false", ", ",
+                            g->transpose_b ? "true" : "false", ", ", layout_a, ", ",
+                            bi->layout_type, native, ">(", a_arg, ", ", b_arg, ", ", c_arg, ");"));
   if (narrow_c) {
     const std::string i = ctx.Fresh("i");
     ctx.w().Line("#pragma unroll");

@@ -278,6 +278,34 @@ TEST(EmittedKernels, ReducersAccumulatedByParallelIterations) {
   }
 }
 
+// T.gemm on tiles of 3-D shared buffers (A_s[b, :, :]): a batched gemm
+// whose operands keep every batch's tile in shared memory, ragged M, N, K.
+constexpr char kBatchedTiles[] = R"(
+import tilelang.language as T
+
+def bgemm(Bt, M, N, K, bm=64, bn=64, bk=32):
+    @T.prim_func
+    def main(A: T.Tensor((Bt, M, K), "float16"), B: T.Tensor((Bt, K, N), "float16"),
+             C: T.Tensor((Bt, M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((Bt, bm, bk), "float16")
+            B_s = T.alloc_shared((Bt, bk, bn), "float16")
+            C_f = T.alloc_fragment((bm, bn), "float32")
+            for b in T.serial(Bt):
+                T.clear(C_f)
+                for k in T.Pipelined(T.ceildiv(K, bk), num_stages=1):
+                    T.copy(A[b, by * bm, k * bk], A_s[b, :, :])
+                    T.copy(B[b, k * bk, bx * bn], B_s[b, :, :])
+                    T.gemm(A_s[b, :, :], B_s[b, :, :], C_f)
+                T.copy(C_f, C[b, by * bm, bx * bn])
+    return main
+)";
+
+TEST(EmittedKernels, GemmOnTilesOfThreeDimensionalSharedBuffers) {
+  ExpectEmulatorMatchesInterpreter(kBatchedTiles, "bgemm",
+                                   {{"Bt", "2"}, {"M", "100"}, {"N", "72"}, {"K", "80"}});
+}
+
 constexpr char kIntOps[] = R"(
 import tilelang.language as T
 
