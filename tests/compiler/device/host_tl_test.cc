@@ -18,6 +18,7 @@
 #include "compiler/targets/host/launch.h"
 #include "compiler/targets/host/toolchain.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/host/kernel_testing.h"
 
 namespace tilec::host {
 namespace {
@@ -106,12 +107,7 @@ extern "C" __global__ void __launch_bounds__(32) stmatrix_probe(
 }
 )cu";
 
-const absl::StatusOr<HostModule>& Module() {
-  static const auto* module = new absl::StatusOr<HostModule>(CompileHost(kKernels, HostOptions()));
-  return *module;
-}
-
-#define ASSERT_MODULE() ASSERT_TRUE(Module().ok()) << Module().status()
+const absl::StatusOr<HostModule>& Module() { return CompileOnce(kKernels); }
 
 uint64_t Seed() {
   const char* env = std::getenv("TILEC_TEST_SEED");

@@ -17,6 +17,7 @@
 #include "compiler/targets/host/launch.h"
 #include "compiler/targets/host/toolchain.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/targets/host/kernel_testing.h"
 
 namespace tilec::host {
 namespace {
@@ -260,12 +261,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_64x64x32(
 )cu";
 
 // The module above, compiled once for the whole binary.
-const absl::StatusOr<HostModule>& Module() {
-  static const auto* module = new absl::StatusOr<HostModule>(CompileHost(kKernels, HostOptions()));
-  return *module;
-}
-
-#define ASSERT_MODULE() ASSERT_TRUE(Module().ok()) << Module().status()
+const absl::StatusOr<HostModule>& Module() { return CompileOnce(kKernels); }
 
 template <typename T>
 void* Arg(T& value) {

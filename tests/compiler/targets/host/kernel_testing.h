@@ -11,9 +11,12 @@
 #ifndef TILEC_TESTS_COMPILER_TARGETS_HOST_KERNEL_TESTING_H_
 #define TILEC_TESTS_COMPILER_TARGETS_HOST_KERNEL_TESTING_H_
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -24,15 +27,26 @@ namespace tilec::host {
 
 // `source` built by CompileHost with options.source_name = `source_name`,
 // the first time a test asks for it; later calls with the same text return
-// the same module. Not thread-safe (tests ask from the main thread).
+// the same module. The modules live until the process ends (never unloaded,
+// so no test outlives its kernels); their build directories are removed at
+// exit. Not thread-safe (tests ask from the main thread).
 inline const absl::StatusOr<HostModule>& CompileOnce(const std::string& source,
-                                                     const std::string& source_name) {
+                                                     const std::string& source_name = "kernel.cu") {
+  struct RemoveAtExit {
+    std::vector<std::string> dirs;
+    ~RemoveAtExit() {
+      std::error_code ec;
+      for (const std::string& d : dirs) std::filesystem::remove_all(d, ec);
+    }
+  };
+  static RemoveAtExit cleanup;
   static auto* modules = new std::map<std::string, absl::StatusOr<HostModule>>();
   auto it = modules->find(source);
   if (it == modules->end()) {
     HostOptions options;
     options.source_name = source_name;
     it = modules->emplace(source, CompileHost(source, options)).first;
+    if (it->second.ok()) cleanup.dirs.push_back(it->second->dir());
   }
   return it->second;
 }
