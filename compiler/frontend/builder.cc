@@ -465,6 +465,30 @@ void Builder::IndexModule() {
   }
 }
 
+std::optional<int64_t> Builder::ConstUpperBound(const ir::Expr& e) const {
+  if (std::optional<int64_t> c = ir::AsConstInt(e)) return c;
+  if (const auto* v = e->as<ir::VarNode>()) {
+    const ir::Expr* value = LetValue(v);
+    return value ? ConstUpperBound(*value) : std::nullopt;
+  }
+  if (const auto* c = e->as<ir::CastNode>()) {
+    if (!ir::IsInt(c->value->dtype)) return std::nullopt;
+    return ConstUpperBound(c->value);
+  }
+  const auto* b = e->as<ir::BinaryNode>();
+  if (!b) return std::nullopt;
+  std::optional<int64_t> x = ConstUpperBound(b->a), y = ConstUpperBound(b->b);
+  switch (b->op) {
+    case ir::BinaryOp::kMin:
+      if (x && y) return std::min(*x, *y);
+      return x ? x : y;
+    case ir::BinaryOp::kMax:
+      if (x && y) return std::max(*x, *y);
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
 absl::StatusOr<Value> Builder::ImportValue(const std::string& module, const std::string& name,
                                            SourceLoc loc) {
   if (std::optional<Value> v = ModuleAttribute(module, name)) return *v;

@@ -342,16 +342,18 @@ absl::StatusOr<Flow> Builder::ExecAnnAssign(const AnnAssignStmt& s) {
   const auto* n = s.target->as<NameExpr>();
   bool pending = n && std::find(pending_tensors_.begin(), pending_tensors_.end(), n->id) !=
                           pending_tensors_.end();
-  if (!pending && !KernelSyntax() && frame().name != "<module>") {
-    // Python code: the annotation of a local variable is never evaluated
-    // (`import_source: Optional[str] = None`).
+  // `x: ann = value` as a plain assignment (nothing without a value).
+  auto assign = [&]() -> absl::StatusOr<Flow> {
     if (!s.value) return Flow::kNormal;
     absl::StatusOr<Value> v = Eval(*s.value);
     if (!v.ok()) return v.status();
     absl::Status st = AssignTarget(*s.target, *v);
     if (!st.ok()) return st;
     return Flow::kNormal;
-  }
+  };
+  // Python code never evaluates the annotation of a local variable
+  // (`import_source: Optional[str] = None`).
+  if (!pending && !KernelSyntax() && frame().name != "<module>") return assign();
   absl::StatusOr<Value> ann = Eval(*s.annotation);
   if (!ann.ok()) return ann.status();
   if (ann->kind == ValueKind::kTensorType) {
@@ -419,12 +421,7 @@ absl::StatusOr<Flow> Builder::ExecAnnAssign(const AnnAssignStmt& s) {
                Cat("the annotation of parameter `", n->id,
                    "` must be T.Tensor(shape, dtype) or a scalar type, got ", DescribeValue(*ann)));
   }
-  if (!s.value) return Flow::kNormal;
-  absl::StatusOr<Value> v = Eval(*s.value);
-  if (!v.ok()) return v.status();
-  absl::Status st = AssignTarget(*s.target, *v);
-  if (!st.ok()) return st;
-  return Flow::kNormal;
+  return assign();
 }
 
 absl::StatusOr<Flow> Builder::ExecFor(const ForStmt& s) {
@@ -582,30 +579,6 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
   absl::Status st = Emit(std::move(body), s.loc, Cat("a ", kind_name, " loop"));
   if (!st.ok()) return st;
   return Flow::kNormal;
-}
-
-std::optional<int64_t> Builder::ConstUpperBound(const ir::Expr& e) const {
-  if (std::optional<int64_t> c = ir::AsConstInt(e)) return c;
-  if (const auto* v = e->as<ir::VarNode>()) {
-    const ir::Expr* value = LetValue(v);
-    return value ? ConstUpperBound(*value) : std::nullopt;
-  }
-  if (const auto* c = e->as<ir::CastNode>()) {
-    if (!ir::IsInt(c->value->dtype)) return std::nullopt;
-    return ConstUpperBound(c->value);
-  }
-  const auto* b = e->as<ir::BinaryNode>();
-  if (!b) return std::nullopt;
-  std::optional<int64_t> x = ConstUpperBound(b->a), y = ConstUpperBound(b->b);
-  switch (b->op) {
-    case ir::BinaryOp::kMin:
-      if (x && y) return std::min(*x, *y);
-      return x ? x : y;
-    case ir::BinaryOp::kMax:
-      if (x && y) return std::max(*x, *y);
-      return std::nullopt;
-    default: return std::nullopt;
-  }
 }
 
 absl::StatusOr<Flow> Builder::ExecWhile(const WhileStmt& s) {

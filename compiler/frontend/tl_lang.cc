@@ -334,84 +334,6 @@ absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view 
   return Value::Loop(std::move(spec));
 }
 
-// T.get_thread_binding(dim=0): threadIdx.x, .y or .z of the thread running
-// the code, from the block's linear thread index (x fastest); a dimension
-// the block does not have is 0, as in CUDA.
-absl::StatusOr<Value> GetThreadBinding(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a = Bind(b, args, "T.get_thread_binding", {"dim"}, 0);
-  if (!a.ok()) return a.status();
-  int64_t dim = 0;
-  if ((*a)[0]) {
-    absl::StatusOr<int64_t> d = b.StaticInt((*a)[0]->value, (*a)[0]->loc, "the thread dimension");
-    if (!d.ok()) return d.status();
-    dim = *d;
-  }
-  if (dim < 0 || dim > 2) {
-    return b.Err(args.loc, Cat("T.get_thread_binding(", dim, "): the dimension is 0, 1 or 2"));
-  }
-  if (!b.InKernel()) return b.Err(args.loc, "T.get_thread_binding() outside a T.Kernel");
-  const std::vector<int64_t>& dims = b.kernel_thread_dims();
-  if (dims.empty() || dims[0] == 0) {
-    return b.Err(args.loc,
-                 "T.get_thread_binding() needs the kernel's thread count to be a constant");
-  }
-  if (static_cast<size_t>(dim) >= dims.size()) return Value::Int(0);
-  ir::Expr e = ir::Call(ir::CallFn::kThreadIndex, {});
-  int64_t below = 1;
-  for (int64_t d = 0; d < dim; ++d) below *= dims[d];
-  if (below > 1) e = ir::Binary(ir::BinaryOp::kFloorDiv, e, ir::IntImm(below));
-  if (static_cast<size_t>(dim) + 1 < dims.size()) {
-    e = ir::Binary(ir::BinaryOp::kFloorMod, e, ir::IntImm(dims[dim]));
-  }
-  return Value::Runtime(e);
-}
-
-// T.thread_binding([start,] stop, thread="threadIdx.x"), written as a value
-// (`kr = T.thread_binding(0, 32, thread="threadIdx.x")`): the thread index
-// along that axis plus start; the axis must have stop - start threads.
-absl::StatusOr<Value> ThreadBinding(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a =
-      Bind(b, args, "T.thread_binding", {"start", "stop", "thread", "annotations"}, 1);
-  if (!a.ok()) return a.status();
-  absl::StatusOr<int64_t> first = b.StaticInt((*a)[0]->value, (*a)[0]->loc, "the start");
-  if (!first.ok()) return first.status();
-  int64_t start = 0, stop = *first;
-  if ((*a)[1] && (*a)[1]->value.kind != ValueKind::kNone) {
-    absl::StatusOr<int64_t> s = b.StaticInt((*a)[1]->value, (*a)[1]->loc, "the stop");
-    if (!s.ok()) return s.status();
-    start = *first;
-    stop = *s;
-  }
-  if (!(*a)[2]) return b.Err(args.loc, "T.thread_binding needs thread=\"threadIdx.x\" (or .y, .z)");
-  absl::StatusOr<std::string> axis = b.StaticStr((*a)[2]->value, (*a)[2]->loc, "thread");
-  if (!axis.ok()) return axis.status();
-  static constexpr std::string_view kAxes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
-  int dim = -1;
-  for (int d = 0; d < 3; ++d) {
-    if (*axis == kAxes[d]) dim = d;
-  }
-  if (dim < 0) {
-    return b.Err((*a)[2]->loc, Cat("T.thread_binding(thread=\"", *axis,
-                                   "\") is not supported; tilec binds threadIdx.x, .y and .z "
-                                   "(the block indices come from T.Kernel)"));
-  }
-  if (!b.InKernel()) return b.Err(args.loc, "T.thread_binding outside a T.Kernel");
-  const std::vector<int64_t>& dims = b.kernel_thread_dims();
-  const int64_t have = static_cast<size_t>(dim) < dims.size() ? dims[dim] : 1;
-  if (stop - start != have) {
-    return b.Err(args.loc, Cat("T.thread_binding over ", stop - start, " threads along ", *axis,
-                               ", but the block has ", have));
-  }
-  CallArgs inner;
-  inner.loc = args.loc;
-  inner.positional.push_back(Arg{Value::Int(dim), args.loc});
-  absl::StatusOr<Value> v = GetThreadBinding(b, inner);
-  if (!v.ok() || start == 0) return v;
-  absl::StatusOr<ir::Expr> e = b.ExprOf(*v, args.loc);
-  if (!e.ok()) return e.status();
-  return Value::Runtime(ir::Binary(ir::BinaryOp::kAdd, *e, ir::IntImm(start)));
-}
-
 absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
   CallArgs named = args;
   named.positional.clear();
@@ -705,8 +627,6 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   }
   if (name == "T.serial" || name == "T.Serial")
     return SingleLoop(b, ir::ForKind::kSerial, name, args);
-  if (name == "T.get_thread_binding") return GetThreadBinding(b, args);
-  if (name == "T.thread_binding") return ThreadBinding(b, args);
   if (name == "T.reshape" || name == "T.view") {
     absl::StatusOr<Args> a = Bind(b, args, name, {"src", "shape", "dtype"}, 1);
     if (!a.ok()) return a.status();
