@@ -36,9 +36,13 @@ tilec::v1::TileLangSource UnboundGemm() {
   src.set_path("examples/gemm.py");
   src.set_text(ReadFile(std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py"));
   src.set_function("matmul");
-  const std::map<std::string, std::string> binds = {
-      {"M", "128"}, {"N", "128"}, {"K", "64"}, {"dtype", "float16"}, {"accum_dtype", "float32"},
-      {"num_stages", "2"}, {"threads", "128"}};
+  const std::map<std::string, std::string> binds = {{"M", "128"},
+                                                    {"N", "128"},
+                                                    {"K", "64"},
+                                                    {"dtype", "float16"},
+                                                    {"accum_dtype", "float32"},
+                                                    {"num_stages", "2"},
+                                                    {"threads", "128"}};
   for (const auto& [k, v] : binds) {
     tilec::v1::Binding* b = src.add_bindings();
     b->set_name(k);
@@ -52,12 +56,22 @@ class WorkerProcess {
  public:
   WorkerProcess(const std::string& server, const std::string& id,
                 std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {TILEC_WORKER_BINARY, "--server", server, "--device",
-                                     "emulator", "--id", id, "--cache_dir",
+    std::vector<std::string> args = {TILEC_WORKER_BINARY,
+                                     "--server",
+                                     server,
+                                     "--device",
+                                     "emulator",
+                                     "--id",
+                                     id,
+                                     "--cache_dir",
                                      MakeTempDir("worker_cache")};
     args.insert(args.end(), extra.begin(), extra.end());
+    // The emulator's build directories of a worker the test kills go with
+    // the test's temporary directories.
+    const std::string tmp = MakeTempDir("worker_tmp");
     pid_ = ::fork();
     if (pid_ == 0) {
+      ::setenv("TMPDIR", tmp.c_str(), 1);
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -190,8 +204,8 @@ TEST(AutotuneE2E, PoolLeasesChecksDatabaseAndRestart) {
     const std::string cmd = absl::StrCat(
         TILEC_BINARY, " autotune ", dir, "/gemm.py --fn matmul -D M=128 -D N=128 -D K=64",
         " -D dtype=float16 -D accum_dtype=float32 -D num_stages=2 -D threads=128",
-        " -U block_M -U block_N -U block_K --target host_emulator --top 3 --server ",
-        d.address(), " 2>&1");
+        " -U block_M -U block_N -U block_K --target host_emulator --top 3 --server ", d.address(),
+        " 2>&1");
     std::string out;
     FILE* p = ::popen(cmd.c_str(), "r");
     ASSERT_NE(p, nullptr);
@@ -261,7 +275,8 @@ TEST(AutotuneE2E, PoolLeasesChecksDatabaseAndRestart) {
       EXPECT_EQ(c.status(), "ok") << c.ShortDebugString();
     EXPECT_EQ(Config(run.last().record().best()), best)
         << "the same measurements choose the same config:\n"
-        << run.last().record().DebugString() << "\nfirst:\n" << record.DebugString();
+        << run.last().record().DebugString() << "\nfirst:\n"
+        << record.DebugString();
   }
   ASSERT_TRUE(WaitForWorkers(d, 2, absl::Seconds(20)));
 
