@@ -397,16 +397,20 @@ absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
   return Value::Kernel(std::move(spec));
 }
 
-// A view of the global tensor `base` in `shape` (views.h): same dtype, no
-// more elements than `base` has where both are known.
-absl::StatusOr<Value> MakeView(Builder& b, const ir::Buffer& base, const ValueList& shape,
-                               ir::DType t, SourceLoc loc) {
-  if (!b.InKernel()) return b.Err(loc, "a view of a global tensor must be made inside T.Kernel");
+// A view of `base` in `shape` (views.h): same dtype; a view of a global
+// tensor has no more elements than `base` where both are known, a view of a
+// shared or fragment buffer has exactly as many. A view of a view is a view
+// of its base.
+absl::StatusOr<Value> MakeView(Builder& b, ir::Buffer base, const ValueList& shape, ir::DType t,
+                               SourceLoc loc) {
+  if (!b.InKernel()) return b.Err(loc, "a view of a buffer must be made inside T.Kernel");
+  if (auto it = b.views().find(base.get()); it != b.views().end()) base = it->second.base;
   if (t != base->dtype) {
     return b.Err(loc,
                  Cat("a view of `", base->name, "` (", ir::DTypeName(base->dtype), ") as ",
                      ir::DTypeName(t), " reinterprets its bits, which tilec does not support"));
   }
+  const bool global = base->scope == ir::Scope::kGlobal;
   std::vector<ir::Expr> dims;
   std::optional<int64_t> n = 1, m = 1;
   for (const Value& d : shape) {
@@ -420,11 +424,18 @@ absl::StatusOr<Value> MakeView(Builder& b, const ir::Buffer& base, const ValueLi
     std::optional<int64_t> c = ir::AsConstInt(e);
     m = m && c ? std::optional<int64_t>(*m * *c) : std::nullopt;
   }
+  if (!global && (!n || !m || *n != *m)) {
+    return b.Err(loc, Cat("a view of the ", ir::ScopeName(base->scope), " buffer `", base->name,
+                          "` (", m ? Cat(*m) : "?",
+                          " elements) must have as many elements; this "
+                          "one has ",
+                          n ? Cat(*n) : "a number not known at compile time"));
+  }
   if (n && m && *n > *m) {
     return b.Err(loc, Cat("a view of ", *n, " elements of `", base->name, "`, which has ", *m));
   }
-  ir::Buffer view = ir::MakeBuffer(b.TakeNameHint(Cat(base->name, "_view")), t, std::move(dims),
-                                   ir::Scope::kGlobal);
+  ir::Buffer view =
+      ir::MakeBuffer(b.TakeNameHint(Cat(base->name, "_view")), t, std::move(dims), base->scope);
   b.views()[view.get()] = View{base};
   return Value::BufferRef(view);
 }
@@ -635,11 +646,10 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
       return b.Err(src.loc, Cat(name, " takes a buffer, got ", DescribeValue(src.value)));
     }
     const ir::Buffer& buf = src.value.buffer;
-    if (buf->scope != ir::Scope::kGlobal) {
-      return b.Err(args.loc,
-                   Cat(name, " of the ", ir::ScopeName(buf->scope), " buffer `", buf->name,
-                       "` is not supported; tilec makes views of global "
-                       "tensors only"));
+    if (buf->scope == ir::Scope::kVar) {
+      return b.Err(args.loc, Cat(name, " of the variable `", buf->name,
+                                 "` (T.alloc_var) is not supported; views are of tensors and "
+                                 "of shared, fragment and local buffers"));
     }
     ir::DType t = buf->dtype;
     if ((*a)[2] && (*a)[2]->value.kind != ValueKind::kNone) {

@@ -1,5 +1,7 @@
 #include "compiler/frontend/views.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "compiler/frontend/index_simplify.h"
 #include "compiler/ir/printer.h"
@@ -51,29 +53,13 @@ class ViewRewriter : public ir::IRMutator {
         return CopyThroughView(*c);
       }
     }
-    ir::Stmt out = IRMutator::Mutate(s);
-    // Any other statement that still names a view (a gemm operand, a fill,
-    // ...) is not supported.
-    struct Find : ir::IRVisitor {
-      const ViewMap* views;
-      const ir::BufferNode* found = nullptr;
-      void VisitBuffer(const ir::Buffer& b) override {
-        if (b && views->count(b.get())) found = b.get();
-        ir::IRVisitor::VisitBuffer(b);
-      }
-    } find;
-    find.views = &views_;
     if (s->kind != ir::StmtKind::kSeq && s->kind != ir::StmtKind::kFor &&
-        s->kind != ir::StmtKind::kIf && s->kind != ir::StmtKind::kKernel) {
-      find.Visit(out);
-      if (find.found) {
-        status_ = absl::UnimplementedError(absl::StrCat(
-            "`", find.found->name, "` is a view of the global tensor `",
-            views_.at(find.found).base->name,
-            "`; tilec supports views of global tensors in element accesses and T.copy only"));
-      }
+        s->kind != ir::StmtKind::kIf && s->kind != ir::StmtKind::kKernel &&
+        s->kind != ir::StmtKind::kLet && s->kind != ir::StmtKind::kStore) {
+      std::vector<const ir::BufferNode*> used = ViewsIn(s);
+      if (!used.empty()) return Bracket(s, used);
     }
-    return out;
+    return IRMutator::Mutate(s);
   }
 
   const absl::Status& status() const { return status_; }
@@ -184,6 +170,103 @@ class ViewRewriter : public ir::IRMutator {
     }
     (void)dst_dims;
     return body;
+  }
+
+  // The views a statement names, in the order first seen.
+  std::vector<const ir::BufferNode*> ViewsIn(const ir::Stmt& s) const {
+    struct Find : ir::IRVisitor {
+      const ViewMap* views;
+      std::vector<const ir::BufferNode*> found;
+      void VisitBuffer(const ir::Buffer& b) override {
+        if (b && views->count(b.get()) &&
+            std::find(found.begin(), found.end(), b.get()) == found.end()) {
+          found.push_back(b.get());
+        }
+        ir::IRVisitor::VisitBuffer(b);
+      }
+    } find;
+    find.views = &views_;
+    find.Visit(s);
+    return find.found;
+  }
+
+  // The buffers a tile operation writes; null when it is not one of those
+  // whose writes are known (then every view it names is copied back).
+  static std::optional<std::vector<const ir::BufferNode*>> Writes(const ir::Stmt& s) {
+    switch (s->kind) {
+      case ir::StmtKind::kGemm: return std::vector{s->as<ir::GemmNode>()->c.buffer.get()};
+      case ir::StmtKind::kFill: return std::vector{s->as<ir::FillNode>()->dst.buffer.get()};
+      case ir::StmtKind::kReduce: return std::vector{s->as<ir::ReduceNode>()->dst.get()};
+      case ir::StmtKind::kCumsum: return std::vector{s->as<ir::CumsumNode>()->dst.get()};
+      case ir::StmtKind::kAtomicAdd:
+        return std::vector{s->as<ir::AtomicAddNode>()->dst.buffer.get()};
+      default: return std::nullopt;
+    }
+  }
+
+  // A T.Parallel nest over `shape` whose body `body(vars)` builds.
+  template <typename F>
+  static ir::Stmt ParallelNest(const std::vector<Expr>& shape, F body) {
+    std::vector<ir::Var> vars;
+    std::vector<Expr> idx;
+    for (size_t k = 0; k < shape.size(); ++k) {
+      vars.push_back(ir::MakeVar(absl::StrCat("v", k), ir::DType::kInt32));
+      idx.push_back(vars.back());
+    }
+    ir::Stmt nest = body(idx);
+    for (size_t k = shape.size(); k-- > 0;) {
+      nest = ir::For(vars[k], ir::IntImm(0), shape[k], ir::ForKind::kParallel, nest);
+    }
+    return nest;
+  }
+
+  // A tile operation on views of shared or fragment buffers, on buffers of
+  // the views' shapes filled from their bases (views.h).
+  ir::Stmt Bracket(const ir::Stmt& s, const std::vector<const ir::BufferNode*>& used) {
+    std::map<const ir::BufferNode*, ir::Buffer> temps;
+    for (const ir::BufferNode* v : used) {
+      const View& view = views_.at(v);
+      ir::Scope scope = view.base->scope;
+      if (scope != ir::Scope::kShared && scope != ir::Scope::kFragment) {
+        std::string what = scope == ir::Scope::kGlobal
+                               ? "global tensor"
+                               : absl::StrCat(std::string(ir::ScopeName(scope)), " buffer");
+        status_ = absl::UnimplementedError(absl::StrCat(
+            "`", v->name, "` is a view of the ", what, " `", view.base->name,
+            "`; tilec supports views of a ", what, " in element accesses and T.copy only"));
+        return s;
+      }
+      temps[v] = ir::MakeBuffer(v->name, v->dtype, v->shape, scope);
+    }
+    struct Subst : ir::IRMutator {
+      const std::map<const ir::BufferNode*, ir::Buffer>* temps;
+      ir::Buffer MutateBuffer(const ir::Buffer& b) override {
+        auto it = temps->find(b.get());
+        return it == temps->end() ? b : it->second;
+      }
+    } subst;
+    subst.temps = &temps;
+    std::optional<std::vector<const ir::BufferNode*>> writes = Writes(s);
+    std::vector<ir::Stmt> allocs, before, after;
+    for (const ir::BufferNode* v : used) {
+      const View& view = views_.at(v);
+      const ir::Buffer& temp = temps.at(v);
+      ir::Buffer vb = temp;  // same shape as the view
+      allocs.push_back(ir::Allocate(temp));
+      before.push_back(ParallelNest(temp->shape, [&](const std::vector<Expr>& idx) {
+        return ir::Store(temp, idx, ir::Load(view.base, BaseIndex(view, vb, idx)));
+      }));
+      if (!writes || std::find(writes->begin(), writes->end(), v) != writes->end()) {
+        after.push_back(ParallelNest(temp->shape, [&](const std::vector<Expr>& idx) {
+          return ir::Store(view.base, BaseIndex(view, vb, idx), ir::Load(temp, idx));
+        }));
+      }
+    }
+    std::vector<ir::Stmt> seq = allocs;
+    seq.insert(seq.end(), before.begin(), before.end());
+    seq.push_back(subst.Mutate(s));
+    seq.insert(seq.end(), after.begin(), after.end());
+    return ir::Seq(std::move(seq));
   }
 
   const ViewMap& views_;

@@ -1,13 +1,21 @@
-// Views of global tensors: `T.Tensor(shape, dtype, A.data)` (and
-// `T.reshape` / `T.view` of a global tensor) inside a kernel names the
-// elements of A, row-major, in another shape of the same dtype.
+// Views: `T.reshape` / `T.view` of a global tensor or of a shared, fragment
+// or local buffer, and `T.Tensor(shape, dtype, A.data)` inside a kernel, name
+// the elements of a base buffer, row-major, in another shape of the same
+// dtype.
 //
 // The frontend gives each view a buffer of its own while it builds the
-// kernel; LowerViews then rewrites every use into uses of the base tensor:
-// an element access at the element with the same row-major offset, a T.copy
-// from or to a view into a T.Parallel nest of such accesses (elements outside
-// the source read as zero, writes outside the destination are dropped, as
-// T.copy does). Any other use of a view (a T.gemm operand, a fill, ...) is
+// kernel; LowerViews then rewrites its uses in terms of the base:
+// - an element access goes to the base element with the same row-major
+//   offset;
+// - a T.copy from or to a view becomes a T.Parallel nest of such accesses
+//   (elements outside the source read as zero, writes outside the destination
+//   are dropped, as T.copy does);
+// - any other tile operation on a view of a shared or fragment buffer (a
+//   reduction, a scan, a fill, a gemm operand, ...) runs on a buffer of the
+//   view's shape in the base's scope, filled from the base just before and,
+//   when the operation writes it, copied back just after. The buffer lives
+//   for that statement only, so the shared-memory plan reuses its space.
+// Tile operations on a view of a global tensor, other than T.copy, are
 // UNIMPLEMENTED naming the view. After: no view buffer is referenced.
 #ifndef TILEC_COMPILER_FRONTEND_VIEWS_H_
 #define TILEC_COMPILER_FRONTEND_VIEWS_H_
@@ -20,7 +28,7 @@
 namespace tilec::frontend {
 
 struct View {
-  ir::Buffer base;  // a global tensor
+  ir::Buffer base;  // a global tensor, or a shared, fragment or local buffer
 };
 using ViewMap = std::map<const ir::BufferNode*, View>;
 
