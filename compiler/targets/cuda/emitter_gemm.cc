@@ -49,35 +49,46 @@ std::optional<Operand> OperandShape(const ir::Region& r) {
   return o;
 }
 
-// A region that is one element in every dim but the last two and whole in
-// those (`A_shared[b, :, :]`): the pointer to its tile in `base`. The tile
-// starts at row (b * rows) of the buffer's [rows, cols] view, so the
-// buffer's layout addresses it from that pointer when the swizzle's period
-// (8 rows) divides its rows. nullopt otherwise.
-std::optional<std::string> LeadingSlice(EmitContext& ctx, const std::string& base,
-                                        const ir::Region& r) {
+// A gemm operand that is part of a shared buffer: one element in every dim
+// but the last two (`A_shared[b, :, :]`), and in those a window at constant
+// offsets (`A_shared[:, k0:k0 + K]`). The pointer to its tile and the layout
+// type that addresses the window from it: the tile of leading index b starts
+// at row (b * rows) of the buffer's [rows, cols] view, so the buffer's layout
+// addresses it from that pointer when the swizzle's period (8 rows) divides
+// its rows; a window is tl::Window over the buffer's layout, whose rows must
+// start on 16-byte chunks. nullopt for any other region.
+struct SharedPart {
+  std::string pointer, layout;
+};
+std::optional<SharedPart> PartOfShared(EmitContext& ctx, const std::string& base,
+                                       const std::string& layout, const ir::Region& r) {
   const std::vector<ir::Expr>& shape = r.buffer->shape;
   const size_t n = shape.size();
-  if (n < 3) return std::nullopt;
-  for (size_t d = 0; d < n; ++d) {
-    auto e = ConstValue(r.extents[d]);
-    auto s = ConstValue(shape[d]);
-    if (!e || !s) return std::nullopt;
-    if (d + 2 >= n) {
-      auto m = ConstValue(r.mins[d]);
-      if (!m || *m != 0 || *e != *s) return std::nullopt;
-    } else if (*e != 1) {
-      return std::nullopt;
+  if (n < 2) return std::nullopt;
+  for (size_t d = 0; d + 2 < n; ++d) {
+    if (ConstValue(r.extents[d]) != 1) return std::nullopt;
+  }
+  auto rows = ConstValue(shape[n - 2]), cols = ConstValue(shape[n - 1]);
+  auto r0 = ConstValue(r.mins[n - 2]), c0 = ConstValue(r.mins[n - 1]);
+  auto er = ConstValue(r.extents[n - 2]), ec = ConstValue(r.extents[n - 1]);
+  if (!rows || !cols || !r0 || !c0 || !er || !ec) return std::nullopt;
+  SharedPart out{base, layout};
+  if (n > 2) {
+    if (*rows % 8 != 0) return std::nullopt;
+    ir::Expr lead = r.mins[0];
+    for (size_t d = 1; d + 2 < n; ++d) {
+      lead =
+          ir::Binary(ir::BinaryOp::kAdd, ir::Binary(ir::BinaryOp::kMul, lead, shape[d]), r.mins[d]);
     }
+    out.pointer = absl::StrCat(base, " + (", ctx.Expr(lead), ") * ", *rows * *cols);
   }
-  const int64_t rows = *ConstValue(shape[n - 2]), cols = *ConstValue(shape[n - 1]);
-  if (rows % 8 != 0) return std::nullopt;
-  ir::Expr lead = r.mins[0];
-  for (size_t d = 1; d + 2 < n; ++d) {
-    lead =
-        ir::Binary(ir::BinaryOp::kAdd, ir::Binary(ir::BinaryOp::kMul, lead, shape[d]), r.mins[d]);
+  if (*r0 != 0 || *c0 != 0 || *er != *rows || *ec != *cols) {
+    if ((*c0 * ElemBytes(r.buffer->dtype)) % 16 != 0) return std::nullopt;
+    out.layout = ctx.Fresh(absl::StrCat(r.buffer->name, "_window"));
+    ctx.w().Line(absl::StrCat("using ", out.layout, " = tl::Window<", layout, ", ", *r0, ", ", *c0,
+                              ", ", *er, ", ", *ec, ">;"));
   }
-  return absl::StrCat(base, " + (", ctx.Expr(lead), ") * ", rows * cols);
+  return out;
 }
 
 bool IsFloat8(ir::DType t) { return t == ir::DType::kFloat8E4M3 || t == ir::DType::kFloat8E5M2; }
@@ -154,16 +165,18 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   BufferInfo* bi = ctx.Info(b.get());
   BufferInfo* ai = ctx.Info(a.get());
   if (!ci || !bi || !ai) return ctx.Internal("T.gemm operand not declared");
-  std::string b_arg = ctx.SharedBase(*bi);
+  std::string b_arg = ctx.SharedBase(*bi), layout_b = bi->layout_type;
   if (!bs->whole) {
-    std::optional<std::string> slice = LeadingSlice(ctx, b_arg, g->b);
-    if (!slice || np != n) {
-      return ctx.Unimplemented(
-          absl::StrCat(shape,
-                       " with B a part of a shared buffer (tilec takes whole buffers and tiles "
-                       "B_shared[b, :, :] of 8k rows, N a multiple of 8 * warps_n)"));
+    std::optional<SharedPart> part = PartOfShared(ctx, b_arg, layout_b, g->b);
+    if (!part || np != n) {
+      return ctx.Unimplemented(absl::StrCat(
+          shape,
+          " with B a part of a shared buffer (tilec takes tiles B_shared[b, :, :] of 8k rows "
+          "and windows B_shared[r0:r1, c0:c1] at constant offsets, c0 a multiple of 16 bytes, "
+          "N a multiple of 8 * warps_n)"));
     }
-    b_arg = *slice;
+    b_arg = part->pointer;
+    layout_b = part->layout;
   }
   std::string c_arg = ci->name;
   if (narrow_c) {
@@ -202,18 +215,20 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   }
   if (a->scope == ir::Scope::kShared) {
     a_arg = ctx.SharedBase(*ai);
+    layout_a = ai->layout_type;
     if (!as->whole) {
-      std::optional<std::string> slice = LeadingSlice(ctx, a_arg, g->a);
-      if (!slice || mp != m) {
-        return ctx.Unimplemented(
-            absl::StrCat(shape,
-                         " with A a part of a shared buffer (tilec takes whole buffers and tiles "
-                         "A_shared[b, :, :] of 8k rows, M a multiple of 16 * warps_m)"));
+      std::optional<SharedPart> part = PartOfShared(ctx, a_arg, layout_a, g->a);
+      if (!part || mp != m) {
+        return ctx.Unimplemented(absl::StrCat(
+            shape,
+            " with A a part of a shared buffer (tilec takes tiles A_shared[b, :, :] of 8k rows "
+            "and windows A_shared[r0:r1, c0:c1] at constant offsets, c0 a multiple of 16 "
+            "bytes, M a multiple of 16 * warps_m)"));
       }
-      a_arg = *slice;
+      a_arg = part->pointer;
+      layout_a = part->layout;
     }
     fn = fp8 ? "tl::gemm_ss_fp8" : "tl::gemm_ss";
-    layout_a = ai->layout_type;
   } else if (a->scope == ir::Scope::kFragment) {
     if (g->transpose_a) {
       return ctx.Unimplemented(absl::StrCat(shape, " with transpose_A and A in registers"));
@@ -226,7 +241,7 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     fn = "tl::gemm_rs";
     a_arg = ai->name;
     // gemm_rs does not read LayoutA; pass B's so the template is complete.
-    layout_a = bi->layout_type;
+    layout_a = layout_b;
   } else {
     return ctx.Unimplemented(
         absl::StrCat(shape, " with A in ", Sv(ir::ScopeName(a->scope)), " memory"));
@@ -237,8 +252,8 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   }
   ctx.w().Line(absl::StrCat(fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
                             g->transpose_a ? "true" : "false", ", ",
-                            g->transpose_b ? "true" : "false", ", ", layout_a, ", ",
-                            bi->layout_type, native, ">(", a_arg, ", ", b_arg, ", ", c_arg, ");"));
+                            g->transpose_b ? "true" : "false", ", ", layout_a, ", ", layout_b,
+                            native, ">(", a_arg, ", ", b_arg, ", ", c_arg, ");"));
   if (narrow_c) {
     const std::string i = ctx.Fresh("i");
     ctx.w().Line("#pragma unroll");

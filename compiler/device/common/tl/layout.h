@@ -54,6 +54,22 @@ struct Swizzled {
   }
 };
 
+// The [Rows, Cols] window at row R0, column C0 of layout L: a gemm operand
+// that is part of a shared buffer (A_shared[:, k0:k0 + K]). Its rows start
+// on 16-byte chunks of L when C0 * element size is a multiple of 16.
+template <typename L, int R0, int C0, int Rows, int Cols>
+struct Window {
+  static_assert(R0 >= 0 && C0 >= 0 && Rows > 0 && Cols > 0 && R0 + Rows <= L::kRows &&
+                    C0 + Cols <= L::kCols,
+                "tl::Window<L, R0, C0, Rows, Cols>: the window must lie inside L");
+  static constexpr int kRows = Rows;
+  static constexpr int kCols = Cols;
+
+  __device__ __forceinline__ static constexpr int offset(int r, int c) {
+    return L::offset(r + R0, c + C0);
+  }
+};
+
 }  // namespace tl
 
 #endif  // TILEC_DEVICE_COMMON_TL_LAYOUT_H_
