@@ -204,7 +204,7 @@ const inference::FragmentLayout* EmitContext::FragmentOf(const ir::BufferNode* b
 EmitContext::ScratchArea EmitContext::Scratch(int64_t bytes, absl::string_view ctype) {
   scratch_bytes_ = std::max(scratch_bytes_, bytes);
   const int area = next_scratch_;
-  next_scratch_ = 1 - next_scratch_;
+  if (!one_scratch_area_) next_scratch_ = 1 - next_scratch_;
   scratch_used_[area] = true;
   return {ScratchKey(area),
           absl::StrCat("reinterpret_cast<", ctype, "*>(", scratch_names_[area], ")")};
@@ -371,6 +371,11 @@ void FlattenSeq(const ir::Stmt& s, std::vector<ir::Stmt>& out) {
     out.push_back(s);
   }
 }
+
+// What EmitKernel returns when the kernel's shared memory does not fit with
+// two scratch areas: the caller emits it again with one.
+const absl::Status kTryOneScratchArea =
+    absl::ResourceExhaustedError("emit again with one scratch area");
 
 absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
                         const std::vector<ir::Buffer>& workspaces, CudaKernel& out,
@@ -542,6 +547,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   const int64_t smem_bytes = ctx.scratch_bytes() > 0 ? scratch_end : offset;
   out.smem_bytes = smem_bytes;
   if (smem_bytes > ctx.target().info.shared_memory_per_block) {
+    if (ctx.scratch_area1_used()) return kTryOneScratchArea;
     return absl::InvalidArgumentError(
         absl::StrCat(out.name, " needs ", smem_bytes, " bytes of shared memory; ",
                      Sv(ctx.target().name()), " allows ", ctx.target().info.shared_memory_per_block,
@@ -648,9 +654,15 @@ absl::StatusOr<CudaSource> EmitCuda(const ir::Program& input, const inference::L
     if (const auto* k = s->as<ir::KernelNode>()) {
       file.Blank();
       CudaKernel kernel;
-      if (absl::Status st = EmitKernel(ctx, *k, index++, workspaces, kernel, file); !st.ok()) {
-        return st;
+      ctx.set_one_scratch_area(false);
+      absl::Status st = EmitKernel(ctx, *k, index, workspaces, kernel, file);
+      if (st == kTryOneScratchArea) {
+        ctx.set_one_scratch_area(true);
+        kernel = CudaKernel();
+        st = EmitKernel(ctx, *k, index, workspaces, kernel, file);
       }
+      ++index;
+      if (!st.ok()) return st;
       out.kernels.push_back(std::move(kernel));
       continue;
     }

@@ -273,6 +273,10 @@ class EmitContext {
   // Bytes of each scratch area, and whether area 1 is used.
   int64_t scratch_bytes() const { return scratch_bytes_; }
   bool scratch_area1_used() const { return scratch_used_[1]; }
+  // Every operator takes scratch area 0 (a barrier then separates an
+  // operator's writes from the previous one's reads): for kernels whose
+  // shared memory does not fit with two areas.
+  void set_one_scratch_area(bool one) { one_scratch_area_ = one; }
 
   // IR variables the emitter makes for itself, kept alive until emission ends
   // so that their addresses (keys of the maps here) are never reused.
@@ -311,6 +315,7 @@ class EmitContext {
   std::string scratch_names_[2];
   bool scratch_used_[2] = {false, false};
   int next_scratch_ = 0;
+  bool one_scratch_area_ = false;
   std::map<const ir::BufferNode*, std::string> stage_index_;
   std::vector<std::string> mma_;
   std::set<const ir::VarNode*> nonneg_vars_;

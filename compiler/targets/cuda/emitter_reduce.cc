@@ -7,7 +7,9 @@
 //     their partials with xor shuffles (tl::warp_allreduce when they are
 //     consecutive lanes);
 //  3. when the rows also span warps, partials go through the scratch area:
-//     every thread writes its partials, a barrier, and each thread combines
+//     one lane of each group the shuffles made equal writes its partials
+//     (indexed by its thread index without those lane bits), a barrier, and
+//     each thread combines
 //     its partner warps' values in ascending thread order, so every replica
 //     of an element ends with the same bits;
 //  4. the result is stored (combined with the old value when clear=False).
@@ -33,6 +35,40 @@ namespace {
 
 using ir::DType;
 using ir::ReduceKind;
+
+// Thread index t with the bits of `drop` taken out (the bits above each
+// dropped one move down), and the same as C++ text over the expression `t`.
+int64_t CompactIndex(int64_t t, int64_t drop) {
+  int64_t out = 0;
+  for (int b = 0, k = 0; (t >> b) != 0; ++b) {
+    if (drop >> b & 1) continue;
+    out |= (t >> b & 1) << k++;
+  }
+  return out;
+}
+std::string CompactIndexText(const std::string& t, int64_t drop) {
+  if (drop == 0) return t;
+  // Runs of kept bits: [lo, hi) each shifted down by the dropped bits below.
+  std::vector<std::string> terms;
+  int dropped = 0;
+  for (int b = 0; b < 32;) {
+    if (drop >> b & 1) {
+      ++dropped;
+      ++b;
+      continue;
+    }
+    int e = b;
+    while (e < 32 && !(drop >> e & 1)) ++e;
+    const bool top = (drop >> e) == 0;  // no dropped bit above: the rest of t
+    std::string shifted = b == 0 ? t : absl::StrCat("(", t, " >> ", b, ")");
+    std::string part =
+        top ? shifted : absl::StrCat("(", shifted, " & ", (int64_t{1} << (e - b)) - 1, ")");
+    terms.push_back(b == dropped ? part : absl::StrCat("(", part, " << ", b - dropped, ")"));
+    if (top) break;
+    b = e;
+  }
+  return absl::StrCat("(", absl::StrJoin(terms, " | "), ")");
+}
 
 std::pair<int64_t, int64_t> IntRange(DType t) {
   switch (t) {
@@ -294,33 +330,48 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
       }
       partners.push_back(absl::StrCat(o));
     }
-    const EmitContext::ScratchArea area = ctx.Scratch(ls * threads * ElemBytes(dt), ct);
+    // After the shuffles, the lanes that differ only in lane bits hold the
+    // same partials: the one with those bits clear writes them, at its
+    // thread index with the lane bits taken out.
+    int64_t lane_mask = 0;
+    for (int b : lane_bits) lane_mask |= int64_t{1} << b;
+    const int64_t slots = CompactIndex(threads - 1, lane_mask) + 1;
+    const EmitContext::ScratchArea area = ctx.Scratch(ls * slots * ElemBytes(dt), ct);
     EmitContext::Access2 w, rd;
     w.writes.insert(area.key);
     rd.reads.insert(area.key);
     ctx.BeforeShared(w);
     std::string buf = ctx.Fresh(absl::StrCat(red, "_smem"));
-    ctx.w().Line(
-        absl::StrCat(ct, "* ", buf, " = ", area.pointer, ";  // [", ls, "][", threads, "]"));
-    ctx.w().Line("#pragma unroll");
-    ctx.w().Line(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", buf, "[",
-                              kk, " * ", threads, " + tx] = ", red, "[", kk, "];"));
+    ctx.w().Line(absl::StrCat(ct, "* ", buf, " = ", area.pointer, ";  // [", ls, "][", slots, "]"));
+    std::string store = absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ",
+                                     buf, "[", kk, " * ", slots, " + ",
+                                     CompactIndexText("tx", lane_mask), "] = ", red, "[", kk, "];");
+    if (lane_mask != 0) {
+      ctx.w().Open(absl::StrCat("if ((tx & ", lane_mask, ") == 0)"));
+      ctx.w().Line("#pragma unroll");
+      ctx.w().Line(store);
+      ctx.w().Close();
+    } else {
+      ctx.w().Line("#pragma unroll");
+      ctx.w().Line(store);
+    }
     ctx.AfterShared(w);
     ctx.BeforeShared(rd);
     std::string list = ctx.Fresh("partner");
     ctx.w().Line(absl::StrCat("constexpr int ", list, "[", partners.size(), "] = {",
                               absl::StrJoin(partners, ", "), "};  // warps sharing a row"));
+    auto partner = [&](const std::string& p) {
+      return absl::StrCat(
+          buf, "[", kk, " * ", slots, " + ",
+          CompactIndexText(absl::StrCat("((tx & ~", mask, ") | ", list, "[", p, "])"), lane_mask),
+          "]");
+    };
     ctx.w().Line("#pragma unroll");
     ctx.w().Open(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ")"));
-    ctx.w().Line(absl::StrCat(ct, " ", vv, " = ", buf, "[", kk, " * ", threads, " + ((tx & ~", mask,
-                              ") | ", list, "[0])];"));
+    ctx.w().Line(absl::StrCat(ct, " ", vv, " = ", partner("0"), ";"));
     ctx.w().Line("#pragma unroll");
     ctx.w().Line(absl::StrCat("for (int ", pp, " = 1; ", pp, " < ", partners.size(), "; ++", pp,
-                              ") ", vv, " = ",
-                              Combine(merge, dt, vv,
-                                      absl::StrCat(buf, "[", kk, " * ", threads, " + ((tx & ~",
-                                                   mask, ") | ", list, "[", pp, "])]")),
-                              ";"));
+                              ") ", vv, " = ", Combine(merge, dt, vv, partner(pp)), ";"));
     ctx.w().Line(absl::StrCat(red, "[", kk, "] = ", vv, ";"));
     ctx.w().Close();
     ctx.AfterShared(rd);

@@ -415,5 +415,58 @@ TEST(EmittedKernels, FragmentCumsumLocalBuffersAndPartialFills) {
   ExpectEmulatorMatchesInterpreter(kMisc, "misc", {{"M", "8"}, {"N", "16"}});
 }
 
+// Reductions whose rows span warps combine partials through scratch areas
+// that alternate between operators; when the kernel's shared memory does not
+// fit with two areas, every operator takes the same one (and a barrier
+// separates them). `pad` is live throughout, so the plan cannot reuse it.
+constexpr char kTightScratch[] = R"(
+import tilelang.language as T
+
+def tight(M, N, K, big):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"),
+             P: T.Tensor((big,), "float32"), mx: T.Tensor((M,), "float32"),
+             sm: T.Tensor((M,), "float32"), Q: T.Tensor((big,), "float32")):
+        with T.Kernel(1, threads=256):
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((N, K), "float16")
+            pad = T.alloc_shared((big,), "float32")
+            acc = T.alloc_fragment((M, N), "float32")
+            m = T.alloc_fragment((M,), "float32")
+            s = T.alloc_fragment((M,), "float32")
+            T.copy(P, pad)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullCol,
+                   clear_accum=True)
+            T.reduce_max(acc, m, dim=1)
+            for i, j in T.Parallel(M, N):
+                acc[i, j] = T.exp2(acc[i, j] - m[i])
+            T.reduce_sum(acc, s, dim=1)
+            T.copy(m, mx)
+            T.copy(s, sm)
+            for i in T.Parallel(big):
+                Q[i] = pad[i] * 2.0
+    return main
+)";
+
+TEST(EmittedKernels, CrossWarpReductionsShareOneScratchAreaWhenSharedMemoryIsTight) {
+  for (const char* big : {"1024", "55500"}) {
+    SCOPED_TRACE(big);
+    absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource(
+        "tight.py", kTightScratch, "tight", {{"M", "64"}, {"N", "64"}, {"K", "32"}, {"big", big}});
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+    ASSERT_TRUE(src.ok()) << src.status();
+    ASSERT_EQ(src->kernels.size(), 1u);
+    const bool tight = std::string(big) == "55500";
+    // Two areas of [8][64] floats would need 232320 + 2048 bytes.
+    EXPECT_LE(src->kernels[0].smem_bytes, 232448);
+    EXPECT_EQ(src->code.find("scratch_1") == std::string::npos, tight);
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *p, *src, {.seed = ::tilec::testing::TestSeed(19), .written = {"mx", "sm", "Q"}});
+  }
+}
+
 }  // namespace
 }  // namespace tilec::cuda
