@@ -184,17 +184,19 @@ class GemmStmt final : public CStmt {
                        ", ", c.cols, "] from ", RegionString(rc)));
     }
     const DType at = ra.tensor->dtype(), bt = rb.tensor->dtype(), ct = rc.tensor->dtype();
-    // Operands converted to C's dtype once: op(A) as [m][k], op(B)
-    // transposed as [n][k], so the k loop reads both contiguously.
+    // Operands converted to C's dtype once (to float32 for a narrow float
+    // accumulator, exactly): op(A) as [m][k], op(B) transposed as [n][k], so
+    // the k loop reads both contiguously.
+    const DType wide = ct == DType::kFloat16 || ct == DType::kBFloat16 ? DType::kFloat32 : ct;
     std::vector<Scalar> av(static_cast<size_t>(m * k)), bv(static_cast<size_t>(k * n));
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t kk = 0; kk < k; ++kk) {
-        av[i * k + kk] = Convert(ReadElement(*a.tensor, ta_ ? a.At(kk, i) : a.At(i, kk)), at, ct);
+        av[i * k + kk] = Convert(ReadElement(*a.tensor, ta_ ? a.At(kk, i) : a.At(i, kk)), at, wide);
       }
     }
     for (int64_t j = 0; j < n; ++j) {
       for (int64_t kk = 0; kk < k; ++kk) {
-        bv[j * k + kk] = Convert(ReadElement(*b.tensor, tb_ ? b.At(j, kk) : b.At(kk, j)), bt, ct);
+        bv[j * k + kk] = Convert(ReadElement(*b.tensor, tb_ ? b.At(j, kk) : b.At(kk, j)), bt, wide);
       }
     }
     Tensor& ctensor = *rc.tensor;
@@ -204,16 +206,19 @@ class GemmStmt final : public CStmt {
         const Scalar* ar = &av[i * k];
         const Scalar* br = &bv[j * k];
         Scalar acc = clear_ ? Zero(ct) : ReadElement(ctensor, fc);
-        if (ct == DType::kFloat32) {
-          // The common case, on native floats: each product and each sum is
-          // rounded to float32 by the explicit conversions (which also keep
-          // the compiler from fusing them into an FMA).
+        if (ct == DType::kFloat32 || ct == DType::kFloat16 || ct == DType::kBFloat16) {
+          // On native floats: each product and each sum is rounded to
+          // float32 by the explicit conversions (which also keep the
+          // compiler from fusing them into an FMA). A narrow accumulator
+          // sums in float32 within the T.gemm and is rounded once, as the
+          // CUDA backend computes it (the mma accumulates in float32).
           float f = static_cast<float>(acc.f);
           for (int64_t kk = 0; kk < k; ++kk) {
             const float p = static_cast<float>(ar[kk].f * br[kk].f);
             f = static_cast<float>(static_cast<double>(f) + static_cast<double>(p));
           }
-          acc = FloatScalar(f);
+          acc =
+              ct == DType::kFloat32 ? FloatScalar(f) : Convert(FloatScalar(f), DType::kFloat32, ct);
         } else {
           for (int64_t kk = 0; kk < k; ++kk) acc = AddIn(acc, MulIn(ar[kk], br[kk], ct), ct);
         }
@@ -511,8 +516,7 @@ absl::StatusOr<CStmtPtr> CompileAtomicAdd(Compiler& c, const ir::AtomicAddNode& 
   if (s.value == nullptr) return Unverified("atomic_add has neither a source region nor a value");
   auto value = c.CompileExprAs(s.value, s.dst.buffer->dtype);
   if (!value.ok()) return value.status();
-  return CStmtPtr(
-      std::make_unique<AtomicAddScalarStmt>(std::move(*dst), std::move(*value), s.op));
+  return CStmtPtr(std::make_unique<AtomicAddScalarStmt>(std::move(*dst), std::move(*value), s.op));
 }
 
 }  // namespace tilec::interp::internal

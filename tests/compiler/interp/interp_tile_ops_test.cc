@@ -213,31 +213,35 @@ TEST(GemmAccumulateTest, ClearAccumIgnoresOldValuesAndOtherwiseAdds) {
 }
 
 #if defined(__FLT16_MAX__)
-TEST(GemmAccumulateTest, Float16AccumulatorRoundsEveryStep) {
+TEST(GemmAccumulateTest, Float16AccumulatorSumsInFloat32AndRoundsOncePerGemm) {
   const uint64_t seed = 211;
-  const int64_t k = 256;  // long enough for float16 rounding to show
-  std::vector<Tensor> args = {RandomTensor(DType::kFloat16, {2, k}, seed),
-                              RandomTensor(DType::kFloat16, {k, 2}, seed + 1),
-                              Tensor(DType::kFloat16, {2, 2})};
-  ASSERT_TRUE(RunProgram(SingleGemm(DType::kFloat16, true, 2, 2, k), args).ok());
-  bool differs_from_float32 = false;
-  for (int64_t i = 0; i < 2; ++i) {
-    for (int64_t j = 0; j < 2; ++j) {
-      _Float16 acc = 0;
-      float acc32 = 0;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const float a = static_cast<float>(At(args[0], i, kk)),
-                    b = static_cast<float>(At(args[1], kk, j));
-        acc = static_cast<_Float16>(static_cast<float>(acc) +
-                                    static_cast<float>(static_cast<_Float16>(a * b)));
-        acc32 += a * b;
+  const int64_t k = 256;  // long enough for rounding every step to differ
+  for (bool clear : {true, false}) {
+    std::vector<Tensor> args = {RandomTensor(DType::kFloat16, {2, k}, seed),
+                                RandomTensor(DType::kFloat16, {k, 2}, seed + 1),
+                                RandomTensor(DType::kFloat16, {2, 2}, seed + 2)};
+    const Tensor old = args[2];
+    ASSERT_TRUE(RunProgram(SingleGemm(DType::kFloat16, clear, 2, 2, k), args).ok());
+    bool differs_from_every_step = false;
+    for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t j = 0; j < 2; ++j) {
+        const float start = clear ? 0.0f : static_cast<float>(At(old, i, j));
+        float acc32 = start;
+        _Float16 step = static_cast<_Float16>(start);
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const float a = static_cast<float>(At(args[0], i, kk)),
+                      b = static_cast<float>(At(args[1], kk, j));
+          acc32 += a * b;
+          step = static_cast<_Float16>(static_cast<float>(step) +
+                                       static_cast<float>(static_cast<_Float16>(a * b)));
+        }
+        EXPECT_EQ(At(args[2], i, j), static_cast<double>(static_cast<_Float16>(acc32)))
+            << "clear=" << clear << " seed " << seed;
+        differs_from_every_step |= static_cast<double>(step) != At(args[2], i, j);
       }
-      EXPECT_EQ(At(args[2], i, j), static_cast<double>(acc)) << "seed " << seed;
-      differs_from_float32 |=
-          static_cast<double>(acc) != static_cast<double>(static_cast<_Float16>(acc32));
     }
+    EXPECT_TRUE(differs_from_every_step) << "the test data does not tell the two roundings apart";
   }
-  EXPECT_TRUE(differs_from_float32) << "the test data does not exercise float16 accumulation";
 }
 #endif
 
