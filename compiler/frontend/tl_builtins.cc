@@ -53,6 +53,12 @@ constexpr std::string_view kLangFunctions[] = {
     "annotate_layout",
     "use_swizzle",
     "get_thread_binding",
+    "get_lane_idx",
+    "get_warp_idx",
+    "get_warp_idx_sync",
+    "get_warp_group_idx",
+    "shuffle_elect",
+    "transpose",
     "thread_binding",
     "comm_reducer",
     "attr",
@@ -126,7 +132,8 @@ bool IsKnownModule(std::string_view path) {
          path == "tilelang.cuda" || path == "tilelang.math" || path == "tilelang.PassConfigKey" ||
          path == "tilelang.language.GemmWarpPolicy" || path == "math" || path == "torch" ||
          path == "dataclasses" || path == "tvm" || path == "tvm.tir" || path == "functools" ||
-         path == "operator" || path == "itertools";
+         path == "operator" || path == "itertools" || path == "tilelang.transform" ||
+         path == "tilelang.transform.simplify";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -162,6 +169,17 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
     return std::nullopt;
   }
   if (path == "tilelang.PassConfigKey") return Value::Str(a);
+  if (path == "tilelang.transform" || path == "tilelang.transform.simplify") {
+    // Simplification passes over a prim_func: tilec simplifies as it
+    // lowers, so applied to a function they return it.
+    if (attr == "apply_simplify" || attr == "simplify_prim_func") {
+      return Value::Builtin("tilelang.transform.simplify");
+    }
+    if (path == "tilelang.transform" && attr == "simplify") {
+      return Value::Module("tilelang.transform.simplify");
+    }
+    return std::nullopt;
+  }
   if (path == "tilelang.cuda") {
     if (attr == "language") return Value::Module(std::string(kLang));
     return std::nullopt;

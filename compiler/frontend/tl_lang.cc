@@ -748,6 +748,12 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     copy.flavor = name == "T.macro" ? FunctionFlavor::kMacro : FunctionFlavor::kPrimFunc;
     return Value::Function(std::move(copy));
   }
+  if (name == "tilelang.transform.simplify") {
+    if (args.positional.size() != 1 || args.positional[0].value.kind != ValueKind::kFunction) {
+      return b.Err(args.loc, "apply_simplify / simplify_prim_func takes a @T.prim_func");
+    }
+    return args.positional[0].value;
+  }
   if (name == "tilelang.jit" || name == "tilelang.autotune" || name == "tilelang.lazy_jit" ||
       name == "tilelang.compile") {
     // Compilation wrappers: their options (out_idx, targets, configs ...) do

@@ -292,6 +292,40 @@ absl::StatusOr<Value> Fill(Builder& b, std::string_view name, CallArgs& args) {
   return Value::None();
 }
 
+// T.transpose(src, dst): dst[j, i] = src[i, j] for two-dimensional tiles of
+// transposed constant shapes, as a T.Parallel nest over src.
+absl::StatusOr<Value> Transpose(Builder& b, CallArgs& args) {
+  constexpr std::string_view kFn = "T.transpose";
+  absl::StatusOr<Args> a = BindArgs(b, args, kFn, {"src", "dst"}, 2);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<Operand> src = ReadOperand(b, *(*a)[0], kFn, false);
+  if (!src.ok()) return src.status();
+  absl::StatusOr<Operand> dst = ReadOperand(b, *(*a)[1], kFn, false);
+  if (!dst.ok()) return dst.status();
+  const ir::Region& sr = *src->region;
+  const ir::Region& dr = *dst->region;
+  std::vector<int64_t> se, de;
+  for (const ir::Expr& e : sr.extents) se.push_back(ir::AsConstInt(e).value_or(-1));
+  for (const ir::Expr& e : dr.extents) de.push_back(ir::AsConstInt(e).value_or(-1));
+  if (se.size() != 2 || de.size() != 2 || se[0] < 0 || se[1] < 0 || de[0] != se[1] ||
+      de[1] != se[0]) {
+    return b.Err(args.loc, Cat(kFn, " takes two-dimensional tiles of constant transposed shapes (",
+                               "[m, n] into [n, m])"));
+  }
+  ir::Var i = ir::MakeVar("i", ir::DType::kInt32), j = ir::MakeVar("j", ir::DType::kInt32);
+  auto at = [](const ir::Expr& base, const ir::Var& v) {
+    return ir::Binary(ir::BinaryOp::kAdd, base, v);
+  };
+  ir::Expr value = ir::Load(sr.buffer, {at(sr.mins[0], i), at(sr.mins[1], j)});
+  if (sr.buffer->dtype != dr.buffer->dtype) value = ir::Cast(dr.buffer->dtype, value);
+  ir::Stmt body = ir::Store(dr.buffer, {at(dr.mins[0], j), at(dr.mins[1], i)}, value);
+  body = ir::For(j, ir::IntImm(0), ir::IntImm(se[1]), ir::ForKind::kParallel, body);
+  body = ir::For(i, ir::IntImm(0), ir::IntImm(se[0]), ir::ForKind::kParallel, body);
+  absl::Status st = b.Emit(body, args.loc, kFn);
+  if (!st.ok()) return st;
+  return Value::None();
+}
+
 absl::StatusOr<ir::Buffer> WholeBuffer(Builder& b, const Arg& a, std::string_view fn) {
   if (a.value.kind == ValueKind::kBuffer) return a.value.buffer;
   return b.Err(a.loc, Cat(fn, " works on whole buffers, got ", DescribeValue(a.value)));
@@ -734,6 +768,7 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   if (name == "T.copy") return Copy(b, args);
   if (name == "T.gemm") return Gemm(b, args);
   if (name == "T.fill" || name == "T.clear") return Fill(b, name, args);
+  if (name == "T.transpose") return Transpose(b, args);
   if (name == "T.reduce_max" || name == "T.reduce_min" || name == "T.reduce_sum" ||
       name == "T.reduce_abssum" || name == "T.reduce_absmax") {
     return Reduce(b, name, args);

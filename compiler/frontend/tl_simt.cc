@@ -60,6 +60,51 @@ absl::StatusOr<Value> GetThreadBinding(Builder& b, CallArgs& args) {
   return Value::Runtime(AxisExpr(dims, static_cast<size_t>(dim)));
 }
 
+// The warp queries, from the block's linear thread index t (warp_size
+// defaults to 32, warps_per_group to 4): T.get_lane_idx = t % warp_size,
+// T.get_warp_idx and T.get_warp_idx_sync = t / warp_size,
+// T.get_warp_group_idx = t / (warp_size * warps_per_group), and
+// T.shuffle_elect(extent) = whether t is the first of its group of `extent`
+// threads (of the block when extent is 0).
+absl::StatusOr<Value> WarpInfo(Builder& b, std::string_view name, CallArgs& args) {
+  const bool elect = name == "T.shuffle_elect";
+  const bool group = name == "T.get_warp_group_idx";
+  std::vector<std::string_view> params =
+      elect   ? std::vector<std::string_view>{"thread_extent"}
+      : group ? std::vector<std::string_view>{"warp_size", "warps_per_group"}
+              : std::vector<std::string_view>{"warp_size"};
+  absl::StatusOr<Args> a = BindArgs(b, args, name, params, elect ? 1 : 0);
+  if (!a.ok()) return a.status();
+  std::vector<int64_t> v = {elect ? 0 : 32, 4};
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!(*a)[i] || (*a)[i]->value.kind == ValueKind::kNone) continue;
+    absl::StatusOr<int64_t> n = b.StaticInt((*a)[i]->value, (*a)[i]->loc, params[i]);
+    if (!n.ok()) return n.status();
+    if (*n < (elect ? 0 : 1)) {
+      return b.Err((*a)[i]->loc, Cat(name, ": ", params[i], " must be ",
+                                     elect ? "0 or more" : "positive", ", got ", *n));
+    }
+    v[i] = *n;
+  }
+  if (!b.InKernel()) return b.Err(args.loc, Cat(name, "() outside a T.Kernel"));
+  const std::vector<int64_t>& dims = b.kernel_thread_dims();
+  if (dims.empty() || dims[0] == 0) {
+    return b.Err(args.loc, Cat(name, "() needs the kernel's thread count to be a constant"));
+  }
+  ir::Expr t = ir::Call(ir::CallFn::kThreadIndex, {});
+  if (elect) {
+    if (v[0] == 0) return Value::Runtime(ir::Binary(ir::BinaryOp::kEq, t, ir::IntImm(0)));
+    return Value::Runtime(ir::Binary(ir::BinaryOp::kEq,
+                                     ir::Binary(ir::BinaryOp::kFloorMod, t, ir::IntImm(v[0])),
+                                     ir::IntImm(0)));
+  }
+  if (name == "T.get_lane_idx") {
+    return Value::Runtime(ir::Binary(ir::BinaryOp::kFloorMod, t, ir::IntImm(v[0])));
+  }
+  const int64_t span = group ? v[0] * v[1] : v[0];
+  return Value::Runtime(ir::Binary(ir::BinaryOp::kFloorDiv, t, ir::IntImm(span)));
+}
+
 // T.thread_binding([start,] stop, thread="threadIdx.x"), written as a value
 // (`kr = T.thread_binding(0, 32, thread="threadIdx.x")`): the thread index
 // along that axis plus start; the axis must have stop - start threads.
@@ -270,6 +315,10 @@ bool IsAttr(const Value& ctx) { return Tagged(ctx, kAttrTag); }
 std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view name, CallArgs& args) {
   if (name == "T.get_thread_binding") return GetThreadBinding(b, args);
   if (name == "T.thread_binding") return ThreadBinding(b, args);
+  if (name == "T.get_lane_idx" || name == "T.get_warp_idx" || name == "T.get_warp_idx_sync" ||
+      name == "T.get_warp_group_idx" || name == "T.shuffle_elect") {
+    return WarpInfo(b, name, args);
+  }
   if (name == "T.comm_reducer") {
     if (args.positional.size() != 2 || args.positional[0].value.kind != ValueKind::kFunction) {
       return b.Err(args.loc, "T.comm_reducer takes (function of two values, [identity])");
