@@ -324,6 +324,18 @@ absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view 
     if (!stage.ok()) return stage.status();
     spec.order = *order;
     spec.stage = *stage;
+    if (const std::optional<Arg>& g = (*a)[6]; g && g->value.kind != ValueKind::kNone) {
+      if (!g->value.IsSequence()) {
+        return b.Err(g->loc, Cat("group must be a list of lists of statement indices, got ",
+                                 DescribeValue(g->value)));
+      }
+      for (const Value& item : g->value.Items()) {
+        absl::StatusOr<std::vector<int64_t>> members =
+            IntList(b, Arg{item, g->loc}, "a group of group=");
+        if (!members.ok()) return members.status();
+        spec.group.push_back(*members);
+      }
+    }
     if (ir::AsConstInt(spec.num_stages) == 0) {
       // num_stages=0 turns pipelining off in TileLang: a plain serial loop,
       // unless a manual schedule (order/stage) sets the depth itself.

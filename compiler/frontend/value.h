@@ -227,6 +227,9 @@ struct LoopSpec {
   ir::Expr step;        // serial/unroll with a step other than 1 (single loop); else null
   ir::Expr num_stages;  // T.Pipelined only; null when not given
   std::vector<int64_t> order, stage;
+  // group=: the statements each order/stage entry stands for; empty when
+  // there is one entry per statement.
+  std::vector<std::vector<int64_t>> group;
 };
 
 struct KernelSpec {

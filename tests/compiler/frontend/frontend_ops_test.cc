@@ -1,14 +1,13 @@
 // Frontend unit tests for the kernel-level constructs: loops, tile operators,
 // layouts, dynamic dims, runtime names, promotion, scalar functions, kernels
 // and workspaces.
-#include "compiler/frontend/frontend.h"
-
 #include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "compiler/frontend/frontend.h"
 #include "compiler/ir/hash.h"
 #include "compiler/ir/printer.h"
 #include "gtest/gtest.h"
@@ -71,6 +70,41 @@ TEST(Frontend, LoopForms) {
   // num_stages=0 turns pipelining off.
   EXPECT_EQ(loops[9]->kind, ir::ForKind::kSerial);
   EXPECT_FALSE(loops[9]->num_stages);
+}
+
+// group= gives each order/stage entry a group of statements; the loop keeps
+// one entry per statement.
+constexpr char kGroups[] = R"py(
+def f(group):
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=32):
+            for k in T.Pipelined(4, num_stages=2, order=[1, -1, 0], stage=[0, -1, 1],
+                                 group=group):
+                A[k] = 1.0
+                A[k + 4] = 2.0
+                A[k + 8] = 3.0
+                A[k + 12] = 4.0
+    return main
+)py";
+
+TEST(Frontend, PipelinedGroups) {
+  ir::Program p = Ok(kGroups, "f", {{"group", "[[0], [1, 3], [2]]"}});
+  auto loops = Find<ir::ForNode>(p);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0]->order, (std::vector<int64_t>{1, -1, 0, -1}));
+  EXPECT_EQ(loops[0]->stage, (std::vector<int64_t>{0, -1, 1, -1}));
+  const std::pair<const char*, const char*> bad[] = {
+      {"[[0], [1, 3], [2, 3]]", "puts statement 3 in groups 1 and 2"},
+      {"[[0], [1], [2]]", "leaves statement 3 out of every group"},
+      {"[[0], [1, 3], [2, 4]]", "names statement 4 but the loop body has 4 statements"},
+      {"[[0, 1, 2, 3]]", "order= has 3 entries but group= has 1 groups"},
+  };
+  for (const auto& [group, message] : bad) {
+    absl::StatusOr<ir::Program> r = Build(kGroups, "f", {{"group", group}});
+    ASSERT_FALSE(r.ok()) << group;
+    EXPECT_TRUE(Contains(std::string(r.status().message()), message)) << r.status();
+  }
 }
 
 TEST(Frontend, CopyRegions) {
