@@ -719,4 +719,53 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
   return result;
 }
 
+// The loop's order= and stage= with one entry per scheduled statement
+// (group= spread), checked against the `scheduled` statements of its body.
+absl::StatusOr<std::pair<std::vector<int64_t>, std::vector<int64_t>>> Builder::PipelineSchedule(
+    SourceLoc loc, const LoopSpec& loop, size_t scheduled) {
+  std::vector<int64_t> order = loop.order, stage = loop.stage;
+  if (!loop.group.empty()) {
+    // group= gives each order/stage entry the statements it stands for:
+    // every statement in exactly one group; spread to one entry each.
+    std::vector<int64_t> owner(scheduled, -1);
+    for (size_t g = 0; g < loop.group.size(); ++g) {
+      for (int64_t i : loop.group[g]) {
+        if (i < 0 || static_cast<size_t>(i) >= scheduled) {
+          return Err(loc, Cat("T.Pipelined group= names statement ", i, " but the loop body has ",
+                              scheduled, scheduled == 1 ? " statement" : " statements"));
+        }
+        if (owner[i] >= 0) {
+          return Err(loc, Cat("T.Pipelined group= puts statement ", i, " in groups ", owner[i],
+                              " and ", g));
+        }
+        owner[i] = static_cast<int64_t>(g);
+      }
+    }
+    for (size_t i = 0; i < scheduled; ++i) {
+      if (owner[i] < 0) {
+        return Err(loc, Cat("T.Pipelined group= leaves statement ", i, " out of every group"));
+      }
+    }
+    for (auto [list, name] : {std::pair{&order, "order"}, {&stage, "stage"}}) {
+      if (list->empty()) continue;
+      if (list->size() != loop.group.size()) {
+        return Err(loc, Cat("T.Pipelined ", name, "= has ", list->size(),
+                            " entries but group= has ", loop.group.size(), " groups"));
+      }
+      std::vector<int64_t> spread;
+      for (size_t i = 0; i < scheduled; ++i) spread.push_back((*list)[owner[i]]);
+      *list = std::move(spread);
+    }
+  }
+  for (const auto& [list, name] : {std::pair{&order, "order"}, {&stage, "stage"}}) {
+    if (!list->empty() && list->size() != scheduled) {
+      return Err(
+          loc, Cat("T.Pipelined ", name, "= has ", list->size(), " entries but the loop body has ",
+                   scheduled, scheduled == 1 ? " statement" : " statements",
+                   " (one entry per statement; a local bound in the body is not one)"));
+    }
+  }
+  return std::pair{std::move(order), std::move(stage)};
+}
+
 }  // namespace tilec::frontend

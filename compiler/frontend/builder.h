@@ -347,6 +347,8 @@ class Builder {
 
   void IndexModule();
   absl::StatusOr<Value> EvalModuleEntry(const std::string& name, ModuleEntry& entry, SourceLoc loc);
+  absl::StatusOr<std::pair<std::vector<int64_t>, std::vector<int64_t>>> PipelineSchedule(
+      SourceLoc loc, const LoopSpec& loop, size_t scheduled);
   absl::StatusOr<Value> ImportValue(const std::string& module, const std::string& name,
                                     SourceLoc loc);
 

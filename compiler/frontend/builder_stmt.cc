@@ -536,48 +536,10 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
   // statement of the body except the lets of its Python locals.
   size_t scheduled = 0;
   for (const ir::Stmt& st : stmts) scheduled += st && st->kind != ir::StmtKind::kLet ? 1 : 0;
-  std::vector<int64_t> order = loop.order, stage = loop.stage;
-  if (!loop.group.empty()) {
-    // group= gives each order/stage entry the statements it stands for:
-    // every statement in exactly one group; spread to one entry each.
-    std::vector<int64_t> owner(scheduled, -1);
-    for (size_t g = 0; g < loop.group.size(); ++g) {
-      for (int64_t i : loop.group[g]) {
-        if (i < 0 || static_cast<size_t>(i) >= scheduled) {
-          return Err(s.loc, Cat("T.Pipelined group= names statement ", i, " but the loop body has ",
-                                scheduled, scheduled == 1 ? " statement" : " statements"));
-        }
-        if (owner[i] >= 0) {
-          return Err(s.loc, Cat("T.Pipelined group= puts statement ", i, " in groups ", owner[i],
-                                " and ", g));
-        }
-        owner[i] = static_cast<int64_t>(g);
-      }
-    }
-    for (size_t i = 0; i < scheduled; ++i) {
-      if (owner[i] < 0) {
-        return Err(s.loc, Cat("T.Pipelined group= leaves statement ", i, " out of every group"));
-      }
-    }
-    for (auto [list, name] : {std::pair{&order, "order"}, {&stage, "stage"}}) {
-      if (list->empty()) continue;
-      if (list->size() != loop.group.size()) {
-        return Err(s.loc, Cat("T.Pipelined ", name, "= has ", list->size(),
-                              " entries but group= has ", loop.group.size(), " groups"));
-      }
-      std::vector<int64_t> spread;
-      for (size_t i = 0; i < scheduled; ++i) spread.push_back((*list)[owner[i]]);
-      *list = std::move(spread);
-    }
-  }
-  for (const auto& [list, name] : {std::pair{&order, "order"}, {&stage, "stage"}}) {
-    if (!list->empty() && list->size() != scheduled) {
-      return Err(s.loc, Cat("T.Pipelined ", name, "= has ", list->size(),
-                            " entries but the loop body has ", scheduled,
-                            scheduled == 1 ? " statement" : " statements",
-                            " (one entry per statement; a local bound in the body is not one)"));
-    }
-  }
+  absl::StatusOr<std::pair<std::vector<int64_t>, std::vector<int64_t>>> schedule =
+      PipelineSchedule(s.loc, loop, scheduled);
+  if (!schedule.ok()) return schedule.status();
+  const auto& [order, stage] = *schedule;
   ir::Stmt body = Body(std::move(stmts));
   // A T.Parallel extent known only at run time but bounded by a constant
   // (`T.Parallel(T.min(valid_len, 512))`): the loop runs to the bound and
