@@ -16,6 +16,9 @@
 // accumulator other than float32/float16, float8 A in registers,
 // tiles that do not split into whole mma tiles over the warps) is rejected
 // here with UNIMPLEMENTED before any code is generated.
+#include <algorithm>
+#include <initializer_list>
+
 #include "absl/strings/str_cat.h"
 #include "compiler/targets/cuda/emitter_internal.h"
 
@@ -96,6 +99,90 @@ bool IsFloat8(ir::DType t) { return t == ir::DType::kFloat8E4M3 || t == ir::DTyp
 // The PTX type name of a float8 dtype.
 const char* Float8PtxName(ir::DType t) { return t == ir::DType::kFloat8E4M3 ? "e4m3" : "e5m2"; }
 
+// Operand and accumulator types the CUDA cores multiply: 8- to 32-bit
+// integers into int32; float16, bfloat16, float32 into float32 (the pairs
+// the tensor cores do not take: one of them float32) and with float64 into
+// float64.
+bool SimtGemmTypes(ir::DType a, ir::DType b, ir::DType c) {
+  using ir::DType;
+  auto in = [](DType t, std::initializer_list<DType> set) {
+    return std::find(set.begin(), set.end(), t) != set.end();
+  };
+  const auto ints = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32};
+  const auto floats = {DType::kFloat16, DType::kBFloat16, DType::kFloat32};
+  const auto doubles = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64};
+  switch (c) {
+    case DType::kInt32: return in(a, ints) && in(b, ints);
+    case DType::kFloat32:
+      return in(a, floats) && in(b, floats) && (a == DType::kFloat32 || b == DType::kFloat32);
+    case DType::kFloat64: return in(a, doubles) && in(b, doubles);
+    default: return false;
+  }
+}
+
+// T.gemm on the CUDA cores, for the types the tensor cores do not take
+// (float32 and float64, integers into int32): every thread computes the
+// accumulator elements it holds, C[i, j] += sum over k of A[i, k] * B[k, j]
+// in C's type (each product and sum rounded to it, as the interpreter
+// computes), reading A and B from shared memory through their layouts.
+absl::Status LowerSimtGemm(EmitContext& ctx, const ir::GemmNode& g, const std::string& shape,
+                           int64_t m, int64_t n, int64_t k) {
+  const ir::Buffer& a = g.a.buffer;
+  const ir::Buffer& b = g.b.buffer;
+  const ir::Buffer& c = g.c.buffer;
+  if (a->scope != ir::Scope::kShared || b->scope != ir::Scope::kShared ||
+      c->scope != ir::Scope::kFragment) {
+    return ctx.Unimplemented(absl::StrCat(
+        shape, " with ", Sv(ir::DTypeName(a->dtype)),
+        " operands on the CUDA cores, which takes A and B in shared memory and C in a fragment"));
+  }
+  const inference::FragmentLayout* cl = ctx.FragmentOf(c.get());
+  BufferInfo* ai = ctx.Info(a.get());
+  BufferInfo* bi = ctx.Info(b.get());
+  BufferInfo* ci = ctx.Info(c.get());
+  if (!cl || !ai || !bi || !ci) return ctx.Internal("T.gemm operand not declared");
+  std::optional<SharedPart> pa = PartOfShared(ctx, ctx.SharedBase(*ai), ai->layout_type, g.a);
+  std::optional<SharedPart> pb = PartOfShared(ctx, ctx.SharedBase(*bi), bi->layout_type, g.b);
+  if (!pa || !pb) {
+    return ctx.Unimplemented(absl::StrCat(
+        shape,
+        " with an operand that is a part of a shared buffer tilec cannot address (tiles "
+        "X[b, :, :] of 8k rows and windows X[r0:r1, c0:c1] at constant offsets)"));
+  }
+  const std::string ct = CType(c->dtype);
+  ctx.w().Line(absl::StrCat("// ", shape, ": ", Sv(ir::DTypeName(a->dtype)), " x ",
+                            Sv(ir::DTypeName(b->dtype)), " -> ", Sv(ir::DTypeName(c->dtype)),
+                            " on the CUDA cores"));
+  const std::string slot = ctx.Fresh("s"), kk = ctx.Fresh("k");
+  if (g.clear_accum) {
+    ctx.w().Line("#pragma unroll");
+    ctx.w().Line(absl::StrCat("for (int ", slot, " = 0; ", slot, " < ", cl->local_size, "; ++",
+                              slot, ") ", ci->name, "[", slot, "] = ", ct, "(0);  // clear_accum"));
+  }
+  ctx.w().Line("#pragma unroll 1");
+  ctx.w().Open(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", k, "; ++", kk, ")"));
+  ctx.w().Line("#pragma unroll");
+  ctx.w().Open(
+      absl::StrCat("for (int ", slot, " = 0; ", slot, " < ", cl->local_size, "; ++", slot, ")"));
+  std::vector<std::string> ij = ctx.LogicalText(*cl, slot);
+  const std::string i = ctx.Fresh("i"), j = ctx.Fresh("j");
+  ctx.w().Line(absl::StrCat("const int ", i, " = ", ij[0], ", ", j, " = ", ij[1], ";"));
+  std::string cond = absl::StrCat(i, " < ", m, " && ", j, " < ", n);
+  if (cl->valid) cond = absl::StrCat(ctx.LayoutExprText(*cl, cl->valid, slot), " && ", cond);
+  const std::string av = absl::StrCat(pa->pointer, "[", pa->layout, "::offset(",
+                                      g.transpose_a ? kk : i, ", ", g.transpose_a ? i : kk, ")]");
+  const std::string bv = absl::StrCat(pb->pointer, "[", pb->layout, "::offset(",
+                                      g.transpose_b ? j : kk, ", ", g.transpose_b ? kk : j, ")]");
+  auto wide = [&](const std::string& v, ir::DType t) {
+    return ctx.Convert({v, 0}, t, c->dtype).text;
+  };
+  ctx.w().Line(absl::StrCat("if (", cond, ") ", ci->name, "[", slot, "] = ", ci->name, "[", slot,
+                            "] + ", ct, "(", wide(av, a->dtype), " * ", wide(bv, b->dtype), ");"));
+  ctx.w().Close();
+  ctx.w().Close();
+  return ctx.status();
+}
+
 }  // namespace
 
 absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
@@ -127,6 +214,7 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   // reference's bfloat16 sums by far more than bfloat16's tolerance.)
   const bool narrow_c = c->dtype == ir::DType::kFloat16;
   if ((!f16 && !bf16 && !fp8) || (c->dtype != ir::DType::kFloat32 && !narrow_c)) {
+    if (SimtGemmTypes(a->dtype, b->dtype, c->dtype)) return LowerSimtGemm(ctx, *g, shape, m, n, k);
     return ctx.Unimplemented(
         absl::StrCat(shape, " with ", Sv(ir::DTypeName(a->dtype)), " x ",
                      Sv(ir::DTypeName(b->dtype)), " -> ", Sv(ir::DTypeName(c->dtype)),
