@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/frontend/ast.h"
 #include "compiler/frontend/reducers.h"
+#include "compiler/frontend/safe_access.h"
 #include "compiler/frontend/source.h"
 #include "compiler/frontend/value.h"
 #include "compiler/frontend/views.h"
@@ -181,6 +182,8 @@ class Builder {
   ViewMap& views() { return views_; }
   // Reducers allocated with T.alloc_reducer, with their ops (reducers.h).
   ReducerMap& reducer_buffers() { return reducer_buffers_; }
+  // T.annotate_safe_value (safe_access.h).
+  SafeValues& safe_values() { return safe_values_; }
   // A constant no smaller than `e`, from constants, T.min/T.max and the lets
   // of kernel-code names; nullopt when there is none to see.
   std::optional<int64_t> ConstUpperBound(const ir::Expr& e) const;
@@ -369,6 +372,7 @@ class Builder {
   std::map<const ir::VarNode*, ir::Expr> let_values_;
   std::vector<Value> reducers_;
   ViewMap views_;
+  SafeValues safe_values_;
   ReducerMap reducer_buffers_;
   bool eager_ = false;
   bool names_as_strings_ = false;

@@ -485,7 +485,9 @@ absl::StatusOr<ir::Program> Compiler::Assemble() {
   absl::StatusOr<ir::Stmt> lowered =
       LowerViews(LowerReducers(body_, b_.reducer_buffers()), b_.views());
   if (!lowered.ok()) return lowered.status();
-  program.body = *lowered;
+  absl::StatusOr<ir::Stmt> legal = LegalizeGlobalAccesses(*lowered, b_.safe_values());
+  if (!legal.ok()) return legal.status();
+  program.body = *legal;
   UsedVars used;
   used.VisitProgram(program);
   for (const ParamInfo& p : b_.params()) {

@@ -59,6 +59,7 @@ constexpr std::string_view kLangFunctions[] = {
     "get_warp_group_idx",
     "shuffle_elect",
     "transpose",
+    "annotate_safe_value",
     "thread_binding",
     "comm_reducer",
     "attr",

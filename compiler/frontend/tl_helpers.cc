@@ -65,8 +65,8 @@ absl::StatusOr<Value> AnyAllOf(Builder& b, std::string_view name, CallArgs& args
   } else if (arg.value.kind == ValueKind::kRegion) {
     region = *arg.value.region;
   } else {
-    return b.Err(arg.loc, Cat(name, "() needs a buffer or a buffer region, got ",
-                              DescribeValue(arg.value)));
+    return b.Err(arg.loc,
+                 Cat(name, "() needs a buffer or a buffer region, got ", DescribeValue(arg.value)));
   }
   std::vector<int64_t> extents;
   int64_t count = 1;
@@ -79,8 +79,8 @@ absl::StatusOr<Value> AnyAllOf(Builder& b, std::string_view name, CallArgs& args
     extents.push_back(*c);
     count *= *c;
     if (count > kMaxReductionTerms) {
-      return b.Err(arg.loc, Cat(name, "() of more than ", kMaxReductionTerms,
-                                " elements is not supported"));
+      return b.Err(arg.loc,
+                   Cat(name, "() of more than ", kMaxReductionTerms, " elements is not supported"));
     }
   }
   bool is_any = name == "T.any_of";
@@ -135,12 +135,36 @@ absl::StatusOr<Value> TilelangMath(Builder& b, std::string_view name, CallArgs& 
 
 }  // namespace
 
+// T.annotate_safe_value({A: v, ...}): what an out-of-bounds element load of
+// the global tensor A reads (safe_access.h); the last annotation of a tensor
+// holds for the whole program.
+absl::StatusOr<Value> AnnotateSafeValue(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.annotate_safe_value", {"safe_value_map"}, 1);
+  if (!a.ok()) return a.status();
+  const Arg& m = *(*a)[0];
+  if (m.value.kind != ValueKind::kDict) {
+    return b.Err(m.loc, Cat("T.annotate_safe_value needs a dict {tensor: value}, got ",
+                            DescribeValue(m.value)));
+  }
+  for (const auto& [key, value] : *m.value.dict) {
+    if (key.kind != ValueKind::kBuffer || key.buffer->scope != ir::Scope::kGlobal) {
+      return b.Err(m.loc, Cat("T.annotate_safe_value: a key must be a global tensor, got ",
+                              DescribeValue(key)));
+    }
+    absl::StatusOr<ir::Expr> v = b.ExprAs(value, key.buffer->dtype, m.loc);
+    if (!v.ok()) return v.status();
+    b.safe_values()[key.buffer.get()] = *v;
+  }
+  return Value::None();
+}
+
 std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view name,
                                                   CallArgs& args) {
   if (name == "tilelang.math.cdiv" || name == "tilelang.math.next_power_of_2") {
     return TilelangMath(b, name, args);
   }
   if (name == "T.clamp") return Clamp(b, args);
+  if (name == "T.annotate_safe_value") return AnnotateSafeValue(b, args);
   if (name == "tir.const") {
     // tvm.tir.const(value, dtype): a literal; the dtype defaults to int32 for
     // an int, float32 for a float and bool for a bool, as TVM's does.
@@ -165,9 +189,9 @@ std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view n
   }
   if (name == "T.Fragment") {
     absl::StatusOr<Args> a = BindArgs(b, args, name,
-                                  {"shape", "forward_fn", "forward_thread_fn", "replicate",
-                                   "forward_index_fn", "thread_replicate"},
-                                  1);
+                                      {"shape", "forward_fn", "forward_thread_fn", "replicate",
+                                       "forward_index_fn", "thread_replicate"},
+                                      1);
     if (!a.ok()) return a.status();
     for (size_t k : {1, 2, 4}) {
       if ((*a)[k] && (*a)[k]->value.kind != ValueKind::kFunction &&

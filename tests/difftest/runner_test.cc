@@ -55,9 +55,10 @@ TEST(RunnerTest, ACorrectProgramMatchesOnEveryTargetAndItsVariant) {
 
 TEST(RunnerTest, AProgramTheInterpreterRejectsIsInvalidNotABug) {
   Case c = ScaleCase();
-  // Unguarded: the last block reads and writes past N.
+  // An integer division by zero.
   c.source = std::string(kScale);
-  c.source.replace(c.source.find("if bx * block + i < N:"), 22, "if True:");
+  const std::string load = "X[bx * block + i] * 2.0";
+  c.source.replace(c.source.find(load), load.size(), "T.cast(i // (i - i), \"float32\")");
   CaseResult r = RunCase(c, WithoutVariant());
   ASSERT_EQ(r.targets.size(), 2u);
   EXPECT_EQ(r.targets[0].outcome, Outcome::kInvalid) << r.targets[0].detail;

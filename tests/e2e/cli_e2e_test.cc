@@ -152,8 +152,10 @@ def shifted(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
         with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((n,), "float32")
+            T.copy(A, S)
             for i in T.Parallel(n):
-                B[i] = A[i + 1]
+                B[i] = S[i + 1]
     return main
 
 def spin(n, steps):
@@ -169,7 +171,7 @@ def spin(n, steps):
                               "--target", "sm_80"});
   EXPECT_EQ(fault.code, 70) << fault.err;
   EXPECT_NE(fault.err.find("faulted on the emulator"), std::string::npos) << fault.err;
-  EXPECT_NE(fault.err.find("4 bytes past the end of global buffer 'A' (256 bytes)"),
+  EXPECT_NE(fault.err.find("4 bytes past the end of shared buffer 'S' (offset 0, 256 bytes)"),
             std::string::npos)
       << fault.err;
   EXPECT_NE(fault.err.find("at shifted.cu:"), std::string::npos) << fault.err;
