@@ -198,6 +198,21 @@ std::optional<std::string> Builder::UnboundParamIn(const ir::Expr& e,
   return std::nullopt;
 }
 
+ir::Expr Builder::InlineLets(const ir::Expr& e) const {
+  struct Inline : ir::IRMutator {
+    const Builder* b;
+    using ir::IRMutator::Mutate;
+    ir::Expr Mutate(const ir::Expr& x) override {
+      if (const auto* v = x ? x->as<ir::VarNode>() : nullptr) {
+        if (const ir::Expr* value = b->LetValue(v)) return Mutate(*value);
+      }
+      return IRMutator::Mutate(x);
+    }
+  } inline_lets;
+  inline_lets.b = this;
+  return inline_lets.Mutate(e);
+}
+
 bool Builder::HasRuntimeVars(const ir::Expr& e) const {
   if (!e) return false;
   VarCollector c;

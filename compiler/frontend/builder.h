@@ -153,6 +153,8 @@ class Builder {
   // True when `e` reads runtime state: a load, or a variable that is not a
   // parameter or symbol.
   bool HasRuntimeVars(const ir::Expr& e) const;
+  // `e` with the variables of locals (lets) replaced by their values.
+  ir::Expr InlineLets(const ir::Expr& e) const;
 
   // ---- IR conversions -----------------------------------------------------
   absl::StatusOr<ir::Expr> ExprOf(const Value& v, SourceLoc loc) const;
@@ -178,6 +180,8 @@ class Builder {
   // The reducers of the enclosing `with T.attr(T.comm_reducer(...),
   // "reduce_scope", ...)` blocks, innermost last.
   std::vector<Value>& reducers() { return reducers_; }
+  // Inside `with T.ws(...)` (tl_sync.cc).
+  bool InWarpGroupScope() const { return warp_group_scopes_ > 0; }
   // Views of global tensors made in kernels (views.h).
   ViewMap& views() { return views_; }
   // Reducers allocated with T.alloc_reducer, with their ops (reducers.h).
@@ -371,6 +375,7 @@ class Builder {
   std::vector<int64_t> kernel_thread_dims_;
   std::map<const ir::VarNode*, ir::Expr> let_values_;
   std::vector<Value> reducers_;
+  int warp_group_scopes_ = 0;
   ViewMap views_;
   SafeValues safe_values_;
   ReducerMap reducer_buffers_;

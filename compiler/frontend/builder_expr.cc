@@ -444,6 +444,12 @@ absl::StatusOr<Value> Builder::IndexBuffer(const ir::Buffer& b, const SubscriptE
     if (!ext_e.ok()) return ext_e.status();
     ir::Expr extent = SimplifyIndex(*ext_e);
     if (HasRuntimeVars(extent)) {
+      // Bounds bound to locals (`kv_end - kv_start`): their values may
+      // cancel (`(base + (k + 1) * bn) - (base + k * bn)` is `bn`).
+      ir::Expr inlined = SimplifyIndex(InlineLets(*ext_e));
+      if (!HasRuntimeVars(inlined)) extent = inlined;
+    }
+    if (HasRuntimeVars(extent)) {
       return Err(x.loc, Cat("the extent of this slice, `", ir::PrintExpr(extent),
                             "`, depends on runtime values; region extents must be "
                             "known when the kernel is launched"));

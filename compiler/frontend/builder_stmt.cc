@@ -672,6 +672,13 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
     reducers_.pop_back();
     return flow;
   }
+  if (IsWarpGroupScope(*ctx)) {
+    if (item.target) return Err(item.target->loc, "`with T.ws(...)` binds no name");
+    ++warp_group_scopes_;
+    absl::StatusOr<Flow> flow = ExecBlock(s.body);
+    --warp_group_scopes_;
+    return flow;
+  }
   if (ctx->kind != ValueKind::kKernel) {
     return Err(item.context->loc,
                Cat("`with` is only supported with T.Kernel(...), got ", DescribeValue(*ctx)));

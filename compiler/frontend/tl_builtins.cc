@@ -60,6 +60,36 @@ constexpr std::string_view kLangFunctions[] = {
     "shuffle_elect",
     "transpose",
     "annotate_safe_value",
+    "shfl_xor",
+    "shfl_down",
+    "shfl_up",
+    "shfl_sync",
+    "warp_reduce_sum",
+    "warp_reduce_max",
+    "warp_reduce_min",
+    "warp_reduce_bitand",
+    "warp_reduce_bitor",
+    "alloc_barrier",
+    "barrier_arrive",
+    "barrier_wait",
+    "mbarrier_arrive",
+    "mbarrier_wait_parity",
+    "mbarrier_expect_tx",
+    "mbarrier_arrive_expect_tx",
+    "sync_threads",
+    "sync_warp",
+    "ws",
+    "set_max_nreg",
+    "inc_max_nreg",
+    "dec_max_nreg",
+    "no_set_max_nreg",
+    "pdl_trigger",
+    "pdl_sync",
+    "annotate_l2_hit_ratio",
+    "annotate_restrict_buffers",
+    "annotate_producer_reg_dealloc",
+    "annotate_consumer_reg_alloc",
+    "print",
     "thread_binding",
     "comm_reducer",
     "attr",
@@ -346,6 +376,8 @@ absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& 
     if (std::optional<absl::StatusOr<Value>> r = CallTlLang(b, name, args, fn)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlHelper(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlSimt(b, name, args)) return *r;
+    if (std::optional<absl::StatusOr<Value>> r = CallTlSync(b, name, args)) return *r;
+    if (std::optional<absl::StatusOr<Value>> r = CallTlWarp(b, name, args)) return *r;
     return b.Err(args.loc, Cat("`", name, "` is not supported by tilec"));
   }
   return CallPython(b, name, args);

@@ -70,6 +70,15 @@ std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view n
 // T.attr, T.evaluate, T.tvm_thread_allreduce, T.reinterpret to a handle.
 // Returns nullopt when `name` is not one of them.
 std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view name, CallArgs& args);
+// Explicit synchronisation and hints (tl_sync.cc): T.alloc_barrier and the
+// barrier operations, T.sync_threads, T.ws, register/launch hints, T.print.
+// Returns nullopt when `name` is not one of them.
+std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view name, CallArgs& args);
+// Warp shuffles and reductions in per-thread code (tl_warp.cc). Returns
+// nullopt when `name` is not one of them.
+std::optional<absl::StatusOr<Value>> CallTlWarp(Builder& b, std::string_view name, CallArgs& args);
+// Whether a `with` context is T.ws(...) (a warp-specialised region).
+bool IsWarpGroupScope(const Value& ctx);
 // Whether a `with` context is T.attr(...) (its key "reduce_scope" with a
 // T.comm_reducer node: `*reducer` is set to the reducer).
 bool IsAttr(const Value& ctx);

@@ -51,6 +51,11 @@ absl::StatusOr<Value> GetThreadBinding(Builder& b, CallArgs& args) {
     return b.Err(args.loc, Cat("T.get_thread_binding(", dim, "): the dimension is 0, 1 or 2"));
   }
   if (!b.InKernel()) return b.Err(args.loc, "T.get_thread_binding() outside a T.Kernel");
+  if (b.InWarpGroupScope()) {
+    return b.Err(args.loc,
+                 "the thread index inside `with T.ws(...)` is not supported: tilec runs a "
+                 "warp-specialised region as block code, where it would number every thread");
+  }
   const std::vector<int64_t>& dims = b.kernel_thread_dims();
   if (dims.empty() || dims[0] == 0) {
     return b.Err(args.loc,
@@ -87,6 +92,10 @@ absl::StatusOr<Value> WarpInfo(Builder& b, std::string_view name, CallArgs& args
     v[i] = *n;
   }
   if (!b.InKernel()) return b.Err(args.loc, Cat(name, "() outside a T.Kernel"));
+  if (b.InWarpGroupScope()) {
+    return b.Err(args.loc, Cat(name, "() inside `with T.ws(...)` is not supported: tilec runs a "
+                                     "warp-specialised region as block code"));
+  }
   const std::vector<int64_t>& dims = b.kernel_thread_dims();
   if (dims.empty() || dims[0] == 0) {
     return b.Err(args.loc, Cat(name, "() needs the kernel's thread count to be a constant"));

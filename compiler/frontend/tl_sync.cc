@@ -1,0 +1,121 @@
+// The explicit synchronisation and hints kernels spell out by hand, for the
+// Hopper producer/consumer style (docs/language.md, "Explicit
+// synchronisation"):
+//
+// - T.alloc_barrier(arrive_count) makes barrier values; T.barrier_arrive,
+//   T.barrier_wait, T.mbarrier_arrive, T.mbarrier_wait_parity,
+//   T.mbarrier_expect_tx (and _arrive_expect_tx), T.sync_threads and
+//   T.sync_warp order the block's statements. In tilec every statement
+//   finishes for the whole block before the next starts (the CUDA code
+//   places the barriers that takes), so these add nothing and lower to no
+//   statement.
+// - `with T.ws(*groups):` (a warp-specialised region) runs its body as
+//   ordinary block code, in program order: the producer's copies before the
+//   consumer's gemm of the same iteration, which is the order its barriers
+//   enforce. Inside it the thread index is refused: there it would count
+//   the region's warp groups only.
+// - The register-budget, launch and cache hints (T.set_max_nreg,
+//   T.inc_max_nreg, T.dec_max_nreg, T.no_set_max_nreg,
+//   T.annotate_producer_reg_dealloc, T.annotate_consumer_reg_alloc,
+//   T.pdl_trigger, T.pdl_sync, T.annotate_l2_hit_ratio,
+//   T.annotate_restrict_buffers) change no value and are accepted.
+// - T.print prints nothing (there is no device printf on the emulator or in
+//   the interpreter); its arguments are evaluated as written.
+#include "compiler/frontend/str_util.h"
+#include "compiler/frontend/tl_builtins.h"
+
+namespace tilec::frontend {
+namespace {
+
+constexpr std::string_view kBarrierTag = "<barrier>";
+constexpr std::string_view kWarpGroupsTag = "<ws>";
+
+Value Tag(std::string_view tag) { return Value::Tuple({Value::Str(std::string(tag))}); }
+
+bool IsTagged(const Value& v, std::string_view tag) {
+  return v.kind == ValueKind::kTuple && !v.Items().empty() &&
+         v.Items()[0].kind == ValueKind::kStr && v.Items()[0].s == tag;
+}
+
+bool IsBarrier(const Value& v) {
+  if (IsTagged(v, kBarrierTag)) return true;
+  return v.kind == ValueKind::kList && !v.Items().empty() && IsTagged(v.Items()[0], kBarrierTag);
+}
+
+// T.alloc_barrier(arrive_count): one barrier, or a list of them for a list
+// of counts (indexed bar[i]).
+absl::StatusOr<Value> AllocBarrier(Builder& b, CallArgs& args) {
+  absl::StatusOr<std::vector<std::optional<Arg>>> a =
+      BindArgs(b, args, "T.alloc_barrier", {"arrive_count"}, 1);
+  if (!a.ok()) return a.status();
+  if (!b.InKernel()) return b.Err(args.loc, "T.alloc_barrier outside a T.Kernel");
+  const Value& count = (*a)[0]->value;
+  if (!count.IsSequence()) {
+    absl::StatusOr<int64_t> n = b.StaticInt(count, (*a)[0]->loc, "the arrive count");
+    if (!n.ok()) return n.status();
+    return Tag(kBarrierTag);
+  }
+  ValueList list;
+  for (const Value& c : count.Items()) {
+    absl::StatusOr<int64_t> n = b.StaticInt(c, (*a)[0]->loc, "an arrive count");
+    if (!n.ok()) return n.status();
+    list.push_back(Tag(kBarrierTag));
+  }
+  return Value::List(std::move(list));
+}
+
+// A barrier operation: the first argument must be a barrier; the others
+// (parity, byte counts, CTA ids) are evaluated and unused.
+absl::StatusOr<Value> BarrierOp(Builder& b, std::string_view name, CallArgs& args) {
+  if (!b.InKernel()) return b.Err(args.loc, Cat(name, " outside a T.Kernel"));
+  if (args.positional.empty() || !IsBarrier(args.positional[0].value)) {
+    return b.Err(args.loc, Cat(name, " takes a barrier from T.alloc_barrier first, got ",
+                               args.positional.empty() ? std::string("no argument")
+                                                       : DescribeValue(args.positional[0].value)));
+  }
+  return Value::None();
+}
+
+}  // namespace
+
+bool IsWarpGroupScope(const Value& ctx) { return IsTagged(ctx, kWarpGroupsTag); }
+
+std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view name, CallArgs& args) {
+  if (name == "T.alloc_barrier") return AllocBarrier(b, args);
+  if (name == "T.barrier_arrive" || name == "T.barrier_wait" || name == "T.mbarrier_arrive" ||
+      name == "T.mbarrier_wait_parity" || name == "T.mbarrier_expect_tx" ||
+      name == "T.mbarrier_arrive_expect_tx") {
+    return BarrierOp(b, name, args);
+  }
+  if (name == "T.ws") {
+    if (!b.InKernel()) return b.Err(args.loc, "T.ws outside a T.Kernel");
+    if (args.positional.empty()) return b.Err(args.loc, "T.ws needs the warp groups it runs on");
+    for (const Arg& g : args.positional) {
+      absl::StatusOr<int64_t> n = b.StaticInt(g.value, g.loc, "a warp group");
+      if (!n.ok()) return n.status();
+    }
+    return Tag(kWarpGroupsTag);
+  }
+  static constexpr std::string_view kNoOps[] = {"T.sync_threads",
+                                                "T.sync_warp",
+                                                "T.set_max_nreg",
+                                                "T.inc_max_nreg",
+                                                "T.dec_max_nreg",
+                                                "T.no_set_max_nreg",
+                                                "T.pdl_trigger",
+                                                "T.pdl_sync",
+                                                "T.annotate_l2_hit_ratio",
+                                                "T.annotate_restrict_buffers",
+                                                "T.annotate_producer_reg_dealloc",
+                                                "T.annotate_consumer_reg_alloc",
+                                                "T.print"};
+  for (std::string_view n : kNoOps) {
+    if (name != n) continue;
+    if (!b.InKernel() && name != "T.print")
+      return b.Err(args.loc, Cat(name, " outside a T.Kernel"));
+    return Value::None();
+  }
+  return std::nullopt;
+}
+
+}  // namespace tilec::frontend
