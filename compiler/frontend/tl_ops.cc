@@ -658,8 +658,10 @@ absl::StatusOr<Value> AnnotateLayout(Builder& b, CallArgs& args) {
     }
     if (layout.kind == ValueKind::kLayout && !layout.layout) {
       // T.Fragment(...): a thread mapping for a fragment. Values do not
-      // depend on it and tilec infers fragment layouts itself: ignored.
-      if (key.buffer->scope != ir::Scope::kFragment) {
+      // depend on it and tilec infers fragment layouts itself: ignored. (A
+      // local buffer given one keeps a copy in every thread, which holds
+      // the same values.)
+      if (key.buffer->scope != ir::Scope::kFragment && key.buffer->scope != ir::Scope::kLocal) {
         return b.Err(m.loc,
                      Cat("T.annotate_layout: T.Fragment(...) is for fragments, but `",
                          key.buffer->name, "` is a ", ir::ScopeName(key.buffer->scope), " buffer"));

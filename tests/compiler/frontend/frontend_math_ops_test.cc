@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "compiler/interp/interp.h"
+#include "compiler/interp/tensor.h"
 #include "compiler/ir/hash.h"
 #include "compiler/ir/proto_convert.h"
-#include "compiler/interp/tensor.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/frontend/frontend_test_util.h"
 
@@ -41,9 +41,9 @@ def clamp(M, N, lo, hi, block_M=16, block_N=16, dtype="float16"):
 TEST(FrontendMathOps, ClampMatchesReferenceAndKeepsNaN) {
   const int64_t M = 21, N = 19;
   const double lo = -0.5, hi = 0.25;
-  ir::Program p = Ok(kClamp, "clamp",
-                     {{"M", std::to_string(M)}, {"N", std::to_string(N)}, {"lo", "-0.5"},
-                      {"hi", "0.25"}});
+  ir::Program p =
+      Ok(kClamp, "clamp",
+         {{"M", std::to_string(M)}, {"N", std::to_string(N)}, {"lo", "-0.5"}, {"hi", "0.25"}});
   ASSERT_TRUE(p.body);
   std::cout << "seed " << kSeed << "\n";
   absl::StatusOr<std::vector<interp::Tensor>> args = interp::MakeInputs(p, {}, kSeed);
@@ -142,7 +142,6 @@ def main(A: T.Tensor((4096,), "int32")):
             "test.py:8:40: error: T.all_of() of more than 1024 elements is not supported");
 }
 
-
 constexpr char kExtrema[] = R"py(
 def row_extrema(M, N, block_N=16, dtype="float32"):
     @T.prim_func
@@ -232,7 +231,6 @@ def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32"), H: T.Tensor
   }
 }
 
-
 constexpr char kDequant[] = R"py(
 import tvm
 from tvm import tir
@@ -296,7 +294,9 @@ def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "int32")):
   // The int8 literal cast to float32 folds.
   EXPECT_TRUE(test_util::Contains(text, "A[0] = 1.5 + 2.0")) << text;
   EXPECT_TRUE(test_util::Contains(text, "B[0] = T.if_then_else(A[1] > 0.0, 7, B[1] // 2)")) << text;
-  EXPECT_TRUE(test_util::Contains(text, "B[1] = T.if_then_else(A[2] > 0.0, T.max(B[2], 3), T.min(B[3], 1))")) << text;
+  EXPECT_TRUE(test_util::Contains(
+      text, "B[1] = T.if_then_else(A[2] > 0.0, T.max(B[2], 3), T.min(B[3], 1))"))
+      << text;
   constexpr char kBad[] = R"py(
 from tvm import tir
 @T.prim_func
@@ -312,7 +312,6 @@ def main(A: T.Tensor((4,), "float32")):
             "element of buffer `A`");
 }
 
-
 TEST(FrontendMathOps, FragmentLayoutHintsAreIgnoredOnFragmentsOnly) {
   constexpr char kOk[] = R"py(
 @T.prim_func
@@ -324,6 +323,18 @@ def main(A: T.Tensor((8, 64), "float32")):
         T.copy(x, A)
 )py";
   ir::Program p = Ok(kOk, "main");
+  EXPECT_TRUE(test_util::Find<ir::AnnotateLayoutNode>(p).empty());
+  // On a local buffer (every thread keeps a copy, with the same values).
+  constexpr char kLocal[] = R"py(
+@T.prim_func
+def main(A: T.Tensor((1,), "float32")):
+    with T.Kernel(1, threads=64) as bx:
+        s = T.alloc_local((1,), "float32")
+        T.annotate_layout({s: T.Fragment(s.shape, forward_thread_fn=lambda i: i)})
+        s[0] = A[0] * 2.0
+        A[0] = s[0]
+)py";
+  p = Ok(kLocal, "main");
   EXPECT_TRUE(test_util::Find<ir::AnnotateLayoutNode>(p).empty());
   constexpr char kShared[] = R"py(
 @T.prim_func
@@ -340,7 +351,6 @@ def main(A: T.Tensor((8, 64), "float32")):
             "a shared buffer");
 }
 
-
 constexpr char kTileExtrema[] = R"py(
 def tile_extrema(K, M, N, block_M=16, block_N=16):
     @T.prim_func
@@ -356,8 +366,9 @@ def tile_extrema(K, M, N, block_M=16, block_N=16):
 
 TEST(FrontendMathOps, TileAtomicMaxMinMatchReference) {
   const int64_t K = 3, M = 21, N = 18;
-  ir::Program p = Ok(kTileExtrema, "tile_extrema",
-                     {{"K", std::to_string(K)}, {"M", std::to_string(M)}, {"N", std::to_string(N)}});
+  ir::Program p =
+      Ok(kTileExtrema, "tile_extrema",
+         {{"K", std::to_string(K)}, {"M", std::to_string(M)}, {"N", std::to_string(N)}});
   ASSERT_TRUE(p.body);
   std::cout << "seed " << kSeed << "\n";
   absl::StatusOr<std::vector<interp::Tensor>> args = interp::MakeInputs(p, {}, kSeed);

@@ -107,6 +107,40 @@ TEST(Frontend, PipelinedGroups) {
   }
 }
 
+// A slice between two locals whose values differ by a constant
+// (`kv_start = base + k * bn`, `kv_end = base + (k + 1) * bn`) has that
+// constant extent.
+TEST(Frontend, SliceBetweenLocalsHasTheirConstantDifference) {
+  ir::Program p = Ok(R"py(
+@T.prim_func
+def main(KV: T.Tensor((4, 256, 64), "float16")):
+    with T.Kernel(2, 4, threads=128) as (bz, bid):
+        S = T.alloc_shared((32, 64), "float16")
+        for k in T.serial(4):
+            kv_start = 128 * bz + k * 32
+            kv_end = 128 * bz + (k + 1) * 32
+            T.copy(KV[bid, kv_start:kv_end, :], S)
+            T.copy(S, KV[bid, kv_start:kv_end, :])
+)py",
+                     "main");
+  auto copies = Find<ir::CopyNode>(p);
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_EQ(ir::AsConstInt(copies[0]->src.extents[1]), 32);
+  absl::StatusOr<ir::Program> bad = Build(R"py(
+@T.prim_func
+def main(KV: T.Tensor((256,), "float16"), n: T.int32):
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((32,), "float16")
+        lo = n * 2
+        hi = n * 3
+        T.copy(KV[lo:hi], S)
+)py",
+                                          "main");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(Contains(std::string(bad.status().message()), "depends on runtime values"))
+      << bad.status();
+}
+
 TEST(Frontend, CopyRegions) {
   ir::Program p = Ok(R"py(
 @T.prim_func
