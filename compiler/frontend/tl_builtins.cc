@@ -230,7 +230,8 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
     static constexpr std::string_view kSame[] = {
         "Cast", "if_then_else", "floordiv", "floormod", "truncdiv", "truncmod",  "exp",
         "exp2", "log",          "log2",     "sqrt",     "rsqrt",    "tanh",      "sigmoid",
-        "abs",  "floor",        "ceil",     "round",    "pow",      "max_value", "min_value"};
+        "abs",  "floor",        "ceil",     "round",    "pow",      "max_value", "min_value",
+        "reinterpret"};
     if (Contains(std::begin(kSame), std::end(kSame), attr)) return Value::Builtin(Cat("T.", attr));
     if (attr == "const" || attr == "PrimExpr") return Value::Builtin(Cat("tir.", attr));
     // The node constructors Select, Max and Min build what T.if_then_else,

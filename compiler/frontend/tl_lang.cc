@@ -417,10 +417,16 @@ absl::StatusOr<Value> MakeView(Builder& b, ir::Buffer base, const ValueList& sha
                                SourceLoc loc) {
   if (!b.InKernel()) return b.Err(loc, "a view of a buffer must be made inside T.Kernel");
   if (auto it = b.views().find(base.get()); it != b.views().end()) base = it->second.base;
-  if (t != base->dtype) {
-    return b.Err(loc,
-                 Cat("a view of `", base->name, "` (", ir::DTypeName(base->dtype), ") as ",
-                     ir::DTypeName(t), " reinterprets its bits, which tilec does not support"));
+  // Another dtype reads the bits of the base's elements (views.h): whole
+  // bytes, one width a multiple of the other.
+  const int vbits = ir::DTypeBits(t), bbits = ir::DTypeBits(base->dtype);
+  if (t != base->dtype &&
+      (t == ir::DType::kBool || base->dtype == ir::DType::kBool || vbits % 8 != 0 ||
+       bbits % 8 != 0 || (vbits % bbits != 0 && bbits % vbits != 0))) {
+    return b.Err(loc, Cat("a view of `", base->name, "` (", ir::DTypeName(base->dtype), ") as ",
+                          ir::DTypeName(t),
+                          ": tilec reinterprets whole bytes between types whose widths divide "
+                          "one another"));
   }
   const bool global = base->scope == ir::Scope::kGlobal;
   std::vector<ir::Expr> dims;
@@ -436,15 +442,20 @@ absl::StatusOr<Value> MakeView(Builder& b, ir::Buffer base, const ValueList& sha
     std::optional<int64_t> c = ir::AsConstInt(e);
     m = m && c ? std::optional<int64_t>(*m * *c) : std::nullopt;
   }
+  // Compared in bits when the dtypes differ.
+  if (n) n = *n * vbits;
+  if (m) m = *m * bbits;
   if (!global && (!n || !m || *n != *m)) {
     return b.Err(loc, Cat("a view of the ", ir::ScopeName(base->scope), " buffer `", base->name,
-                          "` (", m ? Cat(*m) : "?",
-                          " elements) must have as many elements; this "
-                          "one has ",
-                          n ? Cat(*n) : "a number not known at compile time"));
+                          "` (", m ? Cat(*m / bbits) : "?", " elements) must have as many ",
+                          t == base->dtype ? "elements" : "bytes", "; this one has ",
+                          n ? Cat(*n / vbits, t == base->dtype ? "" : Cat(" ", ir::DTypeName(t)))
+                            : "a number not known at compile time"));
   }
   if (n && m && *n > *m) {
-    return b.Err(loc, Cat("a view of ", *n, " elements of `", base->name, "`, which has ", *m));
+    return b.Err(loc,
+                 Cat("a view of ", *n / vbits, " ", ir::DTypeName(t), " elements of `", base->name,
+                     "`, which has ", *m / bbits, " ", ir::DTypeName(base->dtype)));
   }
   ir::Buffer view =
       ir::MakeBuffer(b.TakeNameHint(Cat(base->name, "_view")), t, std::move(dims), base->scope);
@@ -618,7 +629,8 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   }
   if (StartsWith(name, "T.")) {
     if (std::optional<ir::CallFn> f = ir::ParseCallFn(name.substr(2));
-        f && *f != ir::CallFn::kCeilDiv && *f != ir::CallFn::kThreadIndex) {
+        f && *f != ir::CallFn::kCeilDiv && *f != ir::CallFn::kThreadIndex &&
+        *f != ir::CallFn::kReinterpret) {
       return MathCall(b, *f, name, args);
     }
   }

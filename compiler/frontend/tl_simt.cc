@@ -93,8 +93,9 @@ absl::StatusOr<Value> WarpInfo(Builder& b, std::string_view name, CallArgs& args
   }
   if (!b.InKernel()) return b.Err(args.loc, Cat(name, "() outside a T.Kernel"));
   if (b.InWarpGroupScope()) {
-    return b.Err(args.loc, Cat(name, "() inside `with T.ws(...)` is not supported: tilec runs a "
-                                     "warp-specialised region as block code"));
+    return b.Err(args.loc, Cat(name,
+                               "() inside `with T.ws(...)` is not supported: tilec runs a "
+                               "warp-specialised region as block code"));
   }
   const std::vector<int64_t>& dims = b.kernel_thread_dims();
   if (dims.empty() || dims[0] == 0) {
@@ -321,6 +322,44 @@ bool IsReduceScope(const Value& ctx, const Value** reducer) {
 
 bool IsAttr(const Value& ctx) { return Tagged(ctx, kAttrTag); }
 
+namespace {
+
+// T.reinterpret(value, dtype) or TVM's (dtype, value): value's bits read as
+// dtype, of the same width. To "handle" it is the null handle of a
+// reduce_scope attribute (None).
+absl::StatusOr<Value> Reinterpret(Builder& b, CallArgs& args) {
+  constexpr std::string_view kFn = "T.reinterpret";
+  std::vector<Arg> all = args.positional;
+  for (const auto& [k, a] : args.keywords) all.push_back(a);
+  for (const Arg& a : all) {
+    if (a.value.kind == ValueKind::kStr && a.value.s == "handle") return Value::None();
+  }
+  if (all.size() != 2) return b.Err(args.loc, Cat(kFn, " takes a value and a dtype"));
+  // The dtype is the argument that names one (a string or a dtype object).
+  auto is_dtype = [&](const Arg& a) {
+    return a.value.kind == ValueKind::kDType ||
+           (a.value.kind == ValueKind::kStr && ir::ParseDType(a.value.s).has_value());
+  };
+  const bool first = is_dtype(all[0]);
+  const Arg& dt = first ? all[0] : all[1];
+  const Arg& val = first ? all[1] : all[0];
+  absl::StatusOr<ir::DType> t = b.StaticDType(dt.value, dt.loc, "the dtype of T.reinterpret");
+  if (!t.ok()) return t.status();
+  absl::StatusOr<ir::Expr> v = b.ExprOf(val.value, val.loc);
+  if (!v.ok()) return v.status();
+  const ir::DType from = (*v)->dtype;
+  if (from == ir::DType::kBool || *t == ir::DType::kBool ||
+      ir::DTypeBits(from) != ir::DTypeBits(*t)) {
+    return b.Err(args.loc, Cat(kFn, " of ", ir::DTypeName(from), " as ", ir::DTypeName(*t),
+                               ": a bit cast needs two non-bool types of the same width"));
+  }
+  if (from == *t) return Value::Runtime(*v);
+  return Value::Runtime(
+      std::make_shared<ir::CallNode>(*t, ir::CallFn::kReinterpret, std::vector<ir::Expr>{*v}));
+}
+
+}  // namespace
+
 std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view name, CallArgs& args) {
   if (name == "T.get_thread_binding") return GetThreadBinding(b, args);
   if (name == "T.thread_binding") return ThreadBinding(b, args);
@@ -343,17 +382,7 @@ std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view nam
         {Value::Str(std::string(kAttrTag)), args.positional[0].value, Value::Str(*key)});
   }
   if (name == "T.evaluate") return Value::None();  // its argument did the work
-  if (name == "T.reinterpret") {
-    // Only the null handle of a reduce_scope attribute; bit casts of values
-    // are not supported.
-    bool handle = false;
-    for (const Arg& a : args.positional)
-      handle |= a.value.kind == ValueKind::kStr && a.value.s == "handle";
-    for (const auto& [k, a] : args.keywords)
-      handle |= a.value.kind == ValueKind::kStr && a.value.s == "handle";
-    if (handle) return Value::None();
-    return b.Err(args.loc, "T.reinterpret (a bit cast between dtypes) is not supported by tilec");
-  }
+  if (name == "T.reinterpret") return Reinterpret(b, args);
   if (name == "T.tvm_thread_allreduce") return AllReduce(b, args);
   if (name == "T.dp4a") return Dp4a(b, args);
   if (name == "T.import_source" || name == "T.call_extern") {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/frontend/index_simplify.h"
 #include "compiler/ir/printer.h"
+#include "compiler/ir/sv.h"
 #include "compiler/ir/visitor.h"
 
 namespace tilec::frontend {
@@ -31,7 +32,7 @@ class ViewRewriter : public ir::IRMutator {
       if (it != views_.end()) {
         std::vector<Expr> idx;
         for (const Expr& i : l->indices) idx.push_back(Mutate(i));
-        return ir::Load(it->second.base, BaseIndex(it->second, l->buffer, idx));
+        return LoadThrough(it->second, l->buffer, idx);
       }
     }
     return IRMutator::Mutate(e);
@@ -44,8 +45,7 @@ class ViewRewriter : public ir::IRMutator {
       if (it != views_.end()) {
         std::vector<Expr> idx;
         for (const Expr& i : st->indices) idx.push_back(Mutate(i));
-        return ir::Store(it->second.base, BaseIndex(it->second, st->buffer, idx),
-                         Mutate(st->value));
+        return StoreThrough(it->second, st->buffer, idx, Mutate(st->value));
       }
     }
     if (const auto* c = s->as<ir::CopyNode>()) {
@@ -65,23 +65,34 @@ class ViewRewriter : public ir::IRMutator {
   const absl::Status& status() const { return status_; }
 
  private:
-  // The base tensor's indices of the view element at `idx`: the row-major
-  // offset in the view, taken apart in the base's shape.
-  // In int32 when the base's shape is constant and small, else in int64.
-  std::vector<Expr> BaseIndex(const View& v, const ir::Buffer& view, const std::vector<Expr>& idx) {
+  // Whether offsets into the base fit in int32 (its shape is constant and
+  // small).
+  static bool Small(const View& v) {
     int64_t elements = 1;
-    bool small = true;
     for (const Expr& e : v.base->shape) {
       std::optional<int64_t> c = ir::AsConstInt(e);
-      if (!c) small = false;
-      if (small) elements *= *c;
-      if (elements >= (int64_t{1} << 31)) small = false;
+      if (!c) return false;
+      elements *= *c;
+      if (elements >= (int64_t{1} << 31)) return false;
     }
+    return true;
+  }
+
+  // The row-major offset of the view element at `idx`, in view elements.
+  static Expr Flat(const View& v, const ir::Buffer& view, const std::vector<Expr>& idx) {
+    const bool small = Small(v);
     auto wide = [&](const Expr& e) { return small ? e : AsInt64(e); };
     Expr flat;
     for (size_t d = 0; d < idx.size(); ++d) {
       flat = flat ? Add(Mul(flat, wide(view->shape[d])), wide(idx[d])) : wide(idx[d]);
     }
+    return flat;
+  }
+
+  // The base's indices of base element `flat` (row-major).
+  static std::vector<Expr> Unflatten(const View& v, const Expr& flat) {
+    const bool small = Small(v);
+    auto wide = [&](const Expr& e) { return small ? e : AsInt64(e); };
     const std::vector<Expr>& shape = v.base->shape;
     std::vector<Expr> out(shape.size());
     Expr rest = flat;
@@ -98,6 +109,85 @@ class ViewRewriter : public ir::IRMutator {
       e = SimplifyIndex(e);
     }
     return out;
+  }
+
+  static ir::DType Unsigned(int bits) {
+    switch (bits) {
+      case 8: return ir::DType::kUInt8;
+      case 16: return ir::DType::kUInt16;
+      case 32: return ir::DType::kUInt32;
+      default: return ir::DType::kUInt64;
+    }
+  }
+  static Expr BitCast(ir::DType t, const Expr& x) {
+    if (x->dtype == t) return x;
+    return std::make_shared<ir::CallNode>(t, ir::CallFn::kReinterpret, std::vector<Expr>{x});
+  }
+
+  // The view element at `idx` read from the base: the same element, its
+  // bits read as the view's dtype, a part of a wider base element, or
+  // whole base elements put together (little-endian, as memory holds them).
+  Expr LoadThrough(const View& v, const ir::Buffer& view, const std::vector<Expr>& idx) {
+    const ir::DType vt = view->dtype, bt = v.base->dtype;
+    const Expr flat = Flat(v, view, idx);
+    if (vt == bt) return ir::Load(v.base, Unflatten(v, flat));
+    const int vb = ir::DTypeBits(vt), bb = ir::DTypeBits(bt);
+    auto of = [&](const Expr& e, int64_t k) { return ir::IntImm(k, e->dtype); };
+    if (vb == bb) return BitCast(vt, ir::Load(v.base, Unflatten(v, flat)));
+    if (vb < bb) {
+      const int64_t k = bb / vb;
+      Expr word = BitCast(
+          Unsigned(bb),
+          ir::Load(v.base, Unflatten(v, ir::Binary(BinaryOp::kFloorDiv, flat, of(flat, k)))));
+      Expr shift = ir::Cast(Unsigned(bb),
+                            Mul(ir::Binary(BinaryOp::kFloorMod, flat, of(flat, k)), of(flat, vb)));
+      return BitCast(vt, ir::Cast(Unsigned(vb), ir::Binary(BinaryOp::kShr, word, shift)));
+    }
+    const int64_t k = vb / bb;
+    Expr acc;
+    for (int64_t j = 0; j < k; ++j) {
+      Expr part = ir::Cast(
+          Unsigned(vb),
+          BitCast(Unsigned(bb),
+                  ir::Load(v.base, Unflatten(v, Add(Mul(flat, of(flat, k)), of(flat, j))))));
+      if (j > 0) {
+        part = ir::Binary(BinaryOp::kShl, part, ir::Cast(Unsigned(vb), ir::IntImm(j * bb)));
+      }
+      acc = acc ? ir::Binary(BinaryOp::kBitOr, acc, part) : part;
+    }
+    return BitCast(vt, acc);
+  }
+
+  // A store of `value` (the view's dtype) into the view element at `idx`.
+  // Through a view narrower than its base it would rewrite a part of a base
+  // element, which other threads may write at the same time: UNIMPLEMENTED.
+  ir::Stmt StoreThrough(const View& v, const ir::Buffer& view, const std::vector<Expr>& idx,
+                        const Expr& value) {
+    const ir::DType vt = view->dtype, bt = v.base->dtype;
+    const Expr flat = Flat(v, view, idx);
+    if (vt == bt) return ir::Store(v.base, Unflatten(v, flat), value);
+    const int vb = ir::DTypeBits(vt), bb = ir::DTypeBits(bt);
+    if (vb == bb) return ir::Store(v.base, Unflatten(v, flat), BitCast(bt, value));
+    if (vb < bb) {
+      status_ = absl::UnimplementedError(absl::StrCat(
+          "a store through `", view->name, "` (", Sv(ir::DTypeName(vt)), "), a view of `",
+          v.base->name, "` (", Sv(ir::DTypeName(bt)), "), would write part of an element of `",
+          v.base->name, "`; tilec reads such views only"));
+      return ir::Seq({});
+    }
+    const int64_t k = vb / bb;
+    const Expr bits = BitCast(Unsigned(vb), value);
+    std::vector<ir::Stmt> stores;
+    for (int64_t j = 0; j < k; ++j) {
+      Expr part =
+          j == 0 ? bits
+                 : ir::Binary(BinaryOp::kShr, bits, ir::Cast(Unsigned(vb), ir::IntImm(j * bb)));
+      stores.push_back(ir::Store(
+          v.base,
+          Unflatten(v, Add(Mul(flat, ir::IntImm(k, flat->dtype)), ir::IntImm(j, flat->dtype))),
+          BitCast(bt, ir::Cast(Unsigned(bb), part))));
+    }
+    return ir::Seq(std::move(stores));
   }
 
   // Whether view indices lie inside the view's shape.
@@ -149,9 +239,8 @@ class ViewRewriter : public ir::IRMutator {
     std::vector<Expr> si = index(src), di = index(dst);
     auto load = [&]() -> Expr {
       auto it = views_.find(src.buffer.get());
-      Expr value = it != views_.end()
-                       ? ir::Load(it->second.base, BaseIndex(it->second, src.buffer, si))
-                       : ir::Load(src.buffer, si);
+      Expr value =
+          it != views_.end() ? LoadThrough(it->second, src.buffer, si) : ir::Load(src.buffer, si);
       if (src.buffer->scope != ir::Scope::kGlobal) return value;
       return ir::Select(InBounds(src.buffer, si), value,
                         ir::Cast(src.buffer->dtype, ir::IntImm(0)));
@@ -160,7 +249,7 @@ class ViewRewriter : public ir::IRMutator {
     ir::Stmt body;
     auto dit = views_.find(dst.buffer.get());
     if (dit != views_.end()) {
-      body = ir::Store(dit->second.base, BaseIndex(dit->second, dst.buffer, di), value);
+      body = StoreThrough(dit->second, dst.buffer, di, value);
     } else {
       body = ir::Store(dst.buffer, di, value);
     }
@@ -254,11 +343,11 @@ class ViewRewriter : public ir::IRMutator {
       ir::Buffer vb = temp;  // same shape as the view
       allocs.push_back(ir::Allocate(temp));
       before.push_back(ParallelNest(temp->shape, [&](const std::vector<Expr>& idx) {
-        return ir::Store(temp, idx, ir::Load(view.base, BaseIndex(view, vb, idx)));
+        return ir::Store(temp, idx, LoadThrough(view, vb, idx));
       }));
       if (!writes || std::find(writes->begin(), writes->end(), v) != writes->end()) {
         after.push_back(ParallelNest(temp->shape, [&](const std::vector<Expr>& idx) {
-          return ir::Store(view.base, BaseIndex(view, vb, idx), ir::Load(temp, idx));
+          return StoreThrough(view, vb, idx, ir::Load(temp, idx));
         }));
       }
     }

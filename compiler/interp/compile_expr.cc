@@ -267,6 +267,28 @@ class ThreadIndexExpr final : public CExpr {
   }
 };
 
+// T.reinterpret: the argument's bits, stored as its dtype stores them, read
+// as the result's dtype.
+class ReinterpretExpr final : public CExpr {
+ public:
+  ReinterpretExpr(DType t, CExprPtr a, DType from) : CExpr(t), a_(std::move(a)), from_(from) {}
+  Scalar Eval(Env& env) const override {
+    const Scalar v = a_->Eval(env);
+    Tensor in(from_, {1}), out(dtype, {1});
+    if (IsFloat(from_)) {
+      in.SetDouble(0, v.f);
+    } else {
+      in.SetInt(0, v.i);
+    }
+    out.SetBits(0, in.GetBits(0));
+    return IsFloat(dtype) ? FloatScalar(out.GetDouble(0)) : IntScalar(out.GetInt(0));
+  }
+
+ private:
+  CExprPtr a_;
+  DType from_;
+};
+
 class CallExpr final : public CExpr {
  public:
   CallExpr(DType t, CallFn fn, std::vector<CExprPtr> args)
@@ -282,7 +304,8 @@ class CallExpr final : public CExpr {
  private:
   double Math(double x, double y) const {
     switch (fn_) {
-      case CallFn::kThreadIndex: return 0;  // ThreadIndexExpr, never a CallExpr
+      case CallFn::kThreadIndex:            // ThreadIndexExpr, never a CallExpr
+      case CallFn::kReinterpret: return 0;  // ReinterpretExpr, never a CallExpr
       case CallFn::kAbs: return std::fabs(x);
       case CallFn::kCeilDiv: return std::ceil(RoundToFloat(x / y, dtype));
       case CallFn::kExp: return std::exp(x);
@@ -562,6 +585,11 @@ absl::StatusOr<CExprPtr> Compiler::CompileExpr(const ir::Expr& e) {
         return Unverified(absl::StrCat(Sv(ir::CallFnName(call->fn)), " takes ",
                                        ir::CallArity(call->fn), " arguments, not ",
                                        call->args.size()));
+      }
+      if (call->fn == CallFn::kReinterpret) {
+        auto a = CompileExpr(call->args[0]);
+        if (!a.ok()) return a.status();
+        return CExprPtr(std::make_unique<ReinterpretExpr>(t, std::move(*a), call->args[0]->dtype));
       }
       std::vector<CExprPtr> args;
       for (const ir::Expr& arg : call->args) {

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace tilec::interp {
 namespace {
@@ -130,7 +131,48 @@ double RoundToFloat(double x, DType t) {
   }
 }
 
+namespace {
+
+// NaNs keep their sign and payload between a format and double, bit for
+// bit (as bit casts and plain moves on a GPU keep them): the payload sits in
+// the top mantissa bits of the double. E4M3 has a single NaN and keeps its
+// table. nullopt for the formats that do not take this path.
+struct NaNFormat {
+  int ebits, mbits;
+};
+std::optional<NaNFormat> NaNFormatOf(DType t) {
+  switch (t) {
+    case DType::kFloat32: return NaNFormat{8, 23};
+    case DType::kFloat16: return NaNFormat{5, 10};
+    case DType::kBFloat16: return NaNFormat{8, 7};
+    case DType::kFloat8E5M2: return NaNFormat{5, 2};
+    default: return std::nullopt;
+  }
+}
+
+std::optional<double> DecodeNaN(uint64_t bits, DType t) {
+  std::optional<NaNFormat> f = NaNFormatOf(t);
+  if (!f) return std::nullopt;
+  const uint64_t mant = bits & ((uint64_t{1} << f->mbits) - 1);
+  const uint64_t exp = (bits >> f->mbits) & ((uint64_t{1} << f->ebits) - 1);
+  if (exp != (uint64_t{1} << f->ebits) - 1 || mant == 0) return std::nullopt;
+  const uint64_t sign = (bits >> (f->ebits + f->mbits)) & 1;
+  return std::bit_cast<double>(sign << 63 | uint64_t{0x7FF} << 52 | mant << (52 - f->mbits));
+}
+
+std::optional<uint64_t> EncodeNaN(double x, DType t) {
+  std::optional<NaNFormat> f = NaNFormatOf(t);
+  if (!f || !std::isnan(x)) return std::nullopt;
+  const uint64_t u = std::bit_cast<uint64_t>(x);
+  uint64_t mant = (u >> (52 - f->mbits)) & ((uint64_t{1} << f->mbits) - 1);
+  if (mant == 0) mant = uint64_t{1} << (f->mbits - 1);  // a quiet NaN
+  return (u >> 63) << (f->ebits + f->mbits) | ((uint64_t{1} << f->ebits) - 1) << f->mbits | mant;
+}
+
+}  // namespace
+
 uint64_t EncodeFloat(double x, DType t) {
+  if (std::optional<uint64_t> nan = EncodeNaN(x, t)) return *nan;
   switch (t) {
     case DType::kFloat64: return std::bit_cast<uint64_t>(x);
     case DType::kFloat32: return std::bit_cast<uint32_t>(static_cast<float>(x));
@@ -139,6 +181,7 @@ uint64_t EncodeFloat(double x, DType t) {
 }
 
 double DecodeFloat(uint64_t bits, DType t) {
+  if (std::optional<double> nan = DecodeNaN(bits, t)) return *nan;
   switch (t) {
     case DType::kFloat64: return std::bit_cast<double>(bits);
     case DType::kFloat32: return std::bit_cast<float>(static_cast<uint32_t>(bits));

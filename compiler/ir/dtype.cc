@@ -36,12 +36,17 @@ std::optional<DType> ParseDType(std::string_view name) {
   };
   static constexpr Alias kAliases[] = {
       {"float8_e4m3fn", DType::kFloat8E4M3},
-      {"e4m3_float8", DType::kFloat8E4M3},   {"e5m2_float8", DType::kFloat8E5M2},
-      {"half", DType::kFloat16},             {"float", DType::kFloat32},
-      {"double", DType::kFloat64},           {"int", DType::kInt32},
-      {"long", DType::kInt64},               {"short", DType::kInt16},
+      {"e4m3_float8", DType::kFloat8E4M3},
+      {"e5m2_float8", DType::kFloat8E5M2},
+      {"half", DType::kFloat16},
+      {"float", DType::kFloat32},
+      {"double", DType::kFloat64},
+      {"int", DType::kInt32},
+      {"long", DType::kInt64},
+      {"short", DType::kInt16},
       {"bf16", DType::kBFloat16},
-      {"fp16", DType::kFloat16},             {"fp32", DType::kFloat32},
+      {"fp16", DType::kFloat16},
+      {"fp32", DType::kFloat32},
   };
   for (const Alias& a : kAliases) {
     if (name == a.name) return a.type;

@@ -150,6 +150,7 @@ uint8_t Code(CallFn fn) {
     case CallFn::kRound: return 16;
     case CallFn::kPow: return 17;
     case CallFn::kThreadIndex: return 18;
+    case CallFn::kReinterpret: return 19;
   }
   return 255;
 }

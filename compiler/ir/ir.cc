@@ -76,15 +76,25 @@ struct CallInfo {
   int arity;
 };
 constexpr CallInfo kCallInfo[] = {
-    {CallFn::kAbs, "abs", 1},   {CallFn::kCeilDiv, "ceildiv", 2},
-    {CallFn::kExp, "exp", 1},   {CallFn::kExp2, "exp2", 1},
-    {CallFn::kLog, "log", 1},   {CallFn::kLog2, "log2", 1},
-    {CallFn::kSqrt, "sqrt", 1}, {CallFn::kRsqrt, "rsqrt", 1},
-    {CallFn::kTanh, "tanh", 1}, {CallFn::kSigmoid, "sigmoid", 1},
-    {CallFn::kSin, "sin", 1},   {CallFn::kCos, "cos", 1},
-    {CallFn::kErf, "erf", 1},   {CallFn::kFloor, "floor", 1},
-    {CallFn::kCeil, "ceil", 1}, {CallFn::kRound, "round", 1},
-    {CallFn::kPow, "pow", 2},   {CallFn::kThreadIndex, "get_thread_binding", 0},
+    {CallFn::kAbs, "abs", 1},
+    {CallFn::kCeilDiv, "ceildiv", 2},
+    {CallFn::kExp, "exp", 1},
+    {CallFn::kExp2, "exp2", 1},
+    {CallFn::kLog, "log", 1},
+    {CallFn::kLog2, "log2", 1},
+    {CallFn::kSqrt, "sqrt", 1},
+    {CallFn::kRsqrt, "rsqrt", 1},
+    {CallFn::kTanh, "tanh", 1},
+    {CallFn::kSigmoid, "sigmoid", 1},
+    {CallFn::kSin, "sin", 1},
+    {CallFn::kCos, "cos", 1},
+    {CallFn::kErf, "erf", 1},
+    {CallFn::kFloor, "floor", 1},
+    {CallFn::kCeil, "ceil", 1},
+    {CallFn::kRound, "round", 1},
+    {CallFn::kPow, "pow", 2},
+    {CallFn::kThreadIndex, "get_thread_binding", 0},
+    {CallFn::kReinterpret, "reinterpret", 1},
 };
 static_assert(std::size(kCallInfo) == kNumCallFns);
 }  // namespace

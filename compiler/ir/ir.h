@@ -99,8 +99,11 @@ enum class CallFn : uint8_t {
   // (int32, no arguments). Kernels that read it run per-thread code
   // (ir/thread_dependence.h).
   kThreadIndex,
+  // T.reinterpret(x, dtype): the bits of x read as the call's dtype, which
+  // has as many bits (neither is bool).
+  kReinterpret,
 };
-inline constexpr int kNumCallFns = static_cast<int>(CallFn::kThreadIndex) + 1;
+inline constexpr int kNumCallFns = static_cast<int>(CallFn::kReinterpret) + 1;
 
 std::string_view BinaryOpName(BinaryOp op);  // "add", "floordiv", ...
 // "+", "//", ...; "" for the ops printed as calls (min, max, mod).

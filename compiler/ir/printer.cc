@@ -10,14 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/ir/sv.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ir/sv.h"
 #include "compiler/ir/visitor.h"
 
 namespace tilec::ir {
 namespace {
-
 
 // Python operator precedence, loosest first. Calls, names, subscripts and
 // wrapped literals are atoms.
@@ -286,6 +285,11 @@ std::pair<std::string, int> Printer::Emit(const Expr& e) {
               kPrecAtom};
     case ExprKind::kCall: {
       const auto* n = e->as<CallNode>();
+      if (n->fn == CallFn::kReinterpret) {
+        return {
+            absl::StrCat("T.reinterpret(", Args(n->args), ", \"", Sv(DTypeName(n->dtype)), "\")"),
+            kPrecAtom};
+      }
       return {absl::StrCat("T.", Sv(CallFnName(n->fn)), "(", Args(n->args), ")"), kPrecAtom};
     }
     case ExprKind::kLoad: {
@@ -487,7 +491,8 @@ void Printer::S(const Stmt& s, int indent) {
         dst = absl::StrCat(Name(n->dst.buffer), "[", Args(n->dst.mins), "]");
       }
       std::string src = n->src ? RegionText(*n->src) : E(n->value);
-      Line(indent, absl::StrCat("T.atomic_", std::string(AtomicOpName(n->op)), "(", dst, ", ", src, ")"));
+      Line(indent,
+           absl::StrCat("T.atomic_", std::string(AtomicOpName(n->op)), "(", dst, ", ", src, ")"));
       return;
     }
     case StmtKind::kAnnotateLayout: {

@@ -1,6 +1,5 @@
 #include "compiler/ir/proto_convert.h"
 
-
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -14,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-
 #include "compiler/ir/proto_tables.h"
 
 namespace tilec::ir {
@@ -283,6 +281,5 @@ v1::Program ToProto(const Program& program) {
   if (program.body) w.WriteStmt(program.body, out.mutable_body());
   return out;
 }
-
 
 }  // namespace tilec::ir

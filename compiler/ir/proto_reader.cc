@@ -1,7 +1,4 @@
 // The reader half of proto_convert.h: tilec.v1 -> IR, validating as it goes.
-#include "compiler/ir/proto_convert.h"
-#include "compiler/ir/sv.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -15,16 +12,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-
 #include "compiler/ir/proto_convert.h"
 #include "compiler/ir/proto_tables.h"
+#include "compiler/ir/sv.h"
 
 namespace tilec::ir {
 namespace {
 
 namespace v1 = ::tilec::v1;
 using namespace proto_internal;  // NOLINT: the enum tables
-
 
 // ---------------------------------------------------------------------------
 // FromProto

@@ -112,6 +112,7 @@ constexpr EnumPair<CallFn, v1::CallFn> kCallFns[] = {
     {CallFn::kErf, v1::CALL_FN_ERF},   {CallFn::kFloor, v1::CALL_FN_FLOOR},
     {CallFn::kCeil, v1::CALL_FN_CEIL}, {CallFn::kRound, v1::CALL_FN_ROUND},
     {CallFn::kPow, v1::CALL_FN_POW},   {CallFn::kThreadIndex, v1::CALL_FN_THREAD_INDEX},
+    {CallFn::kReinterpret, v1::CALL_FN_REINTERPRET},
 };
 static_assert(IsDense(kCallFns) && std::size(kCallFns) == kNumCallFns &&
               v1::CallFn_MAX == kNumCallFns);

@@ -312,6 +312,13 @@ bool Verifier::CheckCall(const CallNode* n) {
     }
   }
   DType t = n->args[0]->dtype;
+  if (n->fn == CallFn::kReinterpret) {
+    if (t == DType::kBool || n->dtype == DType::kBool || DTypeBits(t) != DTypeBits(n->dtype)) {
+      return Fail(absl::StrCat(fn, " of ", DT(t), " as ", DT(n->dtype),
+                               ": both must be non-bool types of the same width"));
+    }
+    return true;
+  }
   if (NeedsFloat(n->fn) && !IsFloat(t)) {
     return Fail(absl::StrCat(fn, " needs float arguments, got ", DT(t)));
   }

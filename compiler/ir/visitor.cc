@@ -265,7 +265,8 @@ Stmt IRMutator::Mutate(const Stmt& s) {
       const auto* n = s->as<ForNode>();
       Expr min = Mutate(n->min), extent = Mutate(n->extent), stages = Mutate(n->num_stages);
       Stmt body = Mutate(n->body);
-      if (min == n->min && extent == n->extent && stages == n->num_stages && body == n->body) return s;
+      if (min == n->min && extent == n->extent && stages == n->num_stages && body == n->body)
+        return s;
       auto f = std::make_shared<ForNode>(*n);
       f->min = std::move(min);
       f->extent = std::move(extent);
@@ -322,7 +323,8 @@ Stmt IRMutator::Mutate(const Stmt& s) {
       const auto* n = s->as<ReduceNode>();
       Buffer src = MutateBuffer(n->src), dst = MutateBuffer(n->dst);
       if (src == n->src && dst == n->dst) return s;
-      return std::make_shared<ReduceNode>(n->reduce_kind, std::move(src), std::move(dst), n->dim, n->clear);
+      return std::make_shared<ReduceNode>(n->reduce_kind, std::move(src), std::move(dst), n->dim,
+                                          n->clear);
     }
     case StmtKind::kCumsum: {
       const auto* n = s->as<CumsumNode>();

@@ -145,6 +145,7 @@ absl::string_view MathName(ir::CallFn fn) {
     case ir::CallFn::kAbs: return "tl::fabs";
     case ir::CallFn::kCeilDiv: return "tl::ceildiv";
     case ir::CallFn::kThreadIndex: return "?";  // emitted as `tx`
+    case ir::CallFn::kReinterpret: return "?";  // emitted as tl::bit_cast
   }
   return "?";
 }
@@ -332,6 +333,11 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
       // The thread index is `tx` (`const int tx = threadIdx.x;` at kernel
       // entry; the slot loops name it the same way).
       if (n->fn == ir::CallFn::kThreadIndex) return {"tx", 0};
+      if (n->fn == ir::CallFn::kReinterpret) {
+        return {absl::StrCat("tl::bit_cast<", CType(e->dtype), ", ", CType(n->args[0]->dtype), ">(",
+                             Emit(n->args[0]).text, ")"),
+                0};
+      }
       const DType t = n->args.empty() ? e->dtype : n->args[0]->dtype;
       std::vector<CExpr> args;
       for (const ir::Expr& a : n->args) args.push_back(Emit(a));

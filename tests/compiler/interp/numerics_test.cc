@@ -261,4 +261,24 @@ TEST(MaxMinTest, FollowFmaxfNaNRules) {
 }
 
 }  // namespace
+// NaNs keep their sign and payload through double (bit casts and views read
+// arbitrary bits), signalling ones included; a NaN made by arithmetic
+// (payload 0 in the format's bits) encodes as a quiet NaN.
+TEST(NumericsNaN, PayloadsRoundTripBitForBit) {
+  const std::pair<DType, std::vector<uint64_t>> cases[] = {
+      {DType::kFloat32, {0x7FC00000u, 0x7F800001u, 0xFFA5A5A5u, 0x7FBFFFFFu}},
+      {DType::kFloat16, {0x7E00u, 0x7C01u, 0xFE5Au, 0x7DFFu}},
+      {DType::kBFloat16, {0x7FC0u, 0x7F81u, 0xFFA5u}},
+      {DType::kFloat8E5M2, {0x7Du, 0x7Eu, 0xFFu}},
+  };
+  for (const auto& [t, patterns] : cases) {
+    for (uint64_t bits : patterns) {
+      double d = DecodeFloat(bits, t);
+      EXPECT_TRUE(std::isnan(d)) << DTypeName(t) << " " << bits;
+      EXPECT_EQ(EncodeFloat(d, t), bits) << DTypeName(t) << " " << bits;
+    }
+  }
+  EXPECT_EQ(EncodeFloat(std::numeric_limits<double>::quiet_NaN(), DType::kFloat16), 0x7E00u);
+}
+
 }  // namespace tilec::interp

@@ -18,6 +18,7 @@
 //                                  N elements of T moved as one access of
 //                                  N * sizeof(T) bytes (a power of two up to
 //                                  16; p aligned to it), kept in registers
+//   bit_cast<To>(x)                the bits of x as a To of the same size
 //   rasterize(panel, column_major, bx, by)
 //                                  T.use_swizzle: remaps the block index of a
 //                                  gridDim.x x gridDim.y grid so that
@@ -31,6 +32,14 @@
 #include "tl/types.h"
 
 namespace tl {
+
+template <typename To, typename From>
+__device__ __forceinline__ To bit_cast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "tl::bit_cast: the types differ in size");
+  To y;
+  __builtin_memcpy(&y, &x, sizeof(To));
+  return y;
+}
 
 template <typename T>
 __device__ __forceinline__ T floordiv(T a, T b) {

@@ -6,6 +6,7 @@
 // that do not divide the thread count.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,33 @@ def shared_cumsum(H):
             T.copy(x[pid, :], smem)
             T.cumsum(T.view(smem, (1, H)), dim=1)
             T.copy(smem, y[pid, :])
+    return main
+
+# Views that read the bits of another dtype: f32 as f16 (two per element),
+# f16 as f32 (two elements each), and a store through an f32 view of an f16
+# tensor; T.reinterpret of values, in both argument orders.
+def bit_views(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), H: T.Tensor((2 * N,), "float16"),
+             B: T.Tensor((N // 32, 64), "float16"), C: T.Tensor((N // 32, 16), "float32"),
+             D: T.Tensor((N,), "float16"), U: T.Tensor((N,), "uint32")):
+        with T.Kernel(1, threads=128):
+            T.copy(T.view(A, (N // 32, 64), dtype="float16"), B)
+            T.copy(T.view(H, (N // 32, 16), dtype="float32"), C)
+            D_as_f32 = T.view(D, (N // 2,), dtype="float32")
+            for i in T.Parallel(N // 2):
+                D_as_f32[i] = A[i] * 2.0
+            for i in T.Parallel(N):
+                U[i] = T.reinterpret(A[i], "uint32") ^ T.reinterpret("uint32", A[N - 1 - i])
+    return main
+
+def narrow_store(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128):
+            A_as_f16 = T.view(A, (2 * N,), dtype="float16")
+            for i in T.Parallel(2 * N):
+                A_as_f16[i] = 1.0
     return main
 
 def view_gemm(M, N, K):
@@ -161,6 +189,49 @@ TEST(EmittedViews, GemmOperandThroughAView) {
     }
   }
   ExpectEmulatorMatches(p);
+}
+
+TEST(EmittedViews, ViewsOfAnotherDtypeReadAndWriteTheBits) {
+  const int64_t n = 256;
+  ir::Program p = Compile("bit_views", {{"N", "256"}});
+  const uint64_t seed = ::tilec::testing::TestSeed(9);
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kFloat32, {n}, seed),
+                                      interp::RandomTensor(ir::DType::kFloat16, {2 * n}, seed + 1),
+                                      interp::Tensor(ir::DType::kFloat16, {n / 32, 64}),
+                                      interp::Tensor(ir::DType::kFloat32, {n / 32, 16}),
+                                      interp::RandomTensor(ir::DType::kFloat16, {n}, seed + 2),
+                                      interp::Tensor(ir::DType::kUInt32, {n})};
+  ASSERT_TRUE(interp::RunProgram(p, args).ok());
+  auto bytes_of = [](const interp::Tensor& t, int64_t offset, int64_t count) {
+    uint64_t v = 0;
+    for (int64_t k = count; k-- > 0;) v = v << 8 | t.bytes()[offset + k];  // little-endian
+    return v;
+  };
+  for (int64_t k = 0; k < 2 * n; ++k) {
+    EXPECT_EQ(args[2].GetBits(k), bytes_of(args[0], 2 * k, 2)) << "B element " << k;
+  }
+  for (int64_t k = 0; k < n / 2; ++k) {
+    EXPECT_EQ(args[3].GetBits(k), bytes_of(args[1], 4 * k, 4)) << "C element " << k;
+  }
+  for (int64_t k = 0; k < n / 2; ++k) {
+    float twice = static_cast<float>(args[0].GetDouble(k)) * 2.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &twice, 4);
+    EXPECT_EQ(bytes_of(args[4], 4 * k, 4), bits) << "D word " << k;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    EXPECT_EQ(args[5].GetBits(k), args[0].GetBits(k) ^ args[0].GetBits(n - 1 - k)) << k;
+  }
+  ExpectEmulatorMatches(p);
+}
+
+TEST(EmittedViews, AStoreThroughANarrowerViewIsRefused) {
+  absl::StatusOr<ir::Program> p =
+      ::tilec::testing::CompileSource("views.py", kViews, "narrow_store", {{"N", "64"}});
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("would write part of an element of `A`"), std::string::npos)
+      << p.status();
 }
 
 // A view keeps its base's element count; a view of a T.alloc_var is refused.
