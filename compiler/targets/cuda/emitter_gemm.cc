@@ -318,11 +318,11 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     }
     fn = fp8 ? "tl::gemm_ss_fp8" : "tl::gemm_ss";
   } else if (a->scope == ir::Scope::kFragment) {
-    if (g->transpose_a) {
-      return ctx.Unimplemented(absl::StrCat(shape, " with transpose_A and A in registers"));
-    }
+    // A transposed register A ([K, M]) holds element (k, m) in the slot the
+    // untransposed layout gives (m, k): the registers are op(A) either way,
+    // and gemm_rs takes them untransposed.
     const inference::FragmentLayout* al = ctx.FragmentOf(a.get());
-    if (!al || !inference::SameLayout(*al, inference::RegisterA(m, k, p, false))) {
+    if (!al || !inference::SameLayout(*al, inference::RegisterA(m, k, p, g->transpose_a))) {
       return ctx.Internal(absl::StrCat("the register A operand ", a->name,
                                        " of T.gemm is not in the register-A layout"));
     }
@@ -338,10 +338,11 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     ctx.w().Line(absl::StrCat("// padded to whole mma tiles: ", mp, " x ", np,
                               " (the extra rows of C are never read)"));
   }
+  const bool trans_a = g->transpose_a && fn != "tl::gemm_rs";
   ctx.w().Line(absl::StrCat(fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
-                            g->transpose_a ? "true" : "false", ", ",
-                            g->transpose_b ? "true" : "false", ", ", layout_a, ", ", layout_b,
-                            native, ">(", a_arg, ", ", b_arg, ", ", c_arg, ");"));
+                            trans_a ? "true" : "false", ", ", g->transpose_b ? "true" : "false",
+                            ", ", layout_a, ", ", layout_b, native, ">(", a_arg, ", ", b_arg, ", ",
+                            c_arg, ");"));
   if (narrow_c) {
     const std::string i = ctx.Fresh("i");
     ctx.w().Line("#pragma unroll");

@@ -6,6 +6,7 @@
 // random inputs (TILEC_TEST_SEED reproduces a run; TILEC_DUMP_CUDA=1 prints
 // the generated source).
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -470,6 +471,58 @@ TEST(EmittedKernels, CrossWarpReductionsShareOneScratchAreaWhenSharedMemoryIsTig
     EXPECT_EQ(src->code.find("scratch_1") == std::string::npos, tight);
     ::tilec::testing::ExpectEmulatorMatchesInterpreter(
         *p, *src, {.seed = ::tilec::testing::TestSeed(19), .written = {"mx", "sm", "Q"}});
+  }
+}
+
+// T.gemm with A in registers and transpose_A: the [K, M] fragment is
+// loaded from shared memory into the transposed register-A layout, whose
+// registers are op(A) as the untransposed gemm takes them.
+constexpr char kRegisterATransposed[] = R"(
+import tilelang.language as T
+
+def gemm_rs(M, N, K, bm=64, bn=64, bk=32, accum="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((K, M), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), accum)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bk, bm), "float16")
+            A_l = T.alloc_fragment((bk, bm), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_l = T.alloc_fragment((bm, bn), accum)
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=0):
+                T.copy(A[k * bk, by * bm], A_s)
+                T.copy(A_s, A_l)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_l, B_s, C_l, transpose_A=True)
+            T.copy(C_l, C[by * bm, bx * bn])
+    return main
+)";
+
+TEST(EmittedKernels, GemmWithATransposedRegisterOperand) {
+  absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource(
+      "test.py", kRegisterATransposed, "gemm_rs", {{"M", "100"}, {"N", "70"}, {"K", "80"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  const uint64_t seed = ::tilec::testing::TestSeed(71);
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kFloat16, {80, 100}, seed),
+                                      interp::RandomTensor(ir::DType::kFloat16, {80, 70}, seed + 1),
+                                      interp::Tensor(ir::DType::kFloat32, {100, 70})};
+  ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+  for (int64_t i = 0; i < 100; ++i) {
+    for (int64_t j = 0; j < 70; ++j) {
+      double ref = 0;
+      for (int64_t k = 0; k < 80; ++k) {
+        ref += args[0].GetDouble(k * 100 + i) * args[1].GetDouble(k * 70 + j);
+      }
+      EXPECT_NEAR(args[2].GetDouble(i * 70 + j), ref, 1e-3 * (1 + std::abs(ref))) << i << ", " << j;
+    }
+  }
+  for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, arch);
+    ASSERT_TRUE(src.ok()) << src.status();
+    EXPECT_NE(src->code.find("tl::gemm_rs<"), std::string::npos);
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(*p, *src, {.seed = seed, .zero = {"C"}});
   }
 }
 
