@@ -60,6 +60,8 @@ constexpr std::string_view kLangFunctions[] = {
     "shuffle_elect",
     "transpose",
     "annotate_safe_value",
+    "cummax",
+    "cummin",
     "shfl_xor",
     "shfl_down",
     "shfl_up",

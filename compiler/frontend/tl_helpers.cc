@@ -6,7 +6,11 @@
 // - tilelang.cdiv / tilelang.next_power_of_2 (also tilelang.math.*) ->
 //   TileLang's Python formulas;
 // - tvm.tir.const(value, dtype) -> a literal;
-// - T.Fragment(...) -> a layout hint that T.annotate_layout ignores.
+// - T.Fragment(...) -> a layout hint that T.annotate_layout ignores;
+// - T.cummax / T.cummin(src, dst=None, dim=0, reverse=False) -> a
+//   T.Parallel nest over the lines along `dim`, each scanned serially in
+//   shared memory (a fragment side is staged through a shared buffer, as
+//   TileLang stages it).
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -158,6 +162,109 @@ absl::StatusOr<Value> AnnotateSafeValue(Builder& b, CallArgs& args) {
   return Value::None();
 }
 
+// T.cummax / T.cummin: dst[..., t, ...] = max (min) of src[..., 0..t, ...]
+// along `dim` (from the end when reversed).
+absl::StatusOr<Value> ScanExtremum(Builder& b, std::string_view name, CallArgs& args) {
+  absl::StatusOr<Args> a =
+      BindArgs(b, args, name, {"src", "dst", "dim", "reverse", "annotations"}, 1);
+  if (!a.ok()) return a.status();
+  auto buffer = [&](const std::optional<Arg>& x) -> absl::StatusOr<ir::Buffer> {
+    if (x->value.kind != ValueKind::kBuffer) {
+      return b.Err(x->loc, Cat(name, " works on whole buffers, got ", DescribeValue(x->value)));
+    }
+    const ir::Buffer& buf = x->value.buffer;
+    if (buf->scope != ir::Scope::kShared && buf->scope != ir::Scope::kFragment) {
+      return b.Err(x->loc, Cat(name, " works on shared and fragment buffers; `", buf->name,
+                               "` is a ", ir::ScopeName(buf->scope), " buffer"));
+    }
+    return buf;
+  };
+  absl::StatusOr<ir::Buffer> src = buffer((*a)[0]);
+  if (!src.ok()) return src.status();
+  ir::Buffer dst = *src;
+  if ((*a)[1] && (*a)[1]->value.kind != ValueKind::kNone) {
+    absl::StatusOr<ir::Buffer> d = buffer((*a)[1]);
+    if (!d.ok()) return d.status();
+    dst = *d;
+  }
+  std::vector<int64_t> shape;
+  for (const ir::Expr& e : (*src)->shape) shape.push_back(ir::AsConstInt(e).value_or(-1));
+  std::vector<int64_t> dshape;
+  for (const ir::Expr& e : dst->shape) dshape.push_back(ir::AsConstInt(e).value_or(-1));
+  if (shape != dshape || dst->dtype != (*src)->dtype) {
+    return b.Err(args.loc, Cat(name, ": dst must have src's shape and dtype"));
+  }
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t dim = 0;
+  if ((*a)[2] && (*a)[2]->value.kind != ValueKind::kNone) {
+    absl::StatusOr<int64_t> d = b.StaticInt((*a)[2]->value, (*a)[2]->loc, "the dim");
+    if (!d.ok()) return d.status();
+    dim = *d < 0 ? *d + rank : *d;
+  }
+  if (dim < 0 || dim >= rank) {
+    return b.Err(args.loc, Cat(name, ": dim is out of range for a buffer of rank ", rank));
+  }
+  bool reverse = false;
+  if ((*a)[3] && (*a)[3]->value.kind != ValueKind::kNone) {
+    absl::StatusOr<bool> r = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "reverse");
+    if (!r.ok()) return r.status();
+    reverse = *r;
+  }
+  // The scan runs in shared memory: fragments are staged through a buffer.
+  auto emit = [&](ir::Stmt s) { return b.Emit(std::move(s), args.loc, name); };
+  ir::Buffer work =
+      (*src)->scope == ir::Scope::kShared && dst->scope == ir::Scope::kShared
+          ? dst
+          : ir::MakeBuffer(b.TakeNameHint("scan"), dst->dtype, dst->shape, ir::Scope::kShared);
+  if (work != dst) {
+    if (absl::Status st = emit(ir::Allocate(work)); !st.ok()) return st;
+  }
+  if (work != *src) {
+    if (absl::Status st = emit(ir::Copy(ir::FullRegion(*src), ir::FullRegion(work))); !st.ok()) {
+      return st;
+    }
+  }
+  // T.Parallel over the other dims (one iteration for a 1-D buffer), a serial
+  // loop along dim inside.
+  std::vector<ir::Var> vars;
+  std::vector<ir::Expr> extents;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == dim) continue;
+    vars.push_back(ir::MakeVar(Cat("i", d), ir::DType::kInt32));
+    extents.push_back(ir::IntImm(shape[d]));
+  }
+  if (vars.empty()) {
+    vars.push_back(ir::MakeVar("line", ir::DType::kInt32));
+    extents.push_back(ir::IntImm(1));
+  }
+  ir::Var t = ir::MakeVar("t", ir::DType::kInt32);
+  const int64_t n = shape[dim];
+  auto at = [&](const ir::Expr& pos) {
+    std::vector<ir::Expr> idx;
+    size_t k = 0;
+    for (int64_t d = 0; d < rank; ++d) idx.push_back(d == dim ? pos : ir::Expr(vars[k++]));
+    return idx;
+  };
+  // Step t (1 .. n-1) reads the element before it in scan order.
+  ir::Expr cur = reverse ? ir::Binary(ir::BinaryOp::kSub, ir::IntImm(n - 1), t) : ir::Expr(t);
+  ir::Expr prev = reverse ? ir::Binary(ir::BinaryOp::kSub, ir::IntImm(n), t)
+                          : ir::Binary(ir::BinaryOp::kSub, t, ir::IntImm(1));
+  const ir::BinaryOp op = name == "T.cummax" ? ir::BinaryOp::kMax : ir::BinaryOp::kMin;
+  ir::Stmt body = ir::For(
+      t, ir::IntImm(1), ir::IntImm(n - 1), ir::ForKind::kSerial,
+      ir::Store(work, at(cur), ir::Binary(op, ir::Load(work, at(prev)), ir::Load(work, at(cur)))));
+  for (size_t k = vars.size(); k-- > 0;) {
+    body = ir::For(vars[k], ir::IntImm(0), extents[k], ir::ForKind::kParallel, body);
+  }
+  if (absl::Status st = emit(body); !st.ok()) return st;
+  if (work != dst) {
+    if (absl::Status st = emit(ir::Copy(ir::FullRegion(work), ir::FullRegion(dst))); !st.ok()) {
+      return st;
+    }
+  }
+  return Value::None();
+}
+
 std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view name,
                                                   CallArgs& args) {
   if (name == "tilelang.math.cdiv" || name == "tilelang.math.next_power_of_2") {
@@ -165,6 +272,7 @@ std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view n
   }
   if (name == "T.clamp") return Clamp(b, args);
   if (name == "T.annotate_safe_value") return AnnotateSafeValue(b, args);
+  if (name == "T.cummax" || name == "T.cummin") return ScanExtremum(b, name, args);
   if (name == "tir.const") {
     // tvm.tir.const(value, dtype): a literal; the dtype defaults to int32 for
     // an int, float32 for a float and bool for a bool, as TVM's does.
