@@ -24,6 +24,7 @@
 #define TILEC_COMPILER_FRONTEND_BUILDER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -207,6 +208,16 @@ class Builder {
   // ---- Evaluation ---------------------------------------------------------
   absl::StatusOr<Value> Eval(const Expr& e);
   absl::StatusOr<Flow> ExecBlock(const StmtList& body);
+  // A kernel of `spec` whose block indices are named `names` (bound by
+  // `bind`, given their values) and whose body is `body` (builder_stmt.cc).
+  absl::StatusOr<Flow> RunKernel(const KernelSpec& spec, const std::vector<std::string>& names,
+                                 const StmtList& body, SourceLoc loc,
+                                 const std::function<void(const ValueList&)>& bind);
+  // TIR's explicit thread loops outside T.Kernel (`for bx in
+  // T.thread_binding(n, thread="blockIdx.x"): for tx in ...`), a kernel
+  // (builder_loops.cc).
+  absl::StatusOr<Flow> ExecThreadBindingKernel(const ForStmt& s);
+  bool IsThreadBindingLoop(const ForStmt& s);
   absl::StatusOr<Flow> Exec(const Stmt& s);
   // `v.attr` (attribute access, getattr()); `loc` is where the attribute is
   // named.

@@ -223,10 +223,24 @@ absl::Status Builder::AssignTarget(const Expr& target, const Value& v) {
     if (container->kind == ValueKind::kBuffer) {
       absl::StatusOr<Value> where = IndexBuffer(container->buffer, *sub);
       if (!where.ok()) return where.status();
+      if (where->kind == ValueKind::kRegion &&
+          (v.kind == ValueKind::kRegion || v.kind == ValueKind::kBuffer || IsRuntimeScalar(v) ||
+           v.IsNumber())) {
+        // `A[0, 4:8] = b` (b a region of the same shape): T.copy(b, A[0, 4:8]);
+        // `A[0, 4:8] = x` (a scalar): T.fill(A[0, 4:8], x).
+        const bool copy = v.kind == ValueKind::kRegion || v.kind == ValueKind::kBuffer;
+        CallArgs args;
+        args.loc = target.loc;
+        args.positional.push_back(Arg{copy ? v : *where, target.loc});
+        args.positional.push_back(Arg{copy ? *where : v, target.loc});
+        absl::StatusOr<Value> r =
+            CallValue(Value::Builtin(copy ? "T.copy" : "T.fill"), std::move(args));
+        return r.ok() ? absl::OkStatus() : r.status();
+      }
       if (where->kind != ValueKind::kElement) {
         return Err(sub->lbracket_loc,
-                   "assigning to a buffer slice is not supported; use T.fill, T.copy or a "
-                   "T.Parallel loop");
+                   "assigning to a buffer slice is not supported here; assign a region of the "
+                   "same shape or a scalar, or use T.fill, T.copy or a T.Parallel loop");
       }
       return StoreElement(where->element->buffer, where->element->indices, v, target.loc);
     }
@@ -426,6 +440,7 @@ absl::StatusOr<Flow> Builder::ExecAnnAssign(const AnnAssignStmt& s) {
 
 absl::StatusOr<Flow> Builder::ExecFor(const ForStmt& s) {
   if (s.is_async) return Err(s.loc, "async for is not supported");
+  if (InPrimFunc() && !InKernel() && IsThreadBindingLoop(s)) return ExecThreadBindingKernel(s);
   absl::StatusOr<Value> iter = Eval(*s.iter);
   if (!iter.ok()) return iter.status();
   if (iter->kind == ValueKind::kLoop) return ExecIrLoop(s, *iter->loop);
@@ -720,6 +735,18 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
   } else {
     return Err(item.target->loc, "a block index must be bound to a plain name");
   }
+  return RunKernel(spec, names, s.body, s.loc, [&](const ValueList& block_values) {
+    for (size_t d = 0; d < names.size(); ++d) {
+      if ((!single || n == 1) && !spec.no_grid) BindName(names[d], block_values[d]);
+    }
+    if (single && n > 1) BindName(single->id, Value::Tuple(block_values));
+  });
+}
+
+absl::StatusOr<Flow> Builder::RunKernel(const KernelSpec& spec,
+                                        const std::vector<std::string>& names, const StmtList& body,
+                                        SourceLoc loc,
+                                        const std::function<void(const ValueList&)>& bind) {
   auto kernel = std::make_shared<ir::KernelNode>();
   kernel->grid = spec.grid;
   kernel->threads = spec.threads;
@@ -736,17 +763,16 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
     ir::Var var = ir::MakeVar(name, ir::DType::kInt32);
     kernel->block_vars.push_back(var);
     block_values.push_back(Value::Runtime(var));
-    if ((!single || n == 1) && !spec.no_grid) BindName(name, Value::Runtime(var));
   }
-  if (single && n > 1) BindName(single->id, Value::Tuple(block_values));
+  bind(block_values);
   frame().loops.push_back(true);
-  absl::StatusOr<Flow> flow = ExecBlock(s.body);
+  absl::StatusOr<Flow> flow = ExecBlock(body);
   frame().loops.pop_back();
   --kernel_depth_;
   std::vector<ir::Stmt> stmts = PopBlock();
   if (!flow.ok()) return flow;
   kernel->body = Body(std::move(stmts));
-  absl::Status st = Emit(std::move(kernel), s.loc, "T.Kernel");
+  absl::Status st = Emit(std::move(kernel), loc, "T.Kernel");
   if (!st.ok()) return st;
   return Flow::kNormal;
 }

@@ -122,7 +122,17 @@ bool TensorAnnotation(const Expr* e) {
 
 // An eager kernel written like a prim_func: every parameter annotated, at
 // least one with a tensor type (`@tilelang.jit def k(A: T.Tensor((64,),
-// T.float16), ...)`), and a body that opens T.Kernel.
+// T.float16), ...)`), and a body that opens T.Kernel (or TIR's thread loops).
+// A `with` block (T.Kernel), or TIR's thread loops (`for bx in
+// T.thread_binding(...)`).
+bool OpensKernel(const Stmt& s) {
+  if (s.as<WithStmt>()) return true;
+  const auto* f = s.as<ForStmt>();
+  const auto* call = f && f->iter ? f->iter->as<CallExpr>() : nullptr;
+  const auto* attr = call ? call->func->as<AttributeExpr>() : nullptr;
+  return attr != nullptr && attr->attr == "thread_binding";
+}
+
 bool SignatureKernel(const FunctionDefStmt& def) {
   bool tensor = false;
   for (const Param& p : def.params) {
@@ -130,14 +140,14 @@ bool SignatureKernel(const FunctionDefStmt& def) {
     tensor |= TensorAnnotation(p.annotation.get());
   }
   bool with = false;
-  WalkStmts(def.body, false, [&](const Stmt& s) { with |= s.as<WithStmt>() != nullptr; });
+  WalkStmts(def.body, false, [&](const Stmt& s) { with |= OpensKernel(s); });
   return tensor && with;
 }
 
 bool LooksEager(const FunctionDefStmt& def) {
   bool found = false;
   WalkStmts(def.body, false, [&](const Stmt& s) {
-    if (s.as<WithStmt>() || s.as<AnnAssignStmt>()) found = true;
+    if (OpensKernel(s) || s.as<AnnAssignStmt>()) found = true;
   });
   std::vector<std::string> annotated, consts;
   ScanEager(def, &annotated, &consts);

@@ -37,7 +37,11 @@ template <typename To, typename From>
 __device__ __forceinline__ To bit_cast(From x) {
   static_assert(sizeof(To) == sizeof(From), "tl::bit_cast: the types differ in size");
   To y;
+#if defined(__CUDACC__)
+  memcpy(&y, &x, sizeof(To));
+#else
   __builtin_memcpy(&y, &x, sizeof(To));
+#endif
   return y;
 }
 

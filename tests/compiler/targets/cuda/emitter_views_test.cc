@@ -12,6 +12,7 @@
 
 #include "compiler/interp/interp.h"
 #include "compiler/targets/cuda/emitter.h"
+#include "compiler/targets/cuda/nvrtc.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/targets/cuda/emit_testing.h"
 
@@ -224,6 +225,13 @@ TEST(EmittedViews, ViewsOfAnotherDtypeReadAndWriteTheBits) {
     EXPECT_EQ(args[5].GetBits(k), args[0].GetBits(k) ^ args[0].GetBits(n - 1 - k)) << k;
   }
   ExpectEmulatorMatches(p);
+  // The bit casts compile for the GPU too.
+  for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(p, arch);
+    ASSERT_TRUE(src.ok()) << src.status();
+    absl::StatusOr<NvrtcResult> cubin = CompileCuda(src->code, p.name + ".cu", arch);
+    EXPECT_TRUE(cubin.ok()) << cubin.status();
+  }
 }
 
 TEST(EmittedViews, AStoreThroughANarrowerViewIsRefused) {

@@ -104,6 +104,32 @@ def ws_gemm(M, N, K, bm=64, bn=64, bk=32, thread_index=False):
                 T.copy(C_l, C[by * bm, bx * bn])
     return main
 
+# TIR's explicit thread loops at the top of a prim_func: the grid from the
+# blockIdx loops, the block from the threadIdx loops (y given a start).
+def tir_loops(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        for by in T.thread_binding(T.ceildiv(M, 8), thread="blockIdx.y"):
+            for bx in T.thread_binding(T.ceildiv(N, 32), thread="blockIdx.x"):
+                for ty in T.thread_binding(1, 9, thread="threadIdx.y"):
+                    for tx in T.thread_binding(32, thread="threadIdx.x"):
+                        r = by * 8 + ty - 1
+                        c = bx * 32 + tx
+                        if r < M and c < N:
+                            B[r, c] = A[r, c] * 3.0 + T.cast(ty, "float32")
+    return main
+
+# Slice assignment: a region of the same shape is copied, a scalar fills.
+def slices(N):
+    @T.prim_func
+    def main(A: T.Tensor((4, N), "float32")):
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                b = A[0, 0:4]
+                A[1, 4:8] = b
+                A[2, 0:N] = 7.5
+    return main
+
 def transpose(M, N, bm, bn, dtype):
     @T.prim_func
     def main(A: T.Tensor((M, N), dtype), B: T.Tensor((N, M), dtype)):
@@ -235,6 +261,71 @@ TEST(WarpSpecialized, ThreadIndexInsideARegionIsRefused) {
                     {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"thread_index", "True"}});
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(p.status().message(), HasSubstr("the thread index inside `with T.ws(...)`"));
+}
+
+TEST(ThreadBindingLoops, AreAKernelOverTheirGridAndBlock) {
+  absl::StatusOr<ir::Program> p =
+      CompileSource("lang.py", kKernels, "tir_loops", {{"M", "37"}, {"N", "70"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  const uint64_t seed = TestSeed(35);
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kFloat32, {37, 70}, seed),
+                                      interp::Tensor(ir::DType::kFloat32, {37, 70})};
+  ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+  // Rows r = 8 * by + ty - 1 for ty in 1..8 cover every row once.
+  for (int64_t r = 0; r < 37; ++r) {
+    const int64_t ty = r % 8 + 1;
+    for (int64_t c = 0; c < 70; ++c) {
+      const float want =
+          static_cast<float>(args[0].GetDouble(r * 70 + c)) * 3.0f + static_cast<float>(ty);
+      EXPECT_EQ(args[1].GetDouble(r * 70 + c), want) << r << ", " << c;
+    }
+  }
+  absl::StatusOr<CudaSource> src = EmitFor(*p, CudaArch::kSm80);
+  ASSERT_TRUE(src.ok()) << src.status();
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(*p, *src, {.seed = seed, .exact = true});
+}
+
+TEST(ThreadBindingLoops, SliceAssignmentCopiesOrFills) {
+  absl::StatusOr<ir::Program> p = CompileSource("lang.py", kKernels, "slices", {{"N", "10"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  const uint64_t seed = TestSeed(36);
+  std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kFloat32, {4, 10}, seed)};
+  const interp::Tensor before = args[0];
+  ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+  for (int64_t c = 0; c < 10; ++c) {
+    EXPECT_EQ(args[0].GetDouble(10 + c),
+              c >= 4 && c < 8 ? before.GetDouble(c - 4) : before.GetDouble(10 + c));
+    EXPECT_EQ(args[0].GetDouble(20 + c), 7.5);
+    EXPECT_EQ(args[0].GetDouble(30 + c), before.GetDouble(30 + c));
+  }
+  absl::StatusOr<CudaSource> src = EmitFor(*p, CudaArch::kSm80);
+  ASSERT_TRUE(src.ok()) << src.status();
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(*p, *src, {.seed = seed, .exact = true});
+}
+
+TEST(ThreadBindingLoops, MalformedNestsAreRefused) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"for a in T.thread_binding(4, thread=\"blockIdx.x\"):\n"
+       "            for b in T.thread_binding(4, thread=\"blockIdx.x\"):\n"
+       "                A[a] = 1.0",
+       "`blockIdx.x` is bound twice"},
+      {"for a in T.thread_binding(1, 4, thread=\"blockIdx.x\"):\n"
+       "            A[a] = 1.0",
+       "a blockIdx loop must start at 0"},
+      {"for a in T.thread_binding(4, thread=\"vthread\"):\n"
+       "            A[a] = 1.0",
+       "T.thread_binding(thread=\"vthread\") is not supported"},
+  };
+  for (const auto& [body, message] : cases) {
+    const std::string src =
+        "import tilelang.language as T\n\ndef f():\n    @T.prim_func\n"
+        "    def main(A: T.Tensor((8,), \"float32\")):\n        " +
+        body + "\n    return main\n";
+    absl::StatusOr<ir::Program> p = CompileSource("bad.py", src, "f", {});
+    ASSERT_FALSE(p.ok()) << body;
+    EXPECT_THAT(p.status().message(), HasSubstr(message));
+  }
 }
 
 TEST(Transpose, SharedTilesWithRaggedEdges) {
