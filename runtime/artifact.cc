@@ -12,14 +12,12 @@ namespace tilec::runtime {
 
 std::optional<DTypeInfo> LookupDType(std::string_view name) {
   static const DTypeInfo kTypes[] = {
-      {"bool", 8, false, false},        {"int4", 4, false, true},
-      {"int8", 8, false, true},         {"uint8", 8, false, false},
-      {"int16", 16, false, true},       {"uint16", 16, false, false},
-      {"int32", 32, false, true},       {"uint32", 32, false, false},
-      {"int64", 64, false, true},       {"uint64", 64, false, false},
-      {"float8_e4m3", 8, true, true},   {"float8_e5m2", 8, true, true},
-      {"float16", 16, true, true},      {"bfloat16", 16, true, true},
-      {"float32", 32, true, true},      {"float64", 64, true, true},
+      {"bool", 8, false, false},    {"int4", 4, false, true},       {"int8", 8, false, true},
+      {"uint8", 8, false, false},   {"int16", 16, false, true},     {"uint16", 16, false, false},
+      {"int32", 32, false, true},   {"uint32", 32, false, false},   {"int64", 64, false, true},
+      {"uint64", 64, false, false}, {"float8_e4m3", 8, true, true}, {"float8_e5m2", 8, true, true},
+      {"float16", 16, true, true},  {"bfloat16", 16, true, true},   {"float32", 32, true, true},
+      {"float64", 64, true, true},
   };
   for (const DTypeInfo& t : kTypes) {
     if (t.name == name) return t;
@@ -44,7 +42,7 @@ class MetadataReader {
     const std::string where = field.empty() ? key : field + "." + key;
     if (v == nullptr) return Error(where, "missing");
     if (v->kind() != kind) {
-      static const char* const kNames[] = {"null",   "a boolean", "an integer", "a number",
+      static const char* const kNames[] = {"null",     "a boolean", "an integer", "a number",
                                            "a string", "an array",  "an object"};
       return Error(where, absl::StrCat("must be ", kNames[static_cast<int>(kind)]));
     }
@@ -67,8 +65,8 @@ class MetadataReader {
     if (!e.ok()) return Error(field, std::string(e.status().message()));
     for (const std::string& n : e->names()) {
       if (std::find(dims.begin(), dims.end(), n) == dims.end())
-        return Error(field, absl::StrCat("\"", v.string(), "\" names ", n,
-                                         ", which is not a dynamic dim"));
+        return Error(
+            field, absl::StrCat("\"", v.string(), "\" names ", n, ", which is not a dynamic dim"));
     }
     return e;
   }
@@ -112,8 +110,8 @@ absl::StatusOr<Artifact> Artifact::Parse(std::string_view text) {
   ASSIGN_OR_RETURN(const json::Value* schema, r.Member(*doc, "", "schema", Kind::kString));
   a.schema = schema->string();
   if (a.schema != "tilec.cuda.artifact.v1") {
-    return r.Error("schema", "\"" + a.schema +
-                                 "\" is not one this runtime reads (tilec.cuda.artifact.v1)");
+    return r.Error("schema",
+                   "\"" + a.schema + "\" is not one this runtime reads (tilec.cuda.artifact.v1)");
   }
   ASSIGN_OR_RETURN(const json::Value* program, r.Member(*doc, "", "program", Kind::kString));
   a.program = program->string();
@@ -173,6 +171,12 @@ absl::StatusOr<Artifact> Artifact::Parse(std::string_view text) {
     a.params.push_back(std::move(spec));
   }
 
+  // Workspace sizes and grids are over the dynamic dims and the integer
+  // scalar parameters (`T.Kernel(T.ceildiv(max_len, 64))`).
+  std::vector<std::string> launch_names = a.dyn_dims;
+  for (const ParamSpec& p : a.params) {
+    if (p.kind == ParamSpec::Kind::kScalar && !p.dtype.is_float) launch_names.push_back(p.name);
+  }
   ASSIGN_OR_RETURN(const json::Value* workspaces, r.Member(*doc, "", "workspaces", Kind::kArray));
   for (size_t i = 0; i < workspaces->array().size(); ++i) {
     const json::Value& w = workspaces->array()[i];
@@ -184,7 +188,7 @@ absl::StatusOr<Artifact> Artifact::Parse(std::string_view text) {
     ASSIGN_OR_RETURN(spec.dtype, r.DType(w, field));
     const json::Value* bytes = w.Find("bytes");
     if (bytes == nullptr) return r.Error(field + ".bytes", "missing");
-    ASSIGN_OR_RETURN(spec.bytes, r.Expr(*bytes, field + ".bytes", a.dyn_dims));
+    ASSIGN_OR_RETURN(spec.bytes, r.Expr(*bytes, field + ".bytes", launch_names));
     if (absl::Status st =
             declare(spec.name, {KernelArgRef::Kind::kWorkspace, static_cast<int>(i)}, field);
         !st.ok())
@@ -201,7 +205,7 @@ absl::StatusOr<Artifact> Artifact::Parse(std::string_view text) {
     KernelSpec spec;
     ASSIGN_OR_RETURN(const json::Value* name, r.Member(k, field, "name", Kind::kString));
     spec.name = name->string();
-    ASSIGN_OR_RETURN(spec.grid, r.Exprs(k, field, "grid", a.dyn_dims));
+    ASSIGN_OR_RETURN(spec.grid, r.Exprs(k, field, "grid", launch_names));
     if (spec.grid.empty() || spec.grid.size() > 3)
       return r.Error(field + ".grid", "must have 1 to 3 extents");
     ASSIGN_OR_RETURN(const json::Value* block, r.Member(k, field, "block", Kind::kArray));
@@ -229,8 +233,8 @@ absl::StatusOr<Artifact> Artifact::Parse(std::string_view text) {
       if (!p.is_string()) return r.Error(pfield, "must be a name");
       auto it = names.find(p.string());
       if (it == names.end()) {
-        return r.Error(pfield, "\"" + p.string() +
-                                   "\" is not a parameter, workspace or dynamic dim");
+        return r.Error(pfield,
+                       "\"" + p.string() + "\" is not a parameter, workspace or dynamic dim");
       }
       spec.args.push_back(it->second);
     }

@@ -21,11 +21,13 @@ absl::StatusOr<DeviceSpec> DeviceSpec::Parse(std::string_view text) {
     std::string_view num = text.substr(colon + 1);
     int v = 0;
     if (num.empty() || num.size() > 4) {
-      return absl::InvalidArgumentError(absl::StrCat("device \"", std::string(text), "\": bad ordinal"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("device \"", std::string(text), "\": bad ordinal"));
     }
     for (char c : num) {
       if (c < '0' || c > '9')
-        return absl::InvalidArgumentError(absl::StrCat("device \"", std::string(text), "\": bad ordinal"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("device \"", std::string(text), "\": bad ordinal"));
       v = v * 10 + (c - '0');
     }
     spec.ordinal = v;

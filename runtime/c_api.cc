@@ -98,10 +98,10 @@ const char* tilec_device_info(tilec_device* device) {
   device->info_json = absl::StrCat(
       "{\"name\": ", Quote(info->name), ", \"arch\": ", Quote(info->arch),
       ", \"multiprocessors\": ", info->multiprocessors, ", \"clock_khz\": ", info->clock_khz,
-      ", \"memory_clock_khz\": ", info->memory_clock_khz, ", \"memory_bytes\": ",
-      info->memory_bytes, ", \"l2_bytes\": ", info->l2_bytes, ", \"driver_version\": ",
-      Quote(info->driver_version), ", \"device\": ", Quote(device->backend->device().ToString()),
-      "}");
+      ", \"memory_clock_khz\": ", info->memory_clock_khz,
+      ", \"memory_bytes\": ", info->memory_bytes, ", \"l2_bytes\": ", info->l2_bytes,
+      ", \"driver_version\": ", Quote(info->driver_version),
+      ", \"device\": ", Quote(device->backend->device().ToString()), "}");
   return device->info_json.c_str();
 }
 

@@ -51,8 +51,8 @@ struct Driver {
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void**, void**);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void**, void**);
   CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree_v2)(CUdeviceptr);
   CUresult (*cuMemAllocAsync)(CUdeviceptr*, size_t, CUstream);
@@ -150,17 +150,20 @@ absl::Status DriverError(const Driver& d, CUresult r, const std::string& what) {
   return absl::InternalError(message);
 }
 
-#define CU_RETURN_IF_ERROR(call, what)                            \
-  do {                                                            \
-    if (CUresult cu_result_ = (call); cu_result_ != 0)            \
-      return DriverError(*driver_, cu_result_, what);             \
+#define CU_RETURN_IF_ERROR(call, what)                 \
+  do {                                                 \
+    if (CUresult cu_result_ = (call); cu_result_ != 0) \
+      return DriverError(*driver_, cu_result_, what);  \
   } while (false)
 
 class CudaModule : public Module {
  public:
   CudaModule(const Driver* driver, CUcontext ctx, CUmodule module, std::vector<CUfunction> fns,
              std::vector<std::string> names)
-      : driver_(driver), ctx_(ctx), module_(module), fns_(std::move(fns)),
+      : driver_(driver),
+        ctx_(ctx),
+        module_(module),
+        fns_(std::move(fns)),
         names_(std::move(names)) {}
   ~CudaModule() override {
     driver_->cuCtxSetCurrent(ctx_);
@@ -236,8 +239,9 @@ class CudaBackend : public Backend {
     CU_RETURN_IF_ERROR(driver_->cuDeviceGetAttribute(&major, kAttrMajor, dev_), "attribute");
     CU_RETURN_IF_ERROR(driver_->cuDeviceGetAttribute(&minor, kAttrMinor, dev_), "attribute");
     info.arch = absl::StrCat("sm_", major, minor);
-    CU_RETURN_IF_ERROR(driver_->cuDeviceGetAttribute(&info.multiprocessors, kAttrMultiprocessors,
-                                                     dev_), "attribute");
+    CU_RETURN_IF_ERROR(
+        driver_->cuDeviceGetAttribute(&info.multiprocessors, kAttrMultiprocessors, dev_),
+        "attribute");
     CU_RETURN_IF_ERROR(driver_->cuDeviceGetAttribute(&info.clock_khz, kAttrClockRate, dev_),
                        "attribute");
     CU_RETURN_IF_ERROR(
@@ -255,9 +259,8 @@ class CudaBackend : public Backend {
 
   absl::StatusOr<std::unique_ptr<Module>> Load(const Artifact& artifact) override {
     if (artifact.vendor() != "cuda") {
-      return absl::FailedPreconditionError(
-          absl::StrCat(artifact.program, " is compiled for ", artifact.target,
-                       ", not for an NVIDIA GPU"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          artifact.program, " is compiled for ", artifact.target, ", not for an NVIDIA GPU"));
     }
     if (artifact.binary.empty()) {
       return absl::FailedPreconditionError(
@@ -311,15 +314,15 @@ class CudaBackend : public Backend {
   absl::StatusOr<void*> AllocOnStream(size_t bytes, void* stream) override {
     CU_RETURN_IF_ERROR(driver_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
     CUdeviceptr p = 0;
-    CU_RETURN_IF_ERROR(driver_->cuMemAllocAsync(&p, std::max<size_t>(bytes, 1),
-                                                static_cast<CUstream>(stream)),
-                       absl::StrCat("allocating a workspace of ", bytes, " bytes"));
+    CU_RETURN_IF_ERROR(
+        driver_->cuMemAllocAsync(&p, std::max<size_t>(bytes, 1), static_cast<CUstream>(stream)),
+        absl::StrCat("allocating a workspace of ", bytes, " bytes"));
     return reinterpret_cast<void*>(p);
   }
   absl::Status FreeOnStream(void* ptr, void* stream) override {
-    CU_RETURN_IF_ERROR(driver_->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr),
-                                               static_cast<CUstream>(stream)),
-                       "freeing a workspace");
+    CU_RETURN_IF_ERROR(
+        driver_->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), static_cast<CUstream>(stream)),
+        "freeing a workspace");
     return absl::OkStatus();
   }
   absl::Status Zero(void* ptr, size_t bytes, void* stream) override {
@@ -337,8 +340,8 @@ class CudaBackend : public Backend {
   }
   absl::Status CopyToHost(void* dst, const void* src, size_t bytes) override {
     CU_RETURN_IF_ERROR(driver_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
-    CU_RETURN_IF_ERROR(
-        driver_->cuMemcpyDtoH_v2(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
+    CU_RETURN_IF_ERROR(driver_->cuMemcpyDtoH_v2(dst, reinterpret_cast<CUdeviceptr>(src), bytes),
+                       "cuMemcpyDtoH");
     return absl::OkStatus();
   }
   absl::Status Synchronize(void* stream) override {
@@ -354,16 +357,15 @@ class CudaBackend : public Backend {
     CUresult r = driver_->cuPointerGetAttribute(&type, kPointerAttrMemoryType,
                                                 reinterpret_cast<CUdeviceptr>(ptr));
     if (r != 0 || (type != kMemoryTypeDevice && type != kMemoryTypeUnified)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " is not CUDA device memory (host memory? move it to cuda:",
-                       ordinal_, ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " is not CUDA device memory (host memory? move it to cuda:", ordinal_, ")"));
     }
     int ordinal = -1;
     r = driver_->cuPointerGetAttribute(&ordinal, kPointerAttrDeviceOrdinal,
                                        reinterpret_cast<CUdeviceptr>(ptr));
     if (r == 0 && ordinal != ordinal_ && type == kMemoryTypeDevice) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " is on cuda:", ordinal,
-                                                     ", but the kernel runs on cuda:", ordinal_));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " is on cuda:", ordinal, ", but the kernel runs on cuda:", ordinal_));
     }
     return absl::OkStatus();
   }
@@ -404,9 +406,9 @@ class CudaBackend : public Backend {
     const int want = cc(t), have = cc(arch);
     const bool ok = specific ? want == have : (want / 10 == have / 10 && have >= want);
     if (!ok) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the artifact is compiled for ", target, ", which cannot run on ",
-                       device_name, " (", arch, "); compile it for this GPU"));
+      return absl::FailedPreconditionError(absl::StrCat("the artifact is compiled for ", target,
+                                                        ", which cannot run on ", device_name, " (",
+                                                        arch, "); compile it for this GPU"));
     }
     return absl::OkStatus();
   }
@@ -428,12 +430,11 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenCudaBackend(int ordinal) {
   if (!driver.ok()) return driver.status();
   const Driver& d = **driver;
   int count = 0;
-  if (CUresult r = d.cuDeviceGetCount(&count); r != 0)
-    return DriverError(d, r, "cuDeviceGetCount");
+  if (CUresult r = d.cuDeviceGetCount(&count); r != 0) return DriverError(d, r, "cuDeviceGetCount");
   if (ordinal < 0 || ordinal >= count) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cuda:", ordinal, " does not exist: this machine has ", count,
-                     " CUDA device", count == 1 ? "" : "s"));
+    return absl::FailedPreconditionError(absl::StrCat("cuda:", ordinal,
+                                                      " does not exist: this machine has ", count,
+                                                      " CUDA device", count == 1 ? "" : "s"));
   }
   CUdevice dev = 0;
   if (CUresult r = d.cuDeviceGet(&dev, ordinal); r != 0) return DriverError(d, r, "cuDeviceGet");

@@ -77,12 +77,13 @@ class EmulatorBackend : public Backend {
     std::vector<std::string> kernels;
     for (const KernelSpec& k : artifact.kernels) {
       if (absl::StatusOr<int> arity = module->Arity(k.name); !arity.ok()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the artifact's source does not define kernel ", k.name, ": ", arity.status().message()));
-      } else if (*arity != static_cast<int>(k.args.size())) {
         return absl::FailedPreconditionError(
-            absl::StrCat("kernel ", k.name, " takes ", *arity, " parameters in the source but ",
-                         k.args.size(), " in the metadata"));
+            absl::StrCat("the artifact's source does not define kernel ", k.name, ": ",
+                         arity.status().message()));
+      } else if (*arity != static_cast<int>(k.args.size())) {
+        return absl::FailedPreconditionError(absl::StrCat("kernel ", k.name, " takes ", *arity,
+                                                          " parameters in the source but ",
+                                                          k.args.size(), " in the metadata"));
       }
       kernels.push_back(k.name);
     }
@@ -91,8 +92,9 @@ class EmulatorBackend : public Backend {
 
   absl::StatusOr<void*> Alloc(size_t bytes) override {
     void* p = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
-    if (p == nullptr) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", bytes,
-                                                                       " bytes of host memory"));
+    if (p == nullptr)
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", bytes, " bytes of host memory"));
     return p;
   }
   void Free(void* ptr) override { std::free(ptr); }

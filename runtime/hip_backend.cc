@@ -99,22 +99,24 @@ absl::StatusOr<const Hip*> LoadHip() {
 absl::Status HipError(const Hip& h, hipError_t e, const std::string& what) {
   const char* text = h.hipGetErrorString(e);
   std::string message = absl::StrCat(what, ": HIP error ", e, text ? absl::StrCat(": ", text) : "");
-  if (e == 2) return absl::ResourceExhaustedError(message);  // hipErrorOutOfMemory
+  if (e == 2) return absl::ResourceExhaustedError(message);     // hipErrorOutOfMemory
   if (e == 209) return absl::FailedPreconditionError(message);  // no binary for this GPU
   return absl::InternalError(message);
 }
 
-#define HIP_RETURN_IF_ERROR(call, what)                      \
-  do {                                                       \
-    if (hipError_t hip_error_ = (call); hip_error_ != 0)     \
-      return HipError(*hip_, hip_error_, what);              \
+#define HIP_RETURN_IF_ERROR(call, what)                                                            \
+  do {                                                                                             \
+    if (hipError_t hip_error_ = (call); hip_error_ != 0) return HipError(*hip_, hip_error_, what); \
   } while (false)
 
 class HipModule : public Module {
  public:
   HipModule(const Hip* hip, int ordinal, hipModule_t module, std::vector<hipFunction_t> fns,
             std::vector<std::string> names)
-      : hip_(hip), ordinal_(ordinal), module_(module), fns_(std::move(fns)),
+      : hip_(hip),
+        ordinal_(ordinal),
+        module_(module),
+        fns_(std::move(fns)),
         names_(std::move(names)) {}
   ~HipModule() override {
     hip_->hipSetDevice(ordinal_);
@@ -197,8 +199,8 @@ class HipBackend : public Backend {
 
   absl::StatusOr<std::unique_ptr<Module>> Load(const Artifact& artifact) override {
     if (artifact.vendor() != "hip") {
-      return absl::FailedPreconditionError(absl::StrCat(
-          artifact.program, " is compiled for ", artifact.target, ", not for an AMD GPU"));
+      return absl::FailedPreconditionError(absl::StrCat(artifact.program, " is compiled for ",
+                                                        artifact.target, ", not for an AMD GPU"));
     }
     if (artifact.binary.empty()) {
       return absl::FailedPreconditionError(

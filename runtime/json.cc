@@ -54,8 +54,14 @@ class Parser {
     if (pos_ >= s_.size()) return Fail("unexpected end of input");
     switch (s_[pos_]) {
       case 'n': v.kind_ = Value::Kind::kNull; return Literal("null");
-      case 't': v.kind_ = Value::Kind::kBool; v.bool_ = true; return Literal("true");
-      case 'f': v.kind_ = Value::Kind::kBool; v.bool_ = false; return Literal("false");
+      case 't':
+        v.kind_ = Value::Kind::kBool;
+        v.bool_ = true;
+        return Literal("true");
+      case 'f':
+        v.kind_ = Value::Kind::kBool;
+        v.bool_ = false;
+        return Literal("false");
       case '"': v.kind_ = Value::Kind::kString; return ParseString(v.string_);
       case '[': {
         v.kind_ = Value::Kind::kArray;
@@ -158,10 +164,14 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       char c = s_[pos_++];
       out <<= 4;
-      if (c >= '0' && c <= '9') out |= c - '0';
-      else if (c >= 'a' && c <= 'f') out |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') out |= c - 'A' + 10;
-      else return Fail("invalid \\u escape");
+      if (c >= '0' && c <= '9')
+        out |= c - '0';
+      else if (c >= 'a' && c <= 'f')
+        out |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        out |= c - 'A' + 10;
+      else
+        return Fail("invalid \\u escape");
     }
     return true;
   }

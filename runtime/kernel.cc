@@ -8,8 +8,8 @@
 
 namespace tilec::runtime {
 
-Arg Arg::Tensor(void* data, std::string dtype, std::vector<int64_t> shape,
-                DeviceType device_type, int device_id) {
+Arg Arg::Tensor(void* data, std::string dtype, std::vector<int64_t> shape, DeviceType device_type,
+                int device_id) {
   Arg a;
   a.kind = Kind::kTensor;
   a.data = data;
@@ -98,8 +98,8 @@ absl::StatusOr<uint64_t> ScalarBits(const ParamSpec& p, const Arg& a) {
         absl::StrCat("parameter ", p.name, ": ", t, " scalars are not supported by the runtime"));
   } else {
     if (a.is_float) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "parameter ", p.name, " is a ", t, " scalar; got the float ", a.f));
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", p.name, " is a ", t, " scalar; got the float ", a.f));
     }
     const int64_t v = a.i;
     const int bits_n = p.dtype.bits;
@@ -107,8 +107,8 @@ absl::StatusOr<uint64_t> ScalarBits(const ParamSpec& p, const Arg& a) {
       bits = v != 0;
     } else if (bits_n < 64) {
       const int64_t lo = p.dtype.is_signed ? -(int64_t{1} << (bits_n - 1)) : 0;
-      const int64_t hi = p.dtype.is_signed ? (int64_t{1} << (bits_n - 1)) - 1
-                                           : (int64_t{1} << bits_n) - 1;
+      const int64_t hi =
+          p.dtype.is_signed ? (int64_t{1} << (bits_n - 1)) - 1 : (int64_t{1} << bits_n) - 1;
       if (v < lo || v > hi) {
         return absl::InvalidArgumentError(absl::StrCat("parameter ", p.name, " is a ", t,
                                                        " scalar; ", v, " is out of its range"));
@@ -134,9 +134,9 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
   if (args.size() != a.params.size()) {
     std::vector<std::string> names;
     for (const ParamSpec& p : a.params) names.push_back(p.name);
-    return absl::InvalidArgumentError(absl::StrCat(
-        a.program, " takes ", a.params.size(), " arguments (", absl::StrJoin(names, ", "),
-        "); got ", args.size()));
+    return absl::InvalidArgumentError(absl::StrCat(a.program, " takes ", a.params.size(),
+                                                   " arguments (", absl::StrJoin(names, ", "),
+                                                   "); got ", args.size()));
   }
   // Kinds, dtypes and ranks first; then the dims the shapes bind.
   std::map<std::string, int64_t> dims;
@@ -147,13 +147,15 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
     const std::string what = absl::StrCat("parameter ", p.name, " (argument ", i + 1, ")");
     if (p.kind == ParamSpec::Kind::kScalar) {
       if (arg.kind != Arg::Kind::kScalar)
-        return absl::InvalidArgumentError(absl::StrCat(what, " is a ", p.dtype.name,
-                                                       " scalar; got a tensor"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " is a ", p.dtype.name, " scalar; got a tensor"));
+      // Integer scalars may size grids and workspaces.
+      if (!p.dtype.is_float) dims[p.name] = arg.i;
       continue;
     }
     if (arg.kind != Arg::Kind::kTensor) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " is a ", p.dtype.name, " tensor of shape ",
-                                                     SpecShapeText(p), "; got a scalar"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " is a ", p.dtype.name, " tensor of shape ", SpecShapeText(p), "; got a scalar"));
     }
     if (arg.dtype != p.dtype.name && !PackedInt4(p, arg)) {
       return absl::InvalidArgumentError(
@@ -188,8 +190,9 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
   }
   for (const std::string& d : a.dyn_dims) {
     if (!dims.count(d)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dynamic dim ", d, " is not a dimension of any tensor argument, so no launch can bind it"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dynamic dim ", d,
+                       " is not a dimension of any tensor argument, so no launch can bind it"));
     }
     if (dims[d] > INT32_MAX) {
       return absl::InvalidArgumentError(
@@ -209,17 +212,17 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
       absl::StatusOr<int64_t> v = p.shape[d].Eval(dims);
       if (!v.ok()) return v.status();
       if (LogicalDim(p, arg, d) != *v) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, " must have shape ", SpecShapeText(p), "; dimension ", d, " is ",
-            LogicalDim(p, arg, d), ", expected ", *v,
-            p.shape[d].is_constant() ? "" : absl::StrCat(" (", p.shape[d].text(), ")"),
-            "; got shape ", ShapeText(arg.shape)));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " must have shape ", SpecShapeText(p), "; dimension ", d, " is ",
+                         LogicalDim(p, arg, d), ", expected ", *v,
+                         p.shape[d].is_constant() ? "" : absl::StrCat(" (", p.shape[d].text(), ")"),
+                         "; got shape ", ShapeText(arg.shape)));
       }
     }
     if (!arg.strides.empty()) {
       if (arg.strides.size() != arg.shape.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(what, ": ", arg.strides.size(),
-                                                       " strides for rank ", arg.shape.size()));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": ", arg.strides.size(), " strides for rank ", arg.shape.size()));
       }
       int64_t expect = 1;
       for (size_t d = arg.shape.size(); d-- > 0;) {
@@ -233,11 +236,11 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
     }
     if (arg.device_type != want ||
         (want != DeviceType::kCpu && arg.device_id != backend_->device().ordinal)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, " is in ", DeviceTypeName(arg.device_type),
-          arg.device_type == DeviceType::kCpu ? "" : absl::StrCat(":", arg.device_id),
-          ", but the kernel runs on ", backend_->device().ToString(),
-          want == DeviceType::kCpu ? " (host memory)" : ""));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " is in ", DeviceTypeName(arg.device_type),
+                       arg.device_type == DeviceType::kCpu ? "" : absl::StrCat(":", arg.device_id),
+                       ", but the kernel runs on ", backend_->device().ToString(),
+                       want == DeviceType::kCpu ? " (host memory)" : ""));
     }
     if (reinterpret_cast<uintptr_t>(arg.data) % kAlignment != 0) {
       return absl::InvalidArgumentError(
@@ -269,9 +272,9 @@ absl::Status Kernel::Run(absl::Span<const Arg> args, const std::map<std::string,
       if (!g.ok()) return g.status();
       const int64_t limit = i == 0 ? kMaxGridX : kMaxGridYZ;
       if (*g < 1 || *g > limit) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "kernel ", k.name, ": grid extent ", i, " (", k.grid[i].text(), ") is ", *g,
-            " for these shapes; a launch needs 1 to ", limit));
+        return absl::InvalidArgumentError(
+            absl::StrCat("kernel ", k.name, ": grid extent ", i, " (", k.grid[i].text(), ") is ",
+                         *g, " for these shapes; a launch needs 1 to ", limit));
       }
       c.grid[i] = static_cast<uint32_t>(*g);
     }
@@ -282,8 +285,8 @@ absl::Status Kernel::Run(absl::Span<const Arg> args, const std::map<std::string,
   std::vector<LaunchBuffer> buffers;
   for (size_t i = 0; i < args.size(); ++i) {
     if (a.params[i].kind == ParamSpec::Kind::kTensor)
-      buffers.push_back({args[i].data, static_cast<size_t>(TensorBytes(a.params[i].dtype,
-                                                                        args[i].shape)),
+      buffers.push_back({args[i].data,
+                         static_cast<size_t>(TensorBytes(a.params[i].dtype, args[i].shape)),
                          a.params[i].name});
   }
   std::vector<void*> workspaces(a.workspaces.size(), nullptr);
@@ -316,8 +319,10 @@ absl::Status Kernel::Run(absl::Span<const Arg> args, const std::map<std::string,
             std::memcpy(&values[j], &args[ref.index].data, sizeof(void*));
           } else {
             absl::StatusOr<uint64_t> bits = ScalarBits(p, args[ref.index]);
-            if (!bits.ok()) status = bits.status();
-            else values[j] = *bits;
+            if (!bits.ok())
+              status = bits.status();
+            else
+              values[j] = *bits;
           }
           break;
         }
@@ -332,8 +337,8 @@ absl::Status Kernel::Run(absl::Span<const Arg> args, const std::map<std::string,
       }
       ptrs[j] = &values[j];
     }
-    if (status.ok()) status = module_->Launch(static_cast<int>(ki), configs[ki], ptrs.data(),
-                                              buffers, stream);
+    if (status.ok())
+      status = module_->Launch(static_cast<int>(ki), configs[ki], ptrs.data(), buffers, stream);
   }
   for (void* w : workspaces) {
     if (w == nullptr) continue;
@@ -346,7 +351,8 @@ absl::Status Kernel::Run(absl::Span<const Arg> args, const std::map<std::string,
 absl::StatusOr<std::vector<double>> Kernel::Time(absl::Span<const Arg> args,
                                                  const TimingOptions& options, void* stream) {
   if (options.iterations < 1 || options.warmup < 0) {
-    return absl::InvalidArgumentError("timing needs at least one iteration and no negative warm-up");
+    return absl::InvalidArgumentError(
+        "timing needs at least one iteration and no negative warm-up");
   }
   absl::StatusOr<std::map<std::string, int64_t>> dims = Check(args);
   if (!dims.ok()) return dims.status();

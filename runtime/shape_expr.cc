@@ -10,8 +10,25 @@ namespace tilec::runtime {
 
 struct ShapeExpr::Node {
   enum class Op {
-    kConst, kName, kNeg, kNot, kAdd, kSub, kMul, kDiv, kFloorDiv, kFloorMod, kTruncMod,
-    kShl, kShr, kAnd, kXor, kOr, kCeilDiv, kMin, kMax,
+    kConst,
+    kName,
+    kNeg,
+    kNot,
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,
+    kFloorDiv,
+    kFloorMod,
+    kTruncMod,
+    kShl,
+    kShr,
+    kAnd,
+    kXor,
+    kOr,
+    kCeilDiv,
+    kMin,
+    kMax,
   };
   Op op = Op::kConst;
   int64_t value = 0;
@@ -28,7 +45,7 @@ using NodePtr = std::shared_ptr<const Node>;
 constexpr int kMaxDepth = 256;
 
 bool IsIntDType(std::string_view name) {
-  static const char* const kInts[] = {"int8", "int16", "int32", "int64", "uint8",
+  static const char* const kInts[] = {"int8",   "int16",  "int32",  "int64", "uint8",
                                       "uint16", "uint32", "uint64", "bool"};
   return std::find(std::begin(kInts), std::end(kInts), name) != std::end(kInts);
 }
@@ -81,18 +98,30 @@ class Reader {
       size_t len = 1;
       std::string_view rest = s_.substr(pos_);
       auto starts = [&](std::string_view t) { return rest.substr(0, t.size()) == t; };
-      if (level == 0 && starts("|")) op = Op::kOr;
-      else if (level == 1 && starts("^")) op = Op::kXor;
-      else if (level == 2 && starts("&")) op = Op::kAnd;
-      else if (level == 3 && starts("<<")) op = Op::kShl, len = 2;
-      else if (level == 3 && starts(">>")) op = Op::kShr, len = 2;
-      else if (level == 4 && starts("+")) op = Op::kAdd;
-      else if (level == 4 && starts("-")) op = Op::kSub;
-      else if (level == 5 && starts("//")) op = Op::kFloorDiv, len = 2;
-      else if (level == 5 && starts("/")) op = Op::kDiv;
-      else if (level == 5 && starts("*")) op = Op::kMul;
-      else if (level == 5 && starts("%")) op = Op::kFloorMod;
-      else break;
+      if (level == 0 && starts("|"))
+        op = Op::kOr;
+      else if (level == 1 && starts("^"))
+        op = Op::kXor;
+      else if (level == 2 && starts("&"))
+        op = Op::kAnd;
+      else if (level == 3 && starts("<<"))
+        op = Op::kShl, len = 2;
+      else if (level == 3 && starts(">>"))
+        op = Op::kShr, len = 2;
+      else if (level == 4 && starts("+"))
+        op = Op::kAdd;
+      else if (level == 4 && starts("-"))
+        op = Op::kSub;
+      else if (level == 5 && starts("//"))
+        op = Op::kFloorDiv, len = 2;
+      else if (level == 5 && starts("/"))
+        op = Op::kDiv;
+      else if (level == 5 && starts("*"))
+        op = Op::kMul;
+      else if (level == 5 && starts("%"))
+        op = Op::kFloorMod;
+      else
+        break;
       pos_ += len;
       NodePtr rhs = Binary(level + 1, depth + 1);
       if (!rhs) return nullptr;
@@ -133,10 +162,9 @@ class Reader {
     if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
       return Fail("expected a number, a name or '('");
     const size_t start = pos_;
-    while (pos_ < s_.size() && (s_[pos_] == '_' || s_[pos_] == '.' ||
-                                (s_[pos_] >= 'a' && s_[pos_] <= 'z') ||
-                                (s_[pos_] >= 'A' && s_[pos_] <= 'Z') ||
-                                (s_[pos_] >= '0' && s_[pos_] <= '9')))
+    while (pos_ < s_.size() &&
+           (s_[pos_] == '_' || s_[pos_] == '.' || (s_[pos_] >= 'a' && s_[pos_] <= 'z') ||
+            (s_[pos_] >= 'A' && s_[pos_] <= 'Z') || (s_[pos_] >= '0' && s_[pos_] <= '9')))
       ++pos_;
     std::string word(s_.substr(start, pos_ - start));
     if (word.rfind("T.", 0) != 0) {
@@ -166,11 +194,16 @@ class Reader {
       return a;
     }
     Op op;
-    if (fn == "ceildiv") op = Op::kCeilDiv;
-    else if (fn == "min") op = Op::kMin;
-    else if (fn == "max") op = Op::kMax;
-    else if (fn == "truncmod") op = Op::kTruncMod;
-    else return Fail("unsupported function " + word);
+    if (fn == "ceildiv")
+      op = Op::kCeilDiv;
+    else if (fn == "min")
+      op = Op::kMin;
+    else if (fn == "max")
+      op = Op::kMax;
+    else if (fn == "truncmod")
+      op = Op::kTruncMod;
+    else
+      return Fail("unsupported function " + word);
     if (!Eat(",")) return Fail("expected ',' in " + word);
     NodePtr b = Binary(0, depth + 1);
     if (!b) return nullptr;
@@ -213,8 +246,8 @@ absl::StatusOr<int64_t> EvalNode(const Node& n, const std::map<std::string, int6
   const bool divides = n.op == Op::kDiv || n.op == Op::kFloorDiv || n.op == Op::kFloorMod ||
                        n.op == Op::kTruncMod || n.op == Op::kCeilDiv;
   if (divides && y == 0) return error("division by zero");
-  if ((n.op == Op::kShl || n.op == Op::kShr) && (y < 0 || y >= 63)) return error("shift by " +
-                                                                            std::to_string(y));
+  if ((n.op == Op::kShl || n.op == Op::kShr) && (y < 0 || y >= 63))
+    return error("shift by " + std::to_string(y));
   switch (n.op) {
     case Op::kAdd: return x + y;
     case Op::kSub: return x - y;

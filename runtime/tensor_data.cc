@@ -46,9 +46,12 @@ uint16_t FloatToBFloat16(float f) {
 float HalfToFloat(uint16_t h) {
   const int exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
   float v;
-  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+  if (exp == 0)
+    v = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
   return (h & 0x8000) ? -v : v;
 }
 
@@ -172,8 +175,10 @@ absl::StatusOr<std::vector<HostValue>> FillInputs(const Artifact& artifact,
     HostValue v;
     if (p.kind == ParamSpec::Kind::kScalar) {
       v.is_tensor = false;
-      if (p.dtype.is_float) v.f = std::uniform_real_distribution<double>(0.5, 1.5)(rng);
-      else v.i = v.f = std::uniform_int_distribution<int>(1, 8)(rng);
+      if (p.dtype.is_float)
+        v.f = std::uniform_real_distribution<double>(0.5, 1.5)(rng);
+      else
+        v.i = v.f = std::uniform_int_distribution<int>(1, 8)(rng);
       out.push_back(std::move(v));
       continue;
     }
@@ -181,7 +186,8 @@ absl::StatusOr<std::vector<HostValue>> FillInputs(const Artifact& artifact,
     for (const ShapeExpr& e : p.shape) {
       absl::StatusOr<int64_t> d = e.Eval(dims);
       if (!d.ok()) return d.status();
-      if (*d < 0) return absl::InvalidArgumentError(absl::StrCat(p.name, " has a negative dimension"));
+      if (*d < 0)
+        return absl::InvalidArgumentError(absl::StrCat(p.name, " has a negative dimension"));
       v.shape.push_back(*d);
       count *= *d;
     }
@@ -190,10 +196,14 @@ absl::StatusOr<std::vector<HostValue>> FillInputs(const Artifact& artifact,
     std::uniform_int_distribution<int> small_signed(-4, 4), small_unsigned(0, 8), bit(0, 1);
     for (int64_t e = 0; e < count; ++e) {
       double x;
-      if (p.dtype.is_float) x = unit(rng);
-      else if (p.dtype.name == "bool") x = bit(rng);
-      else if (p.dtype.is_signed) x = small_signed(rng);
-      else x = small_unsigned(rng);
+      if (p.dtype.is_float)
+        x = unit(rng);
+      else if (p.dtype.name == "bool")
+        x = bit(rng);
+      else if (p.dtype.is_signed)
+        x = small_signed(rng);
+      else
+        x = small_unsigned(rng);
       WriteElement(p.dtype, v.bytes.data(), e, x);
     }
     out.push_back(std::move(v));

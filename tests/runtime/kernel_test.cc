@@ -39,7 +39,8 @@ uint64_t Seed() {
 void ExpectRuntimeMatchesInterpreter(const BuiltArtifact& built, Backend* backend,
                                      const absl::flat_hash_map<std::string, int64_t>& dims,
                                      uint64_t seed, int launches = 1) {
-  absl::StatusOr<std::vector<interp::Tensor>> inputs = interp::MakeInputs(built.program, dims, seed);
+  absl::StatusOr<std::vector<interp::Tensor>> inputs =
+      interp::MakeInputs(built.program, dims, seed);
   ASSERT_TRUE(inputs.ok()) << inputs.status();
   std::vector<interp::Tensor> expected = *inputs;
   ASSERT_TRUE(interp::RunProgram(built.program, expected).ok());
@@ -52,8 +53,8 @@ void ExpectRuntimeMatchesInterpreter(const BuiltArtifact& built, Backend* backen
     ASSERT_TRUE(st.ok()) << st;
     for (size_t i = 0; i < got.size(); ++i) {
       if (!built.program.params[i].tensor) continue;
-      auto cmp = interp::CompareTensors(got[i], expected[i],
-                                        interp::DefaultTolerance(got[i].dtype()));
+      auto cmp =
+          interp::CompareTensors(got[i], expected[i], interp::DefaultTolerance(got[i].dtype()));
       ASSERT_TRUE(cmp.ok()) << cmp.status();
       EXPECT_TRUE(cmp->ok) << built.program.params[i].tensor->name << " (launch " << l + 1
                            << "): " << cmp->Summary();
@@ -145,10 +146,14 @@ TEST_F(ScaleKernel, RefusesMismatchedArgumentsNamingTheParameter) {
   Case cases[] = {
       {{X()}, "scale takes 2 arguments (X, Y); got 1"},
       {{X(), Y(), Arg::Int(1)}, "takes 2 arguments"},
-      {{X(), Arg::Float(2.0)}, "parameter Y (argument 2) is a float32 tensor of shape [N]; got a scalar"},
-      {{Arg::Tensor(x_.data(), "float16", {300}), Y()}, "parameter X (argument 1) must be float32; got float16"},
-      {{Arg::Tensor(x2d.data(), "float32", {2, 300}), Y()}, "parameter X (argument 1) must have rank 1 [N]; got shape [2, 300]"},
-      {{X(), Arg::Tensor(short_y.data(), "float32", {200})}, "dynamic dim N is 300 by X's dimension 0 but 200 by Y's dimension 0"},
+      {{X(), Arg::Float(2.0)},
+       "parameter Y (argument 2) is a float32 tensor of shape [N]; got a scalar"},
+      {{Arg::Tensor(x_.data(), "float16", {300}), Y()},
+       "parameter X (argument 1) must be float32; got float16"},
+      {{Arg::Tensor(x2d.data(), "float32", {2, 300}), Y()},
+       "parameter X (argument 1) must have rank 1 [N]; got shape [2, 300]"},
+      {{X(), Arg::Tensor(short_y.data(), "float32", {200})},
+       "dynamic dim N is 300 by X's dimension 0 but 200 by Y's dimension 0"},
       {{strided, Y()}, "parameter X (argument 1) must be contiguous (row-major); got strides [2]"},
       {{misaligned, Y()}, "parameter X (argument 1) must be 16-byte aligned"},
       {{X(), on_gpu}, "parameter Y (argument 2) is in cuda:0, but the kernel runs on emulator"},
@@ -164,7 +169,8 @@ TEST_F(ScaleKernel, RefusesMismatchedArgumentsNamingTheParameter) {
 
 TEST_F(ScaleKernel, TimesEveryIteration) {
   Fill(1000);
-  absl::StatusOr<std::vector<double>> ms = kernel_->Time({X(), Y()}, {.warmup = 1, .iterations = 4});
+  absl::StatusOr<std::vector<double>> ms =
+      kernel_->Time({X(), Y()}, {.warmup = 1, .iterations = 4});
   ASSERT_TRUE(ms.ok()) << ms.status();
   ASSERT_EQ(ms->size(), 4u);
   for (double t : *ms) EXPECT_GT(t, 0);
@@ -221,7 +227,45 @@ TEST(RuntimeScalars, ScalarsAreConvertedToTheirParameterTypes) {
   st = (*kernel)->Launch({X, Y, Arg::Float(1), Arg::Int(int64_t{1} << 40)});
   EXPECT_THAT(st.message(), HasSubstr("out of its range"));
   st = (*kernel)->Launch({X, Y, X, Arg::Int(1)});
-  EXPECT_THAT(st.message(), HasSubstr("parameter a (argument 3) is a float32 scalar; got a tensor"));
+  EXPECT_THAT(st.message(),
+              HasSubstr("parameter a (argument 3) is a float32 scalar; got a tensor"));
+}
+
+// A grid sized by an integer scalar parameter (`T.Kernel(T.ceildiv(len,
+// 64))`): the runtime evaluates it from the scalar's value at each launch.
+constexpr char kScalarGrid[] = R"(
+import tilelang.language as T
+
+def head(cap):
+    @T.prim_func
+    def main(X: T.Tensor((cap,), "float32"), Y: T.Tensor((cap,), "float32"), n: T.int32):
+        with T.Kernel(T.ceildiv(n, 64), threads=64) as bx:
+            for i in T.Parallel(64):
+                if bx * 64 + i < n:
+                    Y[bx * 64 + i] = X[bx * 64 + i] + 1.0
+    return main
+)";
+
+TEST(RuntimeScalars, AnIntegerScalarSizesTheGrid) {
+  absl::StatusOr<ir::Program> program =
+      CompileSource("head.py", kScalarGrid, "head", {{"cap", "300"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<BuiltArtifact> built = BuildForRuntime(*program);
+  ASSERT_TRUE(built.ok()) << built.status();
+  std::unique_ptr<Backend> emulator = OpenEmulatorBackend();
+  ExpectRuntimeMatchesInterpreter(*built, emulator.get(), {}, Seed());
+  absl::StatusOr<std::unique_ptr<Kernel>> kernel = Kernel::Load(built->artifact, emulator.get());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  for (int64_t n : {1, 64, 65, 300}) {
+    std::vector<float> x(300, 2.0f), y(300, -1.0f);
+    Arg X = Arg::Tensor(x.data(), "float32", {300}), Y = Arg::Tensor(y.data(), "float32", {300});
+    ASSERT_TRUE((*kernel)->Launch({X, Y, Arg::Int(n)}).ok()) << n;
+    for (int64_t i = 0; i < 300; ++i) EXPECT_EQ(y[i], i < n ? 3.0f : -1.0f) << n << " " << i;
+  }
+  std::vector<float> x(300), y(300);
+  absl::Status st = (*kernel)->Launch({Arg::Tensor(x.data(), "float32", {300}),
+                                       Arg::Tensor(y.data(), "float32", {300}), Arg::Int(0)});
+  EXPECT_THAT(st.message(), HasSubstr("grid extent 0"));
 }
 
 TEST(RuntimeBackends, EmulatorNeedsTheGeneratedSource) {
@@ -243,9 +287,9 @@ TEST(RuntimeBackends, GpuBackendsWithoutTheirDriverSaySo) {
   absl::StatusOr<std::unique_ptr<Backend>> cuda = OpenBackend(*DeviceSpec::Parse("cuda:0"));
   if (!cuda.ok()) {
     EXPECT_EQ(cuda.status().code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(cuda.status().message(), ::testing::AnyOf(HasSubstr("libcuda.so.1"),
-                                                          HasSubstr("no usable NVIDIA GPU"),
-                                                          HasSubstr("does not exist")));
+    EXPECT_THAT(cuda.status().message(),
+                ::testing::AnyOf(HasSubstr("libcuda.so.1"), HasSubstr("no usable NVIDIA GPU"),
+                                 HasSubstr("does not exist")));
   } else {
     absl::StatusOr<DeviceInfo> info = (*cuda)->Info();
     ASSERT_TRUE(info.ok()) << info.status();
@@ -254,9 +298,9 @@ TEST(RuntimeBackends, GpuBackendsWithoutTheirDriverSaySo) {
   absl::StatusOr<std::unique_ptr<Backend>> hip = OpenBackend(*DeviceSpec::Parse("hip:0"));
   if (!hip.ok()) {
     EXPECT_EQ(hip.status().code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(hip.status().message(), ::testing::AnyOf(HasSubstr("libamdhip64.so"),
-                                                         HasSubstr("no usable AMD GPU"),
-                                                         HasSubstr("does not exist")));
+    EXPECT_THAT(hip.status().message(),
+                ::testing::AnyOf(HasSubstr("libamdhip64.so"), HasSubstr("no usable AMD GPU"),
+                                 HasSubstr("does not exist")));
   }
 }
 

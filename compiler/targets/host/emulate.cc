@@ -34,6 +34,12 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
       return absl::InvalidArgumentError("no size for dynamic dim " + d->name);
     dims[d.get()] = dim_values.at(d->name);
   }
+  // Integer scalar parameters may size the grid (`T.Kernel(T.ceildiv(max_len,
+  // 64))`) and workspaces as dynamic dims do.
+  for (size_t i = 0; i < program.params.size() && i < args.size(); ++i) {
+    const ir::Var& v = program.params[i].scalar;
+    if (v && ir::IsInt(v->dtype)) dims[v.get()] = args[i].GetInt(0);
+  }
   std::map<std::string, std::vector<uint8_t>> workspaces;
   for (const cuda::CudaWorkspace& w : src.workspaces) {
     std::optional<int64_t> bytes = inference::EvalInt(w.bytes, dims);
@@ -101,10 +107,12 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
       // known (constant ones were checked by the verifier).
       const int64_t limit = i == 0 ? ir::kMaxGridX : ir::kMaxGridYZ;
       if (*g < 1 || *g > limit) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "launch of kernel ", k.name, ": grid extent ", i, " is ", *g,
-            " for these dynamic dims; CUDA launches 1 to ", limit, " blocks along ",
-            i == 0 ? "x" : i == 1 ? "y" : "z"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("launch of kernel ", k.name, ": grid extent ", i, " is ", *g,
+                         " for these dynamic dims; CUDA launches 1 to ", limit, " blocks along ",
+                         i == 0   ? "x"
+                         : i == 1 ? "y"
+                                  : "z"));
       }
       *axes[i] = static_cast<uint32_t>(*g);
     }
