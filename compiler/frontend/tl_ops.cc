@@ -32,6 +32,8 @@
 //   ignored, return_prev is not supported.
 // - T.annotate_layout({buf: layout, ...}) -> one AnnotateLayout per entry.
 // - T.use_swizzle(panel_size, order="row", enable=True) -> UseSwizzle.
+#include <tuple>
+
 #include "compiler/frontend/index_simplify.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
@@ -213,6 +215,23 @@ absl::StatusOr<Value> Copy(Builder& b, CallArgs& args) {
   absl::StatusOr<std::pair<ir::Region, ir::Region>> p =
       ResolvePair(b, *src, *dst, args.loc, "T.copy");
   if (!p.ok()) return p.status();
+  // A region written as slices and fixed at compile time must lie inside its
+  // buffer, as TileLang requires (regions that move with block indices, and
+  // those a head address spans, are clipped at the edge).
+  for (const auto& [r, role, arg, sliced] :
+       {std::tuple{&p->first, "source", &*(*a)[0], src->region.has_value()},
+        {&p->second, "destination", &*(*a)[1], dst->region.has_value()}}) {
+    if (!sliced || arg->value.kind != ValueKind::kRegion) continue;
+    for (size_t d = 0; d < r->mins.size(); ++d) {
+      std::optional<int64_t> lo = ir::AsConstInt(r->mins[d]), n = ir::AsConstInt(r->extents[d]);
+      std::optional<int64_t> size = ir::AsConstInt(r->buffer->shape[d]);
+      if (lo && n && size && (*lo < 0 || *lo + *n > *size)) {
+        return b.Err(arg->loc, Cat("T.copy ", role, " region ", r->buffer->name, "[", *lo, ":",
+                                   *lo + *n, "] along dimension ", d, " lies outside `",
+                                   r->buffer->name, "` (", *size, " elements)"));
+      }
+    }
+  }
   absl::Status s = b.Emit(ir::Copy(p->first, p->second), args.loc, "T.copy");
   if (!s.ok()) return s;
   return Value::None();

@@ -141,6 +141,33 @@ def main(KV: T.Tensor((256,), "float16"), n: T.int32):
       << bad.status();
 }
 
+// A copy region written as constant slices must lie inside its buffer;
+// one spanned from a head address (the tile's extents) is clipped instead.
+TEST(Frontend, ConstantCopyRegionsOutsideTheirBufferAreRefused) {
+  constexpr char kCopy[] = R"py(
+def f(lo_src, lo_dst):
+    @T.prim_func
+    def main(src: T.Tensor((8,), "int32"), dst: T.Tensor((8,), "int32")):
+        with T.Kernel(1, threads=8):
+            s = T.alloc_shared((6,), "int32")
+            T.copy(src[lo_src:lo_src + 6], s)
+            T.copy(s, dst[lo_dst:lo_dst + 6])
+            T.copy(src[4], s)
+    return main
+)py";
+  Ok(kCopy, "f", {{"lo_src", "2"}, {"lo_dst", "2"}});
+  absl::StatusOr<ir::Program> bad = Build(kCopy, "f", {{"lo_src", "6"}, {"lo_dst", "0"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(Contains(std::string(bad.status().message()),
+                       "T.copy source region src[6:12] along dimension 0 lies outside `src` (8 "
+                       "elements)"))
+      << bad.status();
+  bad = Build(kCopy, "f", {{"lo_src", "0"}, {"lo_dst", "3"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(Contains(std::string(bad.status().message()), "T.copy destination region dst[3:9]"))
+      << bad.status();
+}
+
 TEST(Frontend, CopyRegions) {
   ir::Program p = Ok(R"py(
 @T.prim_func
