@@ -136,6 +136,14 @@ def all_big(M):
         with T.Kernel(1, threads=32):
             B[0] = T.if_then_else(T.all_of(Mask), 1, 0)
     return main
+
+def uint64_limits(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "uint64"), B: T.Tensor((N,), "uint64")):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(N):
+                B[i] = T.max_value(T.uint64) - A[i]
+    return main
 )";
 
 const interp::Tolerance kF32 = interp::DefaultTolerance(DType::kFloat32);
@@ -366,6 +374,18 @@ TEST(ConformanceMath, Dp4a) {
 TEST(ConformanceMath, AllOfMoreThan1024ElementsRefused) {
   ExpectRefused(kSource, "all_big", {{"M", "2048"}},
                 "T.all_of() of more than 1024 elements is not supported");
+}
+
+TEST(ConformanceMath, MaxValueOfUInt64) {
+  const int64_t n = 40;
+  ir::Program p = Compile(kSource, "uint64_limits", {{"N", "40"}});
+  const uint64_t seed = Seed(327);
+  Tensors args = {Random(DType::kUInt64, {n}, seed), Zeros(DType::kUInt64, {n})};
+  Interpret(p, args);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(args[1].GetBits(i), ~uint64_t{0} - args[0].GetBits(i)) << "element " << i;
+  }
+  ExpectTargetsMatch(p, {.seed = seed, .exact = true});
 }
 
 }  // namespace

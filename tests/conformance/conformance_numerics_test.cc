@@ -100,6 +100,46 @@ def dynamic(block=64):
                 S[i] = S[i] * 0.5
             T.copy(S, B[bx * block])
     return main
+
+def reduce3d(B, M, N):
+    @T.prim_func
+    def main(A: T.Tensor((B, M, N), "float32"), O: T.Tensor((B, N), "float32")):
+        with T.Kernel(1, threads=128):
+            F = T.alloc_fragment((B, M, N), "float32")
+            R = T.alloc_fragment((B, N), "float32")
+            T.copy(A, F)
+            T.reduce_sum(F, R, dim=1)
+            T.copy(R, O)
+    return main
+
+def gemm_dynamic(bm=64, bn=64, bk=32):
+    M = T.dynamic("M")
+    N = T.dynamic("N")
+    K = T.dynamic("K")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            acc = T.alloc_fragment((bm, bn), "float32")
+            T.clear(acc)
+            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=3):
+                T.copy(A[by * bm, ko * bk], A_s)
+                T.copy(B[ko * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, acc)
+            T.copy(acc, C[by * bm, bx * bn])
+    return main
+
+def copy3d(H, S, D, bs=16):
+    @T.prim_func
+    def main(Q: T.Tensor((S, H, D), "float16"), O: T.Tensor((H, S, D), "float16")):
+        with T.Kernel(T.ceildiv(S, bs), H, threads=128) as (bx, by):
+            Q_s = T.alloc_shared((bs, D), "float16")
+            T.copy(Q[bx * bs:(bx + 1) * bs, by, :], Q_s)
+            T.copy(Q_s, O[by, bx * bs:(bx + 1) * bs, :])
+    return main
 )";
 
 TEST(ConformanceNumerics, NanThroughMaxMinAndClamp) {
@@ -215,6 +255,60 @@ TEST(ConformanceNumerics, DynamicShape) {
     ExpectClose(args[1], Table(n, [&](int64_t i) { return args[0].GetDouble(i) * 0.5; }), {});
     ExpectTargetsMatch(p, {.seed = seed, .dims = {{"N", n}}, .exact = true});
   }
+}
+
+TEST(ConformanceNumerics, ReduceOverTheMiddleDimOf3D) {
+  const int64_t b = 3, m = 7, n = 10;
+  ir::Program p = Compile(kSource, "reduce3d", {{"B", "3"}, {"M", "7"}, {"N", "10"}});
+  const uint64_t seed = Seed(607);
+  Tensors args = {Random(DType::kFloat32, {b, m, n}, seed), Zeros(DType::kFloat32, {b, n})};
+  Interpret(p, args);
+  ExpectClose(args[1],
+              Table(b * n,
+                    [&](int64_t e) {
+                      double s = 0;
+                      for (int64_t j = 0; j < m; ++j)
+                        s += args[0].GetDouble((e / n * m + j) * n + e % n);
+                      return s;
+                    }),
+              {.atol = 1e-5, .rtol = 1e-5});
+  ExpectTargetsMatch(p, {.seed = seed});
+}
+
+TEST(ConformanceNumerics, GemmWithDynamicShapes) {
+  ir::Program p = Compile(kSource, "gemm_dynamic");
+  const int64_t m = 70, n = 50, k = 90;
+  const uint64_t seed = Seed(608);
+  Tensors args = {Random(DType::kFloat16, {m, k}, seed), Random(DType::kFloat16, {k, n}, seed + 1),
+                  Zeros(DType::kFloat32, {m, n})};
+  Interpret(p, args);
+  ExpectClose(args[2],
+              Table(m * n,
+                    [&](int64_t e) {
+                      double s = 0;
+                      for (int64_t l = 0; l < k; ++l) {
+                        s += args[0].GetDouble(e / n * k + l) * args[1].GetDouble(l * n + e % n);
+                      }
+                      return s;
+                    }),
+              {.atol = 1e-4, .rtol = 1e-4});
+  ExpectTargetsMatch(p, {.seed = seed, .dims = {{"M", m}, {"N", n}, {"K", k}}});
+}
+
+TEST(ConformanceNumerics, CopyOf3DRegionsWithAScalarIndex) {
+  const int64_t h = 3, s = 40, d = 24;
+  ir::Program p = Compile(kSource, "copy3d", {{"H", "3"}, {"S", "40"}, {"D", "24"}});
+  const uint64_t seed = Seed(609);
+  Tensors args = {Random(DType::kFloat16, {s, h, d}, seed), Zeros(DType::kFloat16, {h, s, d})};
+  Interpret(p, args);
+  ExpectClose(args[1],
+              Table(h * s * d,
+                    [&](int64_t e) {
+                      int64_t hh = e / (s * d), ss = e / d % s, dd = e % d;
+                      return args[0].GetDouble((ss * h + hh) * d + dd);
+                    }),
+              {});
+  ExpectTargetsMatch(p, {.seed = seed, .exact = true}, kBothArchs);
 }
 
 }  // namespace

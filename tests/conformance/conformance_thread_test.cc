@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -208,6 +209,45 @@ def print_values(N):
             T.print(bx)
             for i in T.Parallel(64):
                 B[bx * 64 + i] = F[i] * F[i]
+    return main
+
+def mbarriers(N, block=64):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            S = T.alloc_shared((block,), "float32")
+            bars = T.alloc_barrier([128, 128])
+            T.mbarrier_expect_tx(bars[0], block * 4)
+            T.copy(A[bx * block], S)
+            T.mbarrier_arrive(bars[0])
+            T.mbarrier_wait_parity(bars[0], 0)
+            T.sync_threads()
+            for i in T.Parallel(block):
+                B[bx * block + i] = S[block - 1 - i]
+            T.sync_warp()
+    return main
+
+def warp_idx_sync(threads):
+    @T.prim_func
+    def main(W: T.Tensor((threads,), "int32"), W16: T.Tensor((threads,), "int32")):
+        with T.Kernel(1, threads=threads):
+            tx = T.get_thread_binding()
+            W[tx] = T.get_warp_idx_sync()
+            W16[tx] = T.get_warp_idx_sync(16)
+    return main
+
+def atomic_add_dtype(N, H, dtype):
+    @T.prim_func
+    def main(Idx: T.Tensor((N,), "int32"), V: T.Tensor((N,), dtype), Hist: T.Tensor((H,), dtype),
+             T2: T.Tensor((8, 32), dtype)):
+        with T.Kernel(T.ceildiv(N, 64), threads=64) as bx:
+            S = T.alloc_shared((8, 32), dtype)
+            for i, j in T.Parallel(8, 32):
+                S[i, j] = V[(bx * 256 + i * 32 + j) % N]
+            T.atomic_add(T2, S)
+            for i in T.Parallel(64):
+                if bx * 64 + i < N:
+                    T.atomic_add(Hist[Idx[bx * 64 + i] + 8], V[bx * 64 + i])
     return main
 )";
 
@@ -488,6 +528,62 @@ TEST(ConformanceSync, PrintChangesNoValue) {
                     }),
               {});
   ExpectTargetsMatch(p, {.seed = seed, .exact = true});
+}
+
+TEST(ConformanceSync, MbarriersAndSyncThreadsRunInProgramOrder) {
+  const int64_t n = 150;
+  ir::Program p = Compile(kSource, "mbarriers", {{"N", "150"}});
+  const uint64_t seed = Seed(517);
+  Tensors args = {Random(DType::kFloat32, {n}, seed), Zeros(DType::kFloat32, {n})};
+  Interpret(p, args);
+  ExpectClose(args[1],
+              Table(n,
+                    [&](int64_t i) {
+                      int64_t src = i / 64 * 64 + 63 - i % 64;
+                      return src < n ? args[0].GetDouble(src) : 0.0;
+                    }),
+              {});
+  ExpectTargetsMatch(p, {.seed = seed, .exact = true}, kBothArchs);
+}
+
+TEST(ConformanceWarp, GetWarpIdxSync) {
+  ir::Program p = Compile(kSource, "warp_idx_sync", {{"threads", "160"}});
+  Tensors args = {Zeros(DType::kInt32, {160}), Zeros(DType::kInt32, {160})};
+  Interpret(p, args);
+  std::vector<int64_t> w32(160), w16(160);
+  for (int64_t t = 0; t < 160; ++t) {
+    w32[t] = t / 32;
+    w16[t] = t / 16;
+  }
+  ExpectEqualInts(args[0], w32, "warp_size 32");
+  ExpectEqualInts(args[1], w16, "warp_size 16");
+  ExpectTargetsMatch(p, {.seed = Seed(518), .exact = true});
+}
+
+// Scalar and tile adds into float16, float32 and float64; the order of the
+// adds varies, so the sums compare within the dtype's rounding of ~20 terms.
+TEST(ConformanceAtomic, AddFloatDtypes) {
+  const int64_t n = 300, h = 17;
+  for (auto [name, dtype, tol] :
+       std::vector<std::tuple<std::string, DType, double>>{{"float16", DType::kFloat16, 5e-2},
+                                                           {"float32", DType::kFloat32, 1e-5},
+                                                           {"float64", DType::kFloat64, 1e-12}}) {
+    SCOPED_TRACE(name);
+    ir::Program p =
+        Compile(kSource, "atomic_add_dtype", {{"N", "300"}, {"H", "17"}, {"dtype", Quoted(name)}});
+    const uint64_t seed = Seed(519);
+    Tensors args = {Random(DType::kInt32, {n}, seed), Random(dtype, {n}, seed + 1),
+                    Zeros(dtype, {h}), Zeros(dtype, {8, 32})};
+    Interpret(p, args);
+    std::vector<double> hist(h, 0.0), tile(256, 0.0);
+    for (int64_t i = 0; i < n; ++i) hist[args[0].GetInt(i) + 8] += args[1].GetDouble(i);
+    for (int64_t b = 0; b < (n + 63) / 64; ++b) {
+      for (int64_t e = 0; e < 256; ++e) tile[e] += args[1].GetDouble((b * 256 + e) % n);
+    }
+    ExpectClose(args[2], hist, {.atol = tol, .rtol = tol}, "scalar adds");
+    ExpectClose(args[3], tile, {.atol = tol, .rtol = tol}, "tile adds");
+    ExpectTargetsMatch(p, {.seed = seed, .zero = {"Hist", "T2"}});
+  }
 }
 
 }  // namespace
