@@ -172,6 +172,17 @@ def serial_down(N, K):
                 acc = acc * 0.5 + A[bx * 64 + tx, k]
             B[bx * 64 + tx] = acc
     return main
+
+def parallel_race(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), R: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128):
+            r = T.alloc_fragment((N,), "float32")
+            T.clear(r)
+            for i, j in T.Parallel(M, N):
+                r[j] += A[i, j]
+            T.copy(r, R)
+    return main
 )";
 
 const interp::Tolerance kF32 = interp::DefaultTolerance(DType::kFloat32);
@@ -437,6 +448,18 @@ TEST(ConformancePipelined, MoreStagesThanIterations) {
                     }),
               {.atol = 1e-4, .rtol = 1e-4});
   ExpectTargetsMatch(p, {.seed = seed});
+}
+
+TEST(ConformanceParallel, ReductionWrittenAsARaceRefused) {
+  const std::string message = "every iteration reads and writes r[j], whose index does not use i";
+  absl::Status s = CompileStatus(kSource, "parallel_race", {{"M", "8"}, {"N", "16"}});
+  if (s.ok()) {
+    ir::Program p = Compile(kSource, "parallel_race", {{"M", "8"}, {"N", "16"}});
+    absl::StatusOr<cuda::CudaSource> src = ::tilec::testing::EmitFor(p, cuda::CudaArch::kSm80);
+    ASSERT_FALSE(src.ok()) << "a T.Parallel reduction race compiled";
+    s = src.status();
+  }
+  EXPECT_NE(s.message().find(message), std::string::npos) << s;
 }
 
 }  // namespace

@@ -160,6 +160,23 @@ def shared_view_size(N):
             T.copy(A, S)
             A[0] = V[0]
     return main
+
+def int4_view(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=64):
+            V = T.view(A, (8 * N,), dtype="int4")
+            for i in T.Parallel(N):
+                B[i] = V[i]
+    return main
+
+def fill_global_view(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=64):
+            V = T.view(A, (N // 4, 4))
+            T.fill(V, 0.0)
+    return main
 )";
 
 double F32(double v) { return static_cast<float>(v); }
@@ -348,6 +365,27 @@ TEST(ConformanceView, SharedViewOfAnotherSizeRefused) {
   ExpectRefused(kSource, "shared_view_size", {{"N", "64"}},
                 "a view of the shared buffer `S` (64 elements) must have as many elements; this "
                 "one has 32");
+}
+
+TEST(ConformanceView, Int4ViewRefused) {
+  ExpectRefused(kSource, "int4_view", {{"N", "16"}},
+                "a view of `A` (float32) as int4: tilec reinterprets whole bytes between types "
+                "whose widths divide one another");
+}
+
+TEST(ConformanceView, TileOperatorOnAViewOfAGlobalTensorRefused) {
+  ExpectRefused(kSource, "fill_global_view", {{"N", "64"}},
+                "`V` is a view of the global tensor `A`; tilec supports views of a global tensor "
+                "in element accesses and T.copy only",
+                /*located=*/false);
+}
+
+// BUG: this refusal comes without file:line:col and caret (the frontend's
+// view pass has no location), although docs/language.md says every refusal
+// is a located diagnostic.
+TEST(ConformanceView, DISABLED_TileOperatorOnAViewOfAGlobalTensorRefusalIsLocated) {
+  ExpectRefused(kSource, "fill_global_view", {{"N", "64"}},
+                "tilec supports views of a global tensor in element accesses and T.copy only");
 }
 
 }  // namespace

@@ -140,6 +140,20 @@ def copy3d(H, S, D, bs=16):
             T.copy(Q[bx * bs:(bx + 1) * bs, by, :], Q_s)
             T.copy(Q_s, O[by, bx * bs:(bx + 1) * bs, :])
     return main
+
+# Arithmetic in a narrow integer dtype wraps in that dtype before the next
+# operation reads it.
+def narrow_int(N, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), Q: T.Tensor((N,), dtype), G: T.Tensor((N,), "int32"),
+             W: T.Tensor((N,), "int32")):
+        with T.Kernel(T.ceildiv(N, 64), threads=64) as bx:
+            for i in T.Parallel(64):
+                k = bx * 64 + i
+                Q[k] = (A[k] * 20) // 7
+                G[k] = T.if_then_else(A[k] * 20 > 100, 1, 0)
+                W[k] = T.cast(A[k] * 20, "int32")
+    return main
 )";
 
 TEST(ConformanceNumerics, NanThroughMaxMinAndClamp) {
@@ -309,6 +323,36 @@ TEST(ConformanceNumerics, CopyOf3DRegionsWithAScalarIndex) {
                     }),
               {});
   ExpectTargetsMatch(p, {.seed = seed, .exact = true}, kBothArchs);
+}
+
+TEST(ConformanceNumerics, NarrowIntegerArithmeticWrapsInItsDtype) {
+  const int64_t n = 150;
+  for (auto [name, dtype] : std::vector<std::pair<std::string, DType>>{
+           {"int8", DType::kInt8}, {"uint8", DType::kUInt8}, {"int16", DType::kInt16}}) {
+    SCOPED_TRACE(name);
+    ir::Program p = Compile(kSource, "narrow_int", {{"N", "150"}, {"dtype", Quoted(name)}});
+    const uint64_t seed = Seed(610);
+    Tensors args = {Random(dtype, {n}, seed), Zeros(dtype, {n}), Zeros(DType::kInt32, {n}),
+                    Zeros(DType::kInt32, {n})};
+    Interpret(p, args);
+    const int bits = ir::DTypeBits(dtype);
+    const bool is_signed = dtype != DType::kUInt8;
+    auto wrap = [&](int64_t v) {
+      int64_t m = v & ((int64_t{1} << bits) - 1);
+      return is_signed && m >= (int64_t{1} << (bits - 1)) ? m - (int64_t{1} << bits) : m;
+    };
+    std::vector<int64_t> q(n), g(n), w(n);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t t = wrap(args[0].GetInt(i) * 20);
+      q[i] = wrap(static_cast<int64_t>(std::floor(static_cast<double>(t) / 7)));
+      g[i] = t > 100;
+      w[i] = t;
+    }
+    ExpectEqualInts(args[1], q, "(A * 20) // 7");
+    ExpectEqualInts(args[2], g, "A * 20 > 100");
+    ExpectEqualInts(args[3], w, "cast(A * 20)");
+    ExpectTargetsMatch(p, {.seed = seed, .exact = true});
+  }
 }
 
 }  // namespace
