@@ -396,13 +396,21 @@ absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) 
   bool keep_dim =
       got.size() == (*src)->shape.size() && got.size() > 1 && ir::AsConstInt(got[*dim]) == 1;
   if (keep_dim) {
-    return b.Err((*a)[1]->loc, Cat(name,
-                                   ": an output that keeps the reduced dimension "
-                                   "as extent 1 is not supported; give `",
-                                   (*dst)->name, "` the shape ", ExtentsText(expected)));
+    // The output keeps `dim` with extent 1: reduce into a view of it in the
+    // reduced shape (views.h), which holds the same elements.
+    if ((*dst)->scope != ir::Scope::kShared && (*dst)->scope != ir::Scope::kFragment) {
+      return b.Err((*a)[1]->loc, Cat(name, ": the output `", (*dst)->name,
+                                     "` must be a shared or fragment buffer"));
+    }
+    ir::Buffer base = *dst;
+    if (auto it = b.views().find(base.get()); it != b.views().end()) base = it->second.base;
+    ir::Buffer view =
+        ir::MakeBuffer(Cat((*dst)->name, "_kept"), (*dst)->dtype, expected, (*dst)->scope);
+    b.views()[view.get()] = View{base};
+    *dst = view;
   }
-  bool mismatch = got.size() != expected.size();
-  for (size_t d = 0; !mismatch && d < got.size(); ++d) {
+  bool mismatch = !keep_dim && got.size() != expected.size();
+  for (size_t d = 0; !keep_dim && !mismatch && d < got.size(); ++d) {
     std::optional<int64_t> x = ir::AsConstInt(got[d]), y = ir::AsConstInt(expected[d]);
     if (x && y && *x != *y) mismatch = true;
   }

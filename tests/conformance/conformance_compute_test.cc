@@ -311,11 +311,8 @@ TEST(ConformanceReduce, ClearFalseStartsFromTheOutput) {
 }
 
 // TileLang documents an output that keeps the reduced dim with extent 1
-// (shape [M, 1] for dim=1) as well as the one without it. BUG: tilec refuses
-// it ("T.reduce_sum: an output that keeps the reduced dimension as extent 1
-// is not supported; give `R` the shape [6]"), a refusal docs/language.md does
-// not list (it documents the extent-1 output for T.reduce_argmax only).
-TEST(ConformanceReduce, DISABLED_OutputKeepingTheDim) {
+// (shape [M, 1] for dim=1) as well as the one without it.
+TEST(ConformanceReduce, OutputKeepingTheDim) {
   const int64_t m = 6, n = 50;
   ir::Program p =
       Compile(kSource, "reduce",

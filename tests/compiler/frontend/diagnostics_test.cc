@@ -236,19 +236,19 @@ def main(A: T.Tensor((16, 16), "float16")):
        {},
        "test.py:7:25: error: T.gemm() got an unexpected keyword argument 'trans_A'"},
 
-      {"ReduceKeepDim",
+      {"ReduceOutputShape",
        R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16, 16), "float32")):
     with T.Kernel(1, threads=128) as bx:
         X = T.alloc_fragment((16, 16), "float32")
-        Y = T.alloc_fragment((16, 1), "float32")
+        Y = T.alloc_fragment((16, 2), "float32")
         T.reduce_max(X, Y, dim=1)
 )py",
        "main",
        {},
-       "test.py:7:25: error: T.reduce_max: an output that keeps the reduced dimension as extent "
-       "1 is not supported; give `Y` the shape [16]"},
+       "test.py:7:25: error: T.reduce_max: the output `Y` has shape [16, 2] but reducing dim 1 "
+       "of `X` gives [16]"},
 
       {"ReduceDimOutOfRange",
        R"py(import tilelang.language as T
