@@ -337,6 +337,46 @@ absl::StatusOr<std::vector<ir::Expr>> Builder::ShapeOf(const Value& v, SourceLoc
 
 bool Builder::KernelSyntax() const { return !frames_.empty() && frames_.back().kernel_syntax; }
 
+std::optional<std::string> Builder::CollectiveReadsThreadIndex(const ir::Stmt& s,
+                                                               std::string_view what) const {
+  switch (s->kind) {
+    case ir::StmtKind::kCopy:
+    case ir::StmtKind::kFill:
+    case ir::StmtKind::kGemm:
+    case ir::StmtKind::kReduce:
+    case ir::StmtKind::kCumsum: break;
+    case ir::StmtKind::kAtomicAdd:
+      if (s->as<ir::AtomicAddNode>()->src) break;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+  // The thread index, directly or through the values of locals.
+  struct Find : ir::IRVisitor {
+    const Builder* b;
+    bool found = false;
+    void Visit(const ir::Expr& e) override {
+      if (!e || found) return;
+      if (const auto* c = e->as<ir::CallNode>(); c && c->fn == ir::CallFn::kThreadIndex) {
+        found = true;
+        return;
+      }
+      if (const auto* v = e->as<ir::VarNode>()) {
+        if (const ir::Expr* value = b->LetValue(v)) Visit(*value);
+        return;
+      }
+      ir::IRVisitor::Visit(e);
+    }
+    using ir::IRVisitor::Visit;
+  } find;
+  find.b = this;
+  find.Visit(s);
+  if (!find.found) return std::nullopt;
+  return Cat("in a kernel that reads the thread index (T.get_thread_binding), ", what,
+             " reads a per-thread value; tile operators run once for the whole block, so they "
+             "cannot depend on per-thread values (thread indices, T.alloc_local / T.alloc_var "
+             "buffers, names bound from them)");
+}
+
 absl::Status Builder::Emit(ir::Stmt s, SourceLoc loc, std::string_view what) {
   if (blocks_.empty()) {
     return Err(loc, Cat(what,
@@ -349,6 +389,9 @@ absl::Status Builder::Emit(ir::Stmt s, SourceLoc loc, std::string_view what) {
               (alloc && alloc->buffer && alloc->buffer->scope == ir::Scope::kGlobal);
     if (!ok) return Err(loc, Cat(what, " must be inside a T.Kernel block"));
   }
+  // Refusals that later passes would make without a location.
+  if (std::optional<std::string> bad = UnsupportedViewUse(s, views_)) return Err(loc, *bad);
+  if (std::optional<std::string> bad = CollectiveReadsThreadIndex(s, what)) return Err(loc, *bad);
   blocks_.back().stmts.push_back(std::move(s));
   return absl::OkStatus();
 }

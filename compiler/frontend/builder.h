@@ -197,6 +197,10 @@ class Builder {
   // outside T.Kernel for anything but a global workspace or a kernel, this is
   // an error naming `what` (e.g. "T.copy").
   absl::Status Emit(ir::Stmt s, SourceLoc loc, std::string_view what);
+  // Why a tile operator `s` (named `what`) cannot run: it reads the thread
+  // index; nullopt when it does not.
+  std::optional<std::string> CollectiveReadsThreadIndex(const ir::Stmt& s,
+                                                        std::string_view what) const;
   // The buffer name taken from the assignment being evaluated
   // (`A_shared = T.alloc_shared(...)`), or `fallback`.
   std::string TakeNameHint(std::string_view fallback);

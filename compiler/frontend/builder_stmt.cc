@@ -565,7 +565,14 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
     for (size_t d = 0; d < n; ++d) {
       if (ir::AsConstInt(extents[d])) continue;
       std::optional<int64_t> bound = ConstUpperBound(extents[d]);
-      if (!bound) continue;
+      if (!bound) {
+        // Constant once its tile parameters are bound; else refused here,
+        // where the loop is (layout inference would name only the kernel).
+        if (UnboundParamIn(extents[d], true)) continue;
+        return Err(s.iter->loc, Cat("T.Parallel loops need a constant extent, or one bounded "
+                                    "by a constant (T.Parallel(T.min(n, 512))); this one is ",
+                                    ir::PrintExpr(extents[d])));
+      }
       ir::Expr in_range =
           ir::Binary(ir::BinaryOp::kLt, vars[d], CastTo(vars[d]->dtype, extents[d]));
       guard = guard ? ir::Binary(ir::BinaryOp::kAnd, guard, in_range) : in_range;

@@ -364,6 +364,15 @@ class ViewRewriter : public ir::IRMutator {
 
 }  // namespace
 
+std::optional<std::string> UnsupportedViewUse(const ir::Stmt& s, const ViewMap& views) {
+  if (views.empty() || !s) return std::nullopt;
+  // The rewriter on a copy of the map: its status says what it refuses.
+  ViewRewriter r(views);
+  r.Mutate(s);
+  if (r.status().ok()) return std::nullopt;
+  return std::string(r.status().message());
+}
+
 absl::StatusOr<ir::Stmt> LowerViews(const ir::Stmt& body, const ViewMap& views) {
   if (views.empty()) return body;
   ViewRewriter r(views);

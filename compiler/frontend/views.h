@@ -21,6 +21,8 @@
 #define TILEC_COMPILER_FRONTEND_VIEWS_H_
 
 #include <map>
+#include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "compiler/ir/ir.h"
@@ -33,6 +35,12 @@ struct View {
 using ViewMap = std::map<const ir::BufferNode*, View>;
 
 absl::StatusOr<ir::Stmt> LowerViews(const ir::Stmt& body, const ViewMap& views);
+
+// Why LowerViews would refuse the statement `s` as the frontend emits it (a
+// store through a narrower view, a tile operator other than T.copy on a view
+// of a global tensor or a local buffer); nullopt when it would not. Lets the
+// frontend report it at the statement's source location.
+std::optional<std::string> UnsupportedViewUse(const ir::Stmt& s, const ViewMap& views);
 
 }  // namespace tilec::frontend
 

@@ -463,25 +463,10 @@ TEST(ConformanceSync, BarriersWarpSpecialisationPrintAndHints) {
   ExpectTargetsMatch(p, {.seed = seed, .exact = true}, kBothArchs);
 }
 
-// The frontend accepts the kernel; the interpreter and the emitter refuse it.
 TEST(ConformanceThreads, CollectiveOperatorReadingAPerThreadValueRefused) {
-  const std::string message =
-      "in a kernel that reads the thread index (T.get_thread_binding), T.copy reads a per-thread "
-      "value";
-  ir::Program p = Compile(kSource, "per_thread_copy", {{"N", "32"}});
-  Tensors args = {Random(DType::kFloat32, {32}, Seed(516)), Zeros(DType::kFloat32, {32})};
-  absl::Status ran = interp::RunProgram(p, args);
-  EXPECT_NE(ran.message().find(message), std::string::npos) << ran;
-  absl::StatusOr<cuda::CudaSource> src = ::tilec::testing::EmitFor(p, cuda::CudaArch::kSm80);
-  ASSERT_FALSE(src.ok());
-  EXPECT_NE(src.status().message().find(message), std::string::npos) << src.status();
-}
-
-// BUG: the refusal above is no located diagnostic (file:line:col and a
-// caret), as docs/language.md says every refusal is: the frontend accepts the
-// kernel and the interpreter / emitter name only the kernel.
-TEST(ConformanceThreads, DISABLED_CollectiveOperatorReadingAPerThreadValueRefusalIsLocated) {
-  ExpectRefused(kSource, "per_thread_copy", {{"N", "32"}}, "T.copy reads a per-thread value");
+  ExpectRefused(kSource, "per_thread_copy", {{"N", "32"}},
+                "in a kernel that reads the thread index (T.get_thread_binding), T.copy reads a "
+                "per-thread value");
 }
 
 TEST(ConformanceSync, ThreadIndexInsideWsRefused) {
