@@ -10,7 +10,12 @@
 // - T.cummax / T.cummin(src, dst=None, dim=0, reverse=False) -> a
 //   T.Parallel nest over the lines along `dim`, each scanned serially in
 //   shared memory (a fragment side is staged through a shared buffer, as
-//   TileLang stages it).
+//   TileLang stages it);
+// - T.reduce_bitand / bitor / bitxor(buffer, out, dim=-1, clear=True) on
+//   integer tiles -> each output element folds its line serially in shared
+//   memory, one per T.Parallel iteration (fragments staged through shared
+//   buffers), starting from the old output when clear=False.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -265,6 +270,116 @@ absl::StatusOr<Value> ScanExtremum(Builder& b, std::string_view name, CallArgs& 
   return Value::None();
 }
 
+// T.reduce_bitand / bitor / bitxor: out[..] = src[.., 0, ..] op src[.., 1,
+// ..] op ... along `dim` (and op the old out[..] when clear=False).
+absl::StatusOr<Value> BitwiseReduce(Builder& b, std::string_view name, CallArgs& args) {
+  absl::StatusOr<Args> a =
+      BindArgs(b, args, name, {"buffer", "out", "dim", "clear", "batch", "annotations"}, 2);
+  if (!a.ok()) return a.status();
+  ir::Buffer bufs[2];
+  for (int k = 0; k < 2; ++k) {
+    const Arg& x = *(*a)[k];
+    if (x.value.kind != ValueKind::kBuffer) {
+      return b.Err(x.loc, Cat(name, " works on whole buffers, got ", DescribeValue(x.value)));
+    }
+    bufs[k] = x.value.buffer;
+    if ((bufs[k]->scope != ir::Scope::kShared && bufs[k]->scope != ir::Scope::kFragment) ||
+        !ir::IsInt(bufs[k]->dtype)) {
+      return b.Err(x.loc, Cat(name, " takes integer or bool shared and fragment buffers; `",
+                              bufs[k]->name, "` is a ", ir::DTypeName(bufs[k]->dtype), " ",
+                              ir::ScopeName(bufs[k]->scope), " buffer"));
+    }
+  }
+  const ir::Buffer& src = bufs[0];
+  const ir::Buffer& dst = bufs[1];
+  std::vector<int64_t> shape;
+  for (const ir::Expr& e : src->shape) shape.push_back(ir::AsConstInt(e).value_or(-1));
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t dim = rank - 1;
+  if ((*a)[2] && (*a)[2]->value.kind != ValueKind::kNone) {
+    absl::StatusOr<int64_t> d = b.StaticInt((*a)[2]->value, (*a)[2]->loc, "the dim");
+    if (!d.ok()) return d.status();
+    dim = *d < 0 ? *d + rank : *d;
+  }
+  if (dim < 0 || dim >= rank) {
+    return b.Err(args.loc, Cat(name, ": dim is out of range for a buffer of rank ", rank));
+  }
+  bool clear = true;
+  if ((*a)[3] && (*a)[3]->value.kind != ValueKind::kNone) {
+    absl::StatusOr<bool> c = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "clear");
+    if (!c.ok()) return c.status();
+    clear = *c;
+  }
+  std::vector<int64_t> expected;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != dim) expected.push_back(shape[d]);
+  }
+  if (expected.empty()) expected.push_back(1);
+  std::vector<int64_t> got;
+  for (const ir::Expr& e : dst->shape) got.push_back(ir::AsConstInt(e).value_or(-1));
+  if (got != expected || std::count(shape.begin(), shape.end(), -1) > 0) {
+    return b.Err((*a)[1]->loc, Cat(name, ": `", dst->name, "` must have the constant shape of `",
+                                   src->name, "` without dim ", dim));
+  }
+  auto emit = [&](ir::Stmt s) { return b.Emit(std::move(s), args.loc, name); };
+  // Both sides in shared memory.
+  auto staged = [&](const ir::Buffer& buf, bool copy_in) -> absl::StatusOr<ir::Buffer> {
+    if (buf->scope == ir::Scope::kShared) return buf;
+    ir::Buffer s =
+        ir::MakeBuffer(b.TakeNameHint("bits"), buf->dtype, buf->shape, ir::Scope::kShared);
+    if (absl::Status st = emit(ir::Allocate(s)); !st.ok()) return st;
+    if (copy_in) {
+      if (absl::Status st = emit(ir::Copy(ir::FullRegion(buf), ir::FullRegion(s))); !st.ok()) {
+        return st;
+      }
+    }
+    return s;
+  };
+  absl::StatusOr<ir::Buffer> in = staged(src, true);
+  if (!in.ok()) return in.status();
+  absl::StatusOr<ir::Buffer> out = staged(dst, !clear);
+  if (!out.ok()) return out.status();
+  const ir::BinaryOp op = name == "T.reduce_bitand"  ? ir::BinaryOp::kBitAnd
+                          : name == "T.reduce_bitor" ? ir::BinaryOp::kBitOr
+                                                     : ir::BinaryOp::kBitXor;
+  std::vector<ir::Var> vars;
+  for (size_t d = 0; d < expected.size(); ++d) {
+    vars.push_back(ir::MakeVar(Cat("o", d), ir::DType::kInt32));
+  }
+  std::vector<ir::Expr> out_idx(vars.begin(), vars.end());
+  if (rank == 1) out_idx = {ir::IntImm(0)};
+  ir::Var r = ir::MakeVar("r", ir::DType::kInt32);
+  auto src_at = [&](const ir::Expr& pos) {
+    std::vector<ir::Expr> idx;
+    size_t k = 0;
+    for (int64_t d = 0; d < rank; ++d) idx.push_back(d == dim ? pos : ir::Expr(vars[k++]));
+    return idx;
+  };
+  auto cast = [&](ir::Expr e) {
+    return e->dtype == dst->dtype ? e : ir::Cast(dst->dtype, std::move(e));
+  };
+  // Element 0 (combined with the old output when not clearing), then the
+  // rest of the line.
+  ir::Expr first = cast(ir::Load(*in, src_at(ir::IntImm(0))));
+  if (!clear) first = ir::Binary(op, ir::Load(*out, out_idx), first);
+  ir::Stmt body = ir::Seq(
+      {ir::Store(*out, out_idx, first),
+       ir::For(
+           r, ir::IntImm(1), ir::IntImm(shape[dim] - 1), ir::ForKind::kSerial,
+           ir::Store(*out, out_idx,
+                     ir::Binary(op, ir::Load(*out, out_idx), cast(ir::Load(*in, src_at(r))))))});
+  for (size_t k = vars.size(); k-- > 0;) {
+    body = ir::For(vars[k], ir::IntImm(0), ir::IntImm(expected[k]), ir::ForKind::kParallel, body);
+  }
+  if (absl::Status st = emit(body); !st.ok()) return st;
+  if (*out != dst) {
+    if (absl::Status st = emit(ir::Copy(ir::FullRegion(*out), ir::FullRegion(dst))); !st.ok()) {
+      return st;
+    }
+  }
+  return Value::None();
+}
+
 std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view name,
                                                   CallArgs& args) {
   if (name == "tilelang.math.cdiv" || name == "tilelang.math.next_power_of_2") {
@@ -273,6 +388,9 @@ std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view n
   if (name == "T.clamp") return Clamp(b, args);
   if (name == "T.annotate_safe_value") return AnnotateSafeValue(b, args);
   if (name == "T.cummax" || name == "T.cummin") return ScanExtremum(b, name, args);
+  if (name == "T.reduce_bitand" || name == "T.reduce_bitor" || name == "T.reduce_bitxor") {
+    return BitwiseReduce(b, name, args);
+  }
   if (name == "tir.const") {
     // tvm.tir.const(value, dtype): a literal; the dtype defaults to int32 for
     // an int, float32 for a float and bool for a bool, as TVM's does.

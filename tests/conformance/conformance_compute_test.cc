@@ -465,9 +465,7 @@ TEST(ConformanceReduce, SharedSourceAndDestination) {
 }
 
 // TileLang documents T.reduce_bitand / bitor / bitxor for integer buffers.
-// GAP: tilec refuses them ("`T.reduce_bitand` is not supported by tilec"), a
-// refusal docs/language.md does not list.
-TEST(ConformanceReduce, DISABLED_BitwiseReductions) {
+TEST(ConformanceReduce, BitwiseReductions) {
   const int64_t m = 6, n = 20;
   for (const char* op : {"bitand", "bitor", "bitxor"}) {
     SCOPED_TRACE(op);

@@ -56,6 +56,25 @@ def scan1d(N):
             T.copy(s, B)
     return main
 
+# Bitwise reductions along dim 0 of a shared uint8 tile, combined with the
+# old output (clear=False).
+def bits_shared(R, C, op):
+    @T.prim_func
+    def main(A: T.Tensor((R, C), "uint8"), O: T.Tensor((C,), "uint8")):
+        with T.Kernel(1, threads=64):
+            s = T.alloc_shared((R, C), "uint8")
+            o = T.alloc_shared((C,), "uint8")
+            T.copy(A, s)
+            T.copy(O, o)
+            if op == "and":
+                T.reduce_bitand(s, o, dim=0, clear=False)
+            elif op == "or":
+                T.reduce_bitor(s, o, dim=0, clear=False)
+            else:
+                T.reduce_bitxor(s, o, dim=0, clear=False)
+            T.copy(o, O)
+    return main
+
 def on_global(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32")):
@@ -119,6 +138,32 @@ TEST(ScanExtrema, OneDimensionalInPlace) {
   absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   ::tilec::testing::ExpectEmulatorMatchesInterpreter(*p, *src, {.seed = seed, .exact = true});
+}
+
+TEST(BitwiseReductions, AlongRowsOfASharedTileKeepingTheOldOutput) {
+  for (const char* op : {"and", "or", "xor"}) {
+    SCOPED_TRACE(op);
+    absl::StatusOr<ir::Program> p =
+        CompileSource("scan.py", kScans, "bits_shared",
+                      {{"R", "7"}, {"C", "45"}, {"op", std::string("\"") + op + "\""}});
+    ASSERT_TRUE(p.ok()) << p.status();
+    const uint64_t seed = TestSeed(83);
+    std::vector<interp::Tensor> args = {interp::RandomTensor(ir::DType::kUInt8, {7, 45}, seed),
+                                        interp::RandomTensor(ir::DType::kUInt8, {45}, seed + 1)};
+    const interp::Tensor old = args[1];
+    ASSERT_TRUE(interp::RunProgram(*p, args).ok());
+    for (int64_t c = 0; c < 45; ++c) {
+      int64_t acc = old.GetInt(c);
+      for (int64_t r = 0; r < 7; ++r) {
+        const int64_t a = args[0].GetInt(r * 45 + c);
+        acc = op[0] == 'a' ? acc & a : op[0] == 'o' ? acc | a : acc ^ a;
+      }
+      EXPECT_EQ(args[1].GetInt(c), acc) << c;
+    }
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm80);
+    ASSERT_TRUE(src.ok()) << src.status();
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(*p, *src, {.seed = seed, .exact = true});
+  }
 }
 
 TEST(ScanExtrema, AGlobalTensorIsRefused) {
