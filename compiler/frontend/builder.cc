@@ -450,10 +450,10 @@ absl::Status Builder::AssignName(const std::string& name, const Value& v, Source
                        existing->value.buffer && existing->value.buffer->scope == ir::Scope::kVar;
   bool value_is_var =
       v.kind == ValueKind::kBuffer && v.buffer && v.buffer->scope == ir::Scope::kVar;
-  if (target_is_var && !value_is_var && KernelSyntax() && InPrimFunc()) {
-    if (!BlockOpen(existing->block_id)) {
-      return Err(loc, Cat("`", name, "` is used outside the block that allocated it"));
-    }
+  // Assigning a T.alloc_var stores into it while its block is open; after
+  // the block ended the name is bound afresh, as a Python local would be.
+  if (target_is_var && !value_is_var && KernelSyntax() && InPrimFunc() &&
+      BlockOpen(existing->block_id)) {
     return StoreElement(existing->value.buffer, {ir::IntImm(0)}, v, loc);
   }
   if (KernelSyntax() && InKernel() &&

@@ -300,10 +300,19 @@ absl::StatusOr<Value> Fill(Builder& b, std::string_view name, CallArgs& args) {
   absl::StatusOr<Args> a = clear ? BindArgs(b, args, name, {"buffer"}, 1)
                                  : BindArgs(b, args, name, {"buffer", "value"}, 2);
   if (!a.ok()) return a.status();
-  absl::StatusOr<Operand> dst = ReadOperand(b, *(*a)[0], name, false);
+  absl::StatusOr<Operand> dst = ReadOperand(b, *(*a)[0], name, true);
   if (!dst.ok()) return dst.status();
   Value v = clear ? Value::Int(0) : (*a)[1]->value;
   SourceLoc vloc = clear ? args.loc : (*a)[1]->loc;
+  if (!dst->region) {
+    // A single element (`T.fill(count[0], 0)`): a store.
+    const ir::Buffer& buf = dst->head->buffer;
+    absl::StatusOr<ir::Expr> value = b.ExprAs(v, buf->dtype, vloc);
+    if (!value.ok()) return value.status();
+    absl::Status s = b.Emit(ir::Store(buf, dst->head->indices, *value), args.loc, name);
+    if (!s.ok()) return s;
+    return Value::None();
+  }
   absl::StatusOr<ir::Expr> value = b.ExprAs(v, dst->region->buffer->dtype, vloc);
   if (!value.ok()) return value.status();
   absl::Status s = b.Emit(ir::Fill(*dst->region, *value), args.loc, name);

@@ -168,6 +168,41 @@ def f(lo_src, lo_dst):
       << bad.status();
 }
 
+// T.fill / T.clear of a single element is a store.
+TEST(Frontend, FillOfASingleElementIsAStore) {
+  ir::Program p = Ok(R"py(
+@T.prim_func
+def main(A: T.Tensor((8,), "int32")):
+    with T.Kernel(1, threads=32):
+        s = T.alloc_shared((4,), "int32")
+        T.fill(s[2], 7)
+        T.clear(s[1])
+        A[0] = s[2] + s[1]
+)py",
+                     "main");
+  std::string text = ir::Print(p);
+  EXPECT_TRUE(Contains(text, "s[2] = 7")) << text;
+  EXPECT_TRUE(Contains(text, "s[1] = 0")) << text;
+}
+
+// A T.alloc_var name assigned after its block ended is a fresh local (as in
+// Python), not a store into the ended variable.
+TEST(Frontend, AVarNameReboundAfterItsBlockEnded) {
+  ir::Program p = Ok(R"py(
+@T.prim_func
+def main(A: T.Tensor((4,), "int32")):
+    with T.Kernel(1, threads=32):
+        for j in T.serial(2):
+            d = T.alloc_var("int32", init=j)
+            A[j] = d
+        for k in T.serial(2):
+            d = k + 10
+            A[k + 2] = d
+)py",
+                     "main");
+  EXPECT_TRUE(p.body);
+}
+
 TEST(Frontend, CopyRegions) {
   ir::Program p = Ok(R"py(
 @T.prim_func
