@@ -44,6 +44,9 @@ class Tilecd {
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = ::fork();
     if (pid_ == 0) {
+      // The server's per-compile directories go under the test's work
+      // directory, removed at exit even when a test kills the server.
+      ::setenv("TMPDIR", work_.c_str(), 1);
       if (fsize_limit > 0) {  // a full disk, unprivileged: writes past it fail with EFBIG
         ::signal(SIGXFSZ, SIG_IGN);
         rlimit lim{fsize_limit, fsize_limit};

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "compiler/ir/ir.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
 
 namespace tilec::server {
 namespace {
@@ -182,8 +183,13 @@ TEST_F(SubprocessCompilerTest, ChildDiesWithItsParent) {
   // This process adopts orphans, so it can wait for the compile child once
   // its parent is killed.
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  // The killed parent cannot remove its compile directory: it goes under a
+  // directory this test removes.
+  const std::string scratch = ::tilec::testing::MakeTempDir("killed_parent");
+  ASSERT_FALSE(scratch.empty());
   pid_t middle = ::fork();
   if (middle == 0) {
+    ::setenv("TMPDIR", scratch.c_str(), 1);
     SubprocessOptions o = Options();
     o.time_limit = absl::Seconds(60);
     SubprocessCompiler c(o);
