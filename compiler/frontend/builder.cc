@@ -337,46 +337,6 @@ absl::StatusOr<std::vector<ir::Expr>> Builder::ShapeOf(const Value& v, SourceLoc
 
 bool Builder::KernelSyntax() const { return !frames_.empty() && frames_.back().kernel_syntax; }
 
-std::optional<std::string> Builder::CollectiveReadsThreadIndex(const ir::Stmt& s,
-                                                               std::string_view what) const {
-  switch (s->kind) {
-    case ir::StmtKind::kCopy:
-    case ir::StmtKind::kFill:
-    case ir::StmtKind::kGemm:
-    case ir::StmtKind::kReduce:
-    case ir::StmtKind::kCumsum: break;
-    case ir::StmtKind::kAtomicAdd:
-      if (s->as<ir::AtomicAddNode>()->src) break;
-      return std::nullopt;
-    default: return std::nullopt;
-  }
-  // The thread index, directly or through the values of locals.
-  struct Find : ir::IRVisitor {
-    const Builder* b;
-    bool found = false;
-    void Visit(const ir::Expr& e) override {
-      if (!e || found) return;
-      if (const auto* c = e->as<ir::CallNode>(); c && c->fn == ir::CallFn::kThreadIndex) {
-        found = true;
-        return;
-      }
-      if (const auto* v = e->as<ir::VarNode>()) {
-        if (const ir::Expr* value = b->LetValue(v)) Visit(*value);
-        return;
-      }
-      ir::IRVisitor::Visit(e);
-    }
-    using ir::IRVisitor::Visit;
-  } find;
-  find.b = this;
-  find.Visit(s);
-  if (!find.found) return std::nullopt;
-  return Cat("in a kernel that reads the thread index (T.get_thread_binding), ", what,
-             " reads a per-thread value; tile operators run once for the whole block, so they "
-             "cannot depend on per-thread values (thread indices, T.alloc_local / T.alloc_var "
-             "buffers, names bound from them)");
-}
-
 absl::Status Builder::Emit(ir::Stmt s, SourceLoc loc, std::string_view what) {
   if (blocks_.empty()) {
     return Err(loc, Cat(what,
@@ -775,55 +735,6 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
   }();
   PopFrame();
   return result;
-}
-
-// The loop's order= and stage= with one entry per scheduled statement
-// (group= spread), checked against the `scheduled` statements of its body.
-absl::StatusOr<std::pair<std::vector<int64_t>, std::vector<int64_t>>> Builder::PipelineSchedule(
-    SourceLoc loc, const LoopSpec& loop, size_t scheduled) {
-  std::vector<int64_t> order = loop.order, stage = loop.stage;
-  if (!loop.group.empty()) {
-    // group= gives each order/stage entry the statements it stands for:
-    // every statement in exactly one group; spread to one entry each.
-    std::vector<int64_t> owner(scheduled, -1);
-    for (size_t g = 0; g < loop.group.size(); ++g) {
-      for (int64_t i : loop.group[g]) {
-        if (i < 0 || static_cast<size_t>(i) >= scheduled) {
-          return Err(loc, Cat("T.Pipelined group= names statement ", i, " but the loop body has ",
-                              scheduled, scheduled == 1 ? " statement" : " statements"));
-        }
-        if (owner[i] >= 0) {
-          return Err(loc, Cat("T.Pipelined group= puts statement ", i, " in groups ", owner[i],
-                              " and ", g));
-        }
-        owner[i] = static_cast<int64_t>(g);
-      }
-    }
-    for (size_t i = 0; i < scheduled; ++i) {
-      if (owner[i] < 0) {
-        return Err(loc, Cat("T.Pipelined group= leaves statement ", i, " out of every group"));
-      }
-    }
-    for (auto [list, name] : {std::pair{&order, "order"}, {&stage, "stage"}}) {
-      if (list->empty()) continue;
-      if (list->size() != loop.group.size()) {
-        return Err(loc, Cat("T.Pipelined ", name, "= has ", list->size(),
-                            " entries but group= has ", loop.group.size(), " groups"));
-      }
-      std::vector<int64_t> spread;
-      for (size_t i = 0; i < scheduled; ++i) spread.push_back((*list)[owner[i]]);
-      *list = std::move(spread);
-    }
-  }
-  for (const auto& [list, name] : {std::pair{&order, "order"}, {&stage, "stage"}}) {
-    if (!list->empty() && list->size() != scheduled) {
-      return Err(
-          loc, Cat("T.Pipelined ", name, "= has ", list->size(), " entries but the loop body has ",
-                   scheduled, scheduled == 1 ? " statement" : " statements",
-                   " (one entry per statement; a local bound in the body is not one)"));
-    }
-  }
-  return std::pair{std::move(order), std::move(stage)};
 }
 
 }  // namespace tilec::frontend

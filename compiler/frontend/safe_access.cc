@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/frontend/index_simplify.h"
 #include "compiler/ir/visitor.h"
 
 namespace tilec::frontend {
@@ -113,23 +114,6 @@ class Bounds {
   std::map<const ir::VarNode*, Range> ranges_;
   std::optional<int64_t> threads_;
 };
-
-// Structural equality of two integer expressions (variables by identity).
-bool SameExpr(const Expr& a, const Expr& b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
-  switch (a->kind) {
-    case ir::ExprKind::kIntImm:
-      return a->as<ir::IntImmNode>()->value == b->as<ir::IntImmNode>()->value;
-    case ir::ExprKind::kBinary: {
-      const auto *x = a->as<ir::BinaryNode>(), *y = b->as<ir::BinaryNode>();
-      return x->op == y->op && SameExpr(x->a, y->a) && SameExpr(x->b, y->b);
-    }
-    case ir::ExprKind::kCast:
-      return SameExpr(a->as<ir::CastNode>()->value, b->as<ir::CastNode>()->value);
-    default: return false;
-  }
-}
 
 // A condition known to hold where an access runs (from an enclosing `if` or
 // T.if_then_else): lhs < rhs, or lhs >= rhs.

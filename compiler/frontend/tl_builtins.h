@@ -74,6 +74,12 @@ std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view nam
 // barrier operations, T.sync_threads, T.ws, register/launch hints, T.print.
 // Returns nullopt when `name` is not one of them.
 std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view name, CallArgs& args);
+// The reductions and scans (tl_reduce.cc). Returns nullopt when `name` is
+// not one of them.
+std::optional<absl::StatusOr<Value>> CallTlReduce(Builder& b, std::string_view name,
+                                                  CallArgs& args);
+// "[e0, e1, ...]" (tl_ops.cc).
+std::string ExtentsText(const std::vector<ir::Expr>& extents);
 // Warp shuffles and reductions in per-thread code (tl_warp.cc). Returns
 // nullopt when `name` is not one of them.
 std::optional<absl::StatusOr<Value>> CallTlWarp(Builder& b, std::string_view name, CallArgs& args);

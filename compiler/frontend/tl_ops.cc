@@ -136,11 +136,15 @@ absl::StatusOr<ir::Region> HeadRegion(Builder& b, const ElementValue& head,
   return region;
 }
 
+}  // namespace
+
 std::string ExtentsText(const std::vector<ir::Expr>& extents) {
   std::vector<std::string> parts;
   for (const ir::Expr& e : extents) parts.push_back(ir::PrintExpr(e));
   return Cat("[", Join(parts, ", "), "]");
 }
+
+namespace {
 
 // Resolves a pair of operands (head addresses take the other's extents) and
 // checks that their extents agree after dropping extent-1 dims, where that is
@@ -351,225 +355,6 @@ absl::StatusOr<Value> Transpose(Builder& b, CallArgs& args) {
   body = ir::For(i, ir::IntImm(0), ir::IntImm(se[0]), ir::ForKind::kParallel, body);
   absl::Status st = b.Emit(body, args.loc, kFn);
   if (!st.ok()) return st;
-  return Value::None();
-}
-
-absl::StatusOr<ir::Buffer> WholeBuffer(Builder& b, const Arg& a, std::string_view fn) {
-  if (a.value.kind == ValueKind::kBuffer) return a.value.buffer;
-  return b.Err(a.loc, Cat(fn, " works on whole buffers, got ", DescribeValue(a.value)));
-}
-
-absl::StatusOr<int> Dim(Builder& b, const std::optional<Arg>& a, int64_t dflt, size_t rank,
-                        std::string_view fn, SourceLoc call_loc) {
-  int64_t dim = dflt;
-  if (a) {
-    absl::StatusOr<int64_t> d = b.StaticInt(a->value, a->loc, Cat("the dim of ", fn));
-    if (!d.ok()) return d.status();
-    dim = *d;
-  }
-  int64_t r = static_cast<int64_t>(rank);
-  if (dim < -r || dim >= r) {
-    return b.Err(a ? a->loc : call_loc,
-                 Cat(fn, ": dim ", dim, " is out of range for a buffer of rank ", rank));
-  }
-  return static_cast<int>(dim < 0 ? dim + r : dim);
-}
-
-absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) {
-  ir::ReduceKind kind = ir::ReduceKind::kSum;
-  if (name == "T.reduce_max") kind = ir::ReduceKind::kMax;
-  if (name == "T.reduce_min") kind = ir::ReduceKind::kMin;
-  if (name == "T.reduce_abssum") kind = ir::ReduceKind::kAbsSum;
-  if (name == "T.reduce_absmax") kind = ir::ReduceKind::kAbsMax;
-  absl::StatusOr<Args> a = BindArgs(b, args, name, {"buffer", "out", "dim", "clear"}, 2);
-  if (!a.ok()) return a.status();
-  absl::StatusOr<ir::Buffer> src = WholeBuffer(b, *(*a)[0], name);
-  if (!src.ok()) return src.status();
-  absl::StatusOr<ir::Buffer> dst = WholeBuffer(b, *(*a)[1], name);
-  if (!dst.ok()) return dst.status();
-  absl::StatusOr<int> dim = Dim(b, (*a)[2], -1, (*src)->shape.size(), name, args.loc);
-  if (!dim.ok()) return dim.status();
-  bool clear = true;
-  if ((*a)[3]) {
-    absl::StatusOr<bool> c = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "clear");
-    if (!c.ok()) return c.status();
-    clear = *c;
-  }
-  // dst must be src's shape without `dim` ([1] when src is 1-D).
-  std::vector<ir::Expr> expected;
-  for (size_t d = 0; d < (*src)->shape.size(); ++d) {
-    if (static_cast<int>(d) != *dim) expected.push_back((*src)->shape[d]);
-  }
-  if (expected.empty()) expected.push_back(ir::IntImm(1));
-  const std::vector<ir::Expr>& got = (*dst)->shape;
-  bool keep_dim =
-      got.size() == (*src)->shape.size() && got.size() > 1 && ir::AsConstInt(got[*dim]) == 1;
-  if (keep_dim) {
-    // The output keeps `dim` with extent 1: reduce into a view of it in the
-    // reduced shape (views.h), which holds the same elements.
-    if ((*dst)->scope != ir::Scope::kShared && (*dst)->scope != ir::Scope::kFragment) {
-      return b.Err((*a)[1]->loc, Cat(name, ": the output `", (*dst)->name,
-                                     "` must be a shared or fragment buffer"));
-    }
-    ir::Buffer base = *dst;
-    if (auto it = b.views().find(base.get()); it != b.views().end()) base = it->second.base;
-    ir::Buffer view =
-        ir::MakeBuffer(Cat((*dst)->name, "_kept"), (*dst)->dtype, expected, (*dst)->scope);
-    b.views()[view.get()] = View{base};
-    *dst = view;
-  }
-  bool mismatch = !keep_dim && got.size() != expected.size();
-  for (size_t d = 0; !keep_dim && !mismatch && d < got.size(); ++d) {
-    std::optional<int64_t> x = ir::AsConstInt(got[d]), y = ir::AsConstInt(expected[d]);
-    if (x && y && *x != *y) mismatch = true;
-  }
-  if (mismatch) {
-    return b.Err((*a)[1]->loc, Cat(name, ": the output `", (*dst)->name, "` has shape ",
-                                   ExtentsText(got), " but reducing dim ", *dim, " of `",
-                                   (*src)->name, "` gives ", ExtentsText(expected)));
-  }
-  absl::Status s =
-      b.Emit(std::make_shared<ir::ReduceNode>(kind, *src, *dst, *dim, clear), args.loc, name);
-  if (!s.ok()) return s;
-  return Value::None();
-}
-
-// T.reduce_argmax / T.reduce_argmin(buffer, out, dim=-1): the index along
-// `dim` of the first maximum (minimum), as torch.argmax gives it, built from
-// tile operators: the extreme value (a reduction), then each element's index
-// where it equals the extreme and the extent where not (a T.Parallel nest),
-// then the smallest of those (a reduction into `out`, or into a fragment
-// copied into `out` when `out` keeps `dim` with extent 1).
-absl::StatusOr<Value> ArgReduce(Builder& b, std::string_view name, CallArgs& args) {
-  const bool max = name == "T.reduce_argmax";
-  absl::StatusOr<Args> a = BindArgs(b, args, name, {"buffer", "out", "dim"}, 2);
-  if (!a.ok()) return a.status();
-  absl::StatusOr<ir::Buffer> src = WholeBuffer(b, *(*a)[0], name);
-  if (!src.ok()) return src.status();
-  absl::StatusOr<ir::Buffer> dst = WholeBuffer(b, *(*a)[1], name);
-  if (!dst.ok()) return dst.status();
-  const size_t rank = (*src)->shape.size();
-  absl::StatusOr<int> dim = Dim(b, (*a)[2], -1, rank, name, args.loc);
-  if (!dim.ok()) return dim.status();
-  if (!ir::IsInt((*dst)->dtype)) {
-    return b.Err((*a)[1]->loc, Cat(name, ": the output `", (*dst)->name,
-                                   "` holds indices and must have an integer dtype"));
-  }
-  std::vector<int64_t> shape;
-  for (const ir::Expr& e : (*src)->shape) {
-    std::optional<int64_t> v = ir::AsConstInt(e);
-    if (!v) return b.Err(args.loc, Cat(name, " needs a source of constant shape"));
-    shape.push_back(*v);
-  }
-  std::vector<ir::Expr> reduced;
-  for (size_t d = 0; d < rank; ++d) {
-    if (static_cast<int>(d) != *dim) reduced.push_back(ir::IntImm(shape[d]));
-  }
-  if (reduced.empty()) reduced.push_back(ir::IntImm(1));
-  // `out` keeping `dim` as extent 1 gets the result through a fragment.
-  const bool keep =
-      (*dst)->shape.size() == rank && rank > 1 && ir::AsConstInt((*dst)->shape[*dim]) == 1;
-  auto alloc = [&](const std::string& hint, ir::DType t, std::vector<ir::Expr> s) {
-    ir::Buffer buf = ir::MakeBuffer(b.TakeNameHint(hint), t, std::move(s), ir::Scope::kFragment);
-    absl::Status st = b.Emit(ir::Allocate(buf), args.loc, name);
-    return st.ok() ? absl::StatusOr<ir::Buffer>(buf) : absl::StatusOr<ir::Buffer>(st);
-  };
-  absl::StatusOr<ir::Buffer> extreme =
-      alloc(max ? "argmax_value" : "argmin_value", (*src)->dtype, reduced);
-  if (!extreme.ok()) return extreme.status();
-  std::vector<ir::Expr> full;
-  for (int64_t v : shape) full.push_back(ir::IntImm(v));
-  absl::StatusOr<ir::Buffer> index = alloc("arg_index", ir::DType::kInt32, full);
-  if (!index.ok()) return index.status();
-  absl::Status st =
-      b.Emit(std::make_shared<ir::ReduceNode>(max ? ir::ReduceKind::kMax : ir::ReduceKind::kMin,
-                                              *src, *extreme, *dim, true),
-             args.loc, name);
-  if (!st.ok()) return st;
-  // index[i...] = i_dim where src[i...] == extreme[i... without dim], else the extent.
-  std::vector<ir::Var> vars;
-  std::vector<ir::Expr> idx, red_idx;
-  for (size_t d = 0; d < rank; ++d) {
-    vars.push_back(ir::MakeVar(Cat("i", d), ir::DType::kInt32));
-    idx.push_back(vars.back());
-    if (static_cast<int>(d) != *dim) red_idx.push_back(vars.back());
-  }
-  if (red_idx.empty()) red_idx.push_back(ir::IntImm(0));
-  ir::Expr hit = ir::Binary(ir::BinaryOp::kEq, ir::Load(*src, idx), ir::Load(*extreme, red_idx));
-  ir::Expr pos = vars[*dim];
-  ir::Expr miss = ir::IntImm(shape[*dim]);
-  ir::Stmt body = ir::Store(*index, idx, ir::Select(hit, pos, miss));
-  for (size_t d = rank; d-- > 0;) {
-    body = ir::For(vars[d], ir::IntImm(0), ir::IntImm(shape[d]), ir::ForKind::kParallel, body);
-  }
-  st = b.Emit(body, args.loc, name);
-  if (!st.ok()) return st;
-  // Indices are found in int32; another output dtype, an output that keeps
-  // `dim`, or one in shared memory is filled from an int32 fragment.
-  const bool through =
-      keep || (*dst)->dtype != ir::DType::kInt32 || (*dst)->scope != ir::Scope::kFragment;
-  ir::Buffer out = *dst;
-  if (through) {
-    absl::StatusOr<ir::Buffer> r = alloc("arg_out", ir::DType::kInt32, reduced);
-    if (!r.ok()) return r.status();
-    out = *r;
-  }
-  st = b.Emit(std::make_shared<ir::ReduceNode>(ir::ReduceKind::kMin, *index, out, *dim, true),
-              args.loc, name);
-  if (!st.ok()) return st;
-  if (through) {
-    std::vector<ir::Var> ov;
-    std::vector<ir::Expr> oi, ri;
-    for (size_t d = 0; d < rank; ++d) {
-      ov.push_back(ir::MakeVar(Cat("j", d), ir::DType::kInt32));
-      if (static_cast<int>(d) == *dim) {
-        if (keep) oi.push_back(ir::IntImm(0));
-      } else {
-        oi.push_back(ov.back());
-        ri.push_back(ov.back());
-      }
-    }
-    ir::Stmt copy;
-    if (ri.empty()) {
-      // A 1-D source: one element, through a one-iteration nest.
-      ir::Var j = ir::MakeVar("j", ir::DType::kInt32);
-      copy = ir::For(j, ir::IntImm(0), ir::IntImm(1), ir::ForKind::kParallel,
-                     ir::Store(*dst, {j}, ir::Cast((*dst)->dtype, ir::Load(out, {j}))));
-    } else {
-      copy = ir::Store(*dst, oi, ir::Cast((*dst)->dtype, ir::Load(out, ri)));
-      for (size_t d = rank; d-- > 0;) {
-        if (static_cast<int>(d) == *dim) continue;
-        copy = ir::For(ov[d], ir::IntImm(0), ir::IntImm(shape[d]), ir::ForKind::kParallel, copy);
-      }
-    }
-    st = b.Emit(copy, args.loc, name);
-    if (!st.ok()) return st;
-  }
-  return Value::None();
-}
-
-absl::StatusOr<Value> Cumsum(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a = BindArgs(b, args, "T.cumsum", {"src", "dst", "dim", "reverse"}, 1);
-  if (!a.ok()) return a.status();
-  absl::StatusOr<ir::Buffer> src = WholeBuffer(b, *(*a)[0], "T.cumsum");
-  if (!src.ok()) return src.status();
-  ir::Buffer dst = *src;
-  if ((*a)[1] && (*a)[1]->value.kind != ValueKind::kNone) {
-    absl::StatusOr<ir::Buffer> d = WholeBuffer(b, *(*a)[1], "T.cumsum");
-    if (!d.ok()) return d.status();
-    dst = *d;
-  }
-  absl::StatusOr<int> dim = Dim(b, (*a)[2], 0, (*src)->shape.size(), "T.cumsum", args.loc);
-  if (!dim.ok()) return dim.status();
-  bool reverse = false;
-  if ((*a)[3]) {
-    absl::StatusOr<bool> r = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "reverse");
-    if (!r.ok()) return r.status();
-    reverse = *r;
-  }
-  absl::Status s =
-      b.Emit(std::make_shared<ir::CumsumNode>(*src, dst, *dim, reverse), args.loc, "T.cumsum");
-  if (!s.ok()) return s;
   return Value::None();
 }
 
@@ -807,12 +592,7 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   if (name == "T.gemm") return Gemm(b, args);
   if (name == "T.fill" || name == "T.clear") return Fill(b, name, args);
   if (name == "T.transpose") return Transpose(b, args);
-  if (name == "T.reduce_max" || name == "T.reduce_min" || name == "T.reduce_sum" ||
-      name == "T.reduce_abssum" || name == "T.reduce_absmax") {
-    return Reduce(b, name, args);
-  }
-  if (name == "T.cumsum") return Cumsum(b, args);
-  if (name == "T.reduce_argmax" || name == "T.reduce_argmin") return ArgReduce(b, name, args);
+  if (std::optional<absl::StatusOr<Value>> r = CallTlReduce(b, name, args)) return *r;
   if (name == "T.atomic_add") return AtomicAdd(b, args);
   if (name == "T.atomic_max") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMax);
   if (name == "T.atomic_min") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMin);

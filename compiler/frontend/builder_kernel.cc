@@ -1,0 +1,367 @@
+// Kernels in the builder: `with` blocks (T.Kernel, T.ws, T.attr), TIR's
+// explicit thread loops, the tile-operator refusal Emit makes for per-thread
+// operands, and the pipelined loop's schedule.
+//
+// TIR's explicit thread loops as a kernel: at the top of a prim_func,
+//
+//   for bx in T.thread_binding(8, thread="blockIdx.x"):
+//       for tx in T.thread_binding(128, thread="threadIdx.x"):
+//           body
+//
+// is `with T.Kernel(8, threads=128) as bx:` with `tx` the thread index
+// along x: a perfect nest of such loops (blockIdx.x/.y/.z and
+// threadIdx.x/.y/.z, each at most once, in any order) gives the grid and the
+// block, and the innermost body runs as the kernel's body (per-thread code
+// when it reads a thread index). A block axis missing below a present one
+// has extent 1; a nest without block axes is one block.
+#include "compiler/frontend/builder.h"
+#include "compiler/frontend/str_util.h"
+#include "compiler/frontend/tl_builtins.h"
+#include "compiler/ir/visitor.h"
+
+namespace tilec::frontend {
+namespace {
+
+struct Binding {
+  std::string name;
+  int64_t start = 0, stop = 0;
+  bool block = false;  // blockIdx, else threadIdx
+  int dim = 0;         // x, y, z
+  SourceLoc loc;
+};
+
+}  // namespace
+
+bool Builder::IsThreadBindingLoop(const ForStmt& s) {
+  const auto* call = s.iter ? s.iter->as<CallExpr>() : nullptr;
+  if (!call) return false;
+  absl::StatusOr<Value> fn = Eval(*call->func);
+  return fn.ok() && fn->kind == ValueKind::kBuiltin && fn->builtin->name == "T.thread_binding";
+}
+
+absl::StatusOr<Flow> Builder::ExecThreadBindingKernel(const ForStmt& s) {
+  std::vector<Binding> chain;
+  const ForStmt* f = &s;
+  while (true) {
+    const auto& call = *f->iter->as<CallExpr>();
+    const auto* target = f->target->as<NameExpr>();
+    if (!target) return Err(f->target->loc, "a thread binding loop binds one plain name");
+    if (!f->orelse.empty()) return Err(f->loc, "`for ... else` is not supported for thread loops");
+    std::vector<Value> pos;
+    for (const ExprPtr& a : call.args) {
+      absl::StatusOr<Value> v = Eval(*a);
+      if (!v.ok()) return v.status();
+      pos.push_back(*v);
+    }
+    std::optional<Value> thread;
+    for (const Keyword& k : call.keywords) {
+      absl::StatusOr<Value> v = Eval(*k.value);
+      if (!v.ok()) return v.status();
+      if (k.name == "thread") {
+        thread = *v;
+      } else if (k.name == "start" || k.name == "stop") {
+        pos.push_back(*v);
+      } else if (k.name != "annotations") {
+        return Err(call.loc,
+                   Cat("T.thread_binding() got an unexpected keyword argument '", k.name, "'"));
+      }
+    }
+    if (!thread && pos.size() == 3) {
+      thread = pos.back();
+      pos.pop_back();
+    }
+    if (!thread || pos.empty() || pos.size() > 2) {
+      return Err(call.loc, "T.thread_binding takes ([start,] stop, thread=\"...\")");
+    }
+    Binding bnd;
+    bnd.name = target->id;
+    bnd.loc = call.loc;
+    for (size_t i = 0; i < pos.size(); ++i) {
+      absl::StatusOr<int64_t> n = StaticInt(pos[i], call.loc, "a thread loop bound");
+      if (!n.ok()) return n.status();
+      (pos.size() == 2 && i == 0 ? bnd.start : bnd.stop) = *n;
+    }
+    absl::StatusOr<std::string> axis = StaticStr(*thread, call.loc, "thread");
+    if (!axis.ok()) return axis.status();
+    static constexpr std::string_view kAxes[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                                 "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+    int which = -1;
+    for (int i = 0; i < 6; ++i) {
+      if (*axis == kAxes[i]) which = i;
+    }
+    if (which < 0) {
+      return Err(call.loc, Cat("T.thread_binding(thread=\"", *axis,
+                               "\") is not supported; tilec binds blockIdx.x/.y/.z and "
+                               "threadIdx.x/.y/.z"));
+    }
+    bnd.block = which < 3;
+    bnd.dim = which % 3;
+    if (bnd.stop - bnd.start < 1) return Err(call.loc, "a thread loop must run at least once");
+    for (const Binding& o : chain) {
+      if (o.block == bnd.block && o.dim == bnd.dim) {
+        return Err(call.loc, Cat("`", *axis, "` is bound twice"));
+      }
+    }
+    chain.push_back(bnd);
+    if (f->body.size() != 1 || f->body[0]->kind != StmtKind::kFor ||
+        !IsThreadBindingLoop(*f->body[0]->as<ForStmt>())) {
+      break;
+    }
+    f = f->body[0]->as<ForStmt>();
+  }
+  // The grid and the block, x fastest; a block axis the nest names starts
+  // at 0 (a shifted one would not cover the grid).
+  std::vector<int64_t> grid(3, 1), threads(3, 1);
+  int grid_rank = 1, thread_rank = 1;
+  for (const Binding& b : chain) {
+    if (b.block && b.start != 0) {
+      return Err(b.loc, "a blockIdx loop must start at 0 (it runs over the whole grid)");
+    }
+    (b.block ? grid : threads)[b.dim] = b.stop - b.start;
+    (b.block ? grid_rank : thread_rank) = std::max(b.block ? grid_rank : thread_rank, b.dim + 1);
+  }
+  KernelSpec spec;
+  int64_t total = 1;
+  for (int d = 0; d < grid_rank; ++d) spec.grid.push_back(ir::IntImm(grid[d]));
+  for (int d = 0; d < thread_rank; ++d) {
+    spec.thread_dims.push_back(threads[d]);
+    total *= threads[d];
+  }
+  if (thread_rank == 1) spec.thread_dims.clear();
+  spec.threads = ir::IntImm(total);
+  std::vector<std::string> names;
+  for (int d = 0; d < grid_rank; ++d) names.push_back(Cat("_block", d));
+  for (const Binding& b : chain) {
+    if (b.block) names[b.dim] = b.name;
+  }
+  absl::Status bound = absl::OkStatus();
+  absl::StatusOr<Flow> flow =
+      RunKernel(spec, names, f->body, s.loc, [&](const ValueList& block_values) {
+        for (const Binding& b : chain) {
+          if (b.block) {
+            BindName(b.name, block_values[b.dim]);
+            continue;
+          }
+          CallArgs args;
+          args.loc = b.loc;
+          args.positional.push_back(Arg{Value::Int(b.dim), b.loc});
+          absl::StatusOr<Value> t = CallValue(Value::Builtin("T.get_thread_binding"), args);
+          if (!t.ok()) {
+            bound = t.status();
+            return;
+          }
+          Value v = *t;
+          if (b.start != 0) {
+            absl::StatusOr<ir::Expr> e = ExprOf(v, b.loc);
+            if (!e.ok()) {
+              bound = e.status();
+              return;
+            }
+            v = Value::Runtime(ir::Binary(ir::BinaryOp::kAdd, *e, ir::IntImm(b.start)));
+          }
+          BindName(b.name, v);
+        }
+      });
+  if (!bound.ok()) return bound;
+  return flow;
+}
+
+absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
+  if (s.is_async) return Err(s.loc, "async with is not supported");
+  if (s.items.size() != 1) return Err(s.loc, "only one context manager per `with` is supported");
+  const WithItem& item = s.items[0];
+  absl::StatusOr<Value> ctx = Eval(*item.context);
+  if (!ctx.ok()) return ctx.status();
+  if (IsAttr(*ctx)) {
+    const Value* reducer = nullptr;
+    if (!IsReduceScope(*ctx, &reducer)) {
+      return Err(item.context->loc,
+                 "`with T.attr(...)` is only supported as T.attr(T.comm_reducer(...), "
+                 "\"reduce_scope\", ...) around T.tvm_thread_allreduce");
+    }
+    if (item.target) return Err(item.target->loc, "`with T.attr(...)` binds no name");
+    reducers_.push_back(*reducer);
+    absl::StatusOr<Flow> flow = ExecBlock(s.body);
+    reducers_.pop_back();
+    return flow;
+  }
+  if (IsWarpGroupScope(*ctx)) {
+    if (item.target) return Err(item.target->loc, "`with T.ws(...)` binds no name");
+    ++warp_group_scopes_;
+    absl::StatusOr<Flow> flow = ExecBlock(s.body);
+    --warp_group_scopes_;
+    return flow;
+  }
+  if (ctx->kind != ValueKind::kKernel) {
+    return Err(item.context->loc,
+               Cat("`with` is only supported with T.Kernel(...), got ", DescribeValue(*ctx)));
+  }
+  const KernelSpec& spec = *ctx->kernel;
+  if (!InPrimFunc()) {
+    return Err(item.context->loc,
+               "T.Kernel is only allowed inside a @T.prim_func or an eager "
+               "@tilelang.jit function");
+  }
+  if (InKernel()) return Err(item.context->loc, "T.Kernel blocks cannot be nested");
+  if (spec.no_grid && item.target) {
+    return Err(item.target->loc,
+               "T.Kernel without grid extents has no block index to bind; give the grid "
+               "(T.Kernel(1, threads=...))");
+  }
+  size_t n = spec.grid.size();
+  static constexpr const char* kDefaultNames[] = {"bx", "by", "bz"};
+  std::vector<std::string> names;
+  const NameExpr* single = nullptr;
+  if (!item.target) {
+    for (size_t d = 0; d < n; ++d) names.push_back(kDefaultNames[d]);
+  } else if ((single = item.target->as<NameExpr>())) {
+    if (n == 1) {
+      names.push_back(single->id);
+    } else {
+      for (size_t d = 0; d < n; ++d) names.push_back(kDefaultNames[d]);
+    }
+  } else if (const auto* tup = item.target->as<TupleExpr>()) {
+    for (const ExprPtr& elt : tup->elts) {
+      const auto* en = elt->as<NameExpr>();
+      if (!en) return Err(elt->loc, "a block index must be bound to a plain name");
+      names.push_back(en->id);
+    }
+    if (names.size() != n) {
+      return Err(item.target->loc, Cat("T.Kernel has ", n, " grid dimension", n == 1 ? "" : "s",
+                                       " but ", names.size(), " block indices are bound"));
+    }
+  } else {
+    return Err(item.target->loc, "a block index must be bound to a plain name");
+  }
+  return RunKernel(spec, names, s.body, s.loc, [&](const ValueList& block_values) {
+    for (size_t d = 0; d < names.size(); ++d) {
+      if ((!single || n == 1) && !spec.no_grid) BindName(names[d], block_values[d]);
+    }
+    if (single && n > 1) BindName(single->id, Value::Tuple(block_values));
+  });
+}
+
+absl::StatusOr<Flow> Builder::RunKernel(const KernelSpec& spec,
+                                        const std::vector<std::string>& names, const StmtList& body,
+                                        SourceLoc loc,
+                                        const std::function<void(const ValueList&)>& bind) {
+  auto kernel = std::make_shared<ir::KernelNode>();
+  kernel->grid = spec.grid;
+  kernel->threads = spec.threads;
+  kernel_thread_dims_ = spec.thread_dims;
+  if (kernel_thread_dims_.empty()) {
+    std::optional<int64_t> n = ir::AsConstInt(spec.threads);
+    kernel_thread_dims_.push_back(n.value_or(0));  // 0: not a constant
+  }
+  kernel->prelude = spec.prelude;
+  PushBlock();
+  ++kernel_depth_;
+  ValueList block_values;
+  for (const std::string& name : names) {
+    ir::Var var = ir::MakeVar(name, ir::DType::kInt32);
+    kernel->block_vars.push_back(var);
+    block_values.push_back(Value::Runtime(var));
+  }
+  bind(block_values);
+  frame().loops.push_back(true);
+  absl::StatusOr<Flow> flow = ExecBlock(body);
+  frame().loops.pop_back();
+  --kernel_depth_;
+  std::vector<ir::Stmt> stmts = PopBlock();
+  if (!flow.ok()) return flow;
+  kernel->body = ir::Seq(std::move(stmts));
+  absl::Status st = Emit(std::move(kernel), loc, "T.Kernel");
+  if (!st.ok()) return st;
+  return Flow::kNormal;
+}
+
+std::optional<std::string> Builder::CollectiveReadsThreadIndex(const ir::Stmt& s,
+                                                               std::string_view what) const {
+  switch (s->kind) {
+    case ir::StmtKind::kCopy:
+    case ir::StmtKind::kFill:
+    case ir::StmtKind::kGemm:
+    case ir::StmtKind::kReduce:
+    case ir::StmtKind::kCumsum: break;
+    case ir::StmtKind::kAtomicAdd:
+      if (s->as<ir::AtomicAddNode>()->src) break;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+  // The thread index, directly or through the values of locals.
+  struct Find : ir::IRVisitor {
+    const Builder* b;
+    bool found = false;
+    void Visit(const ir::Expr& e) override {
+      if (!e || found) return;
+      if (const auto* c = e->as<ir::CallNode>(); c && c->fn == ir::CallFn::kThreadIndex) {
+        found = true;
+        return;
+      }
+      if (const auto* v = e->as<ir::VarNode>()) {
+        if (const ir::Expr* value = b->LetValue(v)) Visit(*value);
+        return;
+      }
+      ir::IRVisitor::Visit(e);
+    }
+    using ir::IRVisitor::Visit;
+  } find;
+  find.b = this;
+  find.Visit(s);
+  if (!find.found) return std::nullopt;
+  return Cat("in a kernel that reads the thread index (T.get_thread_binding), ", what,
+             " reads a per-thread value; tile operators run once for the whole block, so they "
+             "cannot depend on per-thread values (thread indices, T.alloc_local / T.alloc_var "
+             "buffers, names bound from them)");
+}
+
+// The loop's order= and stage= with one entry per scheduled statement
+// (group= spread), checked against the `scheduled` statements of its body.
+absl::StatusOr<std::pair<std::vector<int64_t>, std::vector<int64_t>>> Builder::PipelineSchedule(
+    SourceLoc loc, const LoopSpec& loop, size_t scheduled) {
+  std::vector<int64_t> order = loop.order, stage = loop.stage;
+  if (!loop.group.empty()) {
+    // group= gives each order/stage entry the statements it stands for:
+    // every statement in exactly one group; spread to one entry each.
+    std::vector<int64_t> owner(scheduled, -1);
+    for (size_t g = 0; g < loop.group.size(); ++g) {
+      for (int64_t i : loop.group[g]) {
+        if (i < 0 || static_cast<size_t>(i) >= scheduled) {
+          return Err(loc, Cat("T.Pipelined group= names statement ", i, " but the loop body has ",
+                              scheduled, scheduled == 1 ? " statement" : " statements"));
+        }
+        if (owner[i] >= 0) {
+          return Err(loc, Cat("T.Pipelined group= puts statement ", i, " in groups ", owner[i],
+                              " and ", g));
+        }
+        owner[i] = static_cast<int64_t>(g);
+      }
+    }
+    for (size_t i = 0; i < scheduled; ++i) {
+      if (owner[i] < 0) {
+        return Err(loc, Cat("T.Pipelined group= leaves statement ", i, " out of every group"));
+      }
+    }
+    for (auto [list, name] : {std::pair{&order, "order"}, {&stage, "stage"}}) {
+      if (list->empty()) continue;
+      if (list->size() != loop.group.size()) {
+        return Err(loc, Cat("T.Pipelined ", name, "= has ", list->size(),
+                            " entries but group= has ", loop.group.size(), " groups"));
+      }
+      std::vector<int64_t> spread;
+      for (size_t i = 0; i < scheduled; ++i) spread.push_back((*list)[owner[i]]);
+      *list = std::move(spread);
+    }
+  }
+  for (const auto& [list, name] : {std::pair{&order, "order"}, {&stage, "stage"}}) {
+    if (!list->empty() && list->size() != scheduled) {
+      return Err(
+          loc, Cat("T.Pipelined ", name, "= has ", list->size(), " entries but the loop body has ",
+                   scheduled, scheduled == 1 ? " statement" : " statements",
+                   " (one entry per statement; a local bound in the body is not one)"));
+    }
+  }
+  return std::pair{std::move(order), std::move(stage)};
+}
+
+}  // namespace tilec::frontend
