@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace tilec::server {
 namespace {
@@ -86,7 +87,10 @@ std::unique_ptr<ChildSandbox> ChildSandbox::Prepare(const SandboxConfig& config,
       s->gid_ = found->pw_gid;
     }
   }
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+  // LD_LIBRARY_PATH too: the child is tilecd's own binary, and an install
+  // whose libraries lie outside the system's directories (a bundle, a
+  // prefix) finds them only through it.
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"}) {
     if (const char* v = std::getenv(var); v != nullptr && *v != '\0') {
       s->passed_env_.push_back(absl::StrCat(var, "=", v));
     }
@@ -98,6 +102,11 @@ std::unique_ptr<ChildSandbox> ChildSandbox::Prepare(const SandboxConfig& config,
                                            "/usr/local/cuda"};
     for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
       if (const char* v = std::getenv(var); v != nullptr && *v != '\0') candidates.push_back(v);
+    }
+    if (const char* v = std::getenv("LD_LIBRARY_PATH"); v != nullptr) {
+      for (absl::string_view d : absl::StrSplit(v, ':', absl::SkipEmpty())) {
+        candidates.push_back(std::string(d));
+      }
     }
     for (const std::string& p : config.extra_read_paths) candidates.push_back(p);
     for (const std::string& c : candidates) {

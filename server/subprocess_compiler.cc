@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "compiler/ir/proto_convert.h"
@@ -288,10 +289,15 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
                                               options_.sandbox.user));
     }
     if (code == 127) {
-      return absl::InternalError(absl::StrCat("cannot run the compile child ",
-                                              options_.child_argv.empty()
-                                                  ? std::string("(none configured)")
-                                                  : options_.child_argv[0]));
+      // exec failed, or the dynamic loader could not start the binary (it
+      // says why on stderr: a library it cannot find or read).
+      std::string why(absl::StripAsciiWhitespace(errors));
+      if (size_t nl = why.rfind('\n'); nl != std::string::npos) why = why.substr(nl + 1);
+      if (why.size() > 300) why = why.substr(why.size() - 300);
+      return absl::InternalError(absl::StrCat(
+          "cannot run the compile child ",
+          options_.child_argv.empty() ? std::string("(none configured)") : options_.child_argv[0],
+          why.empty() ? "" : ": ", why));
     }
     if (options_.memory_limit_bytes > 0 && RanOutOfMemory(errors)) {
       return absl::ResourceExhaustedError(

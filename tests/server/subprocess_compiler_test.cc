@@ -2,10 +2,12 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -121,6 +123,34 @@ TEST_F(SubprocessCompilerTest, MissingChildBinaryIsReported) {
   EXPECT_NE(a.status().message().find("cannot run"), absl::string_view::npos) << a.status();
 }
 
+TEST_F(SubprocessCompilerTest, ChildThatCannotStartIsReportedInItsOwnWords) {
+  // The dynamic loader exits 127 with its reason on stderr when a library is
+  // missing; a script stands in for it (so the file-system sandbox, which
+  // would keep /bin/sh out of reach, is off).
+  const std::string dir = ::tilec::testing::MakeTempDir("no_start");
+  ASSERT_FALSE(dir.empty());
+  const std::string script = dir + "/child.sh";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\necho 'child.sh: error while loading shared libraries: libgrpc++.so.1.51: "
+         "cannot open shared object file' >&2\nexit 127\n";
+  }
+  ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
+  SubprocessOptions o = Options();
+  o.child_argv = {script};
+  o.sandbox.restrict_files = false;
+  o.sandbox.user = "";
+  SubprocessCompiler c(o);
+  auto a = c.Compile(Job("sm_80"));
+  EXPECT_TRUE(absl::IsInternal(a.status()));
+  EXPECT_NE(a.status().message().find("cannot run the compile child"), absl::string_view::npos)
+      << a.status();
+  EXPECT_NE(a.status().message().find("libgrpc++.so.1.51: cannot open shared object file"),
+            absl::string_view::npos)
+      << a.status();
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(SubprocessCompilerTest, AtMostMaxParallelChildren) {
   SubprocessOptions o = Options();
   o.max_parallel = 1;
@@ -154,6 +184,7 @@ TEST_F(SubprocessCompilerTest, ChildHasAnEmptyEnvironmentAndOnlyItsFiles) {
   ::setenv("TILEC_TEST_SECRET", "hunter2", 1);
   ::unsetenv("CUDA_HOME");
   ::unsetenv("CUDA_PATH");
+  ::unsetenv("LD_LIBRARY_PATH");
   SubprocessCompiler c(Options());
   std::string own = Probe(c, TEST_COMPILE_CHILD_BINARY);
   EXPECT_NE(own.find("env=0;read=0;"), std::string::npos) << own;
@@ -177,6 +208,44 @@ TEST_F(SubprocessCompilerTest, ChildHasAnEmptyEnvironmentAndOnlyItsFiles) {
     std::string r = Probe(c, path);
     EXPECT_NE(r.find(";read=13;"), std::string::npos) << path << ": " << r;  // EACCES
   }
+}
+
+TEST_F(SubprocessCompilerTest, ChildKeepsTheLibraryPathAndMayReadIt) {
+  // tilecd installed with its libraries outside the system's directories
+  // runs its compile children (the same binary) through LD_LIBRARY_PATH: the
+  // child gets the variable and may read those directories.
+  const std::string dir = ::tilec::testing::MakeTempDir("lib_path");
+  ASSERT_FALSE(dir.empty());
+  const std::string lib = dir + "/libtilec_test.so";
+  std::ofstream(lib) << "not really a library";
+  ::chmod(dir.c_str(), 0755);
+  ::chmod(lib.c_str(), 0644);
+  ::unsetenv("CUDA_HOME");
+  ::unsetenv("CUDA_PATH");
+  ::unsetenv("LD_LIBRARY_PATH");
+  std::string without;
+  {
+    SubprocessCompiler c(Options());
+    without = Probe(c, lib);
+  }
+  ::setenv("LD_LIBRARY_PATH", dir.c_str(), 1);
+  std::string with;
+  std::string described;
+  {
+    SubprocessCompiler c(Options());
+    with = Probe(c, lib);
+    described = c.DescribeProtections();
+  }
+  ::unsetenv("LD_LIBRARY_PATH");
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(without.find("env=0;"), std::string::npos) << without;
+  EXPECT_NE(with.find("env=1;read=0;"), std::string::npos) << with;
+  if (!KernelHasLandlock()) {
+    GTEST_SKIP() << "this kernel has no Landlock: the file system part of the sandbox is "
+                    "inactive here";
+  }
+  EXPECT_NE(without.find(";read=13;"), std::string::npos) << without;  // EACCES
+  EXPECT_NE(described.find(dir), std::string::npos) << described;
 }
 
 TEST_F(SubprocessCompilerTest, ChildDiesWithItsParent) {
