@@ -27,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/commands.h"
+#include "client/device_program.h"
 #include "compiler/interp/compare.h"
 #include "compiler/interp/interp.h"
 #include "compiler/recommend/auto_bind.h"
@@ -43,7 +44,8 @@ namespace {
 absl::StatusOr<std::string> TargetForDevice(runtime::Backend& backend) {
   if (backend.device().backend == runtime::DeviceSpec::Backend::kEmulator) return "sm_80";
   if (backend.device().backend == runtime::DeviceSpec::Backend::kHip) {
-    return absl::UnimplementedError("tilec has no AMD target yet: bench runs on cuda:N or the emulator");
+    return absl::UnimplementedError(
+        "tilec has no AMD target yet: bench runs on cuda:N or the emulator");
   }
   absl::StatusOr<runtime::DeviceInfo> info = backend.Info();
   if (!info.ok()) return info.status();
@@ -72,27 +74,6 @@ Stats Summarise(std::vector<double> ms) {
   s.stddev = std::sqrt(s.stddev);
   return s;
 }
-
-// Device copies of the interpreter's tensors, freed at the end.
-class DeviceTensors {
- public:
-  explicit DeviceTensors(runtime::Backend& backend) : backend_(backend) {}
-  ~DeviceTensors() {
-    for (void* p : buffers_) backend_.Free(p);
-  }
-  absl::StatusOr<void*> Upload(const interp::Tensor& t) {
-    absl::StatusOr<void*> p = backend_.Alloc(t.bytes().size());
-    if (!p.ok()) return p.status();
-    buffers_.push_back(*p);
-    if (absl::Status st = backend_.CopyToDevice(*p, t.bytes().data(), t.bytes().size()); !st.ok())
-      return st;
-    return *p;
-  }
-
- private:
-  runtime::Backend& backend_;
-  std::vector<void*> buffers_;
-};
 
 }  // namespace
 
@@ -152,60 +133,34 @@ int BenchCommand(const Flags& flags) {
     }
   }
 
-  absl::StatusOr<cuda::CudaArtifact> built = cuda::BuildCudaArtifact(*program, *target);
-  if (!built.ok()) return ReportError(built.status());
-  absl::StatusOr<runtime::Artifact> artifact =
-      runtime::Artifact::Parse(cuda::CudaArtifactMetadataJson(*built));
-  if (!artifact.ok()) {
-    return ReportError(absl::InternalError(absl::StrCat(
-        "the runtime cannot read the metadata tilec wrote (a compiler bug): ",
-        artifact.status().message())));
-  }
-  artifact->binary = built->cubin;
-  absl::StatusOr<std::unique_ptr<runtime::Kernel>> kernel =
-      runtime::Kernel::Load(*artifact, backend->get());
-  if (!kernel.ok()) return ReportError(kernel.status());
+  absl::StatusOr<std::unique_ptr<DeviceProgram>> loaded =
+      DeviceProgram::Build(*program, *target, backend->get());
+  if (!loaded.ok()) return ReportError(loaded.status());
+  DeviceProgram& device_program = **loaded;
+  const cuda::CudaArtifact* built = &device_program.artifact();
 
   auto inputs = interp::MakeInputs(*program, dims, flags.seed);
   if (!inputs.ok()) return ReportError(inputs.status());
-  DeviceTensors device_tensors(**backend);
-  std::vector<runtime::Arg> args;
-  const runtime::DeviceType memory = (*backend)->device().memory_type();
-  for (size_t i = 0; i < program->params.size(); ++i) {
-    const ir::Param& p = program->params[i];
-    const interp::Tensor& t = (*inputs)[i];
-    if (p.scalar) {
-      args.push_back(ir::IsFloat(p.scalar->dtype) ? runtime::Arg::Float(t.GetDouble(0))
-                                                  : runtime::Arg::Int(t.GetInt(0)));
-      continue;
-    }
-    absl::StatusOr<void*> data = device_tensors.Upload(t);
-    if (!data.ok()) return ReportError(data.status());
-    args.push_back(runtime::Arg::Tensor(*data, std::string(ir::DTypeName(t.dtype())), t.shape(),
-                                        memory, (*backend)->device().ordinal));
-  }
+  if (absl::Status st = device_program.SetArgs(*inputs); !st.ok()) return ReportError(st);
+  const std::vector<runtime::Arg>& args = device_program.args();
 
   // One run, checked.
   std::string check = "skipped";
   std::vector<std::string> check_lines;
-  if (absl::Status st = (*kernel)->Launch(args); !st.ok()) return ReportError(st);
-  if (absl::Status st = (*backend)->Synchronize(nullptr); !st.ok()) return ReportError(st);
+  if (absl::Status st = device_program.Run(); !st.ok()) return ReportError(st);
   if (flags.check) {
     std::vector<interp::Tensor> expected = *inputs;
     if (absl::Status st = interp::RunProgram(*program, expected); !st.ok()) return ReportError(st);
+    std::vector<interp::Tensor> got = *inputs;
+    if (absl::Status st = device_program.Fetch(got); !st.ok()) return ReportError(st);
     check = "ok";
     for (size_t i = 0; i < program->params.size(); ++i) {
       if (!program->params[i].tensor) continue;
-      interp::Tensor got = (*inputs)[i];
-      if (absl::Status st = (*backend)->CopyToHost(got.mutable_bytes().data(), args[i].data,
-                                                   got.bytes().size());
-          !st.ok()) {
-        return ReportError(st);
-      }
-      auto cmp = interp::CompareTensors(got, expected[i], interp::DefaultTolerance(got.dtype()));
+      auto cmp =
+          interp::CompareTensors(got[i], expected[i], interp::DefaultTolerance(got[i].dtype()));
       if (!cmp.ok()) return ReportError(cmp.status());
       check_lines.push_back(absl::StrCat("check ", program->params[i].tensor->name, " ",
-                                         got.TypeString(), ": ", cmp->Summary()));
+                                         got[i].TypeString(), ": ", cmp->Summary()));
       if (!cmp->ok) check = "mismatch";
     }
   }
@@ -227,7 +182,7 @@ int BenchCommand(const Flags& flags) {
   timing.warmup = flags.warmup;
   timing.iterations = flags.iters;
   timing.flush_cache = flags.flush;
-  absl::StatusOr<std::vector<double>> ms = (*kernel)->Time(args, timing);
+  absl::StatusOr<std::vector<double>> ms = device_program.kernel().Time(args, timing);
   if (!ms.ok()) return ReportError(ms.status());
   const Stats s = Summarise(*ms);
 
@@ -265,10 +220,10 @@ int BenchCommand(const Flags& flags) {
             absl::StrJoin(dim_json, ", "), "}, \"seed\": ", flags.seed, ", \"check\": \"", check,
             "\", \"warmup\": ", flags.warmup, ", \"iterations\": ", flags.iters,
             ", \"cache_flush\": ", flags.flush ? "true" : "false", ", \"ms\": [",
-            absl::StrJoin(runs, ", "), "], \"median_ms\": ", Num(s.median), ", \"min_ms\": ", Num(s.min),
-            ", \"max_ms\": ", Num(s.max), ", \"stddev_ms\": ", Num(s.stddev),
-            ", \"flops\": ", Num(flops), ", \"bytes\": ", Num(bytes), ", \"tflops\": ",
-            Num(tflops), ", \"gbps\": ", Num(gbps), "}")
+            absl::StrJoin(runs, ", "), "], \"median_ms\": ", Num(s.median), ", \"min_ms\": ",
+            Num(s.min), ", \"max_ms\": ", Num(s.max), ", \"stddev_ms\": ", Num(s.stddev),
+            ", \"flops\": ", Num(flops), ", \"bytes\": ", Num(bytes), ", \"tflops\": ", Num(tflops),
+            ", \"gbps\": ", Num(gbps), "}")
             .c_str());
     return kOk;
   }
@@ -276,8 +231,8 @@ int BenchCommand(const Flags& flags) {
               device_name.c_str(), target_name.c_str(),
               config.empty() ? "-" : absl::StrJoin(config, " ").c_str());
   std::printf("%s: median %.4f ms, min %.4f, max %.4f, stddev %.1f%% over %d runs (%d warm-up%s)\n",
-              emulated ? "emulator wall time, not GPU time" : "device time", s.median, s.min,
-              s.max, s.median > 0 ? 100 * s.stddev / s.median : 0.0, flags.iters, flags.warmup,
+              emulated ? "emulator wall time, not GPU time" : "device time", s.median, s.min, s.max,
+              s.median > 0 ? 100 * s.stddev / s.median : 0.0, flags.iters, flags.warmup,
               flags.flush && !emulated ? ", cache flushed before each" : "");
   if (tflops > 0) std::printf("%.3f TFLOP/s (T.gemm tiles)\n", tflops);
   if (gbps > 0) std::printf("%.3f GB/s (each global buffer once)\n", gbps);

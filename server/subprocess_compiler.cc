@@ -60,9 +60,8 @@ struct TempDir {
 // Whether the child's stderr says that memory ran out: NVRTC and the C++
 // runtime abort with these words when an allocation fails under RLIMIT_AS.
 bool RanOutOfMemory(const std::string& errors) {
-  for (const char* words : {"bad_alloc", "out of memory", "Out of memory",
-                            "Cannot allocate memory", "failed to map segment",
-                            "memory allocation failed"}) {
+  for (const char* words : {"bad_alloc", "out of memory", "Out of memory", "Cannot allocate memory",
+                            "failed to map segment", "memory allocation failed"}) {
     if (errors.find(words) != std::string::npos) return true;
   }
   return false;
@@ -73,8 +72,7 @@ bool RanOutOfMemory(const std::string& errors) {
 void LogChildErrors(const std::string& errors) {
   if (errors.empty()) return;
   std::string tail = errors.size() > 2000 ? errors.substr(errors.size() - 2000) : errors;
-  std::fprintf(stderr, "tilecd: a compile child failed; its stderr ends with:\n%s\n",
-               tail.c_str());
+  std::fprintf(stderr, "tilecd: a compile child failed; its stderr ends with:\n%s\n", tail.c_str());
 }
 
 bool WriteAll(int fd, const std::string& bytes) {
@@ -92,8 +90,8 @@ bool WriteAll(int fd, const std::string& bytes) {
 
 SubprocessCompiler::SubprocessCompiler(SubprocessOptions options)
     : options_(std::move(options)),
-      sandbox_(ChildSandbox::Prepare(
-          options_.sandbox, options_.child_argv.empty() ? "" : options_.child_argv[0])) {
+      sandbox_(ChildSandbox::Prepare(options_.sandbox,
+                                     options_.child_argv.empty() ? "" : options_.child_argv[0])) {
   protections_.store(sandbox_->Probe());
 }
 
@@ -246,8 +244,9 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
   while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   drain.join();
-  const double cpu_used = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                          1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  const double cpu_used =
+      static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+      1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (why == kCancelled) return absl::CancelledError("the compile was cancelled");
   if (why == kTimedOut) {
@@ -256,16 +255,15 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
         deadline ? absl::StrCat("the request's deadline passed after ", seconds,
                                 " s of compiling; the compile was stopped")
                  : absl::StrCat("the compile ran past its time limit of ",
-                                absl::ToDoubleSeconds(options_.time_limit),
-                                " s and was killed"));
+                                absl::ToDoubleSeconds(options_.time_limit), " s and was killed"));
   }
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     // Past the soft limit the kernel sends SIGXCPU, past the hard one SIGKILL.
-    if (cpu_seconds > 0 && (sig == SIGXCPU || (sig == SIGKILL &&
-                                               cpu_used >= static_cast<double>(cpu_seconds)))) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "the compile used up its CPU time limit of ", cpu_seconds, " s and was killed"));
+    if (cpu_seconds > 0 &&
+        (sig == SIGXCPU || (sig == SIGKILL && cpu_used >= static_cast<double>(cpu_seconds)))) {
+      return absl::DeadlineExceededError(absl::StrCat("the compile used up its CPU time limit of ",
+                                                      cpu_seconds, " s and was killed"));
     }
     if (options_.memory_limit_bytes > 0 && RanOutOfMemory(errors)) {
       return absl::ResourceExhaustedError(absl::StrCat(
@@ -280,13 +278,13 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
   if (!wrote || !result.ParseFromString(output) || output.empty()) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (code == 125) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the compile child cannot start within the memory limit of ",
-          options_.memory_limit_bytes >> 20, " MiB"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the compile child cannot start within the memory limit of ",
+                       options_.memory_limit_bytes >> 20, " MiB"));
     }
     if (code == 126) {
-      return absl::InternalError(absl::StrCat("cannot switch the compile child to user ",
-                                              options_.sandbox.user));
+      return absl::InternalError(
+          absl::StrCat("cannot switch the compile child to user ", options_.sandbox.user));
     }
     if (code == 127) {
       // exec failed, or the dynamic loader could not start the binary (it
@@ -305,8 +303,8 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
                        options_.memory_limit_bytes >> 20, " MiB and was stopped"));
     }
     LogChildErrors(errors);
-    return absl::InternalError(absl::StrCat(
-        "compiler bug: the compile child exited with code ", code, " without a result"));
+    return absl::InternalError(absl::StrCat("compiler bug: the compile child exited with code ",
+                                            code, " without a result"));
   }
   if (result.code() != 0) {
     return absl::Status(static_cast<absl::StatusCode>(result.code()), result.message());

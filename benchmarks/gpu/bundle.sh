@@ -11,6 +11,7 @@
 #   build/client/tilec            the CLI (stripped copy)
 #   build/runtime/libtilec_runtime.so
 #   build/server/tilecd, build/worker/tilec-worker   (when built: autotuning there)
+#   build/difftest/tilec-difftest (when built: generated programs on the GPU)
 #   lib/                          the shared libraries ldd lists for both that are
 #                                 not part of glibc (gRPC, protobuf, absl, boost, ...)
 #   lib/fallback/                 libstdc++, libgcc_s, OpenSSL, zlib: used by run.sh
@@ -32,7 +33,7 @@ build=${2:-$repo/build}
 cli=$build/client/tilec
 lib=$build/runtime/libtilec_runtime.so
 services=()
-for f in "$build/server/tilecd" "$build/worker/tilec-worker"; do
+for f in "$build/server/tilecd" "$build/worker/tilec-worker" "$build/tests/difftest/tilec-difftest"; do
   [[ -f $f ]] && services+=("$f")
 done
 
@@ -48,7 +49,7 @@ mkdir -p "$out/build/client" "$out/build/runtime" "$out/build/server" "$out/buil
 install -m 755 "$cli" "$out/build/client/tilec"
 install -m 755 "$lib" "$out/build/runtime/libtilec_runtime.so"
 for f in "${services[@]}"; do
-  install -m 755 "$f" "$out/build/$(basename "$(dirname "$f")")/$(basename "$f")"
+  install -D -m 755 "$f" "$out/build/$(basename "$(dirname "$f")")/$(basename "$f")"
 done
 if command -v strip >/dev/null; then
   strip --strip-unneeded "$out"/build/*/*

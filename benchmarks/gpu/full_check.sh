@@ -13,6 +13,10 @@
 #    top-8 GEMM configs of the device's profile measured, checked and ranked
 #    (OUT_DIR/autotune.txt), then a compile of the unbound program that takes
 #    the tuned config.
+# 5. tilec-difftest on the device: DIFFTEST_N (default 500) generated programs
+#    and their metamorphic variants compiled for sm_90a and run on the GPU
+#    against the interpreter (OUT_DIR/difftest.txt).
+# STEPS (default "examples bench autotune difftest") picks the steps.
 # COMPILE_USER= (empty) runs tilecd's compile children as the calling user:
 # needed as root when the build lies where user nobody cannot read it.
 # Each step has a time limit (STEP_S, default 240 s) and runs even when an
@@ -38,8 +42,10 @@ step() {  # NAME COMMAND...
 }
 
 command -v nvidia-smi >/dev/null && nvidia-smi | tee "$out/nvidia-smi.txt"
-step examples bash -c "set -o pipefail; JOBS=${JOBS:-8} '$gpu_dir/check_examples.sh' '$device' | tee '$out/examples.txt'"
-step bench bash -c "set -o pipefail; PYTHONUNBUFFERED=1 python3 '$gpu_dir/run.py' --device '$device' --iters ${ITERS:-20} --out '$out/gpu_results.json' 2>&1 | tee '$out/bench.txt'"
+steps=" ${STEPS:-examples bench autotune difftest} "
+want() { [[ $steps == *" $1 "* ]]; }
+want examples && step examples bash -c "set -o pipefail; JOBS=${JOBS:-8} '$gpu_dir/check_examples.sh' '$device' | tee '$out/examples.txt'"
+want bench && step bench bash -c "set -o pipefail; PYTHONUNBUFFERED=1 python3 '$gpu_dir/run.py' --device '$device' --iters ${ITERS:-20} --out '$out/gpu_results.json' 2>&1 | tee '$out/bench.txt'"
 
 autotune() {
   local dir port
@@ -72,5 +78,11 @@ autotune() {
 }
 export -f autotune
 export build root device
-step autotune bash -c "set -o pipefail; autotune 2>&1 | tee '$out/autotune.txt'"
+want autotune && step autotune bash -c "set -o pipefail; autotune 2>&1 | tee '$out/autotune.txt'"
+difftest=$build/tests/difftest/tilec-difftest
+[[ -x $difftest ]] || difftest=$build/difftest/tilec-difftest  # in a bundle
+difftest_seed=${DIFFTEST_SEED:-$((RANDOM * 32768 + RANDOM))}
+want difftest && step difftest bash -c "set -o pipefail; '$difftest' run \
+  --n ${DIFFTEST_N:-500} --seed $difftest_seed --jobs ${JOBS:-8} --batch 4 --targets sm_90a \
+  --device '$device' --features 2>&1 | tee '$out/difftest.txt'"
 exit $failed

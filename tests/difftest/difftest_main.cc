@@ -1,6 +1,8 @@
 // tilec-difftest: differential testing of tilec with random tile programs.
 //
 //   tilec-difftest run --n N --seed S [--jobs J] [--batch B] [--targets sm_80,sm_90a]
+//                      [--device cuda:N]  (run on that GPU, not the emulator; give
+//                                          --targets the GPU runs, e.g. sm_90a on Hopper)
 //                      [--no-metamorphic] [--fail-on-bug] [--reduce DIR]
 //                      [--max-reduce K] [--features] [--verbose]
 //                      [--avoid-open-bugs]  (GeneratorOptions::avoid_open_bugs)
@@ -58,6 +60,7 @@ int Usage(const std::string& why) {
   std::fprintf(stderr,
                "tilec-difftest: %s\n"
                "usage: tilec-difftest run --n N --seed S [--jobs J] [--batch B] [--targets a,b] "
+               "[--device cuda:N] "
                "[--no-metamorphic] [--fail-on-bug] [--reduce DIR] [--max-reduce K] "
                "[--features] [--verbose] [--avoid-open-bugs]\n"
                "       tilec-difftest show --seed S\n"
@@ -336,6 +339,8 @@ int main(int argc, char** argv) {
       if (!absl::SimpleAtoi(value(), &f.jobs) || f.jobs < 1) return Usage("--jobs expects >= 1");
     } else if (a == "--batch") {
       if (!absl::SimpleAtoi(value(), &f.batch) || f.batch < 1) return Usage("--batch expects >= 1");
+    } else if (a == "--device") {
+      f.runner.device = value();
     } else if (a == "--targets") {
       f.runner.targets = absl::StrSplit(value(), ',', absl::SkipEmpty());
     } else if (a == "--no-metamorphic") {

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "client/device_program.h"
 #include "compiler/frontend/frontend.h"
 #include "compiler/inference/layout_inference.h"
 #include "compiler/interp/compare.h"
@@ -22,6 +23,7 @@
 #include "compiler/targets/cuda/target.h"
 #include "compiler/targets/host/emulate.h"
 #include "compiler/targets/host/toolchain.h"
+#include "runtime/backend.h"
 
 namespace tilec::difftest {
 
@@ -218,18 +220,10 @@ absl::StatusOr<host::HostModule> Build(const std::string& code, const RunnerOpti
   return host::CompileHost(code, build);
 }
 
-TargetResult Execute(const Case& c, const Variant& v, const host::HostModule& module,
-                     const std::vector<interp::Tensor>& inputs,
-                     const std::vector<interp::Tensor>& reference, const RunnerOptions& o) {
+// The tensors a variant's run left, judged against the interpreter's.
+TargetResult Judge(const Case& c, const Variant& v, const std::vector<interp::Tensor>& args,
+                   const std::vector<interp::Tensor>& reference) {
   const ir::Program& program = *v.program;
-  std::vector<interp::Tensor> args = inputs;
-  host::LaunchOptions launch;
-  launch.time_limit_s = o.emulator_time_limit_s;
-  launch.symbolizer = "";
-  if (absl::Status st = host::EmulateProgram(program, *v.source, module, args, c.dims, launch);
-      !st.ok()) {
-    return Failed(v.name, st, "emulator");
-  }
   TargetResult r;
   r.target = v.name;
   for (size_t i = 0; i < program.params.size(); ++i) {
@@ -247,6 +241,53 @@ TargetResult Execute(const Case& c, const Variant& v, const host::HostModule& mo
   }
   r.outcome = Outcome::kMatch;
   return r;
+}
+
+TargetResult Execute(const Case& c, const Variant& v, const host::HostModule& module,
+                     const std::vector<interp::Tensor>& inputs,
+                     const std::vector<interp::Tensor>& reference, const RunnerOptions& o) {
+  std::vector<interp::Tensor> args = inputs;
+  host::LaunchOptions launch;
+  launch.time_limit_s = o.emulator_time_limit_s;
+  launch.symbolizer = "";
+  if (absl::Status st = host::EmulateProgram(*v.program, *v.source, module, args, c.dims, launch);
+      !st.ok()) {
+    return Failed(v.name, st, "emulator");
+  }
+  return Judge(c, v, args, reference);
+}
+
+// The variant on a GPU through the runtime. `backend` is opened on first use
+// and dropped after a fault (a faulted CUDA context takes no more work; the
+// next open starts a fresh one).
+TargetResult ExecuteOnDevice(const Case& c, const Variant& v,
+                             const std::vector<interp::Tensor>& inputs,
+                             const std::vector<interp::Tensor>& reference, const RunnerOptions& o,
+                             std::unique_ptr<runtime::Backend>& backend) {
+  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(v.arch);
+  if (!target.ok()) return Failed(v.name, target.status(), "target");
+  if (backend == nullptr) {
+    absl::StatusOr<runtime::DeviceSpec> spec = runtime::DeviceSpec::Parse(o.device);
+    if (!spec.ok()) return Failed(v.name, spec.status(), "device");
+    absl::StatusOr<std::unique_ptr<runtime::Backend>> opened = runtime::OpenBackend(*spec);
+    // Not the program's fault: reported as an internal error of the run.
+    if (!opened.ok())
+      return Failed(v.name, absl::InternalError(opened.status().message()), "device");
+    backend = *std::move(opened);
+  }
+  absl::StatusOr<std::unique_ptr<cli::DeviceProgram>> loaded =
+      cli::DeviceProgram::Build(*v.program, *target, backend.get());
+  if (!loaded.ok()) return Failed(v.name, loaded.status(), "nvrtc");
+  std::vector<interp::Tensor> args = inputs;
+  absl::Status st = (*loaded)->SetArgs(args);
+  if (st.ok()) st = (*loaded)->Run();
+  if (st.ok()) st = (*loaded)->Fetch(args);
+  if (!st.ok()) {
+    loaded->reset();
+    backend.reset();
+    return Failed(v.name, absl::AbortedError(st.message()), "device");
+  }
+  return Judge(c, v, args, reference);
 }
 
 }  // namespace
@@ -359,6 +400,15 @@ std::vector<CaseResult> RunCases(const std::vector<Case>& cases, const RunnerOpt
     for (const auto& [i, v] : vs) list.push_back(v);
     return Combine(list);
   };
+  if (!ready.empty() && !o.device.empty()) {
+    std::unique_ptr<runtime::Backend> backend;
+    for (auto& [i, v] : ready) {
+      start(i, v->name);
+      v->result = ExecuteOnDevice(cases[i], *v, states[i].inputs, states[i].reference, o, backend);
+      report(i, *v->result);
+    }
+    ready.clear();
+  }
   if (!ready.empty()) {
     start(ready[0].first, "host build");
     absl::StatusOr<host::HostModule> shared = Build(combine(ready), o);

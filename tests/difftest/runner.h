@@ -87,6 +87,11 @@ struct RunnerOptions {
   // empty). RunIsolated* give each child its own, removed when the child has
   // ended, so a child killed or crashed mid-build leaves nothing behind.
   std::string host_work_dir;
+  // Where the emitted code runs: "" on the SIMT emulator (host build), or a
+  // GPU ("cuda:0"): NVRTC to a cubin, loaded and launched through the
+  // runtime, every target then being one the GPU runs (sm_90a on Hopper).
+  // A fault of the device is kCrash; the device context is then opened anew.
+  std::string device;
   // Only these targets (by result name, e.g. "sm_80+alt") are run when
   // non-empty: the reducer re-checks just the failing one.
   std::vector<std::string> only;

@@ -53,6 +53,23 @@ TEST(RunnerTest, ACorrectProgramMatchesOnEveryTargetAndItsVariant) {
   }
 }
 
+TEST(RunnerTest, OnADeviceTheProgramRunsThroughTheRuntime) {
+  // The device mode (NVRTC, the runtime) on the runtime's emulator device:
+  // the path a GPU takes, judged the same way.
+  RunnerOptions o = WithoutVariant();
+  o.targets = {"sm_80"};
+  o.device = "emulator";
+  CaseResult r = RunCase(ScaleCase(), o);
+  ASSERT_EQ(r.targets.size(), 1u);
+  EXPECT_EQ(r.targets[0].outcome, Outcome::kMatch)
+      << r.targets[0].category << " " << r.targets[0].detail;
+  o.device = "cuda:x";
+  r = RunCase(ScaleCase(), o);
+  ASSERT_EQ(r.targets.size(), 1u);
+  EXPECT_EQ(r.targets[0].outcome, Outcome::kRefused) << r.targets[0].detail;
+  EXPECT_NE(r.targets[0].detail.find("cuda:x"), std::string::npos) << r.targets[0].detail;
+}
+
 TEST(RunnerTest, AProgramTheInterpreterRejectsIsInvalidNotABug) {
   Case c = ScaleCase();
   // An integer division by zero.

@@ -9,9 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <string>
-
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -189,7 +188,7 @@ TEST_F(SubprocessCompilerTest, ChildHasAnEmptyEnvironmentAndOnlyItsFiles) {
   std::string own = Probe(c, TEST_COMPILE_CHILD_BINARY);
   EXPECT_NE(own.find("env=0;read=0;"), std::string::npos) << own;
   EXPECT_NE(own.find(";cwd_write=0;"), std::string::npos) << own;  // its temp dir
-  EXPECT_NE(own.find(";cpu=3;"), std::string::npos) << own;  // the 2 s limit + 1
+  EXPECT_NE(own.find(";cpu=3;"), std::string::npos) << own;        // the 2 s limit + 1
   EXPECT_NE(c.protections() & kEmptyEnvironment, 0u);
   EXPECT_NE(c.protections() & kParentDeathSignal, 0u);
   EXPECT_NE(c.protections() & kCpuLimit, 0u);
