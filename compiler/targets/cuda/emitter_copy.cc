@@ -221,7 +221,7 @@ bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c, const inference
   std::vector<ir::Var> vars = MakeIterVars(shape.size());
   std::vector<ir::Expr> iter = VarExprs(vars);
   const std::string g = ctx.Fresh("g"), s = ctx.Fresh("s");
-  ctx.w().Line("#pragma unroll");
+  ctx.w().Line(UnrollPragma(layout.local_size / v));
   ctx.w().Open(
       absl::StrCat("for (int ", g, " = 0; ", g, " < ", layout.local_size / v, "; ++", g, ")"));
   ctx.w().Line(absl::StrCat("const int ", s, " = ", g, " * ", v, ";"));
@@ -354,7 +354,7 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
   loop.slot = ctx.Fresh("s");
   loop.replica_guard = ctx.ReplicaGuard(layout);
   const std::string g = ctx.Fresh("g");
-  ctx.w().Line("#pragma unroll");
+  ctx.w().Line(UnrollPragma(layout.local_size / v));
   ctx.w().Open(
       absl::StrCat("for (int ", g, " = 0; ", g, " < ", layout.local_size / v, "; ++", g, ")"));
   ctx.slot_loops().push_back(&loop);

@@ -588,6 +588,10 @@ std::string EmitContext::Address(const ir::Buffer& b, const std::vector<ir::Expr
   return absl::StrCat("&", base, "[", FlatIndex(b, indices), "]");
 }
 
+std::string UnrollPragma(int64_t trips) {
+  return trips <= kFullUnrollTrips ? "#pragma unroll" : "#pragma unroll 8";
+}
+
 std::string JoinConds(const std::vector<std::string>& conds) {
   std::vector<std::string> kept;
   for (const std::string& c : conds) {

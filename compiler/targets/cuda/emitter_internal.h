@@ -391,6 +391,14 @@ std::vector<int> NonUnitDims(const ir::Region& r);
 // align.
 std::vector<ir::Expr> RegionIndex(const ir::Region& r, const std::vector<ir::Expr>& iter_index,
                                   const std::vector<int64_t>& iter_shape);
+// The pragma before a loop over a thread's elements of `trips` iterations:
+// full unrolling (register arrays indexed by constants stay in registers)
+// up to kFullUnrollTrips, else unrolled by 8. A longer loop touches more
+// elements than a thread has registers, so its arrays live in local memory
+// either way, and unrolling it fully only makes NVRTC slow (a replicated
+// 64x16 float32 fragment's three 512-trip loops took 65 s to compile).
+inline constexpr int64_t kFullUnrollTrips = 256;
+std::string UnrollPragma(int64_t trips);
 // The non-empty conditions joined with " && " ("" when none is left).
 std::string JoinConds(const std::vector<std::string>& conds);
 // C++ condition that `indices` lie inside buffer `b`, and also the last index

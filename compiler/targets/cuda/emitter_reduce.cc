@@ -273,7 +273,7 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
                                 absl::StrJoin(entries, ", "), "};"));
     }
     std::string k = identity ? slot : absl::StrCat(map, "[", slot, "]");
-    ctx.w().Line("#pragma unroll");
+    ctx.w().Line(UnrollPragma(f->local_size));
     ctx.w().Open(
         absl::StrCat("for (int ", slot, " = 0; ", slot, " < ", f->local_size, "; ++", slot, ")"));
     std::string x =

@@ -99,7 +99,7 @@ void EmitContext::SlotLoopOver(const inference::FragmentLayout& layout, SlotLoop
   SetWriter(outer);
   inner.DropUnusedConstInts();
   for (const std::string& d : loop.decls) w().Line(d);
-  w().Line("#pragma unroll");
+  w().Line(UnrollPragma(layout.local_size));
   w().Open(absl::StrCat("for (int ", loop.slot, " = 0; ", loop.slot, " < ", layout.local_size,
                         "; ++", loop.slot, ")"));
   w().Splice(inner);

@@ -391,7 +391,7 @@ class NestVectorizer {
 
   absl::Status Emit() {
     const std::string run = ctx_.Fresh("run");
-    ctx_.w().Line("#pragma unroll");
+    ctx_.w().Line(UnrollPragma(layout_.local_size / v_));
     ctx_.w().Open(absl::StrCat("for (int ", run, " = 0; ", run, " < ", layout_.local_size / v_,
                                "; ++", run, ")"));
     CodeWriter group;
