@@ -101,9 +101,45 @@ absl::StatusOr<Value> MathCall(Builder& b, ir::CallFn fn, std::string_view name,
     }
     return Value::Runtime(ir::Call(fn, {p, q}));
   }
+  if (fn == ir::CallFn::kPopcount || fn == ir::CallFn::kClz) {
+    const Arg& a = args.positional[0];
+    absl::StatusOr<ir::Expr> e = b.ExprOf(a.value, a.loc);
+    if (!e.ok()) return e.status();
+    if (ir::IsFloat((*e)->dtype) || (*e)->dtype == ir::DType::kBool) {
+      return b.Err(a.loc, Cat(name, "() takes an integer, got ", ir::DTypeName((*e)->dtype)));
+    }
+    return Value::Runtime(ir::Call(fn, {*e}));
+  }
   absl::StatusOr<ir::Expr> e = FloatOperand(b, args.positional[0]);
   if (!e.ok()) return e.status();
   return Value::Runtime(ir::Call(fn, {*e}));
+}
+
+// T.isnan / T.isinf / T.isfinite of a float value (false for integers, as
+// TVM's): x != x; |x| == inf; neither. NVRTC and the host build never get
+// fast-math, so the comparisons keep their IEEE meaning.
+absl::StatusOr<Value> FloatClass(Builder& b, std::string_view name, CallArgs& args) {
+  absl::StatusOr<Args> a = Bind(b, args, name, {"x"}, 1);
+  if (!a.ok()) return a.status();
+  const Arg& x = *(*a)[0];
+  if (x.value.kind == ValueKind::kFloat || x.value.IsIntLike()) {
+    const double v = x.value.kind == ValueKind::kFloat ? x.value.f : 0.0;
+    if (name == "T.isnan") return Value::Bool(std::isnan(v));
+    if (name == "T.isinf") return Value::Bool(std::isinf(v));
+    return Value::Bool(std::isfinite(v));
+  }
+  absl::StatusOr<ir::Expr> e = b.ExprOf(x.value, x.loc);
+  if (!e.ok()) return e.status();
+  if (!ir::IsFloat((*e)->dtype)) return Value::Bool(name == "T.isfinite");
+  // float8 has no infinity literal of its own (tl::infinity saturates):
+  // judged in float32, which keeps inf and NaN.
+  if (ir::DTypeBits((*e)->dtype) == 8) e = CastTo(ir::DType::kFloat32, *e);
+  const ir::Expr nan = ir::Binary(ir::BinaryOp::kNe, *e, *e);
+  const ir::Expr inf =
+      ir::Binary(ir::BinaryOp::kEq, ir::Call(ir::CallFn::kAbs, {*e}), ir::Infinity((*e)->dtype));
+  if (name == "T.isnan") return Value::Runtime(nan);
+  if (name == "T.isinf") return Value::Runtime(inf);
+  return Value::Runtime(ir::Unary(ir::UnaryOp::kNot, ir::Binary(ir::BinaryOp::kOr, nan, inf)));
 }
 
 // The largest (or lowest) finite value of a dtype, as a literal.
@@ -626,6 +662,34 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     absl::StatusOr<std::pair<ir::Expr, ir::Expr>> ops = PromoteOperands(x, y);
     if (!ops.ok()) return b.At(ops.status(), args.loc);
     return Value::Runtime(ir::Select(AsBool(*ce), ops->first, ops->second));
+  }
+  if (name == "T.nearbyint") return MathCall(b, ir::CallFn::kRound, name, args);
+  if (name == "T.likely") {  // a branch hint: the condition itself
+    absl::StatusOr<Args> a = Bind(b, args, name, {"cond"}, 1);
+    if (!a.ok()) return a.status();
+    return (*a)[0]->value;
+  }
+  if (name == "T.isnan" || name == "T.isinf" || name == "T.isfinite")
+    return FloatClass(b, name, args);
+  if (name == "T.bitwise_and" || name == "T.bitwise_or" || name == "T.bitwise_xor" ||
+      name == "T.shift_left" || name == "T.shift_right") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"a", "b"}, 2);
+    if (!a.ok()) return a.status();
+    const BinOpKind op = name == "T.bitwise_and"   ? BinOpKind::kBitAnd
+                         : name == "T.bitwise_or"  ? BinOpKind::kBitOr
+                         : name == "T.bitwise_xor" ? BinOpKind::kBitXor
+                         : name == "T.shift_left"  ? BinOpKind::kLShift
+                                                   : BinOpKind::kRShift;
+    absl::StatusOr<Value> r = ApplyBinOp(op, (*a)[0]->value, (*a)[1]->value);
+    if (!r.ok()) return b.At(r.status(), args.loc);
+    return r;
+  }
+  if (name == "T.bitwise_not") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"a"}, 1);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<Value> r = ApplyUnaryOp(UnaryOpKind::kInvert, (*a)[0]->value);
+    if (!r.ok()) return b.At(r.status(), args.loc);
+    return r;
   }
   if (StartsWith(name, "T.")) {
     if (std::optional<ir::CallFn> f = ir::ParseCallFn(name.substr(2));

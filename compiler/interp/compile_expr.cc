@@ -1,5 +1,6 @@
 // Expressions: compilation of the IR's expression nodes into CExpr objects,
 // slot resolution and scoping, and the conversions shared by all statements.
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -323,6 +324,26 @@ class CallExpr final : public CExpr {
       case CallFn::kCeil: return std::ceil(x);
       case CallFn::kRound: return std::nearbyint(x);
       case CallFn::kPow: return std::pow(x, y);
+      case CallFn::kTan: return std::tan(x);
+      case CallFn::kAsin: return std::asin(x);
+      case CallFn::kAcos: return std::acos(x);
+      case CallFn::kAtan: return std::atan(x);
+      case CallFn::kSinh: return std::sinh(x);
+      case CallFn::kCosh: return std::cosh(x);
+      case CallFn::kAsinh: return std::asinh(x);
+      case CallFn::kAcosh: return std::acosh(x);
+      case CallFn::kAtanh: return std::atanh(x);
+      case CallFn::kLog10: return std::log10(x);
+      case CallFn::kLog1p: return std::log1p(x);
+      case CallFn::kExp10: return std::pow(10.0, x);
+      case CallFn::kExpm1: return std::expm1(x);
+      case CallFn::kTrunc: return std::trunc(x);
+      case CallFn::kAtan2: return std::atan2(x, y);
+      case CallFn::kFmod: return std::fmod(x, y);
+      case CallFn::kHypot: return std::hypot(x, y);
+      case CallFn::kCopysign: return std::copysign(x, y);
+      case CallFn::kPopcount:
+      case CallFn::kClz: return 0;  // integer only (EvalInt)
     }
     return x;
   }
@@ -345,7 +366,16 @@ class CallExpr final : public CExpr {
         return IntScalar(WrapInt(Sub(0, FloorDiv(Sub(0, a), b)), dtype));
       case CallFn::kFloor:
       case CallFn::kCeil:
-      case CallFn::kRound: return IntScalar(a);
+      case CallFn::kRound:
+      case CallFn::kTrunc: return IntScalar(a);
+      case CallFn::kPopcount:
+      case CallFn::kClz: {
+        const int bits = ir::DTypeBits(dtype);
+        const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+        const uint64_t u = static_cast<uint64_t>(a) & mask;
+        if (fn_ == CallFn::kPopcount) return IntScalar(std::popcount(u));
+        return IntScalar(u == 0 ? bits : std::countl_zero(u) - (64 - bits));
+      }
       default:
         // Transcendentals of integers: in double, truncated back.
         return IntScalar(FloatToInt(Math(IntAsDouble(a, dtype), IntAsDouble(b, dtype)), dtype));

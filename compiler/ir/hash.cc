@@ -151,6 +151,26 @@ uint8_t Code(CallFn fn) {
     case CallFn::kPow: return 17;
     case CallFn::kThreadIndex: return 18;
     case CallFn::kReinterpret: return 19;
+    case CallFn::kTan: return 20;
+    case CallFn::kAsin: return 21;
+    case CallFn::kAcos: return 22;
+    case CallFn::kAtan: return 23;
+    case CallFn::kSinh: return 24;
+    case CallFn::kCosh: return 25;
+    case CallFn::kAsinh: return 26;
+    case CallFn::kAcosh: return 27;
+    case CallFn::kAtanh: return 28;
+    case CallFn::kLog10: return 29;
+    case CallFn::kLog1p: return 30;
+    case CallFn::kExp10: return 31;
+    case CallFn::kExpm1: return 32;
+    case CallFn::kTrunc: return 33;
+    case CallFn::kAtan2: return 34;
+    case CallFn::kFmod: return 35;
+    case CallFn::kHypot: return 36;
+    case CallFn::kCopysign: return 37;
+    case CallFn::kPopcount: return 38;
+    case CallFn::kClz: return 39;
   }
   return 255;
 }

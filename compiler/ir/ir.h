@@ -102,8 +102,31 @@ enum class CallFn : uint8_t {
   // T.reinterpret(x, dtype): the bits of x read as the call's dtype, which
   // has as many bits (neither is bool).
   kReinterpret,
+  // More float math (the first argument's float dtype; two-argument ones
+  // take two operands of it).
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kLog10,
+  kLog1p,
+  kExp10,
+  kExpm1,
+  kTrunc,
+  kAtan2,
+  kFmod,
+  kHypot,
+  kCopysign,
+  // Integer bit counts in the argument's width: set bits, leading zeros.
+  kPopcount,
+  kClz,
 };
-inline constexpr int kNumCallFns = static_cast<int>(CallFn::kReinterpret) + 1;
+inline constexpr int kNumCallFns = static_cast<int>(CallFn::kClz) + 1;
 
 std::string_view BinaryOpName(BinaryOp op);  // "add", "floordiv", ...
 // "+", "//", ...; "" for the ops printed as calls (min, max, mod).

@@ -322,7 +322,8 @@ bool Verifier::CheckCall(const CallNode* n) {
   if (NeedsFloat(n->fn) && !IsFloat(t)) {
     return Fail(absl::StrCat(fn, " needs float arguments, got ", DT(t)));
   }
-  if (n->fn == CallFn::kCeilDiv && !IsInt(t)) {
+  if ((n->fn == CallFn::kCeilDiv || n->fn == CallFn::kPopcount || n->fn == CallFn::kClz) &&
+      !IsInt(t)) {
     return Fail(absl::StrCat(fn, " needs integer arguments, got ", DT(t)));
   }
   if (n->fn == CallFn::kAbs && t == DType::kBool) return Fail("T.abs does not apply to bool");

@@ -90,7 +90,9 @@ std::string ShortName(std::string_view name);
 inline bool NeedsFloat(CallFn fn) {
   switch (fn) {
     case CallFn::kAbs:
-    case CallFn::kCeilDiv: return false;
+    case CallFn::kCeilDiv:
+    case CallFn::kPopcount:
+    case CallFn::kClz: return false;
     default: return true;
   }
 }

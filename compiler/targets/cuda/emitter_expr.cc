@@ -146,6 +146,26 @@ absl::string_view MathName(ir::CallFn fn) {
     case ir::CallFn::kCeilDiv: return "tl::ceildiv";
     case ir::CallFn::kThreadIndex: return "?";  // emitted as `tx`
     case ir::CallFn::kReinterpret: return "?";  // emitted as tl::bit_cast
+    case ir::CallFn::kTan: return "tl::tan";
+    case ir::CallFn::kAsin: return "tl::asin";
+    case ir::CallFn::kAcos: return "tl::acos";
+    case ir::CallFn::kAtan: return "tl::atan";
+    case ir::CallFn::kSinh: return "tl::sinh";
+    case ir::CallFn::kCosh: return "tl::cosh";
+    case ir::CallFn::kAsinh: return "tl::asinh";
+    case ir::CallFn::kAcosh: return "tl::acosh";
+    case ir::CallFn::kAtanh: return "tl::atanh";
+    case ir::CallFn::kLog10: return "tl::log10";
+    case ir::CallFn::kLog1p: return "tl::log1p";
+    case ir::CallFn::kExp10: return "tl::exp10";
+    case ir::CallFn::kExpm1: return "tl::expm1";
+    case ir::CallFn::kTrunc: return "tl::trunc";
+    case ir::CallFn::kAtan2: return "tl::atan2";
+    case ir::CallFn::kFmod: return "tl::fmod";
+    case ir::CallFn::kHypot: return "tl::hypot";
+    case ir::CallFn::kCopysign: return "tl::copysign";
+    case ir::CallFn::kPopcount: return "tl::popcount";
+    case ir::CallFn::kClz: return "tl::clz";
   }
   return "?";
 }
@@ -349,7 +369,10 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
                 IsNarrowInt(t) ? absl::StrCat("tl::ceildiv<", CType(t), ">") : "tl::ceildiv", args);
           case ir::CallFn::kFloor:
           case ir::CallFn::kCeil:
-          case ir::CallFn::kRound: return args[0];
+          case ir::CallFn::kRound:
+          case ir::CallFn::kTrunc: return args[0];
+          case ir::CallFn::kPopcount: return Call("tl::popcount", args);
+          case ir::CallFn::kClz: return Call("tl::clz", args);
           default:
             Fail(Internal(absl::StrCat("T.", Sv(ir::CallFnName(n->fn)), " of an integer")));
             return {"0", 0};

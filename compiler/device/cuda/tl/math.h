@@ -3,7 +3,9 @@
 // --use_fast_math, so sqrt and division are correctly rounded).
 //
 //   exp exp2 log log2 sqrt rsqrt tanh sigmoid sin cos erf floor ceil
-//   round (half to even) pow fabs fmax fmin
+//   round (half to even) pow fabs fmax fmin, tan asin acos atan sinh cosh
+//   asinh acosh atanh log10 log1p exp10 expm1 trunc atan2 fmod hypot copysign
+//   popcount clz   integers: set bits / leading zeros in the type's width
 //   infinity<T>()  +inf of float, double, half_t, bfloat16_t; for the fp8
 //                  types the largest finite value (float -> fp8 saturates)
 //
@@ -52,12 +54,51 @@ TL_MATH_UNARY(floor, floorf, floor)
 TL_MATH_UNARY(ceil, ceilf, ceil)
 TL_MATH_UNARY(round, rintf, rint)
 TL_MATH_UNARY(fabs, fabsf, fabs)
+TL_MATH_UNARY(tan, tanf, tan)
+TL_MATH_UNARY(asin, asinf, asin)
+TL_MATH_UNARY(acos, acosf, acos)
+TL_MATH_UNARY(atan, atanf, atan)
+TL_MATH_UNARY(sinh, sinhf, sinh)
+TL_MATH_UNARY(cosh, coshf, cosh)
+TL_MATH_UNARY(asinh, asinhf, asinh)
+TL_MATH_UNARY(acosh, acoshf, acosh)
+TL_MATH_UNARY(atanh, atanhf, atanh)
+TL_MATH_UNARY(log10, log10f, log10)
+TL_MATH_UNARY(log1p, log1pf, log1p)
+TL_MATH_UNARY(exp10, exp10f, exp10)
+TL_MATH_UNARY(expm1, expm1f, expm1)
+TL_MATH_UNARY(trunc, truncf, trunc)
 TL_MATH_BINARY(pow, powf, pow)
+TL_MATH_BINARY(atan2, atan2f, atan2)
+TL_MATH_BINARY(fmod, fmodf, fmod)
+TL_MATH_BINARY(hypot, hypotf, hypot)
+TL_MATH_BINARY(copysign, copysignf, copysign)
 TL_MATH_BINARY(fmax, fmaxf, fmax)
 TL_MATH_BINARY(fmin, fminf, fmin)
 
 #undef TL_MATH_UNARY
 #undef TL_MATH_BINARY
+
+template <typename T>
+__device__ __forceinline__ T popcount(T x) {
+  static_assert(sizeof(T) <= 8, "tl::popcount takes an integer of at most 64 bits");
+  if constexpr (sizeof(T) == 8) {
+    return T(__popcll(static_cast<unsigned long long>(x)));
+  } else {
+    constexpr unsigned mask = sizeof(T) == 4 ? 0xffffffffu : (1u << (8 * sizeof(T))) - 1u;
+    return T(__popc(static_cast<unsigned>(x) & mask));
+  }
+}
+template <typename T>
+__device__ __forceinline__ T clz(T x) {
+  static_assert(sizeof(T) <= 8, "tl::clz takes an integer of at most 64 bits");
+  if constexpr (sizeof(T) == 8) {
+    return T(__clzll(static_cast<long long>(x)));
+  } else {
+    constexpr unsigned mask = sizeof(T) == 4 ? 0xffffffffu : (1u << (8 * sizeof(T))) - 1u;
+    return T(__clz(static_cast<int>(static_cast<unsigned>(x) & mask)) - 32 + 8 * int(sizeof(T)));
+  }
+}
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + ::expf(-x)); }
 __device__ __forceinline__ double sigmoid(double x) { return 1.0 / (1.0 + ::exp(-x)); }

@@ -33,7 +33,8 @@ namespace host {
 // misaligned address faults on the GPU (misaligned address error), while the
 // host would quietly perform it.
 inline void check_vector_alignment(const void* p, uint64_t bytes, const char* what) {
-  if (reinterpret_cast<uintptr_t>(p) % bytes == 0) [[likely]] return;
+  if (reinterpret_cast<uintptr_t>(p) % bytes == 0) [[likely]]
+    return;
   char message[192];
   std::snprintf(message, sizeof message,
                 "misaligned %llu-byte %s at %p (a vector access must be %llu-byte aligned)",
@@ -45,14 +46,14 @@ inline void check_vector_alignment(const void* p, uint64_t bytes, const char* wh
 
 }  // namespace host
 
-#define TL_HOST_CHECKED_CP_ASYNC(N)                                                     \
-  template <typename D, typename S>                                                     \
-    requires(host::Checked<D> || host::Checked<S>)                                      \
-  TL_HOST_INLINE void cp_async_##N(const D& smem, const S& gmem, bool pred) {                   \
-    host::check_range(smem, N, true, false);                                                 \
-    if (pred) host::check_range(gmem, N, false);                                        \
-    cp_async_##N(static_cast<void*>(host::raw(smem)),                                   \
-                 static_cast<const void*>(host::raw(gmem)), pred);                      \
+#define TL_HOST_CHECKED_CP_ASYNC(N)                                                              \
+  template <typename D, typename S>                                                              \
+  requires(host::Checked<D> || host::Checked<S>)                                                 \
+      TL_HOST_INLINE void cp_async_##N(const D& smem, const S& gmem, bool pred) {                \
+    host::check_range(smem, N, true, false);                                                     \
+    if (pred) host::check_range(gmem, N, false);                                                 \
+    cp_async_##N(static_cast<void*>(host::raw(smem)), static_cast<const void*>(host::raw(gmem)), \
+                 pred);                                                                          \
   }
 
 TL_HOST_CHECKED_CP_ASYNC(16)
@@ -62,8 +63,8 @@ TL_HOST_CHECKED_CP_ASYNC(4)
 #undef TL_HOST_CHECKED_CP_ASYNC
 
 template <int N, typename D, typename S>
-  requires(host::Checked<D> || host::Checked<S>)
-TL_HOST_INLINE void copy_vec(const D& dst, const S& src) {
+requires(host::Checked<D> || host::Checked<S>) TL_HOST_INLINE
+    void copy_vec(const D& dst, const S& src) {
   host::check_range(src, N, false);
   host::check_range(dst, N, true);
   host::check_vector_alignment(host::raw(src), N, "copy_vec load");
@@ -72,24 +73,21 @@ TL_HOST_INLINE void copy_vec(const D& dst, const S& src) {
 }
 
 template <int N, typename D>
-  requires host::Checked<D>
-TL_HOST_INLINE void zero_vec(const D& dst) {
+requires host::Checked<D> TL_HOST_INLINE void zero_vec(const D& dst) {
   host::check_range(dst, N, true);
   host::check_vector_alignment(dst.get(), N, "zero_vec store");
   zero_vec<N>(static_cast<void*>(dst.get()));
 }
 
 template <typename T, int N, typename P>
-  requires host::Checked<P>
-TL_HOST_INLINE Vec<T, N> load_vec(const P& p) {
+requires host::Checked<P> TL_HOST_INLINE Vec<T, N> load_vec(const P& p) {
   host::check_range(p, sizeof(T) * N, false);
   host::check_vector_alignment(p.get(), sizeof(T) * N, "load_vec");
   return load_vec<T, N>(static_cast<const T*>(p.get()));
 }
 
 template <typename T, int N, typename P>
-  requires host::Checked<P>
-TL_HOST_INLINE void store_vec(const P& p, const Vec<T, N>& x) {
+requires host::Checked<P> TL_HOST_INLINE void store_vec(const P& p, const Vec<T, N>& x) {
   host::check_range(p, sizeof(T) * N, true);
   host::check_vector_alignment(p.get(), sizeof(T) * N, "store_vec");
   store_vec<T, N>(static_cast<T*>(p.get()), x);
@@ -97,29 +95,24 @@ TL_HOST_INLINE void store_vec(const P& p, const Vec<T, N>& x) {
 
 template <int M, int N, int K, int WarpsM, int WarpsN, bool TransA, bool TransB, typename LayoutA,
           typename LayoutB, typename AP, typename BP, typename CT>
-  requires(host::Checked<AP> || host::Checked<BP>)
-TL_HOST_INLINE void gemm_ss(const AP& A_smem, const BP& B_smem, CT* C_frag) {
+requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
+    void gemm_ss(const AP& A_smem, const BP& B_smem, CT* C_frag) {
   using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(A_smem))>>;
-  host::check_range(A_smem, uint64_t{TransA ? K : M} * LayoutA::kCols * sizeof(AT), false,
-                    false);
-  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false,
-                    false);
+  host::check_range(A_smem, uint64_t{TransA ? K : M} * LayoutA::kCols * sizeof(AT), false, false);
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false, false);
   gemm_ss<M, N, K, WarpsM, WarpsN, TransA, TransB, LayoutA, LayoutB>(
-      static_cast<const AT*>(host::raw(A_smem)), static_cast<const AT*>(host::raw(B_smem)),
-      C_frag);
+      static_cast<const AT*>(host::raw(A_smem)), static_cast<const AT*>(host::raw(B_smem)), C_frag);
 }
 
 template <int M, int N, int K, int WarpsM, int WarpsN, bool TransA, bool TransB, typename LayoutA,
           typename LayoutB, typename AP, typename BP, typename CT>
-  requires(host::Checked<AP> || host::Checked<BP>)
-TL_HOST_INLINE void gemm_rs(const AP& A_frag, const BP& B_smem, CT* C_frag) {
+requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
+    void gemm_rs(const AP& A_frag, const BP& B_smem, CT* C_frag) {
   using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(B_smem))>>;
   host::check_range(A_frag, uint64_t{M} * K * sizeof(AT), false, false);
-  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false,
-                    false);
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false, false);
   gemm_rs<M, N, K, WarpsM, WarpsN, TransA, TransB, LayoutA, LayoutB>(
-      static_cast<const AT*>(host::raw(A_frag)), static_cast<const AT*>(host::raw(B_smem)),
-      C_frag);
+      static_cast<const AT*>(host::raw(A_frag)), static_cast<const AT*>(host::raw(B_smem)), C_frag);
 }
 
 template <typename T, typename V>
@@ -161,29 +154,29 @@ TL_HOST_INLINE auto value(const A& a) {
 // specialized than the generic `T f(T)` / `T f(T, T)` templates of arith.h and
 // math.h, so overload resolution picks it unambiguously (a `const A&` with a
 // constraint would tie with them; two elements of one type need the
-// (CheckedRef<T>, CheckedRef<T>) form to beat `T f(T, T)`). The value then meets the same overloads,
-// and the same static assertions, as on the GPU.
-#define TL_HOST_BY_VALUE1(name)                            \
-  template <typename T>                                    \
-  TL_HOST_INLINE auto name(host::CheckedRef<T> a) {        \
-    return name(a.load());                                 \
+// (CheckedRef<T>, CheckedRef<T>) form to beat `T f(T, T)`). The value then meets the same
+// overloads, and the same static assertions, as on the GPU.
+#define TL_HOST_BY_VALUE1(name)                     \
+  template <typename T>                             \
+  TL_HOST_INLINE auto name(host::CheckedRef<T> a) { \
+    return name(a.load());                          \
   }
-#define TL_HOST_BY_VALUE2(name)                                              \
-  template <typename T, typename B>                                          \
-  TL_HOST_INLINE auto name(host::CheckedRef<T> a, const B& b) {              \
-    return name(a.load(), host::value(b));                                   \
-  }                                                                          \
-  template <typename A, typename T>                                          \
-  TL_HOST_INLINE auto name(const A& a, host::CheckedRef<T> b) {              \
-    return name(host::value(a), b.load());                                   \
-  }                                                                          \
-  template <typename T, typename U>                                          \
-  TL_HOST_INLINE auto name(host::CheckedRef<T> a, host::CheckedRef<U> b) {   \
-    return name(a.load(), b.load());                                         \
-  }                                                                          \
-  template <typename T>                                                      \
-  TL_HOST_INLINE auto name(host::CheckedRef<T> a, host::CheckedRef<T> b) {   \
-    return name(a.load(), b.load());                                         \
+#define TL_HOST_BY_VALUE2(name)                                            \
+  template <typename T, typename B>                                        \
+  TL_HOST_INLINE auto name(host::CheckedRef<T> a, const B& b) {            \
+    return name(a.load(), host::value(b));                                 \
+  }                                                                        \
+  template <typename A, typename T>                                        \
+  TL_HOST_INLINE auto name(const A& a, host::CheckedRef<T> b) {            \
+    return name(host::value(a), b.load());                                 \
+  }                                                                        \
+  template <typename T, typename U>                                        \
+  TL_HOST_INLINE auto name(host::CheckedRef<T> a, host::CheckedRef<U> b) { \
+    return name(a.load(), b.load());                                       \
+  }                                                                        \
+  template <typename T>                                                    \
+  TL_HOST_INLINE auto name(host::CheckedRef<T> a, host::CheckedRef<T> b) { \
+    return name(a.load(), b.load());                                       \
   }
 
 TL_HOST_BY_VALUE2(floordiv)
@@ -210,6 +203,26 @@ TL_HOST_BY_VALUE1(floor)
 TL_HOST_BY_VALUE1(ceil)
 TL_HOST_BY_VALUE1(round)
 TL_HOST_BY_VALUE1(fabs)
+TL_HOST_BY_VALUE1(tan)
+TL_HOST_BY_VALUE1(asin)
+TL_HOST_BY_VALUE1(acos)
+TL_HOST_BY_VALUE1(atan)
+TL_HOST_BY_VALUE1(sinh)
+TL_HOST_BY_VALUE1(cosh)
+TL_HOST_BY_VALUE1(asinh)
+TL_HOST_BY_VALUE1(acosh)
+TL_HOST_BY_VALUE1(atanh)
+TL_HOST_BY_VALUE1(log10)
+TL_HOST_BY_VALUE1(log1p)
+TL_HOST_BY_VALUE1(exp10)
+TL_HOST_BY_VALUE1(expm1)
+TL_HOST_BY_VALUE1(trunc)
+TL_HOST_BY_VALUE2(atan2)
+TL_HOST_BY_VALUE2(fmod)
+TL_HOST_BY_VALUE2(hypot)
+TL_HOST_BY_VALUE2(copysign)
+TL_HOST_BY_VALUE1(popcount)
+TL_HOST_BY_VALUE1(clz)
 
 #undef TL_HOST_BY_VALUE1
 #undef TL_HOST_BY_VALUE2

@@ -2,7 +2,9 @@
 // float and double, from the C library (no fast-math).
 //
 //   exp exp2 log log2 sqrt rsqrt tanh sigmoid sin cos erf floor ceil
-//   round (half to even) pow fabs fmax fmin
+//   round (half to even) pow fabs fmax fmin, tan asin acos atan sinh cosh
+//   asinh acosh atanh log10 log1p exp10 expm1 trunc atan2 fmod hypot copysign
+//   popcount clz   integers: set bits / leading zeros in the type's width
 //   infinity<T>()  +inf of float, double, half_t, bfloat16_t; for the fp8
 //                  types the largest finite value (float -> fp8 saturates)
 //
@@ -16,6 +18,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "tl/types.h"
 
@@ -57,12 +60,44 @@ TL_HOST_MATH_UNARY(floor, std::floor(x), std::floor(x))
 TL_HOST_MATH_UNARY(ceil, std::ceil(x), std::ceil(x))
 TL_HOST_MATH_UNARY(round, std::rint(x), std::rint(x))  // default rounding mode: half to even
 TL_HOST_MATH_UNARY(fabs, std::fabs(x), std::fabs(x))
+TL_HOST_MATH_UNARY(tan, std::tan(x), std::tan(x))
+TL_HOST_MATH_UNARY(asin, std::asin(x), std::asin(x))
+TL_HOST_MATH_UNARY(acos, std::acos(x), std::acos(x))
+TL_HOST_MATH_UNARY(atan, std::atan(x), std::atan(x))
+TL_HOST_MATH_UNARY(sinh, std::sinh(x), std::sinh(x))
+TL_HOST_MATH_UNARY(cosh, std::cosh(x), std::cosh(x))
+TL_HOST_MATH_UNARY(asinh, std::asinh(x), std::asinh(x))
+TL_HOST_MATH_UNARY(acosh, std::acosh(x), std::acosh(x))
+TL_HOST_MATH_UNARY(atanh, std::atanh(x), std::atanh(x))
+TL_HOST_MATH_UNARY(log10, std::log10(x), std::log10(x))
+TL_HOST_MATH_UNARY(log1p, std::log1p(x), std::log1p(x))
+TL_HOST_MATH_UNARY(exp10, std::pow(10.0f, x), std::pow(10.0, x))
+TL_HOST_MATH_UNARY(expm1, std::expm1(x), std::expm1(x))
+TL_HOST_MATH_UNARY(trunc, std::trunc(x), std::trunc(x))
 TL_HOST_MATH_BINARY(pow, pow)
+TL_HOST_MATH_BINARY(atan2, atan2)
+TL_HOST_MATH_BINARY(fmod, fmod)
+TL_HOST_MATH_BINARY(hypot, hypot)
+TL_HOST_MATH_BINARY(copysign, copysign)
 TL_HOST_MATH_BINARY(fmax, fmax)
 TL_HOST_MATH_BINARY(fmin, fmin)
 
 #undef TL_HOST_MATH_UNARY
 #undef TL_HOST_MATH_BINARY
+
+template <typename T>
+inline T popcount(T x) {
+  static_assert(sizeof(T) <= 8, "tl::popcount takes an integer of at most 64 bits");
+  using U = std::make_unsigned_t<T>;
+  return T(__builtin_popcountll(static_cast<unsigned long long>(static_cast<U>(x))));
+}
+template <typename T>
+inline T clz(T x) {
+  static_assert(sizeof(T) <= 8, "tl::clz takes an integer of at most 64 bits");
+  using U = std::make_unsigned_t<T>;
+  const unsigned long long u = static_cast<unsigned long long>(static_cast<U>(x));
+  return T(u == 0 ? 8 * int(sizeof(T)) : __builtin_clzll(u) - 64 + 8 * int(sizeof(T)));
+}
 
 template <typename T>
 inline T infinity() {
