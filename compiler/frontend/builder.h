@@ -172,6 +172,9 @@ class Builder {
   bool KernelSyntax() const;
   bool InKernel() const { return kernel_depth_ > 0; }
   const std::vector<int64_t>& kernel_thread_dims() const { return kernel_thread_dims_; }
+  // The open T.Kernel's block index variables and grid extents (x first).
+  const std::vector<ir::Var>& kernel_block_vars() const { return kernel_block_vars_; }
+  const std::vector<ir::Expr>& kernel_grid() const { return kernel_grid_; }
   // The value a kernel-code name was bound to by a let (nullptr for other
   // variables).
   const ir::Expr* LetValue(const ir::VarNode* v) const {
@@ -388,6 +391,8 @@ class Builder {
   // The open T.Kernel's thread dimensions (x first; [n] for threads=n, [0]
   // when n is not a constant).
   std::vector<int64_t> kernel_thread_dims_;
+  std::vector<ir::Var> kernel_block_vars_;
+  std::vector<ir::Expr> kernel_grid_;
   std::map<const ir::VarNode*, ir::Expr> let_values_;
   std::vector<Value> reducers_;
   int warp_group_scopes_ = 0;

@@ -262,6 +262,8 @@ absl::StatusOr<Flow> Builder::RunKernel(const KernelSpec& spec,
     kernel->block_vars.push_back(var);
     block_values.push_back(Value::Runtime(var));
   }
+  kernel_block_vars_ = kernel->block_vars;
+  kernel_grid_ = spec.grid;
   bind(block_values);
   frame().loops.push_back(true);
   absl::StatusOr<Flow> flow = ExecBlock(body);

@@ -65,6 +65,57 @@ absl::StatusOr<Value> GetThreadBinding(Builder& b, CallArgs& args) {
   return Value::Runtime(AxisExpr(dims, static_cast<size_t>(dim)));
 }
 
+// The block and thread queries TileLang has beside T.get_thread_binding:
+// T.get_block_binding(dim=0) (blockIdx.x/y/z: the kernel's block variable, 0
+// for a dimension the grid does not have), T.get_block_bindings() (all of
+// them), T.get_thread_bindings() (threadIdx.x, y, z of the block's
+// dimensions), T.get_block_extent(dim=0) / T.get_block_extents() (the grid
+// extents, 1 beyond them) and T.get_thread_extent(dim=0) /
+// T.get_thread_extents() (the block's).
+absl::StatusOr<Value> KernelQuery(Builder& b, std::string_view name, CallArgs& args) {
+  const bool plural = name.back() == 's';
+  absl::StatusOr<Args> a =
+      BindArgs(b, args, name,
+               plural ? std::vector<std::string_view>{} : std::vector<std::string_view>{"dim"}, 0);
+  if (!a.ok()) return a.status();
+  if (!b.InKernel()) return b.Err(args.loc, Cat(name, "() outside a T.Kernel"));
+  int64_t dim = 0;
+  if (!plural && (*a)[0]) {
+    absl::StatusOr<int64_t> d = b.StaticInt((*a)[0]->value, (*a)[0]->loc, "the dimension");
+    if (!d.ok()) return d.status();
+    dim = *d;
+    if (dim < 0 || dim > 2) {
+      return b.Err(args.loc, Cat(name, "(", dim, "): the dimension is 0, 1 or 2"));
+    }
+  }
+  const bool block = name.find("block") != std::string_view::npos;
+  const bool extent = name.find("extent") != std::string_view::npos;
+  const std::vector<int64_t>& tdims = b.kernel_thread_dims();
+  if (!block && (tdims.empty() || tdims[0] == 0)) {
+    return b.Err(args.loc, Cat(name, "() needs the kernel's thread count to be a constant"));
+  }
+  if (!block && !extent && b.InWarpGroupScope()) {
+    return b.Err(args.loc,
+                 "the thread index inside `with T.ws(...)` is not supported: tilec runs "
+                 "a warp-specialised region as block code, where it would number "
+                 "every thread");
+  }
+  auto one = [&](size_t d) -> Value {
+    if (block) {
+      if (d >= b.kernel_grid().size()) return Value::Int(extent ? 1 : 0);
+      return Value::Runtime(extent ? b.kernel_grid()[d] : ir::Expr(b.kernel_block_vars()[d]));
+    }
+    if (d >= tdims.size()) return Value::Int(extent ? 1 : 0);
+    if (extent) return Value::Int(tdims[d]);
+    return Value::Runtime(AxisExpr(tdims, d));
+  };
+  if (!plural) return one(static_cast<size_t>(dim));
+  ValueList out;
+  const size_t n = block ? b.kernel_grid().size() : tdims.size();
+  for (size_t d = 0; d < n; ++d) out.push_back(one(d));
+  return Value::Tuple(std::move(out));
+}
+
 // The warp queries, from the block's linear thread index t (warp_size
 // defaults to 32, warps_per_group to 4): T.get_lane_idx = t % warp_size,
 // T.get_warp_idx and T.get_warp_idx_sync = t / warp_size,
@@ -363,6 +414,12 @@ absl::StatusOr<Value> Reinterpret(Builder& b, CallArgs& args) {
 std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view name, CallArgs& args) {
   if (name == "T.get_thread_binding") return GetThreadBinding(b, args);
   if (name == "T.thread_binding") return ThreadBinding(b, args);
+  if (name == "T.get_block_binding" || name == "T.get_block_bindings" ||
+      name == "T.get_thread_bindings" || name == "T.get_block_extent" ||
+      name == "T.get_block_extents" || name == "T.get_thread_extent" ||
+      name == "T.get_thread_extents") {
+    return KernelQuery(b, name, args);
+  }
   if (name == "T.get_lane_idx" || name == "T.get_warp_idx" || name == "T.get_warp_idx_sync" ||
       name == "T.get_warp_group_idx" || name == "T.shuffle_elect") {
     return WarpInfo(b, name, args);

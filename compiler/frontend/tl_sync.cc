@@ -18,7 +18,8 @@
 //   T.inc_max_nreg, T.dec_max_nreg, T.no_set_max_nreg,
 //   T.annotate_producer_reg_dealloc, T.annotate_consumer_reg_alloc,
 //   T.pdl_trigger, T.pdl_sync, T.annotate_l2_hit_ratio,
-//   T.annotate_restrict_buffers) change no value and are accepted.
+//   T.annotate_restrict_buffers, T.annotate_min_blocks_per_sm) change no
+//   value and are accepted.
 // - T.print prints nothing (there is no device printf on the emulator or in
 //   the interpreter); its arguments are evaluated as written.
 #include "compiler/frontend/str_util.h"
@@ -106,6 +107,7 @@ std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view nam
                                                 "T.pdl_sync",
                                                 "T.annotate_l2_hit_ratio",
                                                 "T.annotate_restrict_buffers",
+                                                "T.annotate_min_blocks_per_sm",
                                                 "T.annotate_producer_reg_dealloc",
                                                 "T.annotate_consumer_reg_alloc",
                                                 "T.print"};

@@ -184,6 +184,27 @@ def import_source(N):
             A[0] = 1.0
     return main
 
+# Every block writes what the block and thread queries say, at its own
+# block index and thread.
+def queries(GX, GY, TX, TY):
+    @T.prim_func
+    def main(Out: T.Tensor((GY, GX, TY, TX, 8), "int32")):
+        with T.Kernel(GX, GY, threads=(TX, TY)) as (bx, by):
+            bs = T.get_block_bindings()
+            ts = T.get_thread_bindings()
+            ext = T.get_block_extents()
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            Out[by, bx, ty, tx, 0] = T.get_block_binding(0) + 100 * T.get_block_binding(1)
+            Out[by, bx, ty, tx, 1] = bs[0] + 100 * bs[1] + 10000 * T.get_block_binding(2)
+            Out[by, bx, ty, tx, 2] = ts[0] + 100 * ts[1]
+            Out[by, bx, ty, tx, 3] = ext[0] + 100 * ext[1] + 10000 * T.get_block_extent(2)
+            Out[by, bx, ty, tx, 4] = T.get_thread_extent(0) + 100 * T.get_thread_extent(1)
+            Out[by, bx, ty, tx, 5] = T.get_thread_extents()[0] * T.get_thread_extent(2)
+            Out[by, bx, ty, tx, 6] = len(bs) + 10 * len(ts)
+            Out[by, bx, ty, tx, 7] = T.get_block_extent(1)
+    return main
+
 def hints(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
@@ -193,6 +214,7 @@ def hints(N):
             T.dec_max_nreg(40)
             T.inc_max_nreg(240)
             T.no_set_max_nreg()
+            T.annotate_min_blocks_per_sm(2)
             T.disable_warp_group_reg_alloc()
             for i in T.Parallel(64):
                 B[bx * 64 + i] = A[bx * 64 + i] - 0.5
@@ -280,6 +302,28 @@ TEST(ConformanceThreads, ThreadBindingValue) {
                     }),
               {});
   ExpectTargetsMatch(p, {.seed = seed, .exact = true});
+}
+
+TEST(ConformanceThreads, BlockAndThreadQueries) {
+  const int64_t gx = 3, gy = 2, tx = 8, ty = 4;
+  ir::Program p = Compile(kSource, "queries", {{"GX", "3"}, {"GY", "2"}, {"TX", "8"}, {"TY", "4"}});
+  Tensors args = {Zeros(DType::kInt32, {gy, gx, ty, tx, 8})};
+  Interpret(p, args);
+  std::vector<int64_t> want;
+  for (int64_t by = 0; by < gy; ++by) {
+    for (int64_t bx = 0; bx < gx; ++bx) {
+      for (int64_t y = 0; y < ty; ++y) {
+        for (int64_t x = 0; x < tx; ++x) {
+          for (int64_t v : {bx + 100 * by, bx + 100 * by, x + 100 * y, gx + 100 * gy + 10000,
+                            tx + 100 * ty, tx, int64_t{2 + 10 * 2}, gy}) {
+            want.push_back(v);
+          }
+        }
+      }
+    }
+  }
+  ExpectEqualInts(args[0], want);
+  ExpectTargetsMatch(p, {.seed = Seed(503), .exact = true});
 }
 
 TEST(ConformanceThreads, ThreadBindingOfAnotherExtentRefused) {
