@@ -427,6 +427,7 @@ absl::Status Builder::AssignName(const std::string& name, const Value& v, Source
       absl::Status s = Emit(ir::Let(var, *e), loc, "a local variable");
       if (!s.ok()) return s;
       let_values_[var.get()] = *e;
+      let_vars_.push_back(var);
       BindName(name, Value::Runtime(var));
       return absl::OkStatus();
     }

@@ -394,6 +394,10 @@ class Builder {
   std::vector<ir::Var> kernel_block_vars_;
   std::vector<ir::Expr> kernel_grid_;
   std::map<const ir::VarNode*, ir::Expr> let_values_;
+  // The let variables of let_values_, kept alive for the whole build so that
+  // no later variable is allocated at a dropped one's address and inherits
+  // its value (as the CUDA emitter pins the variables it has facts about).
+  std::vector<ir::Var> let_vars_;
   std::vector<Value> reducers_;
   int warp_group_scopes_ = 0;
   ViewMap views_;

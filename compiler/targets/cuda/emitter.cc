@@ -175,12 +175,24 @@ std::string EmitContext::VarName(const ir::VarNode* v) {
 
 std::string EmitContext::DeclareVar(const ir::Var& v) {
   std::string name = Fresh(v->name);
+  pinned_.push_back(v);
   var_names_[v.get()] = name;
   return name;
 }
 
-void EmitContext::BindVarText(const ir::VarNode* v, std::string text) {
-  var_names_[v] = std::move(text);
+void EmitContext::BindVarText(const ir::Var& v, std::string text) {
+  pinned_.push_back(v);
+  var_names_[v.get()] = std::move(text);
+}
+
+void EmitContext::MarkNonNegative(const ir::Var& v) {
+  pinned_.push_back(v);
+  nonneg_vars_.insert(v.get());
+}
+
+void EmitContext::SetRange(const ir::Var& v, int64_t lo, int64_t hi) {
+  pinned_.push_back(v);
+  ranges_[v.get()] = {lo, hi};
 }
 
 BufferInfo* EmitContext::Info(const ir::BufferNode* b) {
@@ -237,6 +249,7 @@ void EmitContext::Reset() {
   buffers_.clear();
   nonneg_vars_.clear();
   ranges_.clear();
+  pinned_.clear();
   slot_loops_.clear();
 }
 
@@ -447,7 +460,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   }
   for (const ir::Var& d : program.dyn_dims) {
     std::string name = ctx.DeclareVar(d);
-    ctx.nonneg_vars().insert(d.get());
+    ctx.MarkNonNegative(d);
     params.push_back(absl::StrCat("int ", name));
     out.params.push_back({CudaKernelParam::Kind::kDynDim, d->name, ir::DType::kInt32, {}});
   }
@@ -461,8 +474,8 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
 
   for (size_t i = 0; i < k.block_vars.size(); ++i) {
     ctx.DeclareVar(k.block_vars[i]);
-    ctx.nonneg_vars().insert(k.block_vars[i].get());
-    if (auto g = ConstValue(k.grid[i])) ctx.SetRange(k.block_vars[i].get(), 0, *g - 1);
+    ctx.MarkNonNegative(k.block_vars[i]);
+    if (auto g = ConstValue(k.grid[i])) ctx.SetRange(k.block_vars[i], 0, *g - 1);
   }
 
   // Shared memory plan (inference/shared_plan.h): each shared buffer at a

@@ -104,10 +104,10 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
   for (const ir::Var& v : vars) loop.vars.push_back(v.get());
   ctx.SlotLoopOver(layout, loop, [&](const std::vector<std::string>& logical) {
     for (size_t d = 0; d < vars.size(); ++d) {
-      ctx.nonneg_vars().insert(vars[d].get());
-      ctx.SetRange(vars[d].get(), 0, layout.shape[d] - 1);
+      ctx.MarkNonNegative(vars[d]);
+      ctx.SetRange(vars[d], 0, layout.shape[d] - 1);
       if (logical[d] == "0") {
-        ctx.BindVarText(vars[d].get(), "0");
+        ctx.BindVarText(vars[d], "0");
         continue;
       }
       std::string n = ctx.DeclareVar(vars[d]);

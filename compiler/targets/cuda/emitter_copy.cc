@@ -34,10 +34,10 @@ std::vector<ir::Expr> VarExprs(const std::vector<ir::Var>& vars) {
 void BindIterVars(EmitContext& ctx, const std::vector<ir::Var>& vars,
                   const std::vector<std::string>& logical, const std::vector<int64_t>& shape) {
   for (size_t d = 0; d < vars.size(); ++d) {
-    ctx.nonneg_vars().insert(vars[d].get());
-    if (d < shape.size()) ctx.SetRange(vars[d].get(), 0, shape[d] - 1);
+    ctx.MarkNonNegative(vars[d]);
+    if (d < shape.size()) ctx.SetRange(vars[d], 0, shape[d] - 1);
     if (logical[d] == "0") {
-      ctx.BindVarText(vars[d].get(), "0");
+      ctx.BindVarText(vars[d], "0");
       continue;
     }
     std::string name = ctx.DeclareVar(vars[d]);
@@ -89,9 +89,9 @@ absl::Status SerialCopy(EmitContext& ctx, const ir::CopyNode* c) {
   std::vector<ir::Var> vars = MakeIterVars(shape.size(), "j");
   int open = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
-    ctx.nonneg_vars().insert(vars[d].get());
+    ctx.MarkNonNegative(vars[d]);
     if (shape[d] == 1) {
-      ctx.BindVarText(vars[d].get(), "0");
+      ctx.BindVarText(vars[d], "0");
       continue;
     }
     std::string n = ctx.DeclareVar(vars[d]);
@@ -231,7 +231,7 @@ bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c, const inference
   const std::string guard = JoinConds(conds);
   if (!guard.empty()) ctx.w().Open(absl::StrCat("if (", guard, ")"));
   BindIterVars(ctx, vars, ctx.LogicalText(layout, s), shape);
-  ctx.SetRange(vars.back().get(), 0, shape.back() - v);
+  ctx.SetRange(vars.back(), 0, shape.back() - v);
   std::vector<ir::Expr> oi = RegionIndex(other, iter, shape);
   if (oi.empty()) {
     ctx.Fail(ctx.Internal(absl::StrCat("T.copy ", c->src.buffer->name, " -> ", c->dst.buffer->name,
@@ -277,9 +277,9 @@ bool VectorFragmentCopy(EmitContext& ctx, const ir::CopyNode* c, const inference
   if (!fast_cond.empty()) {
     // A run at the tensor's border, or misaligned: element by element.
     ir::Var ev = ir::MakeVar(e);
-    ctx.BindVarText(ev.get(), e);
-    ctx.nonneg_vars().insert(ev.get());
-    ctx.SetRange(ev.get(), 0, v - 1);
+    ctx.BindVarText(ev, e);
+    ctx.MarkNonNegative(ev);
+    ctx.SetRange(ev, 0, v - 1);
     std::vector<ir::Expr> oe = oi;
     oe.back() = AddI(oe.back(), ev);
     ctx.w().Line("#pragma unroll");
@@ -365,7 +365,7 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
   if (!conds.empty()) ctx.w().Open(absl::StrCat("if (", JoinConds(conds), ")"));
   BindIterVars(ctx, vars, ctx.LogicalText(layout, loop.slot), shape);
   // Runs start at multiples of the vector.
-  ctx.SetRange(vars.back().get(), 0, shape.back() - v);
+  ctx.SetRange(vars.back(), 0, shape.back() - v);
   std::vector<ir::Expr> si = RegionIndex(c->src, iter, shape);
   std::vector<ir::Expr> di = RegionIndex(c->dst, iter, shape);
   if (si.empty() || di.empty()) {
@@ -405,8 +405,8 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
     // Border or misaligned run: element by element.
     ir::Var e = ir::MakeVar("e");
     std::string en = ctx.DeclareVar(e);
-    ctx.nonneg_vars().insert(e.get());
-    ctx.SetRange(e.get(), 0, v - 1);
+    ctx.MarkNonNegative(e);
+    ctx.SetRange(e, 0, v - 1);
     ctx.w().Line("#pragma unroll");
     ctx.w().Open(absl::StrCat("for (int ", en, " = 0; ", en, " < ", v, "; ++", en, ")"));
     std::vector<ir::Expr> se = si, de = di;
@@ -498,8 +498,8 @@ absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s) {
   }
   // Unflatten f over the region's extents.
   ir::Var flat = ir::MakeVar(fv);
-  ctx.BindVarText(flat.get(), fv);
-  ctx.nonneg_vars().insert(flat.get());
+  ctx.BindVarText(flat, fv);
+  ctx.MarkNonNegative(flat);
   std::vector<ir::Expr> idx(r.extents.size());
   ir::Expr rest = flat;
   for (size_t k = r.extents.size(); k-- > 0;) {

@@ -153,7 +153,7 @@ class EmitContext {
   std::string VarName(const ir::VarNode* v);
   std::string DeclareVar(const ir::Var& v);
   // Makes `v` print as `text` (a literal or an existing C++ name).
-  void BindVarText(const ir::VarNode* v, std::string text);
+  void BindVarText(const ir::Var& v, std::string text);
 
   // --- buffers
   BufferInfo* Info(const ir::BufferNode* b);
@@ -169,7 +169,15 @@ class EmitContext {
   bool NonNegative(const ir::Expr& e);
   // Inclusive value ranges of integer variables (block indices of constant
   // grids, loops with constant bounds, iteration indices of partitions).
-  void SetRange(const ir::VarNode* v, int64_t lo, int64_t hi) { ranges_[v] = {lo, hi}; }
+  // Facts about a variable (nonneg_vars_, ranges_, var_names_ are keyed by
+  // its node): every variable given one is kept alive (pinned_) until
+  // Reset, so that no later variable is allocated at a dead temporary's
+  // address and inherits its facts or its name. (A lane value of a
+  // vectorised loop once took a dead loop index's non-negativity, and a
+  // floormod of it was emitted as C's %, wrong for negative values, in some
+  // builds only.)
+  void MarkNonNegative(const ir::Var& v);
+  void SetRange(const ir::Var& v, int64_t lo, int64_t hi);
   // The inclusive range of an integer expression, when every variable in it
   // has one (+ - * / % min max and casts).
   std::optional<std::pair<int64_t, int64_t>> Range(const ir::Expr& e);
@@ -318,6 +326,7 @@ class EmitContext {
   bool one_scratch_area_ = false;
   std::map<const ir::BufferNode*, std::string> stage_index_;
   std::vector<std::string> mma_;
+  std::vector<ir::Var> pinned_;
   std::set<const ir::VarNode*> nonneg_vars_;
   std::map<const ir::VarNode*, std::pair<int64_t, int64_t>> ranges_;
   std::vector<ir::Var> own_vars_;

@@ -234,9 +234,9 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   // Prologue.
   ir::Var p = ir::MakeVar("stage");
   const std::string pn = ctx.DeclareVar(p);
-  ctx.nonneg_vars().insert(p.get());
+  ctx.MarkNonNegative(p);
   const std::optional<int64_t> cmin = ConstValue(f->min), cn = ConstValue(f->extent);
-  if (cn && *cn > 0) ctx.SetRange(p.get(), 0, std::min(S - 2, *cn - 1));
+  if (cn && *cn > 0) ctx.SetRange(p, 0, std::min(S - 2, *cn - 1));
   ctx.w().Line("#pragma unroll");
   ctx.w().Open(absl::StrCat("for (int ", pn, " = 0; ", pn, " < ", S - 1, "; ++", pn, ")"));
   ctx.w().Open(absl::StrCat("if (", pn, " < ", n, ")"));
@@ -246,8 +246,8 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   ctx.w().Close();
   // Main loop.
   const std::string k = ctx.DeclareVar(f->var);
-  if (ctx.NonNegative(f->min)) ctx.nonneg_vars().insert(f->var.get());
-  if (cmin && cn && *cn > 0) ctx.SetRange(f->var.get(), *cmin, *cmin + *cn - 1);
+  if (ctx.NonNegative(f->min)) ctx.MarkNonNegative(f->var);
+  if (cmin && cn && *cn > 0) ctx.SetRange(f->var, *cmin, *cmin + *cn - 1);
   const std::string rel = zero_min ? k : absl::StrCat("(", k, " - ", min, ")");
   ctx.w().Open(absl::StrCat("for (int ", k, " = ", min, "; ", k, " < ",
                             zero_min ? n : absl::StrCat(min, " + ", n), "; ++", k, ")"));
@@ -257,10 +257,10 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   ctx.read().clear();
   ctx.w().Open(absl::StrCat("if (", rel, " + ", S - 1, " < ", n, ")"));
   ir::Var ahead = ir::MakeVar("ahead");
-  ctx.BindVarText(ahead.get(), absl::StrCat("(", k, " + ", S - 1, ")"));
-  ctx.nonneg_vars().insert(ahead.get());
+  ctx.BindVarText(ahead, absl::StrCat("(", k, " + ", S - 1, ")"));
+  ctx.MarkNonNegative(ahead);
   // Guarded by k - min + S - 1 < n: the iteration fetched ahead is in range.
-  if (cmin && cn && *cn > 0) ctx.SetRange(ahead.get(), *cmin, *cmin + *cn - 1);
+  if (cmin && cn && *cn > 0) ctx.SetRange(ahead, *cmin, *cmin + *cn - 1);
   if (absl::Status st = producers(ahead, absl::StrCat("((", rel, " + ", S - 1, ") % ", S, ")"));
       !st.ok()) {
     return st;

@@ -421,7 +421,7 @@ absl::Status SerialReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     ctx.w().Line(absl::StrCat(CType(dt), " ", acc, " = ", init, ";"));
     ir::Var j = ir::MakeVar("j");
     std::string jn = ctx.DeclareVar(j);
-    ctx.nonneg_vars().insert(j.get());
+    ctx.MarkNonNegative(j);
     ctx.w().Open(absl::StrCat("for (int ", jn, " = 0; ", jn, " < ", len, "; ++", jn, ")"));
     std::vector<ir::Expr> sidx;
     size_t o = 0;
@@ -448,7 +448,7 @@ absl::Status SerialReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     for (const ir::Var& v : vars) loop.vars.push_back(v.get());
     ctx.SlotLoopOver(*ctx.FragmentOf(dst.get()), loop, [&](const std::vector<std::string>& l) {
       for (size_t d = 0; d < vars.size(); ++d) {
-        ctx.nonneg_vars().insert(vars[d].get());
+        ctx.MarkNonNegative(vars[d]);
         std::string n = ctx.DeclareVar(vars[d]);
         ctx.w().Line(absl::StrCat("const int ", n, " = ", l[d], ";"));
       }
@@ -471,10 +471,10 @@ absl::Status SerialReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   for (size_t d = 0; d < vars.size(); ++d) {
     int64_t n = ConstValue(dst->shape[d]).value_or(1);
     stride /= n;
-    ctx.nonneg_vars().insert(vars[d].get());
-    ctx.SetRange(vars[d].get(), 0, n - 1);
+    ctx.MarkNonNegative(vars[d]);
+    ctx.SetRange(vars[d], 0, n - 1);
     if (n == 1) {
-      ctx.BindVarText(vars[d].get(), "0");
+      ctx.BindVarText(vars[d], "0");
       continue;
     }
     std::string name = ctx.DeclareVar(vars[d]);
@@ -556,7 +556,7 @@ absl::Status LowerCumsum(EmitContext& ctx, const ir::Stmt& s) {
     for (const ir::Var& v : vars) loop.vars.push_back(v.get());
     ctx.SlotLoopOver(*ctx.FragmentOf(frag.get()), loop, [&](const std::vector<std::string>& l) {
       for (size_t d = 0; d < vars.size(); ++d) {
-        ctx.nonneg_vars().insert(vars[d].get());
+        ctx.MarkNonNegative(vars[d]);
         std::string n = ctx.DeclareVar(vars[d]);
         ctx.w().Line(absl::StrCat("const int ", n, " = ", l[d], ";"));
       }
@@ -589,7 +589,7 @@ absl::Status LowerCumsum(EmitContext& ctx, const ir::Stmt& s) {
   for (size_t d = 0; d < shape.size(); ++d) {
     if (static_cast<int>(d) == c->dim) continue;
     stride /= shape[d];
-    ctx.nonneg_vars().insert(vars[d].get());
+    ctx.MarkNonNegative(vars[d]);
     std::string n = ctx.DeclareVar(vars[d]);
     ctx.w().Line(absl::StrCat("const int ", n, " = ", line, " / ", stride, " % ", shape[d], ";"));
   }
@@ -598,7 +598,7 @@ absl::Status LowerCumsum(EmitContext& ctx, const ir::Stmt& s) {
   std::string step = ctx.Fresh("step");
   ctx.w().Open(absl::StrCat("for (int ", step, " = 0; ", step, " < ", len, "; ++", step, ")"));
   {
-    ctx.nonneg_vars().insert(vars[c->dim].get());
+    ctx.MarkNonNegative(vars[c->dim]);
     std::string n = ctx.DeclareVar(vars[c->dim]);
     ctx.w().Line(absl::StrCat("const int ", n, " = ",
                               c->reverse ? absl::StrCat(len - 1, " - ", step) : step, ";"));

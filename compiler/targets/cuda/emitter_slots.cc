@@ -52,10 +52,10 @@ std::string EmitContext::LayoutExprText(const inference::FragmentLayout& layout,
   std::map<const ir::VarNode*, ir::Expr> map;
   ir::Var tx = ir::MakeVar("tx");
   ir::Var s = ir::MakeVar(slot);
-  var_names_[tx.get()] = "tx";
-  var_names_[s.get()] = slot;
-  nonneg_vars().insert(tx.get());
-  nonneg_vars().insert(s.get());
+  BindVarText(tx, "tx");
+  BindVarText(s, slot);
+  MarkNonNegative(tx);
+  MarkNonNegative(s);
   map[layout.thread_var.get()] = tx;
   map[layout.local_var.get()] = s;
   std::string text = Expr(Substitute(e, map));

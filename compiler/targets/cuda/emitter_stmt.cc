@@ -236,8 +236,8 @@ absl::Status EmitParallelNest(EmitContext& ctx, const ir::ForNode* f) {
   ctx.SlotLoopOver(p.layout, loop, [&](const std::vector<std::string>& logical) {
     for (size_t d = 0; d < p.loop_vars.size(); ++d) {
       std::string name = ctx.DeclareVar(p.loop_vars[d]);
-      ctx.nonneg_vars().insert(p.loop_vars[d].get());
-      ctx.SetRange(p.loop_vars[d].get(), mins[d], mins[d] + p.layout.shape[d] - 1);
+      ctx.MarkNonNegative(p.loop_vars[d]);
+      ctx.SetRange(p.loop_vars[d], mins[d], mins[d] + p.layout.shape[d] - 1);
       std::string value = logical[d];
       if (mins[d] != 0) value = absl::StrCat(value, " + ", mins[d]);
       ctx.w().Line(absl::StrCat("const int ", name, " = ", value, ";"));
@@ -342,8 +342,8 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
       std::string value = Expr(l->value);
       const bool nonneg = ir::IsInt(l->value->dtype) && NonNegative(l->value);
       std::string name = DeclareVar(l->var);
-      if (nonneg) nonneg_vars_.insert(l->var.get());
-      if (auto r = Range(l->value)) ranges_[l->var.get()] = *r;
+      if (nonneg) MarkNonNegative(l->var);
+      if (auto r = Range(l->value)) SetRange(l->var, r->first, r->second);
       w().Line(absl::StrCat("const ", CType(l->var->dtype), " ", name, " = ", value, ";"));
       if (SlotLoop* loop = slot_loop()) loop->lets.emplace_back(l->var.get(), l->value);
       return status();
@@ -400,9 +400,9 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
       }
       // A per-thread loop (inside a slot loop) or a block-uniform loop.
       std::string name = DeclareVar(f->var);
-      if (NonNegative(f->min)) nonneg_vars_.insert(f->var.get());
+      if (NonNegative(f->min)) MarkNonNegative(f->var);
       if (auto lo = ConstValue(f->min), n = ConstValue(f->extent); lo && n && *n > 0) {
-        ranges_[f->var.get()] = {*lo, *lo + *n - 1};
+        SetRange(f->var, *lo, *lo + *n - 1);
       }
       const bool pipelined = f->kind == ir::ForKind::kPipelined && block_level;
       if (f->kind == ir::ForKind::kUnrolled || f->kind == ir::ForKind::kVectorized) {

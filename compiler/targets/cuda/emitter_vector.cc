@@ -402,9 +402,9 @@ class NestVectorizer {
     const std::vector<int64_t>& shape = layout_.shape;
     for (size_t d = 0; d < base_.size(); ++d) {
       const std::string name = ctx_.DeclareVar(base_[d]);
-      ctx_.nonneg_vars().insert(base_[d].get());
+      ctx_.MarkNonNegative(base_[d]);
       const bool last = d + 1 == base_.size();
-      ctx_.SetRange(base_[d].get(), mins_[d], mins_[d] + shape[d] - (last ? v_ : 1));
+      ctx_.SetRange(base_[d], mins_[d], mins_[d] + shape[d] - (last ? v_ : 1));
       std::string value = logical[d];
       if (mins_[d] != 0) value = absl::StrCat(value, " + ", mins_[d]);
       ctx_.w().Line(absl::StrCat("const int ", name, " = ", value, ";"));
@@ -555,10 +555,10 @@ class NestVectorizer {
     const std::vector<int64_t>& shape = layout_.shape;
     for (size_t d = 0; d < p_.loop_vars.size(); ++d) {
       const ir::Var& var = p_.loop_vars[d];
-      ctx_.nonneg_vars().insert(var.get());
-      ctx_.SetRange(var.get(), mins_[d], mins_[d] + shape[d] - 1);
+      ctx_.MarkNonNegative(var);
+      ctx_.SetRange(var, mins_[d], mins_[d] + shape[d] - 1);
       if (d + 1 < p_.loop_vars.size()) {
-        ctx_.BindVarText(var.get(), ctx_.VarName(base_[d].get()));
+        ctx_.BindVarText(var, ctx_.VarName(base_[d].get()));
         continue;
       }
       const std::string name = ctx_.DeclareVar(var);
@@ -585,7 +585,7 @@ class NestVectorizer {
         ctx_.w().Line(absl::StrCat(rv.vtype, " ", rv.name, ";"));
         continue;
       }
-      ctx_.BindVarText(rv.element.get(), absl::StrCat(rv.name, ".v[", e_, "]"));
+      ctx_.BindVarText(rv.element, absl::StrCat(rv.name, ".v[", e_, "]"));
       ctx_.w().Line(absl::StrCat("const ", rv.vtype, " ", rv.name, " = tl::load_vec<",
                                  CType(rv.buffer->dtype), ", ", v_, ">(", rv.ptr, ");"));
     }

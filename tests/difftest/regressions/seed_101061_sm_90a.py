@@ -2,7 +2,7 @@
 # outcome: mismatch on sm_90a
 # category: mismatch in int32 output
 # detail: Y1: 2 of 10 elements differ; first at [5]: actual -1 expected 4 (atol 0 rtol 0); max abs error 5, rel L2 error 0.827606
-# status: flaky
+# status: fixed
 # reproduce: tilec run THIS_FILE --fn kernel --seed 101061 --compare --target sm_90a
 # case: seed=101061 tolerance=float32 depth=1 atomics=0 dims= alt=threads=256
 import tilelang.language as T
