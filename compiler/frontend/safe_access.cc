@@ -59,6 +59,13 @@ class Bounds {
         return {};
       }
       case ir::ExprKind::kBinary: return OfBinary(*e->as<ir::BinaryNode>());
+      case ir::ExprKind::kUnary: {
+        const auto* u = e->as<ir::UnaryNode>();
+        if (u->op != ir::UnaryOp::kNeg || !ir::IsInt(e->dtype)) return {};
+        Range r = Of(u->a);
+        return {r.hi ? std::optional(-*r.hi) : std::nullopt,
+                r.lo ? std::optional(-*r.lo) : std::nullopt};
+      }
       default: return {};
     }
   }
@@ -160,12 +167,18 @@ class Legalizer : public ir::IRMutator {
       if (in_kernel_ && l->buffer->scope == ir::Scope::kGlobal) {
         std::vector<Expr> idx;
         for (const Expr& i : l->indices) idx.push_back(Mutate(i));
+        idx = FromEnd(l->buffer, std::move(idx));
         Expr load = ir::Load(l->buffer, idx);
         Expr cond = InBounds(l->buffer, idx);
         if (!cond) return load;
         auto it = safe_.find(l->buffer.get());
         Expr safe = it != safe_.end() ? it->second : ir::Cast(l->buffer->dtype, ir::IntImm(0));
         return ir::Select(cond, load, safe);
+      }
+      if (in_kernel_ && l->buffer->scope != ir::Scope::kVar) {
+        std::vector<Expr> idx;
+        for (const Expr& i : l->indices) idx.push_back(Mutate(i));
+        return ir::Load(l->buffer, FromEnd(l->buffer, std::move(idx)));
       }
     }
     if (const auto* sel = e ? e->as<ir::SelectNode>() : nullptr) {
@@ -229,9 +242,13 @@ class Legalizer : public ir::IRMutator {
       }
       case ir::StmtKind::kStore: {
         const auto* st = s->as<ir::StoreNode>();
-        if (!in_kernel_ || st->buffer->scope != ir::Scope::kGlobal) break;
+        if (!in_kernel_ || st->buffer->scope == ir::Scope::kVar) break;
         std::vector<Expr> idx;
         for (const Expr& i : st->indices) idx.push_back(Mutate(i));
+        idx = FromEnd(st->buffer, std::move(idx));
+        if (st->buffer->scope != ir::Scope::kGlobal) {
+          return ir::Store(st->buffer, idx, Mutate(st->value));
+        }
         ir::Stmt store = ir::Store(st->buffer, idx, Mutate(st->value));
         Expr cond = InBounds(st->buffer, idx);
         return cond ? ir::If(cond, store) : store;
@@ -281,6 +298,21 @@ class Legalizer : public ir::IRMutator {
     size_t size_;
     std::vector<std::pair<const ir::VarNode*, std::optional<Range>>> saved_;
   };
+
+  // TileLang's negative indices: an index the interval analysis proves
+  // negative counts from the end of its dimension, as in Python (`A[-1]` is
+  // the last element, `A[-i - 1]` over i >= 0 the i-th from the end); one
+  // that may or may not be negative is left to the bounds guards.
+  std::vector<Expr> FromEnd(const ir::Buffer& b, std::vector<Expr> idx) const {
+    for (size_t d = 0; d < idx.size() && d < b->shape.size(); ++d) {
+      Range r = bounds_.Of(idx[d]);
+      if (!r.hi || *r.hi >= 0) continue;
+      Expr extent = b->shape[d];
+      if (extent->dtype != idx[d]->dtype) extent = ir::Cast(idx[d]->dtype, extent);
+      idx[d] = SimplifyIndex(ir::Binary(BinaryOp::kAdd, extent, idx[d]));
+    }
+    return idx;
+  }
 
   // Whether a fact says idx < extent (or idx >= 0 when `lower`).
   bool Known(const Expr& idx, const Expr& extent, bool lower) const {

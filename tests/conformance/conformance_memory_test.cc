@@ -173,6 +173,23 @@ def safe_value(N, block=64):
                 C[bx * block + i] = A[bx * block + i + 3]
     return main
 
+# Indices proven negative count from the end (TileLang legalizes them);
+# one that may be either is an out-of-bounds access like any other.
+def negative_index(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=32):
+            S = T.alloc_shared((N,), "float32")
+            T.copy(A, S)
+            B[0] = A[-1]
+            B[1] = S[-2]
+            for i in T.serial(3):
+                B[2 + i] = A[-i - 1]
+            B[-3] = S[N - 3]
+            for j in T.serial(2):
+                B[6 + j] = A[j * 20 - 10]
+    return main
+
 def safe_value_shared(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32")):
@@ -392,6 +409,19 @@ TEST(ConformanceAnnotate, SafeValue) {
   ExpectClose(args[2],
               Table(192, [&](int64_t i) { return i + 3 < n ? args[0].GetDouble(i + 3) : -2.5; }),
               {}, "element loads");
+  ExpectTargetsMatch(p, {.seed = seed, .exact = true});
+}
+
+TEST(ConformanceAnnotate, NegativeIndicesCountFromTheEnd) {
+  const int64_t n = 16;
+  ir::Program p = Compile(kSource, "negative_index", {{"N", "16"}});
+  const uint64_t seed = Seed(115);
+  Tensors args = {Random(DType::kFloat32, {n}, seed), Zeros(DType::kFloat32, {8})};
+  Interpret(p, args);
+  auto a = [&](int64_t i) { return args[0].GetDouble(i); };
+  // j * 20 - 10 is -10 then 10: not provably negative, so -10 is out of
+  // bounds (reads 0) and 10 reads A[10].
+  ExpectClose(args[1], {a(15), a(14), a(15), a(14), a(13), a(13), 0.0, a(10)}, {});
   ExpectTargetsMatch(p, {.seed = seed, .exact = true});
 }
 
