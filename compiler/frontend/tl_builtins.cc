@@ -100,6 +100,7 @@ constexpr std::string_view kLangFunctions[] = {
     "annotate_l2_hit_ratio",
     "annotate_restrict_buffers",
     "annotate_min_blocks_per_sm",
+    "func_attr",
     "annotate_producer_reg_dealloc",
     "annotate_consumer_reg_alloc",
     "print",
@@ -208,7 +209,7 @@ bool IsKnownModule(std::string_view path) {
          path == "tilelang.language.GemmWarpPolicy" || path == "math" || path == "torch" ||
          path == "dataclasses" || path == "tvm" || path == "tvm.tir" || path == "functools" ||
          path == "operator" || path == "itertools" || path == "tilelang.transform" ||
-         path == "tilelang.transform.simplify";
+         path == "tilelang.transform.simplify" || path == "tvm.script";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -264,7 +265,14 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
       return Value::Builtin(Cat("tilelang.math.", attr));
     return std::nullopt;
   }
+  if (path == "tvm.script") {
+    // TVMScript's `T` (`from tvm.script import tir as T`): tilec reads it as
+    // TileLang's, whose names it shares.
+    if (attr == "tir") return Value::Module(std::string(kLang));
+    return std::nullopt;
+  }
   if (path == "tvm") {
+    if (attr == "script") return Value::Module("tvm.script");
     if (attr == "tir") return Value::Module("tvm.tir");
     if (attr == "DataType") return Value::Builtin("T.dtype");
     return std::nullopt;

@@ -19,7 +19,8 @@
 //   T.annotate_producer_reg_dealloc, T.annotate_consumer_reg_alloc,
 //   T.pdl_trigger, T.pdl_sync, T.annotate_l2_hit_ratio,
 //   T.annotate_restrict_buffers, T.annotate_min_blocks_per_sm) change no
-//   value and are accepted.
+//   value and are accepted; so is T.func_attr (function attributes such as
+//   global_symbol and tir.noalias), also outside the kernel.
 // - T.print prints nothing (there is no device printf on the emulator or in
 //   the interpreter); its arguments are evaluated as written.
 #include "compiler/frontend/str_util.h"
@@ -110,10 +111,11 @@ std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view nam
                                                 "T.annotate_min_blocks_per_sm",
                                                 "T.annotate_producer_reg_dealloc",
                                                 "T.annotate_consumer_reg_alloc",
-                                                "T.print"};
+                                                "T.print",
+                                                "T.func_attr"};
   for (std::string_view n : kNoOps) {
     if (name != n) continue;
-    if (!b.InKernel() && name != "T.print")
+    if (!b.InKernel() && name != "T.print" && name != "T.func_attr")
       return b.Err(args.loc, Cat(name, " outside a T.Kernel"));
     return Value::None();
   }

@@ -208,6 +208,7 @@ def queries(GX, GY, TX, TY):
 def hints(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
         with T.Kernel(T.ceildiv(N, 64), threads=128) as bx:
             T.pdl_sync()
             T.set_max_nreg(232, 1)
@@ -541,6 +542,33 @@ TEST(ConformanceSync, RegisterAndLaunchHintsChangeNoValue) {
                     }),
               {});
   ExpectTargetsMatch(p, {.seed = seed, .exact = true}, kBothArchs);
+}
+
+// TVMScript's T, as older TileLang kernels import it.
+constexpr char kTvmScript[] = R"(
+from tvm.script import tir as T
+
+@T.prim_func
+def scaled(A: T.Buffer((100,), T.float32), B: T.Buffer((100,), T.float32)):
+    T.func_attr({"tir.noalias": True})
+    with T.Kernel(T.ceildiv(100, 32), threads=32) as bx:
+        for i in T.Parallel(32):
+            if bx * 32 + i < 100:
+                B[bx * 32 + i] = A[bx * 32 + i] * T.float32(3)
+)";
+
+TEST(ConformanceSync, TvmScriptTAndFuncAttr) {
+  ir::Program p = Compile(kTvmScript, "scaled", {});
+  const uint64_t seed = Seed(516);
+  Tensors args = {Random(DType::kFloat32, {100}, seed), Zeros(DType::kFloat32, {100})};
+  Interpret(p, args);
+  ExpectClose(args[1],
+              Table(100,
+                    [&](int64_t i) {
+                      return static_cast<double>(static_cast<float>(args[0].GetDouble(i)) * 3.0f);
+                    }),
+              {});
+  ExpectTargetsMatch(p, {.seed = seed, .exact = true});
 }
 
 TEST(ConformanceSync, PrintChangesNoValue) {
