@@ -60,6 +60,12 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
 std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name, CallArgs& args,
                                                 const BuiltinValue& fn);
 
+// The scalar functions of T (tl_math.cc): math calls, T.max/T.min,
+// T.if_then_else, the integer divisions, T.infinity, T.max_value/min_value,
+// the float classes, bitwise spellings and T.likely. Returns nullopt when
+// `name` is not one of them.
+std::optional<absl::StatusOr<Value>> CallTlMath(Builder& b, std::string_view name, CallArgs& args);
+
 // TileLang and TVM helpers built on the language functions (tl_helpers.cc):
 // T.clamp, T.any_of/all_of, tilelang.math, tvm.tir.const, T.Fragment hints.
 // Returns nullopt when `name` is not one of them.

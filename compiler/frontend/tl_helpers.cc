@@ -31,10 +31,10 @@ absl::StatusOr<Value> Clamp(Builder& b, CallArgs& args) {
   const Arg& x = *(*a)[0];
   if (x.value.kind == ValueKind::kFloat && std::isnan(x.value.f)) return x.value;
   CallArgs lower{args.loc, {x, *(*a)[1]}, {}};
-  absl::StatusOr<Value> m = *CallTlLang(b, "T.max", lower, BuiltinValue{"T.max", nullptr});
+  absl::StatusOr<Value> m = *CallTlMath(b, "T.max", lower);
   if (!m.ok()) return m;
   CallArgs upper{args.loc, {Arg{*m, x.loc}, *(*a)[2]}, {}};
-  absl::StatusOr<Value> r = *CallTlLang(b, "T.min", upper, BuiltinValue{"T.min", nullptr});
+  absl::StatusOr<Value> r = *CallTlMath(b, "T.min", upper);
   if (!r.ok() || !IsRuntimeScalar(x.value)) return r;
   absl::StatusOr<ir::Expr> xe = b.ExprOf(x.value, x.loc);
   if (!xe.ok()) return xe.status();

@@ -35,37 +35,9 @@ ir::Expr AxisExpr(const std::vector<int64_t>& dims, size_t dim) {
   return e;
 }
 
-// T.get_thread_binding(dim=0): threadIdx.x, .y or .z of the thread running
-// the code, from the block's linear thread index (x fastest); a dimension
-// the block does not have is 0, as in CUDA.
-absl::StatusOr<Value> GetThreadBinding(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a = BindArgs(b, args, "T.get_thread_binding", {"dim"}, 0);
-  if (!a.ok()) return a.status();
-  int64_t dim = 0;
-  if ((*a)[0]) {
-    absl::StatusOr<int64_t> d = b.StaticInt((*a)[0]->value, (*a)[0]->loc, "the thread dimension");
-    if (!d.ok()) return d.status();
-    dim = *d;
-  }
-  if (dim < 0 || dim > 2) {
-    return b.Err(args.loc, Cat("T.get_thread_binding(", dim, "): the dimension is 0, 1 or 2"));
-  }
-  if (!b.InKernel()) return b.Err(args.loc, "T.get_thread_binding() outside a T.Kernel");
-  if (b.InWarpGroupScope()) {
-    return b.Err(args.loc,
-                 "the thread index inside `with T.ws(...)` is not supported: tilec runs a "
-                 "warp-specialised region as block code, where it would number every thread");
-  }
-  const std::vector<int64_t>& dims = b.kernel_thread_dims();
-  if (dims.empty() || dims[0] == 0) {
-    return b.Err(args.loc,
-                 "T.get_thread_binding() needs the kernel's thread count to be a constant");
-  }
-  if (static_cast<size_t>(dim) >= dims.size()) return Value::Int(0);
-  return Value::Runtime(AxisExpr(dims, static_cast<size_t>(dim)));
-}
-
-// The block and thread queries TileLang has beside T.get_thread_binding:
+// The kernel queries: T.get_thread_binding(dim=0) (threadIdx.x, .y or .z of
+// the thread running the code, from the block's linear thread index, x
+// fastest; 0 for a dimension the block does not have, as in CUDA),
 // T.get_block_binding(dim=0) (blockIdx.x/y/z: the kernel's block variable, 0
 // for a dimension the grid does not have), T.get_block_bindings() (all of
 // them), T.get_thread_bindings() (threadIdx.x, y, z of the block's
@@ -78,16 +50,18 @@ absl::StatusOr<Value> KernelQuery(Builder& b, std::string_view name, CallArgs& a
       BindArgs(b, args, name,
                plural ? std::vector<std::string_view>{} : std::vector<std::string_view>{"dim"}, 0);
   if (!a.ok()) return a.status();
-  if (!b.InKernel()) return b.Err(args.loc, Cat(name, "() outside a T.Kernel"));
   int64_t dim = 0;
   if (!plural && (*a)[0]) {
-    absl::StatusOr<int64_t> d = b.StaticInt((*a)[0]->value, (*a)[0]->loc, "the dimension");
+    absl::StatusOr<int64_t> d =
+        b.StaticInt((*a)[0]->value, (*a)[0]->loc,
+                    name == "T.get_thread_binding" ? "the thread dimension" : "the dimension");
     if (!d.ok()) return d.status();
     dim = *d;
     if (dim < 0 || dim > 2) {
       return b.Err(args.loc, Cat(name, "(", dim, "): the dimension is 0, 1 or 2"));
     }
   }
+  if (!b.InKernel()) return b.Err(args.loc, Cat(name, "() outside a T.Kernel"));
   const bool block = name.find("block") != std::string_view::npos;
   const bool extent = name.find("extent") != std::string_view::npos;
   const std::vector<int64_t>& tdims = b.kernel_thread_dims();
@@ -205,7 +179,7 @@ absl::StatusOr<Value> ThreadBinding(Builder& b, CallArgs& args) {
   CallArgs inner;
   inner.loc = args.loc;
   inner.positional.push_back(Arg{Value::Int(dim), args.loc});
-  absl::StatusOr<Value> v = GetThreadBinding(b, inner);
+  absl::StatusOr<Value> v = KernelQuery(b, "T.get_thread_binding", inner);
   if (!v.ok() || start == 0) return v;
   absl::StatusOr<ir::Expr> e = b.ExprOf(*v, args.loc);
   if (!e.ok()) return e.status();
@@ -412,12 +386,11 @@ absl::StatusOr<Value> Reinterpret(Builder& b, CallArgs& args) {
 }  // namespace
 
 std::optional<absl::StatusOr<Value>> CallTlSimt(Builder& b, std::string_view name, CallArgs& args) {
-  if (name == "T.get_thread_binding") return GetThreadBinding(b, args);
   if (name == "T.thread_binding") return ThreadBinding(b, args);
-  if (name == "T.get_block_binding" || name == "T.get_block_bindings" ||
-      name == "T.get_thread_bindings" || name == "T.get_block_extent" ||
-      name == "T.get_block_extents" || name == "T.get_thread_extent" ||
-      name == "T.get_thread_extents") {
+  if (name == "T.get_thread_binding" || name == "T.get_block_binding" ||
+      name == "T.get_block_bindings" || name == "T.get_thread_bindings" ||
+      name == "T.get_block_extent" || name == "T.get_block_extents" ||
+      name == "T.get_thread_extent" || name == "T.get_thread_extents") {
     return KernelQuery(b, name, args);
   }
   if (name == "T.get_lane_idx" || name == "T.get_warp_idx" || name == "T.get_warp_idx_sync" ||

@@ -125,49 +125,11 @@ CExpr Call(absl::string_view fn, const std::vector<CExpr>& args) {
 
 CExpr AsFloat(const CExpr& e) { return {absl::StrCat("float(", e.text, ")"), 0}; }
 
-absl::string_view MathName(ir::CallFn fn) {
-  switch (fn) {
-    case ir::CallFn::kExp: return "tl::exp";
-    case ir::CallFn::kExp2: return "tl::exp2";
-    case ir::CallFn::kLog: return "tl::log";
-    case ir::CallFn::kLog2: return "tl::log2";
-    case ir::CallFn::kSqrt: return "tl::sqrt";
-    case ir::CallFn::kRsqrt: return "tl::rsqrt";
-    case ir::CallFn::kTanh: return "tl::tanh";
-    case ir::CallFn::kSigmoid: return "tl::sigmoid";
-    case ir::CallFn::kSin: return "tl::sin";
-    case ir::CallFn::kCos: return "tl::cos";
-    case ir::CallFn::kErf: return "tl::erf";
-    case ir::CallFn::kFloor: return "tl::floor";
-    case ir::CallFn::kCeil: return "tl::ceil";
-    case ir::CallFn::kRound: return "tl::round";
-    case ir::CallFn::kPow: return "tl::pow";
-    case ir::CallFn::kAbs: return "tl::fabs";
-    case ir::CallFn::kCeilDiv: return "tl::ceildiv";
-    case ir::CallFn::kThreadIndex: return "?";  // emitted as `tx`
-    case ir::CallFn::kReinterpret: return "?";  // emitted as tl::bit_cast
-    case ir::CallFn::kTan: return "tl::tan";
-    case ir::CallFn::kAsin: return "tl::asin";
-    case ir::CallFn::kAcos: return "tl::acos";
-    case ir::CallFn::kAtan: return "tl::atan";
-    case ir::CallFn::kSinh: return "tl::sinh";
-    case ir::CallFn::kCosh: return "tl::cosh";
-    case ir::CallFn::kAsinh: return "tl::asinh";
-    case ir::CallFn::kAcosh: return "tl::acosh";
-    case ir::CallFn::kAtanh: return "tl::atanh";
-    case ir::CallFn::kLog10: return "tl::log10";
-    case ir::CallFn::kLog1p: return "tl::log1p";
-    case ir::CallFn::kExp10: return "tl::exp10";
-    case ir::CallFn::kExpm1: return "tl::expm1";
-    case ir::CallFn::kTrunc: return "tl::trunc";
-    case ir::CallFn::kAtan2: return "tl::atan2";
-    case ir::CallFn::kFmod: return "tl::fmod";
-    case ir::CallFn::kHypot: return "tl::hypot";
-    case ir::CallFn::kCopysign: return "tl::copysign";
-    case ir::CallFn::kPopcount: return "tl::popcount";
-    case ir::CallFn::kClz: return "tl::clz";
-  }
-  return "?";
+// The device library's function for a math call: tl::<the IR's name>, but
+// tl::fabs for abs (the thread index and reinterpret are emitted apart).
+std::string MathName(ir::CallFn fn) {
+  if (fn == ir::CallFn::kAbs) return "tl::fabs";
+  return absl::StrCat("tl::", Sv(ir::CallFnName(fn)));
 }
 
 // Shortest decimal text that reads back as `v` in the given precision.
@@ -371,8 +333,8 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
           case ir::CallFn::kCeil:
           case ir::CallFn::kRound:
           case ir::CallFn::kTrunc: return args[0];
-          case ir::CallFn::kPopcount: return Call("tl::popcount", args);
-          case ir::CallFn::kClz: return Call("tl::clz", args);
+          case ir::CallFn::kPopcount:
+          case ir::CallFn::kClz: return Call(MathName(n->fn), args);
           default:
             Fail(Internal(absl::StrCat("T.", Sv(ir::CallFnName(n->fn)), " of an integer")));
             return {"0", 0};
