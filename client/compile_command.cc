@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "client/commands.h"
 #include "compiler/inference/index_expr.h"
-#include "absl/time/clock.h"
 #include "compiler/ir/printer.h"
 #include "compiler/recommend/auto_bind.h"
 #include "compiler/targets/cuda/artifact.h"
@@ -71,6 +71,9 @@ int CompileCommand(const Flags& flags) {
               program->name.c_str(), artifact->target.c_str(), artifact->nvrtc_version.c_str(),
               artifact->compile_seconds, base.c_str(), artifact->cubin.size(), base.c_str(),
               base.c_str());
+  for (const std::string& q : artifact->device_queries) {
+    std::printf("  device query answered from the target's profile: %s\n", q.c_str());
+  }
   if (!binding.config.empty()) {
     std::printf("  config chosen by recommendation: %s (profile %s, predicted %.1f us)\n",
                 recommend::ConfigText(binding.config).c_str(), binding.profile_id.c_str(),

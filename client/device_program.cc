@@ -39,6 +39,27 @@ void DeviceProgram::FreeBuffers() {
   args_.clear();
 }
 
+namespace {
+
+// Extent `d` of strided tensor parameter `p`: a constant, or a dynamic dim
+// that some tensor's storage has as a dimension (the frontend refuses
+// others).
+int64_t ViewExtent(const ir::Program& program, const std::vector<interp::Tensor>& values,
+                   const ir::Param& p, size_t d) {
+  const ir::Expr& e = p.view->shape[d];
+  if (std::optional<int64_t> c = ir::AsConstInt(e)) return *c;
+  for (size_t i = 0; i < program.params.size(); ++i) {
+    const ir::Buffer& b = program.params[i].tensor;
+    if (!b) continue;
+    for (size_t k = 0; k < b->shape.size(); ++k) {
+      if (b->shape[k].get() == e.get()) return values[i].shape()[k];
+    }
+  }
+  return -1;  // the runtime refuses the negative extent
+}
+
+}  // namespace
+
 absl::Status DeviceProgram::SetArgs(const std::vector<interp::Tensor>& values) {
   if (values.size() != program_.params.size()) {
     return absl::InternalError(absl::StrCat(program_.name, " takes ", program_.params.size(),
@@ -61,8 +82,25 @@ absl::Status DeviceProgram::SetArgs(const std::vector<interp::Tensor>& values) {
         !st.ok()) {
       return st;
     }
-    args_.push_back(runtime::Arg::Tensor(*data, std::string(ir::DTypeName(t.dtype())), t.shape(),
-                                         memory, backend_->device().ordinal));
+    if (!p.view) {
+      args_.push_back(runtime::Arg::Tensor(*data, std::string(ir::DTypeName(t.dtype())), t.shape(),
+                                           memory, backend_->device().ordinal));
+      continue;
+    }
+    // A strided tensor: the tensor of the view's shape inside its storage.
+    const size_t rank = p.view->axes.size();
+    std::vector<int64_t> shape(rank), strides(rank);
+    int64_t step = 1;
+    for (size_t k = rank; k-- > 0;) {
+      const size_t d = static_cast<size_t>(p.view->axes[k]);
+      strides[d] = step;
+      step *= t.shape()[k];
+      shape[d] = ViewExtent(program_, values, p, d);
+    }
+    runtime::Arg arg = runtime::Arg::Tensor(*data, std::string(ir::DTypeName(t.dtype())), shape,
+                                            memory, backend_->device().ordinal);
+    arg.strides = std::move(strides);
+    args_.push_back(std::move(arg));
   }
   return absl::OkStatus();
 }

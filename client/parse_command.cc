@@ -11,10 +11,27 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/proto_convert.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/recommend/auto_bind.h"
+#include "compiler/recommend/profile.h"
 #include "compiler/targets/cuda/artifact.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tilec::cli {
+
+// The device a kernel's queries of the device are answered for: the
+// profile of --target (recommend: the profile it names; otherwise --profile
+// or the target arch's own), sm_90a's when there is none (tilec parse).
+absl::StatusOr<frontend::DeviceFacts> DeviceFor(const Flags& flags) {
+  absl::StatusOr<std::vector<recommend::HardwareProfile>> profiles =
+      recommend::LoadProfiles(flags.profiles_dir);
+  if (!profiles.ok()) return profiles.status();
+  const std::string target = flags.target.empty() ? "sm_90a" : flags.target;
+  absl::StatusOr<recommend::HardwareProfile> p =
+      flags.command == "recommend" ? recommend::FindProfile(*profiles, target)
+                                   : recommend::ProfileForTarget(*profiles, target, flags.profile);
+  if (!p.ok()) return p.status();
+  return recommend::DeviceFactsOf(*p);
+}
 
 absl::StatusOr<ir::Program> LoadProgram(const Flags& flags) {
   std::ifstream in(flags.file, std::ios::binary);
@@ -25,6 +42,11 @@ absl::StatusOr<ir::Program> LoadProgram(const Flags& flags) {
   frontend::Bindings bindings;
   for (const auto& [k, v] : flags.defines) bindings.values.emplace_back(k, v);
   bindings.unbound.insert(flags.unbound.begin(), flags.unbound.end());
+  // Only a kernel that asks the device needs one; a target without a profile
+  // is reported where the kernel asks.
+  if (absl::StatusOr<frontend::DeviceFacts> device = DeviceFor(flags); device.ok()) {
+    bindings.device = *std::move(device);
+  }
   auto program = frontend::CompileTileLang(file, flags.function, bindings);
   if (!program.ok()) return program.status();
   if (absl::Status st = ir::Verify(*program); !st.ok()) {
@@ -47,7 +69,6 @@ int ReportError(const absl::Status& status) {
   }
   return code;
 }
-
 
 int ParseCommand(const Flags& flags) {
   auto program = LoadProgram(flags);

@@ -158,6 +158,16 @@ absl::StatusOr<Artifact> Artifact::Parse(std::string_view text) {
     if (kind->string() == "tensor") {
       spec.kind = ParamSpec::Kind::kTensor;
       ASSIGN_OR_RETURN(spec.shape, r.Exprs(p, field, "shape", a.dyn_dims));
+      if (p.Find("strides") != nullptr) {
+        ASSIGN_OR_RETURN(spec.strides, r.Exprs(p, field, "strides", a.dyn_dims));
+        if (spec.strides.size() != spec.shape.size()) {
+          return r.Error(field + ".strides", absl::StrCat("has ", spec.strides.size(),
+                                                          " entries for rank ", spec.shape.size()));
+        }
+        if (spec.dtype.bits < 8) {
+          return r.Error(field + ".strides", "a strided tensor cannot be " + spec.dtype.name);
+        }
+      }
     } else if (kind->string() == "scalar") {
       spec.kind = ParamSpec::Kind::kScalar;
       if (spec.dtype.bits < 8) return r.Error(field, "a scalar cannot be " + spec.dtype.name);

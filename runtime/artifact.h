@@ -41,6 +41,9 @@ struct ParamSpec {
   std::string name;
   DTypeInfo dtype;
   std::vector<ShapeExpr> shape;  // tensors
+  // Tensors: the strides (elements) a strided tensor must have; empty: a
+  // contiguous row-major tensor.
+  std::vector<ShapeExpr> strides;
 };
 
 struct WorkspaceSpec {

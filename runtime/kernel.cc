@@ -1,5 +1,6 @@
 #include "runtime/kernel.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,48 @@ bool PackedInt4(const ParamSpec& p, const Arg& a) {
 int64_t LogicalDim(const ParamSpec& p, const Arg& a, size_t d) {
   if (PackedInt4(p, a) && d + 1 == a.shape.size()) return a.shape[d] * 2;
   return a.shape[d];
+}
+
+// The strides of argument `a` in elements: its own, or row-major.
+std::vector<int64_t> ArgStrides(const Arg& a) {
+  if (!a.strides.empty()) return a.strides;
+  std::vector<int64_t> s(a.shape.size());
+  int64_t step = 1;
+  for (size_t d = a.shape.size(); d-- > 0;) {
+    s[d] = step;
+    step *= a.shape[d];
+  }
+  return s;
+}
+
+// The bytes from the first to the last element of argument `a`.
+int64_t ArgBytes(const ParamSpec& p, const Arg& a) {
+  if (p.strides.empty() || a.strides.empty()) return TensorBytes(p.dtype, a.shape);
+  int64_t last = 0;
+  for (size_t d = 0; d < a.shape.size(); ++d) {
+    if (a.shape[d] == 0) return 0;
+    last += (a.shape[d] - 1) * a.strides[d];
+  }
+  return (last + 1) * p.dtype.bits / 8;
+}
+
+// Why strides `s` over `shape` would place two elements at one address
+// (dimensions of extent 1 aside); empty when they do not.
+std::string Overlap(const std::vector<int64_t>& shape, const std::vector<int64_t>& s) {
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] > 1) dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return s[a] > s[b]; });
+  for (size_t k = 0; k + 1 < dims.size(); ++k) {
+    const size_t outer = dims[k], inner = dims[k + 1];
+    if (s[outer] < s[inner] * shape[inner]) {
+      return absl::StrCat("dimension ", outer, "'s stride ", s[outer], " is less than ",
+                          shape[inner], " elements of dimension ", inner, " (stride ", s[inner],
+                          ")");
+    }
+  }
+  return "";
 }
 
 // The bytes a scalar argument is passed as, in the low bytes of a uint64.
@@ -174,17 +217,33 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
         return absl::InvalidArgumentError(
             absl::StrCat(what, ": dimension ", d, " is negative (", arg.shape[d], ")"));
       }
-      if (!p.shape[d].is_name()) continue;
-      const std::string& dim = p.shape[d].text();
-      const int64_t v = LogicalDim(p, arg, d);
-      const std::string source = absl::StrCat(p.name, "'s dimension ", d);
-      auto [it, fresh] = dims.emplace(dim, v);
-      if (fresh) {
-        bound_by[dim] = source;
-      } else if (it->second != v) {
-        return absl::InvalidArgumentError(absl::StrCat("dynamic dim ", dim, " is ", it->second,
-                                                       " by ", bound_by[dim], " but ", v, " by ",
-                                                       source));
+      if (arg.strides.size() == arg.shape.size() && arg.strides[d] < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": stride ", d, " is negative (", arg.strides[d], ")"));
+      }
+    }
+    if (!arg.strides.empty() && arg.strides.size() != arg.shape.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": ", arg.strides.size(), " strides for rank ", arg.shape.size()));
+    }
+    // Shapes bind the names they hold; so do a strided tensor's strides.
+    const std::vector<int64_t> strides = ArgStrides(arg);
+    for (int pass = 0; pass < 2; ++pass) {
+      const std::vector<ShapeExpr>& exprs = pass == 0 ? p.shape : p.strides;
+      for (size_t d = 0; d < exprs.size(); ++d) {
+        if (!exprs[d].is_name() || (pass == 1 && arg.shape[d] == 1)) continue;
+        const std::string& dim = exprs[d].text();
+        const int64_t v = pass == 0 ? LogicalDim(p, arg, d) : strides[d];
+        const std::string source =
+            absl::StrCat(p.name, pass == 0 ? "'s dimension " : "'s stride ", d);
+        auto [it, fresh] = dims.emplace(dim, v);
+        if (fresh) {
+          bound_by[dim] = source;
+        } else if (it->second != v) {
+          return absl::InvalidArgumentError(absl::StrCat("dynamic dim ", dim, " is ", it->second,
+                                                         " by ", bound_by[dim], " but ", v, " by ",
+                                                         source));
+        }
       }
     }
   }
@@ -219,11 +278,31 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
                          "; got shape ", ShapeText(arg.shape)));
       }
     }
-    if (!arg.strides.empty()) {
-      if (arg.strides.size() != arg.shape.size()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(what, ": ", arg.strides.size(), " strides for rank ", arg.shape.size()));
+    if (!p.strides.empty()) {
+      // A strided tensor: the strides the kernel was compiled for.
+      const std::vector<int64_t> got = ArgStrides(arg);
+      std::vector<int64_t> want;
+      for (size_t d = 0; d < p.strides.size(); ++d) {
+        absl::StatusOr<int64_t> v = p.strides[d].Eval(dims);
+        if (!v.ok()) return v.status();
+        want.push_back(*v);
       }
+      for (size_t d = 0; d < want.size(); ++d) {
+        if (arg.shape[d] != 1 && got[d] != want[d]) {
+          std::vector<std::string> texts;
+          for (const ShapeExpr& e : p.strides) texts.push_back(e.text());
+          return absl::InvalidArgumentError(
+              absl::StrCat(what, " must have strides ", ShapeText(want), " (",
+                           absl::StrJoin(texts, ", "), "); stride ", d, " is ", got[d],
+                           "; got strides ", ShapeText(got), " for shape ", ShapeText(arg.shape)));
+        }
+      }
+      if (std::string why = Overlap(arg.shape, got); !why.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": strides ", ShapeText(got), " for shape ", ShapeText(arg.shape),
+                         " place elements on top of each other: ", why));
+      }
+    } else if (!arg.strides.empty()) {
       int64_t expect = 1;
       for (size_t d = arg.shape.size(); d-- > 0;) {
         if (arg.shape[d] != 1 && arg.strides[d] != expect) {
@@ -247,7 +326,7 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
           absl::StrCat(what, " must be ", kAlignment, "-byte aligned; its data is at ",
                        absl::Hex(reinterpret_cast<uintptr_t>(arg.data))));
     }
-    if (TensorBytes(p.dtype, arg.shape) > 0) {
+    if (ArgBytes(p, arg) > 0) {
       if (absl::Status st = backend_->CheckPointer(arg.data, what); !st.ok()) return st;
     }
   }
@@ -285,9 +364,8 @@ absl::Status Kernel::Run(absl::Span<const Arg> args, const std::map<std::string,
   std::vector<LaunchBuffer> buffers;
   for (size_t i = 0; i < args.size(); ++i) {
     if (a.params[i].kind == ParamSpec::Kind::kTensor)
-      buffers.push_back({args[i].data,
-                         static_cast<size_t>(TensorBytes(a.params[i].dtype, args[i].shape)),
-                         a.params[i].name});
+      buffers.push_back(
+          {args[i].data, static_cast<size_t>(ArgBytes(a.params[i], args[i])), a.params[i].name});
   }
   std::vector<void*> workspaces(a.workspaces.size(), nullptr);
   absl::Status status;

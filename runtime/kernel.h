@@ -7,9 +7,10 @@
 //
 // A launch takes one argument per program parameter, in the artifact's ABI
 // order. Before anything runs it binds every dynamic dim from the tensors'
-// shapes (a dim seen twice must agree), then checks each argument against
-// the ABI: tensor or scalar, dtype, rank, every dimension, contiguous
-// row-major strides, 16-byte alignment, and the device it lives on (the
+// shapes and strided tensors' strides (a dim seen twice must agree), then
+// checks each argument against the ABI: tensor or scalar, dtype, rank, every
+// dimension, strides (contiguous row-major, or a strided tensor's, which
+// must not overlap), 16-byte alignment, and the device it lives on (the
 // backend's, confirmed with the driver on CUDA). A mismatch is
 // INVALID_ARGUMENT naming the parameter and what differs; nothing is
 // launched. Then it allocates the workspaces zeroed, launches every kernel
@@ -35,9 +36,9 @@ struct Arg {
   Kind kind = Kind::kTensor;
   // Tensors.
   void* data = nullptr;
-  std::string dtype;             // metadata names ("float16"); int4 tensors may
-                                 // also be given as int8/uint8 with the last
-                                 // dimension packed (half as long)
+  std::string dtype;  // metadata names ("float16"); int4 tensors may
+                      // also be given as int8/uint8 with the last
+                      // dimension packed (half as long)
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;  // in elements; empty: contiguous row-major
   DeviceType device_type = DeviceType::kCpu;
@@ -75,8 +76,8 @@ class Kernel {
   // Runs the whole program options.warmup times, then options.iterations
   // times, each timed alone with device events (wall time on the emulator)
   // after a cache flush; the milliseconds of every timed run, in order.
-  absl::StatusOr<std::vector<double>> Time(absl::Span<const Arg> args,
-                                           const TimingOptions& options, void* stream = nullptr);
+  absl::StatusOr<std::vector<double>> Time(absl::Span<const Arg> args, const TimingOptions& options,
+                                           void* stream = nullptr);
 
  private:
   Kernel(Artifact artifact, Backend* backend, std::unique_ptr<Module> module)

@@ -191,7 +191,20 @@ absl::StatusOr<std::vector<HostValue>> FillInputs(const Artifact& artifact,
       v.shape.push_back(*d);
       count *= *d;
     }
-    v.bytes.assign(static_cast<size_t>(TensorBytes(p.dtype, v.shape)), '\0');
+    if (!p.strides.empty() && count > 0) {
+      // A strided tensor: every element of its span, gaps included, is drawn.
+      int64_t last = 0;
+      for (size_t d = 0; d < p.strides.size(); ++d) {
+        absl::StatusOr<int64_t> s = p.strides[d].Eval(dims);
+        if (!s.ok()) return s.status();
+        v.strides.push_back(*s);
+        last += (v.shape[d] - 1) * *s;
+      }
+      count = last + 1;
+    }
+    v.bytes.assign(static_cast<size_t>(v.strides.empty() ? TensorBytes(p.dtype, v.shape)
+                                                         : count * p.dtype.bits / 8),
+                   '\0');
     std::uniform_real_distribution<double> unit(-1.0, 1.0);
     std::uniform_int_distribution<int> small_signed(-4, 4), small_unsigned(0, 8), bit(0, 1);
     for (int64_t e = 0; e < count; ++e) {
@@ -209,6 +222,16 @@ absl::StatusOr<std::vector<HostValue>> FillInputs(const Artifact& artifact,
     out.push_back(std::move(v));
   }
   return out;
+}
+
+int64_t ElementOffset(const HostValue& v, int64_t index) {
+  if (v.strides.empty()) return index;
+  int64_t offset = 0;
+  for (size_t d = v.shape.size(); d-- > 0;) {
+    offset += (index % v.shape[d]) * v.strides[d];
+    index /= v.shape[d];
+  }
+  return offset;
 }
 
 std::vector<int64_t> SamplePositions(uint64_t seed, int64_t count, int samples) {

@@ -21,11 +21,13 @@
 namespace tilec::runtime {
 
 // One argument's value on the host: a tensor's bytes (row-major; int4 packed
-// two per byte in flat element order, low nibble first) or a scalar.
+// two per byte in flat element order, low nibble first) or a scalar. A
+// strided tensor's bytes span its elements at `strides`, gaps included.
 struct HostValue {
-  std::string bytes;     // tensors
+  std::string bytes;  // tensors
   std::vector<int64_t> shape;
-  double f = 0;          // scalars
+  std::vector<int64_t> strides;  // elements; empty: row-major
+  double f = 0;                  // scalars
   int64_t i = 0;
   bool is_tensor = true;
 };
@@ -37,6 +39,10 @@ struct HostValue {
 absl::StatusOr<std::vector<HostValue>> FillInputs(const Artifact& artifact,
                                                   const std::map<std::string, int64_t>& dims,
                                                   uint64_t seed);
+
+// Where element `index` (row-major over v.shape) lies in v.bytes, in
+// elements: `index` itself unless v is strided.
+int64_t ElementOffset(const HostValue& v, int64_t index);
 
 // Element `index` (logical, row-major) of a tensor of `dtype` as a double.
 double ReadElement(const DTypeInfo& dtype, const void* data, int64_t index);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <condition_variable>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -86,15 +86,15 @@ bool Close(double got, double want, const interp::Tolerance& tol) {
 // nullopt when the program is too big to interpret here.
 absl::StatusOr<std::optional<std::vector<std::vector<double>>>> Reference(
     const ir::Program& program, const recommend::HardwareProfile& profile,
-    const runtime::Artifact& artifact, const std::map<std::string, int64_t>& dims,
-    uint64_t seed) {
+    const runtime::Artifact& artifact, const std::map<std::string, int64_t>& dims, uint64_t seed) {
   double flops = 0;
   if (auto stats = recommend::AnalyzeKernels(program, profile, dims, nullptr); stats.ok()) {
     for (const recommend::KernelStats& k : *stats)
       flops += (k.matrix_flops + k.vector_flops) * static_cast<double>(k.blocks);
   }
   if (flops > kReferenceMaxFlops) return std::nullopt;
-  absl::StatusOr<std::vector<runtime::HostValue>> inputs = runtime::FillInputs(artifact, dims, seed);
+  absl::StatusOr<std::vector<runtime::HostValue>> inputs =
+      runtime::FillInputs(artifact, dims, seed);
   if (!inputs.ok()) return inputs.status();
   std::vector<interp::Tensor> args;
   for (size_t i = 0; i < program.params.size(); ++i) {
@@ -105,8 +105,19 @@ absl::StatusOr<std::optional<std::vector<std::vector<double>>>> Reference(
                                     : interp::Tensor::ScalarInt(t, v.i));
       continue;
     }
-    interp::Tensor t(program.params[i].tensor->dtype, v.shape);
-    for (int64_t e = 0; e < t.num_elements(); ++e)
+    // A strided tensor's storage (ir::TensorView): its row-major offsets
+    // are the strided tensor's, so v.bytes fill its start.
+    std::vector<int64_t> shape = v.shape;
+    if (const std::optional<ir::TensorView>& view = program.params[i].view) {
+      for (size_t k = 0; k < view->axes.size(); ++k) {
+        shape[k] = k == 0 ? v.shape[view->axes[0]]
+                          : v.strides[view->axes[k - 1]] / v.strides[view->axes[k]];
+      }
+    }
+    interp::Tensor t(program.params[i].tensor->dtype, shape);
+    const int64_t filled = std::min<int64_t>(
+        t.num_elements(), static_cast<int64_t>(v.bytes.size() * 8 / artifact.params[i].dtype.bits));
+    for (int64_t e = 0; e < filled; ++e)
       t.SetDouble(e, runtime::ReadElement(artifact.params[i].dtype, v.bytes.data(), e));
     args.push_back(std::move(t));
   }
@@ -115,8 +126,11 @@ absl::StatusOr<std::optional<std::vector<std::vector<double>>>> Reference(
   for (size_t i = 0; i < args.size(); ++i) {
     if (!program.params[i].tensor) continue;
     std::vector<double> values;
-    for (int64_t p : runtime::SamplePositions(seed + i, args[i].num_elements(), kOutputSamples))
-      values.push_back(args[i].GetDouble(p));
+    const runtime::HostValue& v = (*inputs)[i];
+    int64_t count = 1;
+    for (int64_t d : v.shape) count *= d;
+    for (int64_t p : runtime::SamplePositions(seed + i, count, kOutputSamples))
+      values.push_back(args[i].GetDouble(runtime::ElementOffset(v, p)));
     samples.push_back(std::move(values));
   }
   return samples;
@@ -127,8 +141,8 @@ absl::StatusOr<std::optional<std::vector<std::vector<double>>>> Reference(
 std::optional<tilec::v1::TuningRecord> AutotuneCore::Lookup(const std::string& program_hash,
                                                             const std::string& profile_id) const {
   if (deps_.db == nullptr) return std::nullopt;
-  auto record = deps_.db->Get(TuningDb::KeyText(program_hash, profile_id, {},
-                                                deps_.compiler_version, deps_.nvrtc_version));
+  auto record = deps_.db->Get(
+      TuningDb::KeyText(program_hash, profile_id, {}, deps_.compiler_version, deps_.nvrtc_version));
   if (!record.ok() || !record->has_value()) return std::nullopt;
   return **record;
 }
@@ -136,9 +150,8 @@ std::optional<tilec::v1::TuningRecord> AutotuneCore::Lookup(const std::string& p
 void AutotuneCore::AnnotateMeasured(tilec::v1::RecommendResponse* response,
                                     const std::map<std::string, int64_t>& dims) const {
   if (deps_.db == nullptr) return;
-  auto record = deps_.db->Get(TuningDb::KeyText(response->program_hash(), response->profile(),
-                                                dims, deps_.compiler_version,
-                                                deps_.nvrtc_version));
+  auto record = deps_.db->Get(TuningDb::KeyText(response->program_hash(), response->profile(), dims,
+                                                deps_.compiler_version, deps_.nvrtc_version));
   if (!record.ok() || !record->has_value()) return;
   for (tilec::v1::RankedConfig& rc : *response->mutable_recommendations()) {
     for (const tilec::v1::MeasuredCandidate& c : (*record)->candidates()) {
@@ -164,18 +177,20 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
   if (request.iterations() < 0 || request.iterations() > 10000 || request.warmup() < 0 ||
       request.warmup() > 10000)
     return absl::InvalidArgumentError("iterations and warmup must be in [0, 10000]");
+  absl::StatusOr<recommend::HardwareProfile> profile =
+      recommend::FindProfile(deps_.profiles, request.profile());
+  if (!profile.ok())
+    return absl::InvalidArgumentError(absl::StrCat("profile: ", profile.status().message()));
+  const frontend::DeviceFacts device = recommend::DeviceFactsOf(*profile);
   absl::StatusOr<ir::Program> program =
       RequestProgram(request.has_source() ? &request.source() : nullptr,
-                     request.has_program() ? &request.program() : nullptr, deps_.limits);
+                     request.has_program() ? &request.program() : nullptr, deps_.limits, &device);
   if (!program.ok()) return program.status();
   if (!recommend::HasUnboundTileParams(*program)) {
     return absl::InvalidArgumentError(
         "the program binds every tile parameter: there is nothing to tune (leave some unbound, "
         "or -U name those with defaults)");
   }
-  absl::StatusOr<recommend::HardwareProfile> profile =
-      recommend::FindProfile(deps_.profiles, request.profile());
-  if (!profile.ok()) return absl::InvalidArgumentError(absl::StrCat("profile: ", profile.status().message()));
   const std::string target = profile->arch() == "host" ? profile->emulates() : profile->arch();
   std::map<std::string, int64_t> dims;
   for (const tilec::v1::NamedValue& d : request.dyn_dims()) {
@@ -184,8 +199,8 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
   }
   for (const ir::Var& d : program->dyn_dims) {
     if (!dims.count(d->name))
-      return absl::InvalidArgumentError(absl::StrCat("dynamic dim ", d->name,
-                                                     " needs a size to tune at (dyn_dims)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dynamic dim ", d->name, " needs a size to tune at (dyn_dims)"));
   }
   const std::string program_hash = ir::ProgramHash(*program);
   const std::string key_text = TuningDb::KeyText(program_hash, profile->id(), dims,
@@ -196,8 +211,8 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
       tilec::v1::AutotuneProgress p;
       p.set_stage("done");
       p.set_from_database(true);
-      p.set_message(absl::StrCat("answered from the tuning database (measured ",
-                                 (*found)->date(), "); nothing measured"));
+      p.set_message(absl::StrCat("answered from the tuning database (measured ", (*found)->date(),
+                                 "); nothing measured"));
       *p.mutable_record() = **found;
       progress(p);
       return absl::OkStatus();
@@ -258,7 +273,8 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
     c.metadata_json = a->metadata_json;
     c.measured.set_digest(c.digest);
     absl::StatusOr<runtime::Artifact> parsed = runtime::Artifact::Parse(c.metadata_json);
-    if (!parsed.ok()) return absl::InternalError(absl::StrCat("compiler bug: ", parsed.status().message()));
+    if (!parsed.ok())
+      return absl::InternalError(absl::StrCat("compiler bug: ", parsed.status().message()));
     c.artifact = *std::move(parsed);
     c.ok = true;
     p.set_message(absl::StrCat("compiled ", recommend::ConfigText(c.rec.config),
@@ -295,14 +311,14 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
       ++pending;
     }
     Candidate* cp = &c;
-    job_ids.push_back(deps_.pool->Submit(
-        profile->id(), std::move(job), [&, cp](absl::StatusOr<MeasureOutcome> outcome) {
-          std::lock_guard<std::mutex> lock(mu);
-          cp->outcome = std::move(outcome);
-          --pending;
-          ++finished;
-          cv.notify_all();
-        }));
+    job_ids.push_back(deps_.pool->Submit(profile->id(), std::move(job),
+                                         [&, cp](absl::StatusOr<MeasureOutcome> outcome) {
+                                           std::lock_guard<std::mutex> lock(mu);
+                                           cp->outcome = std::move(outcome);
+                                           --pending;
+                                           ++finished;
+                                           cv.notify_all();
+                                         }));
   }
   bool stopped = false;
   {
@@ -342,7 +358,9 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
     if (!candidates[i].ok) continue;
     absl::StatusOr<std::optional<std::vector<std::vector<double>>>> r =
         Reference(bound[i], *profile, candidates[i].artifact, dims, seed);
-    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat("the reference interpreter: ", r.status().message()));
+    if (!r.ok())
+      return absl::Status(r.status().code(),
+                          absl::StrCat("the reference interpreter: ", r.status().message()));
     reference = *std::move(r);
     break;
   }
@@ -410,17 +428,18 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
         const double got = sample(*c, t, k), want = (*reference)[t][k];
         if (!Close(got, want, tol)) {
           c->ok = false;
-          c->measured.set_status(absl::StrCat(
-              "rejected: ", tensors[t]->name, " sample ", k, " is ", got,
-              ", the reference interpreter gives ", want, " (tolerance ", tol.atol, " + ",
-              tol.rtol, " x |reference|)"));
+          c->measured.set_status(absl::StrCat("rejected: ", tensors[t]->name, " sample ", k, " is ",
+                                              got, ", the reference interpreter gives ", want,
+                                              " (tolerance ", tol.atol, " + ", tol.rtol,
+                                              " x |reference|)"));
           break;
         }
       }
     }
   }
   std::vector<Candidate*> agreeing;
-  for (Candidate* c : measured) if (c->ok) agreeing.push_back(c);
+  for (Candidate* c : measured)
+    if (c->ok) agreeing.push_back(c);
   if (agreeing.size() >= 3) {
     for (Candidate* c : agreeing) {
       for (size_t t = 0; t < tensors.size() && c->ok; ++t) {
@@ -433,10 +452,10 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
           const double median = all[all.size() / 2], got = sample(*c, t, k);
           if (!Close(got, median, tol)) {
             c->ok = false;
-            c->measured.set_status(absl::StrCat(
-                "rejected: ", tensors[t]->name, " sample ", k, " is ", got,
-                ", the other candidates' median is ", median, " (tolerance ", tol.atol, " + ",
-                tol.rtol, " x |median|)"));
+            c->measured.set_status(absl::StrCat("rejected: ", tensors[t]->name, " sample ", k,
+                                                " is ", got, ", the other candidates' median is ",
+                                                median, " (tolerance ", tol.atol, " + ", tol.rtol,
+                                                " x |median|)"));
             break;
           }
         }
@@ -456,9 +475,9 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
     p.set_done(finished);
     p.set_total(total);
     *p.mutable_candidate() = c.measured;
-    p.set_message(absl::StrCat(recommend::ConfigText(c.rec.config), ": ", c.measured.status(),
-                               c.ok ? absl::StrCat(", median ", c.measured.median_ms(), " ms")
-                                    : ""));
+    p.set_message(
+        absl::StrCat(recommend::ConfigText(c.rec.config), ": ", c.measured.status(),
+                     c.ok ? absl::StrCat(", median ", c.measured.median_ms(), " ms") : ""));
     progress(p);
   }
   if (ranked.empty()) {
@@ -483,10 +502,10 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
   // the prediction chooses (the times are still recorded).
   const bool device_timed = fastest->measured.timing() == "device events";
   const double band =
-      device_timed ? std::max(kMinNoiseBand, (fastest->measured.max_ms() -
-                                              fastest->measured.min_ms()) /
-                                                 std::max(fastest->measured.median_ms(), 1e-12))
-                   : std::numeric_limits<double>::infinity();
+      device_timed
+          ? std::max(kMinNoiseBand, (fastest->measured.max_ms() - fastest->measured.min_ms()) /
+                                        std::max(fastest->measured.median_ms(), 1e-12))
+          : std::numeric_limits<double>::infinity();
   const Candidate* best = fastest;
   for (const Candidate* c : ranked) {
     if (c->measured.median_ms() <= fastest->measured.median_ms() * (1 + band) &&

@@ -67,10 +67,23 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepar
   if (request.options().max_registers() < 0) {
     return absl::InvalidArgumentError("max_registers must not be negative");
   }
-  absl::StatusOr<ir::Program> program =
-      RequestProgram(request.has_source() ? &request.source() : nullptr,
-                     request.has_program() ? &request.program() : nullptr, limits_);
+  // A source that asks the device is answered for the first target's
+  // profile; one asked for several targets would need one program each.
+  std::optional<frontend::DeviceFacts> device;
+  if (request.has_source() && request.targets_size() > 0) {
+    absl::StatusOr<recommend::HardwareProfile> first =
+        recommend::ProfileForTarget(profiles_, request.targets(0), request.options().profile());
+    if (first.ok()) device = recommend::DeviceFactsOf(*first);
+  }
+  absl::StatusOr<ir::Program> program = RequestProgram(
+      request.has_source() ? &request.source() : nullptr,
+      request.has_program() ? &request.program() : nullptr, limits_, device ? &*device : nullptr);
   if (!program.ok()) return program.status();
+  if (!program->device_queries.empty() && request.targets_size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the source asks the device (", program->device_queries[0],
+        "), whose answer depends on the target: compile it for one target per request"));
+  }
   auto prepared = std::make_shared<Prepared>();
   prepared->program_hash = ir::ProgramHash(*program);
   const bool unbound = recommend::HasUnboundTileParams(*program);

@@ -74,10 +74,10 @@ absl::StatusOr<tilec::v1::RecommendResponse> RecommendCore::Recommend(
   absl::StatusOr<recommend::HardwareProfile> profile =
       recommend::FindProfile(profiles_, request.profile());
   if (!profile.ok()) return absl::InvalidArgumentError(profile.status().message());
+  const frontend::DeviceFacts device = recommend::DeviceFactsOf(*profile);
   if (request.top_k() < 0 || request.top_k() > kMaxTopK) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("top_k must be in [1, ", kMaxTopK, "] (0 for ", kDefaultTopK, "), got ",
-                     request.top_k()));
+    return absl::InvalidArgumentError(absl::StrCat("top_k must be in [1, ", kMaxTopK, "] (0 for ",
+                                                   kDefaultTopK, "), got ", request.top_k()));
   }
   recommend::RecommendOptions options;
   options.top_k = request.top_k() == 0 ? kDefaultTopK : request.top_k();
@@ -92,7 +92,7 @@ absl::StatusOr<tilec::v1::RecommendResponse> RecommendCore::Recommend(
   }
   absl::StatusOr<ir::Program> program =
       RequestProgram(request.has_source() ? &request.source() : nullptr,
-                     request.has_program() ? &request.program() : nullptr, limits_);
+                     request.has_program() ? &request.program() : nullptr, limits_, &device);
   if (!program.ok()) return program.status();
   absl::StatusOr<recommend::RecommendReport> report =
       recommend::RecommendWithReport(*program, *profile, options);

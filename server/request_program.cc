@@ -52,13 +52,14 @@ absl::StatusOr<ir::Program> Checked(absl::StatusOr<ir::Program> p, const CoreLim
 
 absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* source,
                                            const tilec::v1::Program* program,
-                                           const CoreLimits& limits) {
+                                           const CoreLimits& limits,
+                                           const frontend::DeviceFacts* device) {
   if (source != nullptr) {
     const tilec::v1::TileLangSource& src = *source;
     if (static_cast<int64_t>(src.text().size()) > limits.max_source_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          src.path(), ": the source is ", src.text().size(), " bytes; this server accepts at most ",
-          limits.max_source_bytes));
+      return absl::InvalidArgumentError(
+          absl::StrCat(src.path(), ": the source is ", src.text().size(),
+                       " bytes; this server accepts at most ", limits.max_source_bytes));
     }
     if (src.function().empty()) {
       return absl::InvalidArgumentError("the request names no function to compile (--fn)");
@@ -66,6 +67,7 @@ absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* sour
     frontend::Bindings bindings;
     for (const tilec::v1::Binding& b : src.bindings()) bindings.Set(b.name(), b.value());
     for (const std::string& name : src.unbound()) bindings.unbound.insert(name);
+    if (device != nullptr) bindings.device = *device;
     frontend::SourceFile file{src.path().empty() ? "<request>" : src.path(), src.text()};
     return Checked(frontend::CompileTileLang(file, src.function(), bindings), limits);
   }

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "compiler/frontend/frontend.h"
 #include "compiler/ir/ir.h"
 #include "proto/tilec/v1/service.pb.h"
 
@@ -30,9 +31,12 @@ struct CoreLimits {
   absl::Duration search_timeout = absl::Seconds(60);
 };
 
+// The program of a request: its source through the frontend (which answers
+// queries of the device from `device`, when given), or its wire form.
 absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* source,
                                            const tilec::v1::Program* program,
-                                           const CoreLimits& limits);
+                                           const CoreLimits& limits,
+                                           const frontend::DeviceFacts* device = nullptr);
 
 }  // namespace tilec::server
 

@@ -123,6 +123,7 @@ absl::Status Measurer::Measure(const tilec::v1::MeasureJob& job, tilec::v1::Meas
     if (!data.ok()) return data.status();
     args.push_back(
         runtime::Arg::Tensor(*data, p.dtype.name, v.shape, device.memory_type(), device.ordinal));
+    args.back().strides = v.strides;
   }
 
   if (absl::Status st = (*kernel)->Launch(args); !st.ok()) return WithContext(st, "launch");
@@ -142,7 +143,9 @@ absl::Status Measurer::Measure(const tilec::v1::MeasureJob& job, tilec::v1::Meas
     tilec::v1::TensorSample* sample = result->add_outputs();
     sample->set_name(p.name);
     for (int64_t pos : runtime::SamplePositions(job.seed() + i, count, job.samples())) {
-      sample->add_values(runtime::ReadElement(p.dtype, host.data(), pos) + (corrupt ? 1.0 : 0.0));
+      sample->add_values(
+          runtime::ReadElement(p.dtype, host.data(), runtime::ElementOffset(v, pos)) +
+          (corrupt ? 1.0 : 0.0));
     }
   }
 

@@ -23,6 +23,7 @@
 #ifndef TILEC_COMPILER_FRONTEND_BUILDER_H_
 #define TILEC_COMPILER_FRONTEND_BUILDER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -37,6 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/frontend/ast.h"
+#include "compiler/frontend/frontend.h"
 #include "compiler/frontend/reducers.h"
 #include "compiler/frontend/safe_access.h"
 #include "compiler/frontend/source.h"
@@ -323,6 +325,24 @@ class Builder {
   // annotations), by parameter name.
   std::unordered_map<std::string, ir::Buffer>& tensor_params() { return tensor_params_; }
   std::unordered_map<std::string, ir::Var>& scalar_params() { return scalar_params_; }
+  // Declares tensor parameter `name` of type `tt` (tensor_params.cc): its
+  // buffer, and for a strided tensor the view the kernel indexes; binds the
+  // name. INVALID_ARGUMENT at `loc` for strides tilec cannot lay out.
+  absl::Status DeclareTensorParam(const std::string& name, const TensorTypeValue& tt,
+                                  SourceLoc loc);
+  // The device the program is built for (nullptr: none given), and the
+  // queries of it answered so far (tl_device.cc), each once, in order.
+  const DeviceFacts* device() const { return device_ ? &*device_ : nullptr; }
+  void set_device(std::optional<DeviceFacts> d) { device_ = std::move(d); }
+  void RecordDeviceQuery(std::string answer) {
+    if (std::find(device_queries_.begin(), device_queries_.end(), answer) == device_queries_.end())
+      device_queries_.push_back(std::move(answer));
+  }
+  const std::vector<std::string>& device_queries() const { return device_queries_; }
+  // The strided tensor parameters, by name (the buffer is tensor_params()'s).
+  const std::unordered_map<std::string, ir::TensorView>& tensor_views() const {
+    return tensor_views_;
+  }
   const std::vector<ir::Buffer>& outputs() const { return outputs_; }
   // Eager style: tensor parameters whose `A: T.Tensor(...)` annotation has
   // not run yet.
@@ -357,6 +377,8 @@ class Builder {
   absl::StatusOr<Flow> ExecAnnAssign(const AnnAssignStmt& s);
   absl::StatusOr<Flow> ExecFor(const ForStmt& s);
   absl::StatusOr<Flow> ExecIrLoop(const ForStmt& s, const LoopSpec& loop);
+  absl::StatusOr<Flow> ExecPersistentLoop(const ForStmt& s, const LoopSpec& loop,
+                                          const std::vector<const NameExpr*>& names);
   absl::StatusOr<Flow> ExecGeneratorLoop(const ForStmt& s, const Value& gen);
   absl::StatusOr<Flow> ExecStagingLoop(const ForStmt& s, const ValueList& items);
   absl::StatusOr<Flow> ExecWhile(const WhileStmt& s);
@@ -410,6 +432,9 @@ class Builder {
   int depth_ = 0;
   std::unordered_map<std::string, ir::Buffer> tensor_params_;
   std::unordered_map<std::string, ir::Var> scalar_params_;
+  std::unordered_map<std::string, ir::TensorView> tensor_views_;
+  std::optional<DeviceFacts> device_;
+  std::vector<std::string> device_queries_;
   std::vector<ir::Buffer> outputs_;
   std::vector<std::string> pending_tensors_;
 };

@@ -323,13 +323,18 @@ absl::StatusOr<Value> Builder::EvalSubscript(const SubscriptExpr& e) {
       if (!x.ok()) return x;
       items.push_back(*x);
     }
-    if (items.size() != 2) {
-      return Err(e.lbracket_loc, "T.Tensor[...] takes a shape and a dtype");
+    const bool strided = v->builtin->name == "T.StridedTensor";
+    if (items.size() != (strided ? 3u : 2u)) {
+      return Err(e.lbracket_loc, strided ? "T.StridedTensor[...] takes a shape, strides and a dtype"
+                                         : "T.Tensor[...] takes a shape and a dtype");
     }
-    absl::StatusOr<ir::DType> t = StaticDType(items[1], e.items[1].loc, "the tensor dtype");
+    const size_t dt = items.size() - 1;
+    absl::StatusOr<ir::DType> t = StaticDType(items[dt], e.items[dt].loc, "the tensor dtype");
     if (!t.ok()) return t.status();
     ValueList shape = items[0].IsSequence() ? items[0].Items() : ValueList{items[0]};
-    return Value::TensorType(std::move(shape), *t);
+    ValueList strides;
+    if (strided) strides = items[1].IsSequence() ? items[1].Items() : ValueList{items[1]};
+    return Value::TensorType(std::move(shape), *t, std::move(strides));
   }
   if (v->kind == ValueKind::kRegion || v->kind == ValueKind::kElement) {
     return Err(e.lbracket_loc, Cat("a ", DescribeValue(*v), " cannot be indexed again"));

@@ -15,8 +15,10 @@
 // when it reads a thread index). A block axis missing below a present one
 // has extent 1; a nest without block axes is one block.
 #include "compiler/frontend/builder.h"
+#include "compiler/frontend/index_simplify.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
+#include "compiler/frontend/value_ops.h"
 #include "compiler/ir/visitor.h"
 
 namespace tilec::frontend {
@@ -364,6 +366,70 @@ absl::StatusOr<std::pair<std::vector<int64_t>, std::vector<int64_t>>> Builder::P
     }
   }
   return std::pair{std::move(order), std::move(stage)};
+}
+
+// T.Persistent(domain, wave_size, index, group_size): a serial loop over the
+// waves; in wave w the block visits tile w * wave_size + index of the
+// domain, if there is one. Tiles map to domain indices row-major, except that
+// a 2-D domain goes down groups of group_size rows column by column (the
+// grouped order that keeps operands in L2); every tile is visited once either
+// way.
+absl::StatusOr<Flow> Builder::ExecPersistentLoop(const ForStmt& s, const LoopSpec& loop,
+                                                 const std::vector<const NameExpr*>& names) {
+  using ir::BinaryOp;
+  auto bin = [](BinaryOp op, ir::Expr a, ir::Expr b) {
+    return ir::Binary(op, std::move(a), CastTo(ir::DType::kInt32, std::move(b)));
+  };
+  const size_t n = loop.extents.size();
+  ir::Expr total = CastTo(ir::DType::kInt32, loop.extents[0]);
+  for (size_t d = 1; d < n; ++d) total = bin(BinaryOp::kMul, total, loop.extents[d]);
+  const ir::Expr wave = CastTo(ir::DType::kInt32, loop.wave_size);
+  ir::Var w = ir::MakeVar("wave", ir::DType::kInt32);
+  ir::Expr tile =
+      SimplifyIndex(ir::Binary(BinaryOp::kAdd, ir::Binary(BinaryOp::kMul, w, wave), loop.index));
+  std::vector<ir::Expr> idx(n);
+  if (n == 2) {
+    const ir::Expr g = ir::IntImm(loop.group_size);
+    const ir::Expr per_group = bin(BinaryOp::kMul, g, loop.extents[1]);
+    const ir::Expr first =
+        ir::Binary(BinaryOp::kMul, ir::Binary(BinaryOp::kFloorDiv, tile, per_group), g);
+    const ir::Expr rows = ir::Binary(
+        BinaryOp::kMin, bin(BinaryOp::kSub, CastTo(ir::DType::kInt32, loop.extents[0]), first), g);
+    const ir::Expr in_group = ir::Binary(BinaryOp::kFloorMod, tile, per_group);
+    idx[0] = ir::Binary(BinaryOp::kAdd, first, ir::Binary(BinaryOp::kFloorMod, in_group, rows));
+    idx[1] = ir::Binary(BinaryOp::kFloorDiv, in_group, rows);
+  } else {
+    ir::Expr rest = tile;
+    for (size_t d = n; d-- > 0;) {
+      idx[d] = d == 0 ? rest : bin(BinaryOp::kFloorMod, rest, loop.extents[d]);
+      rest = bin(BinaryOp::kFloorDiv, rest, loop.extents[d]);
+    }
+  }
+  PushBlock();
+  std::vector<ir::Var> vars;
+  for (size_t d = 0; d < n; ++d) {
+    ir::Var v = ir::MakeVar(names[d]->id, ir::DType::kInt32);
+    absl::Status st = Emit(ir::Let(v, SimplifyIndex(idx[d])), s.loc, "a T.Persistent index");
+    if (!st.ok()) {
+      PopBlock();
+      return st;
+    }
+    BindName(names[d]->id, Value::Runtime(v));
+  }
+  frame().loops.push_back(true);
+  absl::StatusOr<Flow> flow = ExecBlock(s.body);
+  frame().loops.pop_back();
+  std::vector<ir::Stmt> stmts = PopBlock();
+  if (!flow.ok()) return flow;
+  ir::Stmt body = ir::If(ir::Binary(BinaryOp::kLt, tile, total), ir::Seq(std::move(stmts)));
+  const ir::Expr waves =
+      ir::Binary(BinaryOp::kFloorDiv,
+                 ir::Binary(BinaryOp::kAdd, total, bin(BinaryOp::kSub, wave, ir::IntImm(1))), wave);
+  absl::Status st =
+      Emit(ir::For(w, ir::IntImm(0), SimplifyIndex(waves), ir::ForKind::kSerial, body), s.loc,
+           "a T.Persistent loop");
+  if (!st.ok()) return st;
+  return Flow::kNormal;
 }
 
 }  // namespace tilec::frontend

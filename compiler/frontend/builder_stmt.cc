@@ -382,18 +382,9 @@ absl::StatusOr<Flow> Builder::ExecAnnAssign(const AnnAssignStmt& s) {
                                     frame().name, "` has no parameter `", n->id, "`"));
     }
     if (s.value) return Err(s.value->loc, "a tensor parameter annotation takes no value");
-    const TensorTypeValue& tt = *ann->tensor_type;
-    std::vector<ir::Expr> shape;
-    for (const Value& d : tt.shape) {
-      absl::StatusOr<ir::Expr> e = SizeExpr(d, s.annotation->loc, "a tensor dimension", false);
-      if (!e.ok()) return e.status();
-      MarkShape(d);
-      shape.push_back(*e);
-    }
-    ir::Buffer b = ir::MakeBuffer(n->id, tt.dtype, std::move(shape), ir::Scope::kGlobal);
-    tensor_params_[n->id] = b;
+    absl::Status st = DeclareTensorParam(n->id, *ann->tensor_type, s.annotation->loc);
+    if (!st.ok()) return st;
     pending_tensors_.erase(std::find(pending_tensors_.begin(), pending_tensors_.end(), n->id));
-    BindName(n->id, Value::BufferRef(b));
     return Flow::kNormal;
   }
   if (ann->kind == ValueKind::kDType) {
@@ -526,6 +517,7 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
                Cat("this loop has ", n, n == 1 ? " dimension" : " dimensions", " but ",
                    names.size(), names.size() == 1 ? " variable" : " variables"));
   }
+  if (loop.persistent) return ExecPersistentLoop(s, loop, names);
   std::vector<ir::Var> vars;
   PushBlock();
   for (size_t d = 0; d < n; ++d) {

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <set>
 #include <unordered_set>
 
 #include "compiler/frontend/builder.h"
 #include "compiler/frontend/parser.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/ir/limits.h"
+#include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
 
 namespace tilec::frontend {
@@ -264,18 +266,8 @@ absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
       absl::StatusOr<Value> ann = b_.Eval(*p.annotation);
       if (!ann.ok()) return ann.status();
       if (ann->kind == ValueKind::kTensorType) {
-        std::vector<ir::Expr> shape;
-        for (const Value& d : ann->tensor_type->shape) {
-          absl::StatusOr<ir::Expr> e =
-              b_.SizeExpr(d, p.annotation->loc, "a tensor dimension", false);
-          if (!e.ok()) return e.status();
-          b_.MarkShape(d);
-          shape.push_back(*e);
-        }
-        ir::Buffer buf =
-            ir::MakeBuffer(p.name, ann->tensor_type->dtype, std::move(shape), ir::Scope::kGlobal);
-        b_.tensor_params()[p.name] = buf;
-        b_.BindName(p.name, Value::BufferRef(buf));
+        absl::Status st = b_.DeclareTensorParam(p.name, *ann->tensor_type, p.annotation->loc);
+        if (!st.ok()) return st;
       } else if (ann->kind == ValueKind::kDType) {
         ir::Var var = ir::MakeVar(p.name, ann->dtype);
         b_.scalar_params()[p.name] = var;
@@ -300,6 +292,7 @@ absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
 }
 
 absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
+  b_.set_device(bindings.device);
   // The style: a @T.prim_func itself, a generator with a nested prim_func,
   // or an eager kernel.
   {
@@ -478,10 +471,14 @@ class UsedVars : public ir::IRVisitor {
 absl::StatusOr<ir::Program> Compiler::Assemble() {
   ir::Program program;
   program.name = def_.name;
+  program.device_queries = b_.device_queries();
   for (const std::string& name : abi_) {
     auto t = b_.tensor_params().find(name);
     if (t != b_.tensor_params().end()) {
-      program.params.push_back(ir::Param{t->second, nullptr});
+      ir::Param param{t->second, nullptr};
+      auto v = b_.tensor_views().find(name);
+      if (v != b_.tensor_views().end()) param.view = v->second;
+      program.params.push_back(std::move(param));
       continue;
     }
     auto s = b_.scalar_params().find(name);
@@ -492,8 +489,38 @@ absl::StatusOr<ir::Program> Compiler::Assemble() {
     return Builder::Internal(Cat("parameter `", name, "` was not declared"));
   }
   for (const ir::Buffer& out : b_.outputs()) program.params.push_back(ir::Param{out, nullptr});
-  absl::StatusOr<ir::Stmt> lowered =
-      LowerViews(LowerReducers(body_, b_.reducer_buffers()), b_.views());
+  // A strided tensor's dynamic extents must be some tensor's dimensions, so
+  // that every launch can bind them from the storage it is given.
+  std::unordered_set<const ir::ExprNode*> storage_dims;
+  for (const ir::Param& p : program.params) {
+    if (p.tensor) {
+      for (const ir::Expr& d : p.tensor->shape) storage_dims.insert(d.get());
+    }
+  }
+  for (const ir::Param& p : program.params) {
+    if (!p.view) continue;
+    for (size_t d = 0; d < p.view->shape.size(); ++d) {
+      const ir::Expr& e = p.view->shape[d];
+      if (ir::AsConstInt(e) || (e->kind == ir::ExprKind::kVar && storage_dims.count(e.get()))) {
+        continue;
+      }
+      return absl::UnimplementedError(
+          Cat(def_.name, ": dimension ", d, " of the strided tensor `", p.tensor->name, "` is ",
+              ir::PrintExpr(e),
+              ", a size no tensor's storage has as a dimension: give it a constant, or make it a "
+              "dimension of the outermost stride or of another tensor"));
+    }
+  }
+  // Accesses of strided tensors are bounded by their shape, not their
+  // storage's: guarded before their views are lowered.
+  std::set<const ir::BufferNode*> strided;
+  for (const auto& [view, v] : b_.views()) {
+    if (!v.axes.empty()) strided.insert(view);
+  }
+  absl::StatusOr<ir::Stmt> body = LowerReducers(body_, b_.reducer_buffers());
+  if (!strided.empty()) body = LegalizeGlobalAccesses(*body, b_.safe_values(), &strided);
+  if (!body.ok()) return body.status();
+  absl::StatusOr<ir::Stmt> lowered = LowerViews(*body, b_.views());
   if (!lowered.ok()) return lowered.status();
   absl::StatusOr<ir::Stmt> legal = LegalizeGlobalAccesses(*lowered, b_.safe_values());
   if (!legal.ok()) return legal.status();

@@ -40,6 +40,8 @@
 #ifndef TILEC_COMPILER_FRONTEND_FRONTEND_H_
 #define TILEC_COMPILER_FRONTEND_FRONTEND_H_
 
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -52,6 +54,27 @@
 
 namespace tilec::frontend {
 
+// What a kernel may ask of the device it is built for (the number of SMs,
+// the compute capability, ...), answered from the target's hardware profile
+// instead of a GPU (tl_device.cc). Each answer given is recorded in
+// ir::Program::device_queries and in the artifact.
+struct DeviceFacts {
+  std::string profile;       // the hardware profile's id: "h100_sxm"
+  std::string name;          // "NVIDIA H100 SXM5 80GB"
+  std::string vendor;        // "nvidia" | "amd"
+  int major = 0, minor = 0;  // compute capability (sm_90a: 9, 0)
+  int64_t sm_count = 0;
+  int64_t warp_size = 32;
+  int64_t shared_memory_per_block = 0;          // bytes, the most one block may use
+  int64_t shared_memory_per_block_default = 0;  // bytes without opting in (48 KB on NVIDIA)
+  int64_t shared_memory_per_sm = 0;
+  int64_t registers_per_block = 0;
+  int64_t registers_per_sm = 0;
+  int64_t max_threads_per_block = 0;
+  int64_t max_threads_per_sm = 0;
+  int64_t l2_cache_bytes = 0;
+};
+
 // Parameter values, in the order given; a later value for a name replaces an
 // earlier one.
 struct Bindings {
@@ -61,6 +84,9 @@ struct Bindings {
   // a bindable parameter (or T.const name) of the function and must not
   // also have a value (INVALID_ARGUMENT, located at the function).
   std::set<std::string> unbound;
+  // The device the program is built for; a query of the device without it
+  // is refused, naming the query.
+  std::optional<DeviceFacts> device;
 
   // Sets `name` to `value`, replacing an earlier binding of the same name.
   void Set(std::string name, std::string value);

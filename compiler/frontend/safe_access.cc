@@ -159,10 +159,14 @@ void CollectFacts(const Expr& cond, const std::map<const ir::VarNode*, Expr>& le
 
 class Legalizer : public ir::IRMutator {
  public:
-  explicit Legalizer(const SafeValues& safe) : safe_(safe) {}
+  Legalizer(const SafeValues& safe, const std::set<const ir::BufferNode*>* only)
+      : safe_(safe), only_(only) {}
   using ir::IRMutator::Mutate;
 
   Expr Mutate(const Expr& e) override {
+    if (const auto* l = e ? e->as<ir::LoadNode>() : nullptr; l && Skip(l->buffer)) {
+      return IRMutator::Mutate(e);
+    }
     if (const auto* l = e ? e->as<ir::LoadNode>() : nullptr) {
       if (in_kernel_ && l->buffer->scope == ir::Scope::kGlobal) {
         std::vector<Expr> idx;
@@ -237,12 +241,14 @@ class Legalizer : public ir::IRMutator {
       }
       case ir::StmtKind::kCopy: {
         const auto* c = s->as<ir::CopyNode>();
-        if (in_kernel_ && safe_.count(c->src.buffer.get())) return SafeCopy(*c);
+        if (in_kernel_ && safe_.count(c->src.buffer.get()) && !Skip(c->src.buffer)) {
+          return SafeCopy(*c);
+        }
         break;
       }
       case ir::StmtKind::kStore: {
         const auto* st = s->as<ir::StoreNode>();
-        if (!in_kernel_ || st->buffer->scope == ir::Scope::kVar) break;
+        if (!in_kernel_ || st->buffer->scope == ir::Scope::kVar || Skip(st->buffer)) break;
         std::vector<Expr> idx;
         for (const Expr& i : st->indices) idx.push_back(Mutate(i));
         idx = FromEnd(st->buffer, std::move(idx));
@@ -259,6 +265,8 @@ class Legalizer : public ir::IRMutator {
   }
 
  private:
+  bool Skip(const ir::Buffer& b) const { return only_ && !only_->count(b.get()); }
+
   // The facts of `cond` hold while it lives: kept for InBounds, and those
   // that bound a variable by a constant narrow its range.
   class Assume {
@@ -393,6 +401,7 @@ class Legalizer : public ir::IRMutator {
 
  private:
   const SafeValues& safe_;
+  const std::set<const ir::BufferNode*>* only_;
   absl::Status status_;
   Bounds bounds_;
   std::vector<Fact> facts_;
@@ -402,8 +411,9 @@ class Legalizer : public ir::IRMutator {
 
 }  // namespace
 
-absl::StatusOr<ir::Stmt> LegalizeGlobalAccesses(const ir::Stmt& body, const SafeValues& safe) {
-  Legalizer l(safe);
+absl::StatusOr<ir::Stmt> LegalizeGlobalAccesses(const ir::Stmt& body, const SafeValues& safe,
+                                                const std::set<const ir::BufferNode*>* only) {
+  Legalizer l(safe, only);
   ir::Stmt out = l.Mutate(body);
   if (!l.status().ok()) return l.status();
   return out;

@@ -17,6 +17,7 @@
 #define TILEC_COMPILER_FRONTEND_SAFE_ACCESS_H_
 
 #include <map>
+#include <set>
 
 #include "absl/status/statusor.h"
 #include "compiler/ir/ir.h"
@@ -26,7 +27,11 @@ namespace tilec::frontend {
 // Safe values by tensor (T.annotate_safe_value); a tensor not named reads 0.
 using SafeValues = std::map<const ir::BufferNode*, ir::Expr>;
 
-absl::StatusOr<ir::Stmt> LegalizeGlobalAccesses(const ir::Stmt& body, const SafeValues& safe);
+// With `only`, the accesses of those buffers alone (the frontend guards the
+// views of strided tensors by their own shape before it lowers them).
+absl::StatusOr<ir::Stmt> LegalizeGlobalAccesses(
+    const ir::Stmt& body, const SafeValues& safe,
+    const std::set<const ir::BufferNode*>* only = nullptr);
 
 }  // namespace tilec::frontend
 

@@ -66,6 +66,8 @@ constexpr std::string_view kLangFunctions[] = {
     "get_warp_group_idx",
     "shuffle_elect",
     "transpose",
+    "c2d_im2col",
+    "Persistent",
     "annotate_safe_value",
     "cummax",
     "reduce_bitand",
@@ -122,6 +124,7 @@ constexpr std::string_view kLangFunctions[] = {
     "empty",
     "Tensor",
     "Buffer",
+    "StridedTensor",
     "Layout",
     "Fragment",
     "if_then_else",
@@ -209,10 +212,13 @@ bool IsKnownModule(std::string_view path) {
          path == "tilelang.language.GemmWarpPolicy" || path == "math" || path == "torch" ||
          path == "dataclasses" || path == "tvm" || path == "tvm.tir" || path == "functools" ||
          path == "operator" || path == "itertools" || path == "tilelang.transform" ||
-         path == "tilelang.transform.simplify" || path == "tvm.script";
+         path == "tilelang.transform.simplify" || path == "tvm.script" ||
+         path == "tilelang.carver" || path == "tilelang.carver.arch" ||
+         path == "tilelang.carver.arch.driver" || path == "torch.cuda";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
+  if (std::optional<Value> d = DeviceModuleAttribute(path, attr)) return d;
   std::string a(attr);
   if (path == kLang) {
     if (attr == "GemmWarpPolicy") return Value::Module("tilelang.language.GemmWarpPolicy");
@@ -430,6 +436,7 @@ absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& 
   const std::string& name = fn.name;
   if (fn.self && name != "T.<dtype>") return CallMethod(b, name, *fn.self, args);
   if (StartsWith(name, "math.")) return CallMath(b, std::string_view(name).substr(5), args);
+  if (StartsWith(name, "device.")) return CallDevice(b, std::string_view(name).substr(7), args);
   if (StartsWith(name, "T.") || StartsWith(name, "tilelang.") || StartsWith(name, "tir.")) {
     if (std::optional<absl::StatusOr<Value>> r = CallTileOp(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlLang(b, name, args, fn)) return *r;

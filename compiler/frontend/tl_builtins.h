@@ -26,6 +26,11 @@ namespace tilec::frontend {
 // know it.
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr);
 
+// The device queries of tilelang.carver.arch.driver and torch.cuda
+// (tl_device.cc): their modules and functions, and the call.
+std::optional<Value> DeviceModuleAttribute(std::string_view path, std::string_view attr);
+absl::StatusOr<Value> CallDevice(Builder& b, std::string_view name, CallArgs& args);
+
 // A module that `import <path>` may bind (tilelang, tilelang.language, math,
 // torch, ...). Unknown modules are still importable: they become opaque
 // module values whose attributes are errors when used.

@@ -22,8 +22,9 @@
 //   style) -> the bound values, or symbolic sizes when unbound; T.empty(shape,
 //   dtype) (eager style) -> a new output tensor parameter.
 // - T.Tensor/T.Buffer(shape, dtype) and T.Tensor[shape, dtype] -> a tensor
-//   type for parameter annotations (strides and other layout arguments are
-//   ignored).
+//   type for parameter annotations; T.StridedTensor(shape, strides, dtype)
+//   and T.Tensor(..., strides=) one with strides (tensor_params.cc; the other
+//   layout arguments are ignored).
 // - T.Layout(shape, lambda i, j: ...) -> a custom layout over fresh index
 //   variables; tilelang.layout.make_swizzled_layout(buf) -> a swizzled layout.
 #include <algorithm>
@@ -312,16 +313,30 @@ absl::StatusOr<Value> MakeView(Builder& b, ir::Buffer base, const ValueList& sha
   }
   ir::Buffer view =
       ir::MakeBuffer(b.TakeNameHint(Cat(base->name, "_view")), t, std::move(dims), base->scope);
-  b.views()[view.get()] = View{base};
+  b.views()[view.get()] = View{base, {}};
   return Value::BufferRef(view);
 }
 
 absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& args) {
-  absl::StatusOr<Args> a = Bind(b, args, name,
-                                {"shape", "dtype", "data", "strides", "elem_offset", "scope",
-                                 "align", "offset_factor", "buffer_type", "axis_separators"},
-                                1);
-  if (!a.ok()) return a.status();
+  // T.StridedTensor(shape, strides, dtype, ...) names its strides second.
+  const bool strided = name == "T.StridedTensor";
+  std::vector<std::string_view> names = {"shape",       "dtype",          "data",  "strides",
+                                         "elem_offset", "scope",          "align", "offset_factor",
+                                         "buffer_type", "axis_separators"};
+  if (strided) names = {"shape", "strides", "dtype", "scope"};
+  absl::StatusOr<Args> bound = Bind(b, args, name, names, strided ? 2 : 1);
+  if (!bound.ok()) return bound.status();
+  Args a_storage = *std::move(bound);
+  if (strided) {
+    // Same slots as T.Tensor's: shape, dtype, data, strides, ..., scope.
+    Args t(10);
+    t[0] = a_storage[0];
+    t[1] = a_storage[2];
+    t[3] = a_storage[1];
+    t[5] = a_storage[3];
+    a_storage = std::move(t);
+  }
+  const Args* a = &a_storage;
   ir::DType t = ir::DType::kFloat32;
   if ((*a)[1]) {
     absl::StatusOr<ir::DType> d = b.StaticDType((*a)[1]->value, (*a)[1]->loc, "the tensor dtype");
@@ -344,9 +359,19 @@ absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& ar
       return b.Err(data.loc, Cat("T.Tensor(..., data=...) takes the .data of a global tensor, got ",
                                  DescribeValue(data.value)));
     }
+    if ((*a)[3] && (*a)[3]->value.kind != ValueKind::kNone) {
+      return b.Err((*a)[3]->loc,
+                   "T.Tensor(..., data=...) with strides is not supported; a view "
+                   "of a tensor's data is row-major");
+    }
     return MakeView(b, data.value.buffer, dims, t, args.loc);
   }
-  return Value::TensorType(std::move(dims), t);
+  ValueList strides;
+  if ((*a)[3] && (*a)[3]->value.kind != ValueKind::kNone) {
+    const Value& s = (*a)[3]->value;
+    strides = s.IsSequence() ? s.Items() : ValueList{s};
+  }
+  return Value::TensorType(std::move(dims), t, std::move(strides));
 }
 
 absl::StatusOr<Value> Symbol(Builder& b, const std::string& name, ParamInfo::Kind kind,
@@ -467,6 +492,36 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   }
   if (name == "T.serial" || name == "T.Serial")
     return SingleLoop(b, ir::ForKind::kSerial, name, args);
+  if (name == "T.Persistent") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"domain", "wave_size", "index", "group_size"}, 3);
+    if (!a.ok()) return a.status();
+    const Arg& domain = *(*a)[0];
+    ValueList dims = domain.value.IsSequence() ? domain.value.Items() : ValueList{domain.value};
+    if (dims.empty())
+      return b.Err(domain.loc, "T.Persistent() needs a domain of at least one extent");
+    LoopSpec spec;
+    spec.persistent = true;
+    for (const Value& d : dims) {
+      absl::StatusOr<ir::Expr> x = b.SizeExpr(d, domain.loc, "a T.Persistent extent", true);
+      if (!x.ok()) return x.status();
+      spec.mins.push_back(ir::IntImm(0, (*x)->dtype));
+      spec.extents.push_back(*x);
+    }
+    absl::StatusOr<ir::Expr> wave = b.SizeExpr((*a)[1]->value, (*a)[1]->loc, "the wave size", true);
+    if (!wave.ok()) return wave.status();
+    absl::StatusOr<ir::Expr> index = b.ExprAs((*a)[2]->value, ir::DType::kInt32, (*a)[2]->loc);
+    if (!index.ok()) return index.status();
+    spec.wave_size = *wave;
+    spec.index = *index;
+    if ((*a)[3] && (*a)[3]->value.kind != ValueKind::kNone) {
+      absl::StatusOr<int64_t> g = b.StaticInt((*a)[3]->value, (*a)[3]->loc, "group_size");
+      if (!g.ok()) return g.status();
+      if (*g < 1)
+        return b.Err((*a)[3]->loc, Cat("T.Persistent group_size must be positive, got ", *g));
+      spec.group_size = *g;
+    }
+    return Value::Loop(std::move(spec));
+  }
   if (name == "T.reshape" || name == "T.view") {
     absl::StatusOr<Args> a = Bind(b, args, name, {"src", "shape", "dtype"}, 1);
     if (!a.ok()) return a.status();
@@ -554,7 +609,9 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     b.AddOutput(out);
     return Value::BufferRef(out);
   }
-  if (name == "T.Tensor" || name == "T.Buffer") return TensorType(b, name, args);
+  if (name == "T.Tensor" || name == "T.Buffer" || name == "T.StridedTensor") {
+    return TensorType(b, name, args);
+  }
   if (name == "T.Layout") return Layout(b, args);
   if (name == "tilelang.layout.make_swizzled_layout") {
     absl::StatusOr<Args> a =

@@ -545,7 +545,99 @@ absl::StatusOr<Value> UseSwizzle(Builder& b, CallArgs& args) {
 
 }  // namespace
 
+// T.c2d_im2col(img, col, nhw_step, c_step, kernel, stride=1, dilation=1,
+// pad=0): tile (nhw_step, c_step) of the im2col matrix of the NHWC image
+// `img` for a square `kernel`, into the two-dimensional tile `col`: row m
+// is output pixel (n, oh, ow), column k is (kh, kw, c), and the element is
+// img[n, oh * stride + kh * dilation - pad, ow * stride + kw * dilation -
+// pad, c], zero in the padding. As a T.Parallel nest over `col`.
+absl::StatusOr<Value> Im2col(Builder& b, CallArgs& args) {
+  constexpr std::string_view kFn = "T.c2d_im2col";
+  absl::StatusOr<Args> a = BindArgs(
+      b, args, kFn, {"img", "col", "nhw_step", "c_step", "kernel", "stride", "dilation", "pad"}, 5);
+  if (!a.ok()) return a.status();
+  const Arg& img_arg = *(*a)[0];
+  if (img_arg.value.kind != ValueKind::kBuffer || img_arg.value.buffer->shape.size() != 4 ||
+      img_arg.value.buffer->scope != ir::Scope::kGlobal) {
+    return b.Err(img_arg.loc, Cat(kFn, " takes an NHWC image tensor of rank 4, got ",
+                                  DescribeValue(img_arg.value)));
+  }
+  const ir::Buffer img = img_arg.value.buffer;
+  absl::StatusOr<Operand> col = ReadOperand(b, *(*a)[1], kFn, false);
+  if (!col.ok()) return col.status();
+  const ir::Region& cr = *col->region;
+  std::vector<int64_t> ce;
+  for (const ir::Expr& e : cr.extents) ce.push_back(ir::AsConstInt(e).value_or(-1));
+  if (ce.size() != 2 || ce[0] < 1 || ce[1] < 1) {
+    return b.Err((*a)[1]->loc, Cat(kFn, " writes a two-dimensional tile of constant shape"));
+  }
+  std::vector<int64_t> ints;  // kernel, stride, dilation, pad
+  const char* names[] = {"kernel", "stride", "dilation", "pad"};
+  const int64_t defaults[] = {0, 1, 1, 0};
+  for (int k = 0; k < 4; ++k) {
+    const std::optional<Arg>& v = (*a)[4 + k];
+    if (!v || v->value.kind == ValueKind::kNone) {
+      ints.push_back(defaults[k]);
+      continue;
+    }
+    absl::StatusOr<int64_t> x = b.StaticInt(v->value, v->loc, names[k]);
+    if (!x.ok()) return x.status();
+    if (*x < (k == 3 ? 0 : 1)) return b.Err(v->loc, Cat(kFn, ": ", names[k], " is ", *x));
+    ints.push_back(*x);
+  }
+  const int64_t kk = ints[0], s = ints[1], d = ints[2], pad = ints[3];
+  absl::StatusOr<ir::Expr> nhw = b.ExprAs((*a)[2]->value, ir::DType::kInt32, (*a)[2]->loc);
+  if (!nhw.ok()) return nhw.status();
+  absl::StatusOr<ir::Expr> cstep = b.ExprAs((*a)[3]->value, ir::DType::kInt32, (*a)[3]->loc);
+  if (!cstep.ok()) return cstep.status();
+  using ir::BinaryOp;
+  auto I = [](int64_t v) { return ir::IntImm(v); };
+  auto op = [](BinaryOp o, ir::Expr x, ir::Expr y) {
+    return ir::Binary(o, std::move(x), CastTo(x->dtype, std::move(y)));
+  };
+  const ir::Expr h = CastTo(ir::DType::kInt32, img->shape[1]);
+  const ir::Expr w = CastTo(ir::DType::kInt32, img->shape[2]);
+  const ir::Expr c = CastTo(ir::DType::kInt32, img->shape[3]);
+  // OH = (H + 2P - D(K-1) - 1) // S + 1, the same for OW.
+  auto out = [&](const ir::Expr& e) {
+    return op(BinaryOp::kAdd,
+              op(BinaryOp::kFloorDiv, op(BinaryOp::kSub, e, I(d * (kk - 1) + 1 - 2 * pad)), I(s)),
+              I(1));
+  };
+  const ir::Expr oh = out(h), ow = out(w);
+  ir::Var i = ir::MakeVar("i", ir::DType::kInt32), j = ir::MakeVar("j", ir::DType::kInt32);
+  const ir::Expr m = op(BinaryOp::kAdd, op(BinaryOp::kMul, *nhw, I(ce[0])), i);
+  const ir::Expr k = op(BinaryOp::kAdd, op(BinaryOp::kMul, *cstep, I(ce[1])), j);
+  const ir::Expr pix = op(BinaryOp::kMul, oh, ow);
+  const ir::Expr ih =
+      op(BinaryOp::kSub,
+         op(BinaryOp::kAdd,
+            op(BinaryOp::kMul, op(BinaryOp::kFloorDiv, op(BinaryOp::kFloorMod, m, pix), ow), I(s)),
+            op(BinaryOp::kMul, op(BinaryOp::kFloorDiv, k, op(BinaryOp::kMul, c, I(kk))), I(d))),
+         I(pad));
+  const ir::Expr iw = op(
+      BinaryOp::kSub,
+      op(BinaryOp::kAdd, op(BinaryOp::kMul, op(BinaryOp::kFloorMod, m, ow), I(s)),
+         op(BinaryOp::kMul, op(BinaryOp::kFloorMod, op(BinaryOp::kFloorDiv, k, c), I(kk)), I(d))),
+      I(pad));
+  ir::Expr in =
+      op(BinaryOp::kAnd, op(BinaryOp::kAnd, op(BinaryOp::kGe, ih, I(0)), op(BinaryOp::kLt, ih, h)),
+         op(BinaryOp::kAnd, op(BinaryOp::kGe, iw, I(0)), op(BinaryOp::kLt, iw, w)));
+  ir::Expr value =
+      ir::Load(img, {op(BinaryOp::kFloorDiv, m, pix), ih, iw, op(BinaryOp::kFloorMod, k, c)});
+  value = ir::Select(in, value, ir::Cast(img->dtype, I(0)));
+  if (img->dtype != cr.buffer->dtype) value = ir::Cast(cr.buffer->dtype, value);
+  auto at = [&](const ir::Expr& base, const ir::Var& v) { return op(BinaryOp::kAdd, base, v); };
+  ir::Stmt body = ir::Store(cr.buffer, {at(cr.mins[0], i), at(cr.mins[1], j)}, value);
+  body = ir::For(j, I(0), I(ce[1]), ir::ForKind::kParallel, body);
+  body = ir::For(i, I(0), I(ce[0]), ir::ForKind::kParallel, body);
+  absl::Status st = b.Emit(body, args.loc, kFn);
+  if (!st.ok()) return st;
+  return Value::None();
+}
+
 std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view name, CallArgs& args) {
+  if (name == "T.c2d_im2col") return Im2col(b, args);
   if (name == "T.alloc_shared") return Alloc(b, name, ir::Scope::kShared, args);
   if (name == "T.alloc_fragment") return Alloc(b, name, ir::Scope::kFragment, args);
   if (name == "T.alloc_local") return Alloc(b, name, ir::Scope::kLocal, args);

@@ -78,7 +78,7 @@ absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) 
     if (auto it = b.views().find(base.get()); it != b.views().end()) base = it->second.base;
     ir::Buffer view =
         ir::MakeBuffer(Cat((*dst)->name, "_kept"), (*dst)->dtype, expected, (*dst)->scope);
-    b.views()[view.get()] = View{base};
+    b.views()[view.get()] = View{base, {}};
     *dst = view;
   }
   bool mismatch = !keep_dim && got.size() != expected.size();

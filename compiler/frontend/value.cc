@@ -250,10 +250,11 @@ Value Value::Policy(ir::GemmPolicy p) {
   return r;
 }
 
-Value Value::TensorType(std::vector<Value> shape, ir::DType dtype) {
+Value Value::TensorType(std::vector<Value> shape, ir::DType dtype, std::vector<Value> strides) {
   Value r;
   r.kind = ValueKind::kTensorType;
-  r.tensor_type = std::make_shared<const TensorTypeValue>(TensorTypeValue{std::move(shape), dtype});
+  r.tensor_type = std::make_shared<const TensorTypeValue>(
+      TensorTypeValue{std::move(shape), dtype, std::move(strides)});
   return r;
 }
 

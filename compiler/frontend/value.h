@@ -153,7 +153,8 @@ struct Value {
   static Value Kernel(KernelSpec spec);
   static Value Layout(ir::Layout layout);
   static Value Policy(ir::GemmPolicy p);
-  static Value TensorType(std::vector<Value> shape, ir::DType dtype);
+  static Value TensorType(std::vector<Value> shape, ir::DType dtype,
+                          std::vector<Value> strides = {});
   static Value Class(std::shared_ptr<ClassValue> c);
   static Value Object(std::shared_ptr<ObjectValue> o);
   static Value Slice(Value start, Value stop, Value step);
@@ -230,6 +231,11 @@ struct LoopSpec {
   // group=: the statements each order/stage entry stands for; empty when
   // there is one entry per statement.
   std::vector<std::vector<int64_t>> group;
+  // T.Persistent(domain, wave_size, index, group_size): the tiles of
+  // `domain` this block visits, one per wave (`extents` holds the domain).
+  bool persistent = false;
+  ir::Expr wave_size, index;
+  int64_t group_size = 8;
 };
 
 struct KernelSpec {
@@ -250,6 +256,7 @@ struct RangeValue {
 struct TensorTypeValue {
   std::vector<Value> shape;  // staging ints or runtime expressions
   ir::DType dtype = ir::DType::kFloat32;
+  std::vector<Value> strides;  // in elements; empty: contiguous row-major
 };
 
 struct ElementValue {

@@ -127,7 +127,15 @@ class ViewRewriter : public ir::IRMutator {
   // The view element at `idx` read from the base: the same element, its
   // bits read as the view's dtype, a part of a wider base element, or
   // whole base elements put together (little-endian, as memory holds them).
+  // A strided tensor's element in its storage.
+  static std::vector<Expr> Permuted(const View& v, const std::vector<Expr>& idx) {
+    std::vector<Expr> out;
+    for (int32_t a : v.axes) out.push_back(idx[a]);
+    return out;
+  }
+
   Expr LoadThrough(const View& v, const ir::Buffer& view, const std::vector<Expr>& idx) {
+    if (!v.axes.empty()) return ir::Load(v.base, Permuted(v, idx));
     const ir::DType vt = view->dtype, bt = v.base->dtype;
     const Expr flat = Flat(v, view, idx);
     if (vt == bt) return ir::Load(v.base, Unflatten(v, flat));
@@ -163,6 +171,7 @@ class ViewRewriter : public ir::IRMutator {
   // element, which other threads may write at the same time: UNIMPLEMENTED.
   ir::Stmt StoreThrough(const View& v, const ir::Buffer& view, const std::vector<Expr>& idx,
                         const Expr& value) {
+    if (!v.axes.empty()) return ir::Store(v.base, Permuted(v, idx), value);
     const ir::DType vt = view->dtype, bt = v.base->dtype;
     const Expr flat = Flat(v, view, idx);
     if (vt == bt) return ir::Store(v.base, Unflatten(v, flat), value);
@@ -320,6 +329,13 @@ class ViewRewriter : public ir::IRMutator {
         std::string what = scope == ir::Scope::kGlobal
                                ? "global tensor"
                                : absl::StrCat(std::string(ir::ScopeName(scope)), " buffer");
+        if (!view.axes.empty()) {
+          status_ = absl::UnimplementedError(
+              absl::StrCat("`", v->name,
+                           "` is a strided tensor (T.StridedTensor); tilec supports strided "
+                           "tensors in element accesses and T.copy only"));
+          return s;
+        }
         status_ = absl::UnimplementedError(absl::StrCat(
             "`", v->name, "` is a view of the ", what, " `", view.base->name,
             "`; tilec supports views of a ", what, " in element accesses and T.copy only"));

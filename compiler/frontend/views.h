@@ -31,6 +31,10 @@ namespace tilec::frontend {
 
 struct View {
   ir::Buffer base;  // a global tensor, or a shared, fragment or local buffer
+  // A strided tensor parameter (T.StridedTensor): view element idx is base
+  // element [idx[axes[0]], idx[axes[1]], ...], of the same dtype. Empty: the
+  // row-major reinterpretation above.
+  std::vector<int32_t> axes;
 };
 using ViewMap = std::map<const ir::BufferNode*, View>;
 

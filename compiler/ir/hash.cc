@@ -634,6 +634,12 @@ std::string ProgramHash(const Program& program) {
       enc.U8(Code(p.tensor->dtype));
       enc.U8(Code(p.tensor->scope));
       enc.Shape(p.tensor->shape);
+      enc.Bool(p.view.has_value());
+      if (p.view) {
+        enc.Shape(p.view->shape);
+        enc.Count(p.view->axes.size());
+        for (int32_t a : p.view->axes) enc.I64(a);
+      }
     } else if (p.scalar) {
       enc.T(Tag::kScalarParam);
       enc.Str(p.scalar->name);
@@ -658,6 +664,8 @@ std::string ProgramHash(const Program& program) {
     enc.Ints(t.candidates);
   }
   enc.Body(program.body);
+  enc.Count(program.device_queries.size());
+  for (const std::string& q : program.device_queries) enc.Str(q);
   return Sha256Hex(enc.bytes());
 }
 

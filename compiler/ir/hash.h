@@ -43,7 +43,7 @@
 
 namespace tilec::ir {
 
-inline constexpr uint32_t kHashSchemaVersion = 1;
+inline constexpr uint32_t kHashSchemaVersion = 2;
 
 // 64 lowercase hex digits.
 std::string ProgramHash(const Program& program);

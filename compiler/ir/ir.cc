@@ -188,6 +188,28 @@ Region FullRegion(const Buffer& b) {
   return r;
 }
 
+std::vector<Expr> ViewStrides(const Buffer& storage, const TensorView& view) {
+  std::vector<Expr> strides(view.axes.size());
+  Expr stride = IntImm(1);
+  for (size_t k = storage->shape.size(); k-- > 0;) {
+    if (k < view.axes.size() && view.axes[k] >= 0 &&
+        static_cast<size_t>(view.axes[k]) < strides.size()) {
+      strides[view.axes[k]] = stride;
+    }
+    const Expr& n = storage->shape[k];
+    std::optional<int64_t> a = AsConstInt(stride), b = AsConstInt(n);
+    if (a && b) {
+      stride = IntImm(*a * *b, n->dtype);
+    } else if (a && *a == 1) {
+      stride = n;
+    } else {
+      stride =
+          Binary(BinaryOp::kMul, stride, n->dtype == stride->dtype ? n : Cast(stride->dtype, n));
+    }
+  }
+  return strides;
+}
+
 std::string_view AtomicOpName(AtomicOp op) {
   switch (op) {
     case AtomicOp::kAdd: return "add";

@@ -492,11 +492,26 @@ struct TileParam {
   std::vector<int64_t> candidates;  // declared search space, may be empty
 };
 
+// A strided tensor parameter (T.StridedTensor): callers pass a tensor of
+// `shape` whose elements lie with gaps or in another dimension order. The
+// program's buffer is the row-major storage that holds them: view dimension
+// axes[k] is the buffer's dimension k, and its stride is the product of the
+// buffer's dimensions after k. The buffer's dimensions are at least the
+// view's (the padding is never read or written).
+struct TensorView {
+  std::vector<Expr> shape;
+  std::vector<int32_t> axes;
+};
+
 // A parameter of the program, in ABI order: a global tensor or a scalar.
 struct Param {
-  Buffer tensor;  // set for tensors
-  Var scalar;     // set for scalars
+  Buffer tensor;                                  // set for tensors
+  Var scalar;                                     // set for scalars
+  std::optional<TensorView> view = std::nullopt;  // tensors: set for a strided tensor
 };
+
+// The strides, in elements, of the view's dimensions.
+std::vector<Expr> ViewStrides(const Buffer& storage, const TensorView& view);
 
 struct Program {
   std::string name;
@@ -504,6 +519,10 @@ struct Program {
   std::vector<Var> dyn_dims;  // symbolic sizes used in tensor shapes
   std::vector<TileParam> tile_params;
   Stmt body;  // a Seq of kernels and global workspace allocations
+  // Questions the source asked of the device, with the answers the
+  // frontend gave from the target's hardware profile and built into the
+  // body: "driver.get_num_sms() = 132 (profile h100_sxm)".
+  std::vector<std::string> device_queries;
 };
 
 }  // namespace tilec::ir

@@ -26,6 +26,9 @@ inline constexpr int kWireRecursionLimit = 4 * kMaxNesting;
 // in kernel symbols and in messages.
 inline constexpr size_t kMaxNameLength = 256;
 
+// Most device queries one program records (Program::device_queries).
+inline constexpr size_t kMaxDeviceQueries = 64;
+
 // CUDA's grid limits: gridDim.x < 2^31, gridDim.y and gridDim.z <= 65535.
 inline constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 inline constexpr int64_t kMaxGridYZ = 65535;

@@ -544,6 +544,13 @@ void Printer::Program(const ir::Program& p) {
     }
     Line(0, absl::StrCat("# tile params: ", absl::StrJoin(params, ", ")));
   }
+  for (const Param& param : p.params) {
+    // The parameter is the strided tensor's storage; the body indexes that.
+    if (!param.tensor || !param.view) continue;
+    Line(0, absl::StrCat("# ", Name(param.tensor), " is T.StridedTensor(", Tuple(param.view->shape),
+                         ", ", Tuple(ViewStrides(param.tensor, *param.view)), ") in its storage"));
+  }
+  for (const std::string& q : p.device_queries) Line(0, absl::StrCat("# device query: ", q));
   Line(0, "@T.prim_func");
   std::vector<std::string> params;
   for (const Param& param : p.params) {

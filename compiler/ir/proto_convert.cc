@@ -267,6 +267,11 @@ v1::Program ToProto(const Program& program) {
     v1::Param* param = out.add_params();
     if (p.tensor) {
       param->set_tensor(w.BufferId(p.tensor));
+      if (p.view) {
+        v1::TensorView* view = param->mutable_view();
+        for (const Expr& d : p.view->shape) w.WriteExpr(d, view->add_shape());
+        for (int32_t a : p.view->axes) view->add_axes(static_cast<uint32_t>(a));
+      }
     } else {
       param->set_scalar(w.VarId(p.scalar));
     }
@@ -279,6 +284,7 @@ v1::Program ToProto(const Program& program) {
     for (int64_t c : t.candidates) tp->add_candidates(c);
   }
   if (program.body) w.WriteStmt(program.body, out.mutable_body());
+  for (const std::string& q : program.device_queries) out.add_device_queries(q);
   return out;
 }
 

@@ -78,9 +78,19 @@ class Reader {
       switch (param.kind_case()) {
         case v1::Param::kTensor: {
           PC_ASSIGN_OR_RETURN(ir_param.tensor, GetBuffer(param.tensor(), "tensor param"));
+          if (param.has_view()) {
+            TensorView view;
+            PC_ASSIGN_OR_RETURN(view.shape, ReadExprs(param.view().shape(), "view shape"));
+            for (uint32_t a : param.view().axes()) {
+              if (a >= (1u << 16)) return Error(absl::StrCat("view axis ", a, " is out of range"));
+              view.axes.push_back(static_cast<int32_t>(a));
+            }
+            ir_param.view = std::move(view);
+          }
           break;
         }
         case v1::Param::kScalar: {
+          if (param.has_view()) return Error("a scalar param has a tensor view");
           PC_ASSIGN_OR_RETURN(ir_param.scalar, GetVar(param.scalar(), "scalar param"));
           break;
         }
@@ -102,6 +112,7 @@ class Reader {
       tp.candidates.assign(t.candidates().begin(), t.candidates().end());
       out.tile_params.push_back(std::move(tp));
     }
+    for (const std::string& q : p_.device_queries()) out.device_queries.push_back(q);
     if (!p_.has_body()) return Error("program has no body");
     if (p_.body().has_seq()) {
       // Top level: kernels are named by their launch order.

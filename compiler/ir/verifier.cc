@@ -587,6 +587,17 @@ absl::Status Verifier::Run() {
   counters_.emplace_back();
   Frame frame(this);
   if (!CheckName(program_.name, "the program")) return absl::InvalidArgumentError(error_);
+  if (program_.device_queries.size() > kMaxDeviceQueries) {
+    return absl::InvalidArgumentError(absl::StrCat("the program records ",
+                                                   program_.device_queries.size(),
+                                                   " device queries; at most ", kMaxDeviceQueries));
+  }
+  for (const std::string& q : program_.device_queries) {
+    if (q.size() > kMaxNameLength * 2 || q.find_first_of("\n\r") != std::string::npos) {
+      return absl::InvalidArgumentError(
+          "a device query record is longer than 512 characters or spans lines");
+    }
+  }
   for (const Var& v : program_.dyn_dims) {
     At at(this, absl::StrCat("dyn dim ", v ? v->name : "<null>"));
     if (!DefineIntVar(v, "dynamic dim")) break;
@@ -634,7 +645,25 @@ absl::Status Verifier::Run() {
   for (const Param& p : program_.params) {
     if (!error_.empty() || !p.tensor) continue;
     At at(this, absl::StrCat("param ", p.tensor->name));
-    CheckShape(p.tensor);
+    if (!CheckShape(p.tensor) || !p.view) continue;
+    const size_t rank = p.tensor->shape.size();
+    if (p.view->shape.size() != rank || p.view->axes.size() != rank) {
+      Fail(absl::StrCat("the strided view of ", p.tensor->name, " has rank ", p.view->shape.size(),
+                        " and ", p.view->axes.size(), " axes; its buffer has rank ", rank));
+      continue;
+    }
+    std::vector<bool> seen(rank, false);
+    for (int32_t a : p.view->axes) {
+      if (a < 0 || static_cast<size_t>(a) >= rank || seen[a]) {
+        Fail(absl::StrCat("the axes of the strided view of ", p.tensor->name,
+                          " are not a permutation of its dimensions"));
+        break;
+      }
+      seen[a] = true;
+    }
+    for (size_t d = 0; d < rank && error_.empty(); ++d) {
+      CheckPositive(p.view->shape[d], absl::StrCat("dim ", d, " of the view of ", p.tensor->name));
+    }
   }
   if (error_.empty()) {
     if (!program_.body) {

@@ -213,4 +213,34 @@ inference::TargetInfo TargetInfoFor(const HardwareProfile& p) {
   return t;
 }
 
+frontend::DeviceFacts DeviceFactsOf(const HardwareProfile& profile) {
+  frontend::DeviceFacts d;
+  d.profile = profile.id();
+  d.name = profile.name();
+  d.vendor = profile.vendor();
+  const std::string arch = profile.emulates().empty() ? profile.arch() : profile.emulates();
+  if (arch.size() >= 5 && arch.rfind("sm_", 0) == 0 && std::isdigit(arch[3]) &&
+      std::isdigit(arch[4])) {
+    d.major = arch[3] - '0';
+    d.minor = arch[4] - '0';
+  } else if (arch.size() >= 6 && arch.rfind("gfx", 0) == 0 && std::isdigit(arch[3])) {
+    d.major = arch[3] - '0';
+    d.minor = std::isdigit(arch[5]) ? arch[5] - '0' : 0;
+  }
+  d.sm_count = profile.sm_count();
+  d.warp_size = profile.warp_size();
+  d.shared_memory_per_block = profile.shared_memory_per_block_bytes();
+  // Without opting in, an NVIDIA block gets 48 KB of shared memory.
+  d.shared_memory_per_block_default = d.vendor == "nvidia"
+                                          ? std::min<int64_t>(48 * 1024, d.shared_memory_per_block)
+                                          : d.shared_memory_per_block;
+  d.shared_memory_per_sm = profile.shared_memory_per_sm_bytes();
+  d.registers_per_block = profile.max_registers_per_block();
+  d.registers_per_sm = profile.registers_per_sm();
+  d.max_threads_per_block = profile.max_threads_per_block();
+  d.max_threads_per_sm = profile.max_threads_per_sm();
+  d.l2_cache_bytes = profile.l2_cache_bytes();
+  return d;
+}
+
 }  // namespace tilec::recommend

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/frontend/frontend.h"
 #include "compiler/inference/target_info.h"
 #include "compiler/ir/dtype.h"
 #include "proto/tilec/v1/profile.pb.h"
@@ -59,6 +60,11 @@ double MatrixPeakTflops(const HardwareProfile& profile, ir::DType dtype);
 // gfx9 lowering yet; the LDS, wavefront and register limits are checked by
 // the recommender itself from the plan), so their warp_size here is 32.
 inference::TargetInfo TargetInfoFor(const HardwareProfile& profile);
+
+// What the frontend answers when a kernel asks the device (tl_device.cc):
+// the profile's numbers, its compute capability from its arch (or the arch
+// it emulates): sm_90a is 9.0, gfx942 9.4.
+frontend::DeviceFacts DeviceFactsOf(const HardwareProfile& profile);
 
 }  // namespace tilec::recommend
 

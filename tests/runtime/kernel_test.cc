@@ -268,6 +268,58 @@ TEST(RuntimeScalars, AnIntegerScalarSizesTheGrid) {
   EXPECT_THAT(st.message(), HasSubstr("grid extent 0"));
 }
 
+// A strided tensor (T.StridedTensor) with a runtime row stride: launches bind
+// NN from the argument's strides and read the tensor inside its storage.
+constexpr char kStridedKernel[] = R"(
+import tilelang.language as T
+
+def rows():
+    M = T.dynamic("M")
+    NN = T.dynamic("NN")
+    @T.prim_func
+    def main(A: T.StridedTensor((M, 8), (NN, 1), "float32"), B: T.Tensor((M, 8), "float32")):
+        with T.Kernel(M, threads=32) as bx:
+            for j in T.Parallel(8):
+                B[bx, j] = A[bx, j] + 1.0
+    return main
+)";
+
+TEST(RuntimeShapes, StridedTensorsBindAndCheckTheirStrides) {
+  absl::StatusOr<ir::Program> program = CompileSource("rows.py", kStridedKernel, "rows", {});
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<BuiltArtifact> built = BuildForRuntime(*program);
+  ASSERT_TRUE(built.ok()) << built.status();
+  ASSERT_EQ(built->artifact.params[0].strides.size(), 2u);
+  std::unique_ptr<Backend> emulator = OpenEmulatorBackend();
+  absl::StatusOr<std::unique_ptr<Kernel>> kernel = Kernel::Load(built->artifact, emulator.get());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  const int64_t m = 5, nn = 12;
+  // Exactly the storage the tensor spans: the last row has no padding.
+  std::vector<float> a((m - 1) * nn + 8), b(m * 8, -7.0f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i);
+  Arg A = Arg::Tensor(a.data(), "float32", {m, 8});
+  A.strides = {nn, 1};
+  Arg B = Arg::Tensor(b.data(), "float32", {m, 8});
+  absl::Status st = (*kernel)->Launch({A, B});
+  ASSERT_TRUE(st.ok()) << st;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < 8; ++j) EXPECT_EQ(b[i * 8 + j], a[i * nn + j] + 1) << i << " " << j;
+  }
+  // A contiguous tensor is a strided one with NN = 8.
+  std::vector<float> c(m * 8, 2.0f);
+  ASSERT_TRUE((*kernel)->Launch({Arg::Tensor(c.data(), "float32", {m, 8}), B}).ok());
+  EXPECT_EQ(b[m * 8 - 1], 3.0f);
+  Arg columns = A;
+  columns.strides = {nn, 2};
+  st = (*kernel)->Launch({columns, B});
+  EXPECT_THAT(st.message(), HasSubstr("parameter A (argument 1) must have strides [12, 1] (NN, 1); "
+                                      "stride 1 is 2"));
+  Arg overlapping = A;
+  overlapping.strides = {6, 1};
+  st = (*kernel)->Launch({overlapping, B});
+  EXPECT_THAT(st.message(), HasSubstr("place elements on top of each other"));
+}
+
 TEST(RuntimeBackends, EmulatorNeedsTheGeneratedSource) {
   absl::StatusOr<ir::Program> program = CompileSource("scale.py", kScaleKernel, "scale", {});
   ASSERT_TRUE(program.ok());

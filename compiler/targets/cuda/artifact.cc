@@ -151,8 +151,12 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const
   a.source = *std::move(source);
   for (const ir::TileParam& t : program.tile_params) a.config.emplace_back(t.var->name, *t.value);
   for (const ir::Var& d : program.dyn_dims) a.dyn_dims.push_back(d->name);
+  a.device_queries = program.device_queries;
   for (const ir::Param& p : program.params) {
-    if (p.tensor) {
+    if (p.tensor && p.view) {
+      a.params.push_back({CudaKernelParam::Kind::kTensor, p.tensor->name, p.tensor->dtype,
+                          p.view->shape, ir::ViewStrides(p.tensor, *p.view)});
+    } else if (p.tensor) {
       a.params.push_back(
           {CudaKernelParam::Kind::kTensor, p.tensor->name, p.tensor->dtype, p.tensor->shape});
     } else if (p.scalar) {
@@ -167,12 +171,15 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
   for (const auto& [name, value] : a.config)
     config.push_back(absl::StrCat(JsonQuote(name), ": ", value));
   for (const std::string& d : a.dyn_dims) dims.push_back(JsonQuote(d));
+  std::vector<std::string> queries;
+  for (const std::string& q : a.device_queries) queries.push_back(JsonQuote(q));
   for (const CudaKernelParam& p : a.params) {
     std::string entry =
         absl::StrCat("{\"name\": ", JsonQuote(p.name), ", \"kind\": ", JsonQuote(KindName(p.kind)),
                      ", \"dtype\": ", JsonQuote(Sv(ir::DTypeName(p.dtype))));
     if (p.kind == CudaKernelParam::Kind::kTensor) {
       absl::StrAppend(&entry, ", \"shape\": ", ShapeJson(p.shape));
+      if (!p.strides.empty()) absl::StrAppend(&entry, ", \"strides\": ", ShapeJson(p.strides));
     }
     params.push_back(entry + "}");
   }
@@ -208,9 +215,13 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
       "{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", JsonQuote(a.program),
       ", \"target\": ", JsonQuote(a.target), ", \"nvrtc\": ", JsonQuote(a.nvrtc_version),
       ",\n \"config\": {", absl::StrJoin(config, ", "), "},\n \"dyn_dims\": [",
-      absl::StrJoin(dims, ", "), "],\n \"params\": [", absl::StrJoin(params, ",\n   "),
-      "],\n \"workspaces\": [", absl::StrJoin(workspaces, ",\n   "), "],\n \"kernels\": [",
-      absl::StrJoin(kernels, ",\n   "), "],\n \"source\": ", JsonQuote(a.source.code), "}\n");
+      absl::StrJoin(dims, ", "), "],",
+      queries.empty()
+          ? ""
+          : absl::StrCat("\n \"device_queries\": [", absl::StrJoin(queries, ", "), "],"),
+      "\n \"params\": [", absl::StrJoin(params, ",\n   "), "],\n \"workspaces\": [",
+      absl::StrJoin(workspaces, ",\n   "), "],\n \"kernels\": [", absl::StrJoin(kernels, ",\n   "),
+      "],\n \"source\": ", JsonQuote(a.source.code), "}\n");
 }
 
 absl::Status WriteCudaArtifact(const CudaArtifact& a, const std::string& dir,

@@ -10,8 +10,14 @@
 //    "nvrtc": "13.0",
 //    "config": {"block_M": 128, ...},            bound tile parameters
 //    "dyn_dims": ["M"],                          in kernel-parameter order
+//    "device_queries": [                         what the source asked of the
+//      "driver.get_num_sms() = 132 (profile h100_sxm)"],  device, answered
+//                                                from the target's profile
+//                                                (omitted when none)
 //    "params": [                                 the program's ABI, in order
 //      {"name": "A", "kind": "tensor", "dtype": "float16", "shape": ["M", "4096"]},
+//      {"name": "S", "kind": "tensor", "dtype": "float16", "shape": ["M", "64"],
+//       "strides": ["NN", "1"]},                 a T.StridedTensor
 //      {"name": "eps", "kind": "scalar", "dtype": "float32"}],
 //    "workspaces": [                             T.alloc_global buffers
 //      {"name": "glse", "dtype": "float32", "shape": [...], "bytes": "M * 16"}],
@@ -68,8 +74,9 @@ struct CudaArtifact {
   std::vector<PtxasKernelInfo> ptxas;
   std::vector<std::pair<std::string, int64_t>> config;  // bound tile parameters
   std::vector<std::string> dyn_dims;
-  std::vector<CudaKernelParam> params;  // Program.params, in order
-  double compile_seconds = 0;           // NVRTC's share
+  std::vector<std::string> device_queries;  // Program.device_queries
+  std::vector<CudaKernelParam> params;      // Program.params, in order
+  double compile_seconds = 0;               // NVRTC's share
 };
 
 // Errors: those of InferLayouts and EmitCuda (FAILED_PRECONDITION for an

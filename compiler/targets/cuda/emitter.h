@@ -54,6 +54,9 @@ struct CudaKernelParam {
   std::string name;  // the program's name for it (C++ name in the source)
   ir::DType dtype = ir::DType::kInt32;
   std::vector<ir::Expr> shape;  // tensors and workspaces
+  // Tensors: the strides (elements) of a strided tensor (T.StridedTensor),
+  // whose shape is then the tensor's, not its storage's; empty: row-major.
+  std::vector<ir::Expr> strides = {};
 };
 
 struct CudaKernel {

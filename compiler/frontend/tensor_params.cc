@@ -1,0 +1,142 @@
+// Tensor parameters: T.Tensor(shape, dtype) and T.StridedTensor(shape,
+// strides, dtype).
+//
+// A strided tensor's elements lie in a row-major storage buffer whose
+// dimensions are the tensor's, ordered by decreasing stride, each as long as
+// the stride of the dimension before it divided by its own (the outermost as
+// long as its dimension): strides (NN, 1) over (M, N) are storage (M, NN);
+// strides (1, S) over (N, M) are storage (M, S) indexed [j, i]. The program's
+// parameter is that buffer, with the tensor's shape and axis order recorded
+// (ir::TensorView) for the artifact and the runtime; the kernel indexes a view
+// of it (views.h), whose accesses are bounded by the tensor's own shape.
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include "compiler/frontend/builder.h"
+#include "compiler/frontend/index_simplify.h"
+#include "compiler/frontend/str_util.h"
+#include "compiler/ir/printer.h"
+
+namespace tilec::frontend {
+
+absl::Status Builder::DeclareTensorParam(const std::string& name, const TensorTypeValue& tt,
+                                         SourceLoc loc) {
+  std::vector<ir::Expr> shape;
+  for (const Value& d : tt.shape) {
+    absl::StatusOr<ir::Expr> e = SizeExpr(d, loc, "a tensor dimension", false);
+    if (!e.ok()) return e.status();
+    MarkShape(d);
+    shape.push_back(*e);
+  }
+  auto plain = [&](std::vector<ir::Expr> dims) {
+    ir::Buffer b = ir::MakeBuffer(name, tt.dtype, std::move(dims), ir::Scope::kGlobal);
+    tensor_params_[name] = b;
+    BindName(name, Value::BufferRef(b));
+    return b;
+  };
+  if (tt.strides.empty()) {
+    plain(std::move(shape));
+    return absl::OkStatus();
+  }
+  const size_t rank = shape.size();
+  if (tt.strides.size() != rank) {
+    return Err(loc,
+               Cat("`", name, "` has ", rank, " dimensions but ", tt.strides.size(), " strides"));
+  }
+  std::vector<ir::Expr> strides;
+  for (const Value& s : tt.strides) {
+    absl::StatusOr<ir::Expr> e = SizeExpr(s, loc, "a tensor stride", false);
+    if (!e.ok()) return e.status();
+    MarkShape(s);
+    strides.push_back(*e);
+  }
+  auto text = [](const std::vector<ir::Expr>& es) {
+    std::string out = "(";
+    for (size_t i = 0; i < es.size(); ++i) out += Cat(i ? ", " : "", ir::PrintExpr(es[i]));
+    return out + (es.size() == 1 ? ",)" : ")");
+  };
+  const std::string what = Cat("the strides ", text(strides), " of `", name, "`");
+  // Dimensions of extent 1 are never stepped over; they go outermost with
+  // storage extent 1, whatever their stride.
+  std::vector<int32_t> unit, order;
+  for (size_t d = 0; d < rank; ++d) {
+    (ir::AsConstInt(shape[d]) == 1 ? unit : order).push_back(static_cast<int32_t>(d));
+  }
+  int runtime = 0;
+  for (int32_t d : order) {
+    std::optional<int64_t> c = ir::AsConstInt(strides[d]);
+    if (!c) ++runtime;
+    if (c && *c < 1) return Err(loc, Cat(what, ": a stride must be positive, got ", *c));
+  }
+  if (runtime > 1) {
+    return Err(loc, Cat(what,
+                        ": at most one stride may depend on runtime values (tilec orders "
+                        "the dimensions by stride when it compiles)"));
+  }
+  // Decreasing stride; a runtime stride is the largest.
+  auto key = [&](int32_t d) {
+    std::optional<int64_t> c = ir::AsConstInt(strides[d]);
+    return c ? *c : INT64_MAX;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return key(a) > key(b); });
+  std::vector<ir::Expr> storage;
+  std::vector<int32_t> axes = unit;
+  for (size_t k = 0; k < unit.size(); ++k) storage.push_back(ir::IntImm(1));
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int32_t d = order[k];
+    axes.push_back(d);
+    if (k == 0) {
+      storage.push_back(shape[d]);
+      continue;
+    }
+    const int32_t outer = order[k - 1];
+    std::optional<int64_t> so = ir::AsConstInt(strides[outer]), si = ir::AsConstInt(strides[d]);
+    if (!si) return Err(loc, Cat(what, ": compiler bug: a runtime stride sorted inside"));
+    if (so && *so == *si) {
+      return Err(loc, Cat(what, ": dimensions ", outer, " and ", d,
+                          " have the same stride, so their elements overlap"));
+    }
+    if (!so && *si != 1) {
+      return Err(loc, Cat(what, ": the runtime stride of dimension ", outer,
+                          " must be over a dimension of stride 1 (dimension ", d, " has stride ",
+                          *si, ")"));
+    }
+    if (so && *so % *si != 0) {
+      return Err(loc, Cat(what, ": the stride of dimension ", outer, " (", *so,
+                          ") is not a multiple of the stride of dimension ", d, " (", *si, ")"));
+    }
+    ir::Expr extent = so ? ir::IntImm(*so / *si) : strides[outer];
+    std::optional<int64_t> n = ir::AsConstInt(shape[d]), e = ir::AsConstInt(extent);
+    if (n && e && *e < *n) {
+      return Err(loc, Cat(what, ": dimension ", d, " has ", *n,
+                          " elements but the stride of "
+                          "dimension ",
+                          outer, " leaves room for ", *e, ", so elements overlap"));
+    }
+    storage.push_back(extent);
+  }
+  if (!order.empty() && ir::AsConstInt(strides[order.back()]) != 1) {
+    return Err(loc, Cat(what,
+                        ": one dimension must have stride 1 (tilec addresses a strided "
+                        "tensor through row-major storage)"));
+  }
+  bool contiguous = true;
+  for (size_t k = 0; k < rank; ++k) {
+    if (axes[k] != static_cast<int32_t>(k) || !SameExpr(storage[k], shape[k])) contiguous = false;
+  }
+  if (contiguous) {
+    plain(std::move(shape));
+    return absl::OkStatus();
+  }
+  ir::Buffer base = ir::MakeBuffer(name, tt.dtype, storage, ir::Scope::kGlobal);
+  tensor_params_[name] = base;
+  tensor_views_[name] = ir::TensorView{shape, axes};
+  ir::Buffer view = ir::MakeBuffer(name, tt.dtype, std::move(shape), ir::Scope::kGlobal);
+  views_[view.get()] = View{base, axes};
+  BindName(name, Value::BufferRef(view));
+  return absl::OkStatus();
+}
+
+}  // namespace tilec::frontend
