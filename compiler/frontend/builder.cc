@@ -260,6 +260,14 @@ absl::StatusOr<bool> Builder::StaticBool(const Value& v, SourceLoc loc,
 absl::StatusOr<ir::DType> Builder::StaticDType(const Value& v, SourceLoc loc,
                                                std::string_view use) const {
   if (std::optional<ir::DType> t = AsDType(v)) return *t;
+  if ((v.kind == ValueKind::kDType && v.lanes > 1) ||
+      (v.kind == ValueKind::kStr && ParseVectorDType(v.s))) {
+    return Err(loc, Cat("the vector dtype ",
+                        v.kind == ValueKind::kStr ? v.s : Cat(ir::DTypeName(v.dtype), "x", v.lanes),
+                        " is not supported for ", use,
+                        "; tilec supports vector dtypes in T.alloc_var, their constructors and "
+                        "T.extract_lane"));
+  }
   if (v.kind == ValueKind::kStr) {
     return Err(loc, Cat("unknown dtype '", v.s, "' for ", use));
   }
@@ -410,6 +418,24 @@ absl::Status Builder::AssignName(const std::string& name, const Value& v, Source
                        existing->value.buffer && existing->value.buffer->scope == ir::Scope::kVar;
   bool value_is_var =
       v.kind == ValueKind::kBuffer && v.buffer && v.buffer->scope == ir::Scope::kVar;
+  // A vector variable (T.alloc_var of float16x2, ...) takes its lanes from
+  // a vector value (the vector dtype's constructor: a sequence of lanes).
+  if (existing && existing->value.kind == ValueKind::kBuffer && existing->value.buffer &&
+      vector_vars_.count(existing->value.buffer.get()) && KernelSyntax() && InPrimFunc() &&
+      BlockOpen(existing->block_id)) {
+    const ir::Buffer& buf = existing->value.buffer;
+    const int64_t lanes = vector_vars_.at(buf.get());
+    if (!v.IsSequence() || static_cast<int64_t>(v.Items().size()) != lanes) {
+      return Err(loc, Cat("`", name, "` is a vector of ", lanes, " ", ir::DTypeName(buf->dtype),
+                          " lanes; assign it a vector of as many (", ir::DTypeName(buf->dtype), "x",
+                          lanes, "(...)), got ", DescribeValue(v)));
+    }
+    for (int64_t l = 0; l < lanes; ++l) {
+      absl::Status st = StoreElement(buf, {ir::IntImm(l)}, v.Items()[l], loc);
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
   // Assigning a T.alloc_var stores into it while its block is open; after
   // the block ended the name is bound afresh, as a Python local would be.
   if (target_is_var && !value_is_var && KernelSyntax() && InPrimFunc() &&
@@ -629,6 +655,16 @@ absl::StatusOr<Value> Builder::CallValue(const Value& fn, CallArgs args) {
       // T.float32(x): a literal or a cast; T.int32() alone is a fresh scalar.
       Value ctor = Value::Builtin("T.<dtype>", std::make_shared<const Value>(fn));
       return CallBuiltin(*this, *ctor.builtin, args);
+    }
+    case ValueKind::kStr: {
+      // A dtype given as a string (`-D dtype=float16x2`) constructs as the
+      // dtype itself does.
+      if (std::optional<ir::DType> t = AsDType(fn))
+        return CallValue(Value::DType(*t), std::move(args));
+      if (auto v = ParseVectorDType(fn.s)) {
+        return CallValue(Value::DType(v->first, v->second), std::move(args));
+      }
+      break;
     }
     default: break;
   }

@@ -339,6 +339,9 @@ class Builder {
       device_queries_.push_back(std::move(answer));
   }
   const std::vector<std::string>& device_queries() const { return device_queries_; }
+  // Vector variables (T.alloc_var of a vector dtype): local buffers of one
+  // element per lane, by buffer, with their lanes.
+  std::map<const ir::BufferNode*, int64_t>& vector_vars() { return vector_vars_; }
   // The strided tensor parameters, by name (the buffer is tensor_params()'s).
   const std::unordered_map<std::string, ir::TensorView>& tensor_views() const {
     return tensor_views_;
@@ -434,6 +437,7 @@ class Builder {
   std::unordered_map<std::string, ir::Var> scalar_params_;
   std::unordered_map<std::string, ir::TensorView> tensor_views_;
   std::optional<DeviceFacts> device_;
+  std::map<const ir::BufferNode*, int64_t> vector_vars_;
   std::vector<std::string> device_queries_;
   std::vector<ir::Buffer> outputs_;
   std::vector<std::string> pending_tensors_;

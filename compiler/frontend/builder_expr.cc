@@ -280,7 +280,7 @@ absl::StatusOr<Value> Builder::Attribute(const Value& v, const std::string& attr
       bool is_bool = v.dtype == ir::DType::kBool;
       int bits = is_bool ? 1 : ir::DTypeBits(v.dtype);
       if (attr == "bits") return Value::Int(bits);
-      if (attr == "lanes") return Value::Int(1);
+      if (attr == "lanes") return Value::Int(v.lanes);
       if (attr == "is_floating_point") return Value::Bool(ir::IsFloat(v.dtype));
       if (attr == "itemsize") {
         if (is_bool) return Value::Int(1);

@@ -68,6 +68,7 @@ constexpr std::string_view kLangFunctions[] = {
     "transpose",
     "c2d_im2col",
     "Persistent",
+    "extract_lane",
     "annotate_safe_value",
     "cummax",
     "reduce_bitand",
@@ -226,6 +227,7 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
       return Value::Builtin(Cat("T.", attr));
     }
     if (std::optional<ir::DType> t = ir::ParseDType(attr)) return Value::DType(*t);
+    if (auto v = ParseVectorDType(attr)) return Value::DType(v->first, v->second);
     return std::nullopt;
   }
   if (path == "tilelang.language.GemmWarpPolicy") {

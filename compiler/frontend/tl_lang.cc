@@ -436,7 +436,52 @@ absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
 
 std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view name, CallArgs& args,
                                                 const BuiltinValue& fn) {
+  if (name == "T.<dtype>" && fn.self->lanes > 1) {
+    // T.float16x2(a, b): a vector value, one lane per argument (or one value
+    // for every lane); it is assigned to a vector variable lane by lane.
+    const int lanes = fn.self->lanes;
+    const std::string vname = Cat("T.", ir::DTypeName(fn.self->dtype), "x", lanes);
+    if (!args.keywords.empty()) return b.Err(args.loc, Cat(vname, "() takes no keyword arguments"));
+    const size_t n = args.positional.size();
+    if (n != 1 && n != static_cast<size_t>(lanes)) {
+      return b.Err(args.loc,
+                   Cat(vname, "() takes ", lanes, " lanes (or one value for all), got ", n));
+    }
+    ValueList items;
+    for (int l = 0; l < lanes; ++l) {
+      const Arg& x = args.positional[n == 1 ? 0 : l];
+      absl::StatusOr<ir::Expr> e = b.ExprAs(x.value, fn.self->dtype, x.loc);
+      if (!e.ok()) return e.status();
+      items.push_back(Value::Runtime(*e));
+    }
+    return Value::Tuple(std::move(items));
+  }
   if (name == "T.<dtype>") return DTypeCtor(b, fn.self->dtype, args);
+  if (name == "T.extract_lane") {
+    absl::StatusOr<Args> a = Bind(b, args, name, {"vector", "lane"}, 2);
+    if (!a.ok()) return a.status();
+    const Arg& v = *(*a)[0];
+    absl::StatusOr<int64_t> lane = b.StaticInt((*a)[1]->value, (*a)[1]->loc, "the lane");
+    if (!lane.ok()) return lane.status();
+    int64_t lanes = 0;
+    if (v.value.kind == ValueKind::kBuffer && b.vector_vars().count(v.value.buffer.get())) {
+      lanes = b.vector_vars().at(v.value.buffer.get());
+    } else if (v.value.IsSequence()) {
+      lanes = static_cast<int64_t>(v.value.Items().size());
+    } else {
+      return b.Err(v.loc, Cat("T.extract_lane takes a vector (a T.alloc_var of a vector dtype, or "
+                              "a vector dtype's value), got ",
+                              DescribeValue(v.value)));
+    }
+    if (*lane < 0 || *lane >= lanes) {
+      return b.Err((*a)[1]->loc,
+                   Cat("lane ", *lane, " is out of bounds for a vector of ", lanes, " lanes"));
+    }
+    if (v.value.kind == ValueKind::kBuffer) {
+      return Value::Runtime(ir::Load(v.value.buffer, {ir::IntImm(*lane)}));
+    }
+    return v.value.Items()[*lane];
+  }
   if (name == "T.dtype") {
     absl::StatusOr<Args> a = Bind(b, args, name, {"name"}, 1);
     if (!a.ok()) return a.status();

@@ -69,6 +69,24 @@ absl::StatusOr<Value> Alloc(Builder& b, std::string_view name, ir::Scope scope, 
 absl::StatusOr<Value> AllocVar(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.alloc_var", {"dtype", "init", "scope"}, 1);
   if (!a.ok()) return a.status();
+  {
+    // A vector variable: one local element per lane (T.extract_lane reads one).
+    const Value& d = (*a)[0]->value;
+    std::optional<std::pair<ir::DType, int>> vec;
+    if (d.kind == ValueKind::kDType && d.lanes > 1) vec = std::make_pair(d.dtype, d.lanes);
+    if (d.kind == ValueKind::kStr) vec = ParseVectorDType(d.s);
+    if (vec) {
+      if ((*a)[1] && (*a)[1]->value.kind != ValueKind::kNone) {
+        return b.Err((*a)[1]->loc, "T.alloc_var of a vector dtype takes no init; assign it");
+      }
+      ir::Buffer buf = ir::MakeBuffer(b.TakeNameHint("var"), vec->first, {ir::IntImm(vec->second)},
+                                      ir::Scope::kLocal);
+      absl::Status s = b.Emit(ir::Allocate(buf), args.loc, "T.alloc_var");
+      if (!s.ok()) return s;
+      b.vector_vars()[buf.get()] = vec->second;
+      return Value::BufferRef(buf);
+    }
+  }
   absl::StatusOr<ir::DType> t =
       b.StaticDType((*a)[0]->value, (*a)[0]->loc, "the dtype of T.alloc_var");
   if (!t.ok()) return t.status();

@@ -73,10 +73,11 @@ Value Value::Dict(DictItems items) {
   return r;
 }
 
-Value Value::DType(ir::DType t) {
+Value Value::DType(ir::DType t, int lanes) {
   Value r;
   r.kind = ValueKind::kDType;
   r.dtype = t;
+  r.lanes = lanes;
   return r;
 }
 
@@ -408,8 +409,31 @@ std::optional<bool> Truthy(const Value& v) {
   }
 }
 
+std::optional<std::pair<ir::DType, int>> ParseVectorDType(std::string_view name) {
+  for (std::string_view prefix : {"torch.", "T.", "tl."}) {
+    if (name.substr(0, prefix.size()) == prefix) {
+      name.remove_prefix(prefix.size());
+      break;
+    }
+  }
+  const size_t x = name.rfind('x');
+  if (x == std::string_view::npos || x + 1 >= name.size()) return std::nullopt;
+  int lanes = 0;
+  for (char c : name.substr(x + 1)) {
+    if (c < '0' || c > '9' || lanes > 64) return std::nullopt;
+    lanes = lanes * 10 + (c - '0');
+  }
+  std::optional<ir::DType> t = ir::ParseDType(name.substr(0, x));
+  if (!t || *t == ir::DType::kBool || ir::DTypeBits(*t) < 8) return std::nullopt;
+  if (lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32) return std::nullopt;
+  return std::make_pair(*t, lanes);
+}
+
 std::optional<ir::DType> AsDType(const Value& v) {
-  if (v.kind == ValueKind::kDType) return v.dtype;
+  if (v.kind == ValueKind::kDType) {
+    if (v.lanes != 1) return std::nullopt;
+    return v.dtype;
+  }
   if (v.kind != ValueKind::kStr) return std::nullopt;
   std::string_view name = v.s;
   for (std::string_view prefix : {"torch.", "T.", "tl."}) {

@@ -103,7 +103,8 @@ struct Value {
   double f = 0;
   std::string s;                          // kStr; kModule: the module path ("tilelang.language")
   ParamSet params;                        // kInt, kFloat, kBool: parameters the value derives from
-  ir::DType dtype = ir::DType::kFloat32;  // kDType
+  ir::DType dtype = ir::DType::kFloat32;  // kDType (the element type of a vector dtype)
+  int lanes = 1;                          // kDType: float16x2 has 2
   ir::GemmPolicy policy = ir::GemmPolicy::kSquare;
 
   // Runtime values.
@@ -140,7 +141,7 @@ struct Value {
   static Value Tuple(ValueList items);
   static Value List(ValueList items);
   static Value Dict(DictItems items);
-  static Value DType(ir::DType t);
+  static Value DType(ir::DType t, int lanes = 1);
   static Value Runtime(ir::Expr e);
   static Value BufferRef(ir::Buffer b);
   static Value Element(ir::Buffer b, std::vector<ir::Expr> indices);
@@ -312,6 +313,9 @@ std::optional<bool> StagingEquals(const Value& a, const Value& b);
 // under a TileLang or PyTorch spelling ("float16", "float", "torch.float16",
 // "T.float16").
 std::optional<ir::DType> AsDType(const Value& v);
+// A vector dtype name, "float16x2": its element type and lanes (2 to 32, of
+// byte-wide or wider elements); nullopt for anything else.
+std::optional<std::pair<ir::DType, int>> ParseVectorDType(std::string_view name);
 
 }  // namespace tilec::frontend
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,29 @@ def copy3d(H, S, D, bs=16):
 
 # Arithmetic in a narrow integer dtype wraps in that dtype before the next
 # operation reads it.
+def vector_lanes(N):
+    @T.prim_func
+    def main(A: T.Tensor((N, 4), "float16"), B: T.Tensor((N, 4), "float16")):
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            i = bx * 32 + T.get_thread_binding()
+            if i < N:
+                v = T.alloc_var(T.float16x4)
+                v = T.float16x4(A[i, 3], A[i, 2], A[i, 1], A[i, 0])
+                h = T.alloc_var("bfloat16x2")
+                h = T.bfloat16x2(A[i, 0] * 2.0)
+                B[i, 0] = T.extract_lane(v, 0) + T.extract_lane(h, 1)
+                B[i, 1] = T.extract_lane(v, 1) + T.extract_lane(h, 1)
+                B[i, 2] = T.extract_lane(v, 2) + T.extract_lane(h, 0)
+                B[i, 3] = T.extract_lane(v, 3) + T.extract_lane(h, 0)
+    return main
+
+def vector_refused(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float16")):
+        with T.Kernel(1, threads=32) as bx:
+            S = T.alloc_shared((32,), T.float16x2)
+    return main
+
 def narrow_int(N, dtype):
     @T.prim_func
     def main(A: T.Tensor((N,), dtype), Q: T.Tensor((N,), dtype), G: T.Tensor((N,), "int32"),
@@ -353,6 +377,37 @@ TEST(ConformanceNumerics, NarrowIntegerArithmeticWrapsInItsDtype) {
     ExpectEqualInts(args[3], w, "cast(A * 20)");
     ExpectTargetsMatch(p, {.seed = seed, .exact = true});
   }
+}
+
+// Vector dtypes: T.alloc_var of float16x4 / "bfloat16x2", their
+// constructors (one value per lane, or one for all) and T.extract_lane.
+TEST(ConformanceNumerics, VectorVariablesAndExtractLane) {
+  const int64_t n = 45;
+  ir::Program p = Compile(kSource, "vector_lanes", {{"N", "45"}});
+  const uint64_t seed = Seed(606);
+  Tensors args = {Random(DType::kFloat16, {n, 4}, seed), Zeros(DType::kFloat16, {n, 4})};
+  Interpret(p, args);
+  auto a = [&](int64_t i, int64_t j) { return args[0].GetDouble(i * 4 + j); };
+  auto bf16 = [](double x) {  // round to bfloat16, nearest even
+    float f = static_cast<float>(x);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u;
+    std::memcpy(&f, &u, 4);
+    return static_cast<double>(f);
+  };
+  ExpectClose(args[1],
+              Table(n * 4,
+                    [&](int64_t k) {
+                      const int64_t i = k / 4, l = k % 4;
+                      return a(i, 3 - l) + bf16(a(i, 0) * 2.0);
+                    }),
+              interp::DefaultTolerance(DType::kFloat16));
+  ExpectTargetsMatch(p, {.seed = seed});
+  ExpectRefused(kSource, "vector_refused", {{"N", "8"}},
+                "the vector dtype float16x2 is not supported for the dtype of T.alloc_shared; "
+                "tilec supports vector dtypes in T.alloc_var, their constructors and "
+                "T.extract_lane");
 }
 
 }  // namespace
