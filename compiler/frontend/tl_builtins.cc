@@ -215,11 +215,13 @@ bool IsKnownModule(std::string_view path) {
          path == "operator" || path == "itertools" || path == "tilelang.transform" ||
          path == "tilelang.transform.simplify" || path == "tvm.script" ||
          path == "tilelang.carver" || path == "tilelang.carver.arch" ||
-         path == "tilelang.carver.arch.driver" || path == "torch.cuda";
+         path == "tilelang.carver.arch.driver" || path == "torch.cuda" ||
+         path == "tilelang.quantize" || path == "tilelang.quantize.quantization";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
   if (std::optional<Value> d = DeviceModuleAttribute(path, attr)) return d;
+  if (std::optional<Value> q = QuantizeModuleAttribute(path, attr)) return q;
   std::string a(attr);
   if (path == kLang) {
     if (attr == "GemmWarpPolicy") return Value::Module("tilelang.language.GemmWarpPolicy");
@@ -443,6 +445,7 @@ absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& 
     if (std::optional<absl::StatusOr<Value>> r = CallTileOp(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlLang(b, name, args, fn)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlHelper(b, name, args)) return *r;
+    if (std::optional<absl::StatusOr<Value>> r = CallQuantize(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlSimt(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlSync(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlWarp(b, name, args)) return *r;

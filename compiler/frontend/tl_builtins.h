@@ -30,6 +30,10 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
 // (tl_device.cc): their modules and functions, and the call.
 std::optional<Value> DeviceModuleAttribute(std::string_view path, std::string_view attr);
 absl::StatusOr<Value> CallDevice(Builder& b, std::string_view name, CallArgs& args);
+// tilelang.quantize's converters of packed integers (tl_quantize.cc).
+std::optional<Value> QuantizeModuleAttribute(std::string_view path, std::string_view attr);
+std::optional<absl::StatusOr<Value>> CallQuantize(Builder& b, std::string_view name,
+                                                  CallArgs& args);
 
 // A module that `import <path>` may bind (tilelang, tilelang.language, math,
 // torch, ...). Unknown modules are still importable: they become opaque

@@ -160,6 +160,19 @@ def vector_lanes(N):
                 B[i, 3] = T.extract_lane(v, 3) + T.extract_lane(h, 0)
     return main
 
+def packed_nibbles(N):
+    from tilelang.quantize import _tir_packed_int_to_int_convert, _tir_packed_to_unsigned_convert
+    @T.prim_func
+    def main(B: T.Tensor((N,), "int8"), S: T.Tensor((N * 2,), "float16"),
+             U: T.Tensor((N * 2,), "int32")):
+        with T.Kernel(T.ceildiv(N * 2, 64), threads=64) as bx:
+            for i in T.Parallel(64):
+                k = bx * 64 + i
+                if k < N * 2:
+                    S[k] = _tir_packed_int_to_int_convert("int", 8)(4, B[k // 2], k % 2, "float16")
+                    U[k] = _tir_packed_to_unsigned_convert("int", 8)(4, B[k // 2], k % 2, "int32")
+    return main
+
 def vector_refused(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float16")):
@@ -408,6 +421,28 @@ TEST(ConformanceNumerics, VectorVariablesAndExtractLane) {
                 "the vector dtype float16x2 is not supported for the dtype of T.alloc_shared; "
                 "tilec supports vector dtypes in T.alloc_var, their constructors and "
                 "T.extract_lane");
+}
+
+// tilelang.quantize's converters: 4-bit fields of int8 bytes, sign- and
+// zero-extended.
+TEST(ConformanceNumerics, QuantizeConvertersOfPackedNibbles) {
+  const int64_t n = 77;
+  ir::Program p = Compile(kSource, "packed_nibbles", {{"N", "77"}});
+  Tensors args = {Zeros(DType::kInt8, {n}), Zeros(DType::kFloat16, {n * 2}),
+                  Zeros(DType::kInt32, {n * 2})};
+  // Every byte value, not only the small ones random inputs give.
+  for (int64_t i = 0; i < n; ++i) args[0].SetInt(i, static_cast<int8_t>(i * 37 - 128));
+  Interpret(p, args);
+  std::vector<int64_t> s, u;
+  for (int64_t k = 0; k < n * 2; ++k) {
+    const uint8_t byte = static_cast<uint8_t>(args[0].GetInt(k / 2));
+    const int64_t field = (byte >> (4 * (k % 2))) & 0xF;
+    u.push_back(field);
+    s.push_back(field >= 8 ? field - 16 : field);
+  }
+  ExpectEqualInts(args[1], s, "signed fields");
+  ExpectEqualInts(args[2], u, "unsigned fields");
+  ExpectTargetsMatch(p, {.seed = Seed(607), .exact = true});
 }
 
 }  // namespace
