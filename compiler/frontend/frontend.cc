@@ -280,7 +280,17 @@ absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
       }
       abi_.push_back(p.name);
     }
-    absl::StatusOr<Flow> flow = b_.ExecBlock(def.body);
+    // A TIR function without T.Kernel (or thread loops) is sequential code:
+    // it runs as one thread of one block.
+    bool opens = false;
+    WalkStmts(def.body, false, [&](const Stmt& s) { opens |= OpensKernel(s); });
+    KernelSpec one;
+    one.no_grid = true;
+    one.grid = {ir::IntImm(1)};
+    one.threads = ir::IntImm(1);
+    absl::StatusOr<Flow> flow =
+        opens ? b_.ExecBlock(def.body)
+              : b_.RunKernel(one, {"bx"}, def.body, def.loc, [](const ValueList&) {});
     if (!flow.ok()) return flow.status();
     return absl::OkStatus();
   }();

@@ -557,6 +557,30 @@ def scaled(A: T.Buffer((100,), T.float32), B: T.Buffer((100,), T.float32)):
                 B[bx * 32 + i] = A[bx * 32 + i] * T.float32(3)
 )";
 
+// A TIR function without T.Kernel is sequential code: one thread runs it.
+constexpr char kKernelLess[] = R"(
+from tvm.script import tir as T
+
+@T.prim_func
+def reversed_tail(A: T.Buffer((16,), T.float32), B: T.Buffer((4,), T.float32)):
+    T.func_attr({"tir.noalias": True})
+    for i in T.serial(4):
+        B[i] = A[-i - 1] + B[(i + 3) % 4]
+)";
+
+TEST(ConformanceSync, AFunctionWithoutTKernelRunsAsOneThread) {
+  ir::Program p = Compile(kKernelLess, "reversed_tail", {});
+  const uint64_t seed = Seed(518);
+  Tensors args = {Random(DType::kFloat32, {16}, seed), Random(DType::kFloat32, {4}, seed + 1)};
+  // In program order: B[0] reads the old B[3]; B[1..3] read the new B[0..2].
+  std::vector<double> b(4);
+  for (int i = 0; i < 4; ++i) b[i] = args[1].GetDouble(i);
+  for (int i = 0; i < 4; ++i) b[i] = static_cast<float>(args[0].GetDouble(15 - i) + b[(i + 3) % 4]);
+  Interpret(p, args);
+  ExpectClose(args[1], b, {});
+  ExpectTargetsMatch(p, {.seed = seed, .exact = true});
+}
+
 TEST(ConformanceSync, TvmScriptTAndFuncAttr) {
   ir::Program p = Compile(kTvmScript, "scaled", {});
   const uint64_t seed = Seed(516);

@@ -268,6 +268,8 @@ def main(A: T.Tensor((16, 16), "float32")):
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     S = T.alloc_shared((16,), "float32")
+    with T.Kernel(1, threads=32):
+        A[0] = 1.0
 )py",
        "main",
        {},
