@@ -9,6 +9,7 @@
 #include "compiler/frontend/builder.h"
 #include "compiler/frontend/parser.h"
 #include "compiler/frontend/str_util.h"
+#include "compiler/frontend/tl_builtins.h"
 #include "compiler/ir/limits.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
@@ -180,6 +181,7 @@ class Compiler {
   Style style_ = Style::kGenerator;
   // Tensor and scalar parameters, in ABI order, by name.
   std::vector<std::string> abi_;
+  std::set<std::string> pointers_;  // parameters annotated T.ptr
   ir::Stmt body_;
 };
 
@@ -268,7 +270,12 @@ absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
       if (ann->kind == ValueKind::kTensorType) {
         absl::Status st = b_.DeclareTensorParam(p.name, *ann->tensor_type, p.annotation->loc);
         if (!st.ok()) return st;
-      } else if (ann->kind == ValueKind::kDType) {
+      } else if (ann->kind == ValueKind::kBuiltin &&
+                 (ann->builtin->name == "T.ptr" || ann->builtin->name == "T.handle")) {
+        // A pointer: its tensor comes from T.make_tensor(ptr, shape, dtype).
+        b_.BindName(p.name, PointerParam(p.name));
+        pointers_.insert(p.name);
+      } else if (ann->kind == ValueKind::kDType && ann->lanes == 1) {
         ir::Var var = ir::MakeVar(p.name, ann->dtype);
         b_.scalar_params()[p.name] = var;
         b_.BindName(p.name, Value::Runtime(var));
@@ -495,6 +502,11 @@ absl::StatusOr<ir::Program> Compiler::Assemble() {
     if (s != b_.scalar_params().end()) {
       program.params.push_back(ir::Param{nullptr, s->second});
       continue;
+    }
+    if (pointers_.count(name)) {
+      return b_.Err(def_.loc, Cat("the pointer parameter `", name,
+                                  "` is never given a tensor; T.make_tensor(", name,
+                                  ", shape, dtype) declares what it points to"));
     }
     return Builder::Internal(Cat("parameter `", name, "` was not declared"));
   }

@@ -124,6 +124,9 @@ constexpr std::string_view kLangFunctions[] = {
     "const",
     "empty",
     "Tensor",
+    "make_tensor",
+    "ptr",
+    "handle",
     "Buffer",
     "StridedTensor",
     "Layout",
@@ -206,6 +209,23 @@ bool Contains(const std::string_view* begin, const std::string_view* end, std::s
 }
 
 }  // namespace
+
+Value PointerParam(const std::string& name) {
+  static const auto cls = [] {
+    auto c = std::make_shared<ClassValue>();
+    c->name = "T.ptr";
+    return c;
+  }();
+  auto obj = std::make_shared<ObjectValue>();
+  obj->cls = cls;
+  SetAttr(obj->attrs, "param", Value::Str(name));
+  return Value::Object(obj);
+}
+
+bool IsPointerParam(const Value& v) {
+  return v.kind == ValueKind::kObject && v.object && v.object->cls &&
+         v.object->cls->name == "T.ptr" && FindAttr(v.object->attrs, "param");
+}
 
 bool IsKnownModule(std::string_view path) {
   return path == "tilelang" || path == kLang || path == "tilelang.layout" ||

@@ -35,6 +35,11 @@ std::optional<Value> QuantizeModuleAttribute(std::string_view path, std::string_
 std::optional<absl::StatusOr<Value>> CallQuantize(Builder& b, std::string_view name,
                                                   CallArgs& args);
 
+// A pointer parameter (`a_ptr: T.ptr`) until T.make_tensor gives it a
+// tensor: an object naming the parameter.
+Value PointerParam(const std::string& name);
+bool IsPointerParam(const Value& v);
+
 // A module that `import <path>` may bind (tilelang, tilelang.language, math,
 // torch, ...). Unknown modules are still importable: they become opaque
 // module values whose attributes are errors when used.

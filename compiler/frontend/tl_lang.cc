@@ -317,6 +317,35 @@ absl::StatusOr<Value> MakeView(Builder& b, ir::Buffer base, const ValueList& sha
   return Value::BufferRef(view);
 }
 
+// T.make_tensor(ptr, shape, dtype): the tensor a pointer parameter points
+// to; it becomes the parameter (shapes may use scalar parameters).
+absl::StatusOr<Value> MakeTensor(Builder& b, CallArgs& args) {
+  absl::StatusOr<Args> a = Bind(b, args, "T.make_tensor", {"ptr", "shape", "dtype"}, 2);
+  if (!a.ok()) return a.status();
+  const Arg& ptr = *(*a)[0];
+  if (!IsPointerParam(ptr.value)) {
+    return b.Err(ptr.loc, Cat("T.make_tensor takes a pointer parameter (`p: T.ptr`), got ",
+                              DescribeValue(ptr.value)));
+  }
+  const std::string param = FindAttr(ptr.value.object->attrs, "param")->s;
+  if (b.tensor_params().count(param)) {
+    return b.Err(ptr.loc, Cat("`", param,
+                              "` already points to a tensor (T.make_tensor is "
+                              "called once per pointer)"));
+  }
+  ir::DType t = ir::DType::kFloat32;
+  if ((*a)[2]) {
+    absl::StatusOr<ir::DType> d = b.StaticDType((*a)[2]->value, (*a)[2]->loc, "the tensor dtype");
+    if (!d.ok()) return d.status();
+    t = *d;
+  }
+  const Value& shape = (*a)[1]->value;
+  TensorTypeValue tt{shape.IsSequence() ? shape.Items() : ValueList{shape}, t, {}};
+  absl::Status st = b.DeclareTensorParam(param, tt, args.loc);
+  if (!st.ok()) return st;
+  return Value::BufferRef(b.tensor_params().at(param));
+}
+
 absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& args) {
   // T.StridedTensor(shape, strides, dtype, ...) names its strides second.
   const bool strided = name == "T.StridedTensor";
@@ -654,6 +683,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     b.AddOutput(out);
     return Value::BufferRef(out);
   }
+  if (name == "T.make_tensor") return MakeTensor(b, args);
   if (name == "T.Tensor" || name == "T.Buffer" || name == "T.StridedTensor") {
     return TensorType(b, name, args);
   }

@@ -207,6 +207,24 @@ absl::StatusOr<std::vector<Tensor>> MakeInputs(
     }
   }
 
+  // Scalars first: a tensor's shape may use an integer scalar parameter
+  // (T.make_tensor(ptr, (m, k), dtype)).
+  std::vector<Tensor> scalars(program.params.size());
+  for (size_t i = 0; i < program.params.size(); ++i) {
+    const ir::Param& param = program.params[i];
+    if (param.scalar == nullptr) continue;
+    const uint64_t param_seed = SplitMix64(seed + SplitMix64(i));
+    const ir::DType t = param.scalar->dtype;
+    auto it = values.find(param.scalar->name);
+    if (it != values.end()) {
+      scalars[i] = Tensor::ScalarInt(t, it->second);
+    } else if (ir::IsFloat(t)) {
+      scalars[i] = RandomTensor(t, {}, param_seed);
+    } else {
+      scalars[i] = Tensor::ScalarInt(t, 1 + static_cast<int64_t>(param_seed % 8));
+    }
+    if (!ir::IsFloat(t)) env.vars[scope->param_slots[i]].i = scalars[i].GetInt(0);
+  }
   std::vector<Tensor> args;
   for (size_t i = 0; i < program.params.size(); ++i) {
     const ir::Param& param = program.params[i];
@@ -224,15 +242,7 @@ absl::StatusOr<std::vector<Tensor>> MakeInputs(
       args.push_back(RandomTensor(param.tensor->dtype, std::move(shape), param_seed));
       continue;
     }
-    const ir::DType t = param.scalar->dtype;
-    auto it = values.find(param.scalar->name);
-    if (it != values.end()) {
-      args.push_back(Tensor::ScalarInt(t, it->second));
-    } else if (ir::IsFloat(t)) {
-      args.push_back(RandomTensor(t, {}, param_seed));
-    } else {
-      args.push_back(Tensor::ScalarInt(t, 1 + static_cast<int64_t>(param_seed % 8)));
-    }
+    args.push_back(std::move(scalars[i]));
   }
   return args;
 }

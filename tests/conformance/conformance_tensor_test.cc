@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/ir/hash.h"
+#include "compiler/ir/printer.h"
 #include "compiler/ir/proto_convert.h"
 #include "compiler/ir/verifier.h"
 #include "gmock/gmock.h"
@@ -121,6 +122,23 @@ def im2col(N, H, W, C, K, S, D, P, bm=32, bk=16):
             tile = T.alloc_shared((bm, bk), "float16")
             T.c2d_im2col(img, tile, by, bx, K, S, D, P)
             T.copy(tile, col[by * bm, bx * bk])
+    return main
+
+def pointers(M, N, bm=32, bn=32):
+    @T.prim_func
+    def main(a_ptr: T.ptr, b_ptr: T.ptr, m: T.int32, n: T.int32):
+        A = T.make_tensor(a_ptr, (m, n), "float32")
+        B = T.make_tensor(b_ptr, (m, n), "float32")
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            for i, j in T.Parallel(bm, bn):
+                B[by * bm + i, bx * bn + j] = A[by * bm + i, bx * bn + j] - 0.5
+    return main
+
+def pointer_unused(N):
+    @T.prim_func
+    def main(a_ptr: T.ptr, B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            B[0] = 1.0
     return main
 
 def wrong_count(M, N):
@@ -269,6 +287,28 @@ TEST(ConformanceTensor, Im2colTilesOfAConvolution) {
                 {0, 0});
     ExpectTargetsMatch(p, {.seed = seed, .exact = true});
   }
+}
+
+// T.ptr parameters and T.make_tensor: the tensors' shapes are the scalar
+// parameters m, n; the grid covers M x N and the accesses are bounded by
+// the shapes.
+TEST(ConformanceTensor, PointerParametersMadeIntoTensors) {
+  ir::Program p = Compile(kSource, "pointers", {{"M", "96"}, {"N", "64"}});
+  ASSERT_EQ(p.params.size(), 4u);
+  ASSERT_TRUE(p.params[0].tensor);
+  EXPECT_EQ(ir::PrintExpr(p.params[0].tensor->shape[0]), "m");
+  const int64_t m = 70, n = 50;
+  const uint64_t seed = Seed(307);
+  Tensors args = {Random(DType::kFloat32, {m, n}, seed), Zeros(DType::kFloat32, {m, n}),
+                  interp::Tensor::ScalarInt(DType::kInt32, m),
+                  interp::Tensor::ScalarInt(DType::kInt32, n)};
+  Interpret(p, args);
+  ExpectClose(args[1], Table(m * n, [&](int64_t k) { return F32(args[0].GetDouble(k) - 0.5); }),
+              kF32);
+  ExpectTargetsMatch(p, {.seed = seed, .dims = {{"m", m}, {"n", n}}}, kBothArchs);
+  ExpectRefused(kSource, "pointer_unused", {{"N", "4"}},
+                "the pointer parameter `a_ptr` is never given a tensor; T.make_tensor(a_ptr, "
+                "shape, dtype) declares what it points to");
 }
 
 TEST(ConformanceTensor, RowMajorStridesAreAPlainTensor) {
