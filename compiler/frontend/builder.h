@@ -380,6 +380,11 @@ class Builder {
   absl::StatusOr<Flow> ExecAnnAssign(const AnnAssignStmt& s);
   absl::StatusOr<Flow> ExecFor(const ForStmt& s);
   absl::StatusOr<Flow> ExecIrLoop(const ForStmt& s, const LoopSpec& loop);
+  // `dst = v` element by element for a region of at most 64 constant
+  // elements and a region of as many (or a scalar); nullopt when it is not
+  // one (builder_kernel.cc).
+  std::optional<absl::Status> StoreSmallRegion(const ir::Region& dst, const Value& v,
+                                               SourceLoc loc);
   absl::StatusOr<Flow> ExecPersistentLoop(const ForStmt& s, const LoopSpec& loop,
                                           const std::vector<const NameExpr*>& names);
   absl::StatusOr<Flow> ExecGeneratorLoop(const ForStmt& s, const Value& gen);
@@ -437,6 +442,7 @@ class Builder {
   std::unordered_map<std::string, ir::Var> scalar_params_;
   std::unordered_map<std::string, ir::TensorView> tensor_views_;
   std::optional<DeviceFacts> device_;
+  int parallel_depth_ = 0;  // T.Parallel loops open around the statement
   std::map<const ir::BufferNode*, int64_t> vector_vars_;
   std::vector<std::string> device_queries_;
   std::vector<ir::Buffer> outputs_;

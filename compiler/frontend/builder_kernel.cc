@@ -432,4 +432,58 @@ absl::StatusOr<Flow> Builder::ExecPersistentLoop(const ForStmt& s, const LoopSpe
   return Flow::kNormal;
 }
 
+std::optional<absl::Status> Builder::StoreSmallRegion(const ir::Region& dst, const Value& v,
+                                                      SourceLoc loc) {
+  constexpr int64_t kMaxElements = 64;
+  // The region's constant extents, unit dims kept; its element count.
+  auto shape_of = [&](const ir::Region& r) -> std::optional<std::vector<int64_t>> {
+    std::vector<int64_t> ext;
+    int64_t n = 1;
+    for (const ir::Expr& e : r.extents) {
+      std::optional<int64_t> c = ir::AsConstInt(e);
+      if (!c || *c < 1) return std::nullopt;
+      ext.push_back(*c);
+      n *= *c;
+      if (n > kMaxElements) return std::nullopt;
+    }
+    return ext;
+  };
+  auto non_unit = [](const std::vector<int64_t>& ext) {
+    std::vector<int64_t> out;
+    for (int64_t e : ext) {
+      if (e != 1) out.push_back(e);
+    }
+    return out;
+  };
+  std::optional<std::vector<int64_t>> de = shape_of(dst);
+  if (!de) return std::nullopt;
+  std::optional<ir::Region> src;
+  if (v.kind == ValueKind::kRegion) src = *v.region;
+  if (v.kind == ValueKind::kBuffer) src = ir::FullRegion(v.buffer);
+  std::optional<std::vector<int64_t>> se;
+  if (src) {
+    se = shape_of(*src);
+    if (!se || non_unit(*se) != non_unit(*de)) return std::nullopt;
+  }
+  // Row-major offsets over a region's extents.
+  auto indices = [](const ir::Region& r, const std::vector<int64_t>& ext, int64_t k) {
+    std::vector<ir::Expr> idx(ext.size());
+    for (size_t d = ext.size(); d-- > 0;) {
+      idx[d] = SimplifyIndex(
+          ir::Binary(ir::BinaryOp::kAdd, r.mins[d], ir::IntImm(k % ext[d], r.mins[d]->dtype)));
+      k /= ext[d];
+    }
+    return idx;
+  };
+  int64_t count = 1;
+  for (int64_t e : *de) count *= e;
+  for (int64_t k = 0; k < count; ++k) {
+    Value x = v;
+    if (src) x = Value::Runtime(ir::Load(src->buffer, indices(*src, *se, k)));
+    absl::Status st = StoreElement(dst.buffer, indices(dst, *de, k), x, loc);
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tilec::frontend

@@ -229,6 +229,12 @@ absl::Status Builder::AssignTarget(const Expr& target, const Value& v) {
         // `A[0, 4:8] = b` (b a region of the same shape): T.copy(b, A[0, 4:8]);
         // `A[0, 4:8] = x` (a scalar): T.fill(A[0, 4:8], x).
         const bool copy = v.kind == ValueKind::kRegion || v.kind == ValueKind::kBuffer;
+        // Inside T.Parallel each iteration moves its own few elements (`B[i,
+        // T.Ramp(j * 2, 1, 2)] = A[i, T.Ramp(j * 2, 1, 2)]`): element by element.
+        if (parallel_depth_ > 0) {
+          std::optional<absl::Status> st = StoreSmallRegion(*where->region, v, target.loc);
+          if (st) return *st;
+        }
         CallArgs args;
         args.loc = target.loc;
         args.positional.push_back(Arg{copy ? v : *where, target.loc});
@@ -535,7 +541,10 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
     }
   }
   frame().loops.push_back(true);
+  const bool parallel = loop.kind == ir::ForKind::kParallel;
+  parallel_depth_ += parallel;
   absl::StatusOr<Flow> flow = ExecBlock(s.body);
+  parallel_depth_ -= parallel;
   frame().loops.pop_back();
   std::vector<ir::Stmt> stmts = PopBlock();
   if (!flow.ok()) return flow;

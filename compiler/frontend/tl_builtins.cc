@@ -125,6 +125,7 @@ constexpr std::string_view kLangFunctions[] = {
     "empty",
     "Tensor",
     "make_tensor",
+    "Ramp",
     "ptr",
     "handle",
     "Buffer",

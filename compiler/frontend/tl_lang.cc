@@ -684,6 +684,24 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     return Value::BufferRef(out);
   }
   if (name == "T.make_tensor") return MakeTensor(b, args);
+  if (name == "T.Ramp") {
+    // T.Ramp(base, stride, lanes) as an index: the elements base, base +
+    // stride, ..., i.e. the slice base : base + lanes (stride 1).
+    absl::StatusOr<Args> a = Bind(b, args, name, {"base", "stride", "lanes"}, 3);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<int64_t> stride = b.StaticInt((*a)[1]->value, (*a)[1]->loc, "the stride");
+    if (!stride.ok()) return stride.status();
+    absl::StatusOr<int64_t> lanes = b.StaticInt((*a)[2]->value, (*a)[2]->loc, "the lanes");
+    if (!lanes.ok()) return lanes.status();
+    if (*stride != 1 || *lanes < 1) {
+      return b.Err(args.loc, Cat("T.Ramp with stride ", *stride, " and ", *lanes,
+                                 " lanes; tilec indexes with ramps of stride 1 (a slice)"));
+    }
+    const Value& base = (*a)[0]->value;
+    absl::StatusOr<Value> stop = ApplyBinOp(BinOpKind::kAdd, base, Value::Int(*lanes));
+    if (!stop.ok()) return b.Err(args.loc, std::string(stop.status().message()));
+    return Value::Slice(base, *stop, Value::None());
+  }
   if (name == "T.Tensor" || name == "T.Buffer" || name == "T.StridedTensor") {
     return TensorType(b, name, args);
   }

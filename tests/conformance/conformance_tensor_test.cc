@@ -141,6 +141,16 @@ def pointer_unused(N):
             B[0] = 1.0
     return main
 
+def ramps(R, C, lanes=3, br=16):
+    @T.prim_func
+    def main(A: T.Tensor((R, C * lanes), "float16"), B: T.Tensor((R, C * lanes), "float16"),
+             F: T.Tensor((R, C * 2), "float32")):
+        with T.Kernel(T.ceildiv(R, br), threads=128) as bx:
+            for i, j in T.Parallel(br, C):
+                B[bx * br + i, T.Ramp(j * lanes, 1, lanes)] = A[bx * br + i, T.Ramp(j * lanes, 1, lanes)]
+                F[bx * br + i, j * 2:j * 2 + 2] = j * 0.5
+    return main
+
 def wrong_count(M, N):
     @T.prim_func
     def main(A: T.StridedTensor((M, N), (N,), "float32")):
@@ -309,6 +319,20 @@ TEST(ConformanceTensor, PointerParametersMadeIntoTensors) {
   ExpectRefused(kSource, "pointer_unused", {{"N", "4"}},
                 "the pointer parameter `a_ptr` is never given a tensor; T.make_tensor(a_ptr, "
                 "shape, dtype) declares what it points to");
+}
+
+// T.Ramp indices and slice assignments inside T.Parallel: each iteration
+// moves its own elements (ragged rows are out of bounds and dropped).
+TEST(ConformanceTensor, RampsAndSliceStoresInsideParallel) {
+  const int64_t r = 37, c = 20;
+  ir::Program p = Compile(kSource, "ramps", {{"R", "37"}, {"C", "20"}});
+  const uint64_t seed = Seed(308);
+  Tensors args = {Random(DType::kFloat16, {r, c * 3}, seed), Zeros(DType::kFloat16, {r, c * 3}),
+                  Zeros(DType::kFloat32, {r, c * 2})};
+  Interpret(p, args);
+  ExpectClose(args[1], Table(r * c * 3, [&](int64_t k) { return args[0].GetDouble(k); }), {0, 0});
+  ExpectClose(args[2], Table(r * c * 2, [&](int64_t k) { return (k % (c * 2)) / 2 * 0.5; }), kF32);
+  ExpectTargetsMatch(p, {.seed = seed, .exact = true}, kBothArchs);
 }
 
 TEST(ConformanceTensor, RowMajorStridesAreAPlainTensor) {
