@@ -323,6 +323,11 @@ absl::StatusOr<Value> MakeTensor(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = Bind(b, args, "T.make_tensor", {"ptr", "shape", "dtype"}, 2);
   if (!a.ok()) return a.status();
   const Arg& ptr = *(*a)[0];
+  if (ptr.value.kind == ValueKind::kBuffer && b.tensor_params().count(ptr.value.buffer->name) &&
+      b.tensor_params().at(ptr.value.buffer->name) == ptr.value.buffer) {
+    return b.Err(ptr.loc, Cat("`", ptr.value.buffer->name,
+                              "` is already a tensor (T.make_tensor is called once per pointer)"));
+  }
   if (!IsPointerParam(ptr.value)) {
     return b.Err(ptr.loc, Cat("T.make_tensor takes a pointer parameter (`p: T.ptr`), got ",
                               DescribeValue(ptr.value)));
@@ -583,6 +588,9 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     }
     absl::StatusOr<ir::Expr> wave = b.SizeExpr((*a)[1]->value, (*a)[1]->loc, "the wave size", true);
     if (!wave.ok()) return wave.status();
+    if (std::optional<int64_t> w = ir::AsConstInt(*wave); w && *w < 1) {
+      return b.Err((*a)[1]->loc, Cat("T.Persistent wave_size must be positive, got ", *w));
+    }
     absl::StatusOr<ir::Expr> index = b.ExprAs((*a)[2]->value, ir::DType::kInt32, (*a)[2]->loc);
     if (!index.ok()) return index.status();
     spec.wave_size = *wave;

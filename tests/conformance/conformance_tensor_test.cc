@@ -134,6 +134,15 @@ def pointers(M, N, bm=32, bn=32):
                 B[by * bm + i, bx * bn + j] = A[by * bm + i, bx * bn + j] - 0.5
     return main
 
+def pointer_twice(N):
+    @T.prim_func
+    def main(a_ptr: T.ptr, n: T.int32):
+        A = T.make_tensor(a_ptr, (n,), "float32")
+        B = T.make_tensor(a_ptr, (n,), "float32")
+        with T.Kernel(1, threads=32) as bx:
+            A[0] = 1.0
+    return main
+
 def pointer_unused(N):
     @T.prim_func
     def main(a_ptr: T.ptr, B: T.Tensor((N,), "float32")):
@@ -319,6 +328,8 @@ TEST(ConformanceTensor, PointerParametersMadeIntoTensors) {
   ExpectRefused(kSource, "pointer_unused", {{"N", "4"}},
                 "the pointer parameter `a_ptr` is never given a tensor; T.make_tensor(a_ptr, "
                 "shape, dtype) declares what it points to");
+  ExpectRefused(kSource, "pointer_twice", {{"N", "4"}},
+                "`a_ptr` is already a tensor (T.make_tensor is called once per pointer)");
 }
 
 // T.Ramp indices and slice assignments inside T.Parallel: each iteration
