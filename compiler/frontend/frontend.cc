@@ -136,6 +136,17 @@ bool OpensKernel(const Stmt& s) {
   return attr != nullptr && attr->attr == "thread_binding";
 }
 
+// Whether any statement of `body`, in nested functions and classes too,
+// opens a kernel.
+bool AnyKernel(const StmtList& body) {
+  bool found = false;
+  WalkStmts(body, true, [&](const Stmt& s) {
+    found |= OpensKernel(s);
+    if (const auto* c = s.as<ClassDefStmt>()) found |= AnyKernel(c->body);
+  });
+  return found;
+}
+
 bool SignatureKernel(const FunctionDefStmt& def) {
   bool tensor = false;
   for (const Param& p : def.params) {
@@ -288,9 +299,9 @@ absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
       abi_.push_back(p.name);
     }
     // A TIR function without T.Kernel (or thread loops) is sequential code:
-    // it runs as one thread of one block.
-    bool opens = false;
-    WalkStmts(def.body, false, [&](const Stmt& s) { opens |= OpensKernel(s); });
+    // it runs as one thread of one block. Only when no function of the file
+    // opens a kernel either: the body may call a macro that does.
+    const bool opens = AnyKernel(def.body) || AnyKernel(module_.body);
     KernelSpec one;
     one.no_grid = true;
     one.grid = {ir::IntImm(1)};

@@ -93,7 +93,7 @@ absl::Status Builder::DeclareTensorParam(const std::string& name, const TensorTy
     }
     const int32_t outer = order[k - 1];
     std::optional<int64_t> so = ir::AsConstInt(strides[outer]), si = ir::AsConstInt(strides[d]);
-    if (!si) return Err(loc, Cat(what, ": compiler bug: a runtime stride sorted inside"));
+    if (!si) return Internal(Cat(what, ": a runtime stride sorted inside another"));
     if (so && *so == *si) {
       return Err(loc, Cat(what, ": dimensions ", outer, " and ", d,
                           " have the same stride, so their elements overlap"));

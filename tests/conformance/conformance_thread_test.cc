@@ -568,6 +568,33 @@ def reversed_tail(A: T.Buffer((16,), T.float32), B: T.Buffer((4,), T.float32)):
         B[i] = A[-i - 1] + B[(i + 3) % 4]
 )";
 
+// A prim_func whose kernel is opened by the macro it calls is not
+// kernel-less: it must not be wrapped in a kernel of its own.
+constexpr char kKernelInMacro[] = R"(
+import tilelang.language as T
+
+def twice(N):
+    @T.macro
+    def launch(A, B):
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                B[bx * 32 + i] = A[bx * 32 + i] * 2.0
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        launch(A, B)
+    return main
+)";
+
+TEST(ConformanceSync, AKernelOpenedByAMacroIsNotWrapped) {
+  ir::Program p = Compile(kKernelInMacro, "twice", {{"N", "100"}});
+  const uint64_t seed = Seed(519);
+  Tensors args = {Random(DType::kFloat32, {100}, seed), Zeros(DType::kFloat32, {100})};
+  Interpret(p, args);
+  ExpectClose(args[1], Table(100, [&](int64_t i) { return args[0].GetDouble(i) * 2; }), {});
+  ExpectTargetsMatch(p, {.seed = seed, .exact = true});
+}
+
 TEST(ConformanceSync, AFunctionWithoutTKernelRunsAsOneThread) {
   ir::Program p = Compile(kKernelLess, "reversed_tail", {});
   const uint64_t seed = Seed(518);
