@@ -656,6 +656,22 @@ absl::StatusOr<Value> Builder::CallValue(const Value& fn, CallArgs args) {
       Value ctor = Value::Builtin("T.<dtype>", std::make_shared<const Value>(fn));
       return CallBuiltin(*this, *ctor.builtin, args);
     }
+    case ValueKind::kModule:
+      // Helpers that generate inline CUDA or drive TileLang's own lowering.
+      if (StartsWith(fn.s, "tilelang.quantize.get_lop3_intrin_group") ||
+          StartsWith(fn.s, "tilelang.quantize.lop3")) {
+        return Err(args.loc, Cat("`", fn.s,
+                                 "` generates inline CUDA for LOP3 decoding (T.import_source), "
+                                 "which tilec does not compile; decode with the plain path "
+                                 "(tilelang.quantize's _tir_packed_* converters or T.Parallel "
+                                 "arithmetic)"));
+      }
+      if (StartsWith(fn.s, "tilelang.intrinsics.")) {
+        return Err(args.loc, Cat("`", fn.s,
+                                 "` is one of TileLang's internal instruction emitters, which "
+                                 "tilec does not have; write the matrix product as T.gemm"));
+      }
+      break;
     case ValueKind::kStr: {
       // A dtype given as a string (`-D dtype=float16x2`) constructs as the
       // dtype itself does.

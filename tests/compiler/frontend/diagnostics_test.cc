@@ -275,6 +275,40 @@ def main(A: T.Tensor((16,), "float32")):
        {},
        "test.py:4:9: error: T.alloc_shared must be inside a T.Kernel block"},
 
+      {"Lop3IntrinsicGroup",
+       R"py(import tilelang.language as T
+from tilelang.quantize import get_lop3_intrin_group
+def k(N):
+    g = get_lop3_intrin_group(out_dtype="float16", source_format="int")
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32):
+            A[0] = 1.0
+    return main
+)py",
+       "k",
+       {{"N", "4"}},
+       "test.py:4:9: error: `tilelang.quantize.get_lop3_intrin_group` generates inline CUDA for "
+       "LOP3 decoding (T.import_source), which tilec does not compile; decode with the plain path "
+       "(tilelang.quantize's _tir_packed_* converters or T.Parallel arithmetic)"},
+
+      {"InternalInstructionEmitter",
+       R"py(import tilelang.language as T
+from tilelang.intrinsics.mma_macro_generator import TensorCoreIntrinEmitter
+def k(N):
+    e = TensorCoreIntrinEmitter(a_dtype="float16")
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32):
+            A[0] = 1.0
+    return main
+)py",
+       "k",
+       {{"N", "4"}},
+       "test.py:4:9: error: `tilelang.intrinsics.mma_macro_generator.TensorCoreIntrinEmitter` is "
+       "one of TileLang's internal instruction emitters, which tilec does not have; write the "
+       "matrix product as T.gemm"},
+
       {"NestedKernel",
        R"py(import tilelang.language as T
 @T.prim_func
