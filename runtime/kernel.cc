@@ -81,16 +81,20 @@ int64_t LogicalDim(const ParamSpec& p, const Arg& a, size_t d) {
   return a.shape[d];
 }
 
-// The strides of argument `a` in elements: its own, or row-major.
-std::vector<int64_t> ArgStrides(const Arg& a) {
-  if (!a.strides.empty()) return a.strides;
-  std::vector<int64_t> s(a.shape.size());
+// Row-major strides of `shape`, in elements.
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size());
   int64_t step = 1;
-  for (size_t d = a.shape.size(); d-- > 0;) {
+  for (size_t d = shape.size(); d-- > 0;) {
     s[d] = step;
-    step *= a.shape[d];
+    step *= shape[d];
   }
   return s;
+}
+
+// The strides of argument `a`: its own, or row-major.
+std::vector<int64_t> ArgStrides(const Arg& a) {
+  return a.strides.empty() ? RowMajorStrides(a.shape) : a.strides;
 }
 
 // The bytes from the first to the last element of argument `a`.
@@ -278,39 +282,34 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
                          "; got shape ", ShapeText(arg.shape)));
       }
     }
+    // The strides the kernel was compiled for: a strided tensor's, else
+    // row-major. Dimensions of extent 1 may have any stride.
+    const std::vector<int64_t> got = ArgStrides(arg);
+    std::vector<int64_t> expected = RowMajorStrides(arg.shape);
+    for (size_t d = 0; d < p.strides.size(); ++d) {
+      absl::StatusOr<int64_t> v = p.strides[d].Eval(dims);
+      if (!v.ok()) return v.status();
+      expected[d] = *v;
+    }
+    for (size_t d = 0; d < expected.size(); ++d) {
+      if (arg.shape[d] == 1 || got[d] == expected[d]) continue;
+      if (p.strides.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " must be contiguous (row-major); got strides ", ShapeText(got),
+                         " for shape ", ShapeText(arg.shape), ": pass a contiguous copy"));
+      }
+      std::vector<std::string> texts;
+      for (const ShapeExpr& e : p.strides) texts.push_back(e.text());
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " must have strides ", ShapeText(expected), " (",
+                       absl::StrJoin(texts, ", "), "); stride ", d, " is ", got[d],
+                       "; got strides ", ShapeText(got), " for shape ", ShapeText(arg.shape)));
+    }
     if (!p.strides.empty()) {
-      // A strided tensor: the strides the kernel was compiled for.
-      const std::vector<int64_t> got = ArgStrides(arg);
-      std::vector<int64_t> want;
-      for (size_t d = 0; d < p.strides.size(); ++d) {
-        absl::StatusOr<int64_t> v = p.strides[d].Eval(dims);
-        if (!v.ok()) return v.status();
-        want.push_back(*v);
-      }
-      for (size_t d = 0; d < want.size(); ++d) {
-        if (arg.shape[d] != 1 && got[d] != want[d]) {
-          std::vector<std::string> texts;
-          for (const ShapeExpr& e : p.strides) texts.push_back(e.text());
-          return absl::InvalidArgumentError(
-              absl::StrCat(what, " must have strides ", ShapeText(want), " (",
-                           absl::StrJoin(texts, ", "), "); stride ", d, " is ", got[d],
-                           "; got strides ", ShapeText(got), " for shape ", ShapeText(arg.shape)));
-        }
-      }
       if (std::string why = Overlap(arg.shape, got); !why.empty()) {
         return absl::InvalidArgumentError(
             absl::StrCat(what, ": strides ", ShapeText(got), " for shape ", ShapeText(arg.shape),
                          " place elements on top of each other: ", why));
-      }
-    } else if (!arg.strides.empty()) {
-      int64_t expect = 1;
-      for (size_t d = arg.shape.size(); d-- > 0;) {
-        if (arg.shape[d] != 1 && arg.strides[d] != expect) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              what, " must be contiguous (row-major); got strides ", ShapeText(arg.strides),
-              " for shape ", ShapeText(arg.shape), ": pass a contiguous copy"));
-        }
-        expect *= arg.shape[d];
       }
     }
     if (arg.device_type != want ||

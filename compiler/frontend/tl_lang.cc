@@ -43,14 +43,9 @@ namespace {
 
 using Args = std::vector<std::optional<Arg>>;
 
-absl::StatusOr<Args> Bind(Builder& b, const CallArgs& args, std::string_view fn,
-                          const std::vector<std::string_view>& names, size_t required) {
-  return BindArgs(b, args, fn, names, required);
-}
-
 absl::StatusOr<Value> DTypeCtor(Builder& b, ir::DType t, CallArgs& args) {
   std::string name = Cat("T.", ir::DTypeName(t));
-  absl::StatusOr<Args> a = Bind(b, args, name, {"value"}, 0);
+  absl::StatusOr<Args> a = BindArgs(b, args, name, {"value"}, 0);
   if (!a.ok()) return a.status();
   if (!(*a)[0]) {
     return b.Err(args.loc, Cat(name,
@@ -112,7 +107,7 @@ absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view 
   if (kind == ir::ForKind::kVectorized) names = {"start", "stop", "annotations"};
   if (kind == ir::ForKind::kPipelined)
     names = {"start", "stop", "num_stages", "order", "stage", "sync", "group", "annotations"};
-  absl::StatusOr<Args> a = Bind(b, args, name, names, 1);
+  absl::StatusOr<Args> a = BindArgs(b, args, name, names, 1);
   if (!a.ok()) return a.status();
   const Arg& start = *(*a)[0];
   std::optional<Arg> stop = (*a)[1];
@@ -203,7 +198,7 @@ absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view 
 absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
   CallArgs named = args;
   named.positional.clear();
-  absl::StatusOr<Args> a = Bind(b, named, "T.Kernel", {"threads", "is_cpu", "prelude"}, 0);
+  absl::StatusOr<Args> a = BindArgs(b, named, "T.Kernel", {"threads", "is_cpu", "prelude"}, 0);
   if (!a.ok()) return a.status();
   std::vector<Arg> grid_args = args.positional;
   if (grid_args.size() == 1 && grid_args[0].value.IsSequence()) {
@@ -320,7 +315,7 @@ absl::StatusOr<Value> MakeView(Builder& b, ir::Buffer base, const ValueList& sha
 // T.make_tensor(ptr, shape, dtype): the tensor a pointer parameter points
 // to; it becomes the parameter (shapes may use scalar parameters).
 absl::StatusOr<Value> MakeTensor(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a = Bind(b, args, "T.make_tensor", {"ptr", "shape", "dtype"}, 2);
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.make_tensor", {"ptr", "shape", "dtype"}, 2);
   if (!a.ok()) return a.status();
   const Arg& ptr = *(*a)[0];
   if (ptr.value.kind == ValueKind::kBuffer && b.tensor_params().count(ptr.value.buffer->name) &&
@@ -358,7 +353,7 @@ absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& ar
                                          "elem_offset", "scope",          "align", "offset_factor",
                                          "buffer_type", "axis_separators"};
   if (strided) names = {"shape", "strides", "dtype", "scope"};
-  absl::StatusOr<Args> bound = Bind(b, args, name, names, strided ? 2 : 1);
+  absl::StatusOr<Args> bound = BindArgs(b, args, name, names, strided ? 2 : 1);
   if (!bound.ok()) return bound.status();
   Args a_storage = *std::move(bound);
   if (strided) {
@@ -423,7 +418,7 @@ absl::StatusOr<Value> Symbol(Builder& b, const std::string& name, ParamInfo::Kin
 }
 
 absl::StatusOr<Value> Layout(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a = Bind(b, args, "T.Layout", {"shape", "forward_fn"}, 2);
+  absl::StatusOr<Args> a = BindArgs(b, args, "T.Layout", {"shape", "forward_fn"}, 2);
   if (!a.ok()) return a.status();
   const Arg& fn = *(*a)[1];
   if (fn.value.kind != ValueKind::kFunction) {
@@ -492,7 +487,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   }
   if (name == "T.<dtype>") return DTypeCtor(b, fn.self->dtype, args);
   if (name == "T.extract_lane") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"vector", "lane"}, 2);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"vector", "lane"}, 2);
     if (!a.ok()) return a.status();
     const Arg& v = *(*a)[0];
     absl::StatusOr<int64_t> lane = b.StaticInt((*a)[1]->value, (*a)[1]->loc, "the lane");
@@ -517,14 +512,14 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     return v.value.Items()[*lane];
   }
   if (name == "T.dtype") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"name"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"name"}, 1);
     if (!a.ok()) return a.status();
     absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc, "T.dtype()");
     if (!t.ok()) return t.status();
     return Value::DType(*t);
   }
   if (name == "T.cast") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"value", "dtype"}, 2);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"value", "dtype"}, 2);
     if (!a.ok()) return a.status();
     absl::StatusOr<ir::DType> t = b.StaticDType((*a)[1]->value, (*a)[1]->loc, "T.cast()");
     if (!t.ok()) return t.status();
@@ -534,7 +529,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   }
   if (name == "T.Cast") {
     // TVM's spelling: T.Cast(dtype, value).
-    absl::StatusOr<Args> a = Bind(b, args, name, {"dtype", "value"}, 2);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"dtype", "value"}, 2);
     if (!a.ok()) return a.status();
     absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc, "T.Cast()");
     if (!t.ok()) return t.status();
@@ -572,7 +567,8 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   if (name == "T.serial" || name == "T.Serial")
     return SingleLoop(b, ir::ForKind::kSerial, name, args);
   if (name == "T.Persistent") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"domain", "wave_size", "index", "group_size"}, 3);
+    absl::StatusOr<Args> a =
+        BindArgs(b, args, name, {"domain", "wave_size", "index", "group_size"}, 3);
     if (!a.ok()) return a.status();
     const Arg& domain = *(*a)[0];
     ValueList dims = domain.value.IsSequence() ? domain.value.Items() : ValueList{domain.value};
@@ -605,7 +601,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     return Value::Loop(std::move(spec));
   }
   if (name == "T.reshape" || name == "T.view") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"src", "shape", "dtype"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"src", "shape", "dtype"}, 1);
     if (!a.ok()) return a.status();
     const Arg& src = *(*a)[0];
     if (src.value.kind != ValueKind::kBuffer) {
@@ -640,7 +636,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   }
   if (name == "T.Pipelined") return SingleLoop(b, ir::ForKind::kPipelined, name, args);
   if (name == "T.dynamic" || name == "T.symbolic") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"name", "dtype"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"name", "dtype"}, 1);
     if (!a.ok()) return a.status();
     absl::StatusOr<std::string> n = b.StaticStr((*a)[0]->value, (*a)[0]->loc, "the symbol name");
     if (!n.ok()) return n.status();
@@ -654,7 +650,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     return Symbol(b, *n, ParamInfo::Kind::kDynamicSymbol, t);
   }
   if (name == "T.const") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"names", "dtype"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"names", "dtype"}, 1);
     if (!a.ok()) return a.status();
     absl::StatusOr<std::string> n = b.StaticStr((*a)[0]->value, (*a)[0]->loc, "T.const names");
     if (!n.ok()) return n.status();
@@ -669,7 +665,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     return Value::Tuple(std::move(values));
   }
   if (name == "T.empty") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"shape", "dtype"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"shape", "dtype"}, 1);
     if (!a.ok()) return a.status();
     if (!b.eager() || b.InKernel() || !b.InPrimFunc()) {
       return b.Err(args.loc,
@@ -695,7 +691,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   if (name == "T.Ramp") {
     // T.Ramp(base, stride, lanes) as an index: the elements base, base +
     // stride, ..., i.e. the slice base : base + lanes (stride 1).
-    absl::StatusOr<Args> a = Bind(b, args, name, {"base", "stride", "lanes"}, 3);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"base", "stride", "lanes"}, 3);
     if (!a.ok()) return a.status();
     absl::StatusOr<int64_t> stride = b.StaticInt((*a)[1]->value, (*a)[1]->loc, "the stride");
     if (!stride.ok()) return stride.status();
@@ -716,7 +712,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   if (name == "T.Layout") return Layout(b, args);
   if (name == "tilelang.layout.make_swizzled_layout") {
     absl::StatusOr<Args> a =
-        Bind(b, args, "make_swizzled_layout", {"buffer", "k_major", "allow_pad"}, 1);
+        BindArgs(b, args, "make_swizzled_layout", {"buffer", "k_major", "allow_pad"}, 1);
     if (!a.ok()) return a.status();
     if ((*a)[0]->value.kind != ValueKind::kBuffer) {
       return b.Err((*a)[0]->loc,
@@ -725,7 +721,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     return Value::Layout(ir::Layout{ir::Layout::Kind::kSwizzled, {}, {}});
   }
   if (name == "T.prim_func" || name == "T.macro") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"func"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"func"}, 1);
     if (!a.ok()) return a.status();
     const Value& f = (*a)[0]->value;
     if (f.kind != ValueKind::kFunction || !f.function->def) {

@@ -25,11 +25,6 @@ namespace {
 
 using Args = std::vector<std::optional<Arg>>;
 
-absl::StatusOr<Args> Bind(Builder& b, const CallArgs& args, std::string_view fn,
-                          const std::vector<std::string_view>& names, size_t required) {
-  return BindArgs(b, args, fn, names, required);
-}
-
 // A float expression for the math functions: numbers become float32
 // literals, integer expressions are cast to float32.
 absl::StatusOr<ir::Expr> FloatOperand(Builder& b, const Arg& a) {
@@ -96,7 +91,7 @@ absl::StatusOr<Value> MathCall(Builder& b, ir::CallFn fn, std::string_view name,
 // TVM's): x != x; |x| == inf; neither. NVRTC and the host build never get
 // fast-math, so the comparisons keep their IEEE meaning.
 absl::StatusOr<Value> FloatClass(Builder& b, std::string_view name, CallArgs& args) {
-  absl::StatusOr<Args> a = Bind(b, args, name, {"x"}, 1);
+  absl::StatusOr<Args> a = BindArgs(b, args, name, {"x"}, 1);
   if (!a.ok()) return a.status();
   const Arg& x = *(*a)[0];
   if (x.value.kind == ValueKind::kFloat || x.value.IsIntLike()) {
@@ -150,7 +145,7 @@ std::optional<ir::Expr> ExtremeValue(ir::DType t, bool max) {
 }
 
 absl::StatusOr<Value> MinMax(Builder& b, bool is_max, CallArgs& args, std::string_view name) {
-  absl::StatusOr<Args> a = Bind(b, args, name, {"a", "b"}, 2);
+  absl::StatusOr<Args> a = BindArgs(b, args, name, {"a", "b"}, 2);
   if (!a.ok()) return a.status();
   const Value& x = (*a)[0]->value;
   const Value& y = (*a)[1]->value;
@@ -172,7 +167,7 @@ absl::StatusOr<Value> MinMax(Builder& b, bool is_max, CallArgs& args, std::strin
 }
 
 absl::StatusOr<Value> IntDivision(Builder& b, std::string_view name, CallArgs& args) {
-  absl::StatusOr<Args> a = Bind(b, args, name, {"a", "b"}, 2);
+  absl::StatusOr<Args> a = BindArgs(b, args, name, {"a", "b"}, 2);
   if (!a.ok()) return a.status();
   const Value& x = (*a)[0]->value;
   const Value& y = (*a)[1]->value;
@@ -211,7 +206,7 @@ absl::StatusOr<Value> IntDivision(Builder& b, std::string_view name, CallArgs& a
 
 std::optional<absl::StatusOr<Value>> CallTlMath(Builder& b, std::string_view name, CallArgs& args) {
   if (name == "T.max_value" || name == "T.min_value") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"dtype"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"dtype"}, 1);
     if (!a.ok()) return a.status();
     absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc, Cat(name, "()"));
     if (!t.ok()) return t.status();
@@ -220,7 +215,7 @@ std::optional<absl::StatusOr<Value>> CallTlMath(Builder& b, std::string_view nam
     return Value::Runtime(*e);
   }
   if (name == "T.infinity") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"dtype"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"dtype"}, 1);
     if (!a.ok()) return a.status();
     absl::StatusOr<ir::DType> t = b.StaticDType((*a)[0]->value, (*a)[0]->loc, "T.infinity()");
     if (!t.ok()) return t.status();
@@ -235,7 +230,7 @@ std::optional<absl::StatusOr<Value>> CallTlMath(Builder& b, std::string_view nam
   }
   if (name == "T.max" || name == "T.min") return MinMax(b, name == "T.max", args, name);
   if (name == "T.if_then_else") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"cond", "t", "f"}, 3);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"cond", "t", "f"}, 3);
     if (!a.ok()) return a.status();
     const Arg& c = *(*a)[0];
     if (std::optional<bool> t = Truthy(c.value)) return (*a)[*t ? 1 : 2]->value;
@@ -254,7 +249,7 @@ std::optional<absl::StatusOr<Value>> CallTlMath(Builder& b, std::string_view nam
   }
   if (name == "T.nearbyint") return MathCall(b, ir::CallFn::kRound, name, args);
   if (name == "T.likely") {  // a branch hint: the condition itself
-    absl::StatusOr<Args> a = Bind(b, args, name, {"cond"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"cond"}, 1);
     if (!a.ok()) return a.status();
     return (*a)[0]->value;
   }
@@ -262,7 +257,7 @@ std::optional<absl::StatusOr<Value>> CallTlMath(Builder& b, std::string_view nam
     return FloatClass(b, name, args);
   if (name == "T.bitwise_and" || name == "T.bitwise_or" || name == "T.bitwise_xor" ||
       name == "T.shift_left" || name == "T.shift_right") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"a", "b"}, 2);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"a", "b"}, 2);
     if (!a.ok()) return a.status();
     const BinOpKind op = name == "T.bitwise_and"   ? BinOpKind::kBitAnd
                          : name == "T.bitwise_or"  ? BinOpKind::kBitOr
@@ -274,7 +269,7 @@ std::optional<absl::StatusOr<Value>> CallTlMath(Builder& b, std::string_view nam
     return r;
   }
   if (name == "T.bitwise_not") {
-    absl::StatusOr<Args> a = Bind(b, args, name, {"a"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"a"}, 1);
     if (!a.ok()) return a.status();
     absl::StatusOr<Value> r = ApplyUnaryOp(UnaryOpKind::kInvert, (*a)[0]->value);
     if (!r.ok()) return b.At(r.status(), args.loc);

@@ -94,13 +94,17 @@ TEST(Frontend, UnboundParametersBecomeDynDimsAndTileParams) {
 // becomes an unbound tile parameter, the other default (dtype) still applies.
 TEST(Frontend, UnboundSetLeavesDefaultedParametersUnbound) {
   Bindings b;
-  for (const auto& [k, v] : Binds{{"M", "256"}, {"N", "128"}, {"K", "64"}, {"block_M", "64"},
-                                  {"block_N", "32"}, {"block_K", "16"}}) {
+  for (const auto& [k, v] : Binds{{"M", "256"},
+                                  {"N", "128"},
+                                  {"K", "64"},
+                                  {"block_M", "64"},
+                                  {"block_N", "32"},
+                                  {"block_K", "16"}}) {
     b.Set(k, v);
   }
   b.unbound = {"num_stages"};
-  absl::StatusOr<ir::Program> p = CompileTileLang({"test.py", kPrelude + std::string(kGemm)},
-                                                  "gemm", b);
+  absl::StatusOr<ir::Program> p =
+      CompileTileLang({"test.py", kPrelude + std::string(kGemm)}, "gemm", b);
   ASSERT_TRUE(p.ok()) << p.status();
   ASSERT_TRUE(ir::Verify(*p).ok());
   ASSERT_EQ(p->tile_params.size(), 4u);
@@ -113,8 +117,8 @@ TEST(Frontend, UnboundSetLeavesDefaultedParametersUnbound) {
   EXPECT_EQ(loops[0]->num_stages, ir::Expr(p->tile_params[3].var));
   // Without -U the default applies, and the programs differ.
   b.unbound.clear();
-  absl::StatusOr<ir::Program> bound = CompileTileLang({"test.py", kPrelude + std::string(kGemm)},
-                                                      "gemm", b);
+  absl::StatusOr<ir::Program> bound =
+      CompileTileLang({"test.py", kPrelude + std::string(kGemm)}, "gemm", b);
   ASSERT_TRUE(bound.ok()) << bound.status();
   EXPECT_EQ(bound->tile_params[3].value, 2);
   EXPECT_NE(ir::ProgramHash(*bound), ir::ProgramHash(*p));
@@ -127,8 +131,9 @@ TEST(Frontend, UnboundSetErrorsNameTheParameter) {
   absl::StatusOr<ir::Program> p = CompileTileLang(file, "gemm", b);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Contains(std::string(p.status().message()), "test.py:5:5: error: -U blocks_M "
-                                                          "names no parameter of `gemm`"))
+  EXPECT_TRUE(Contains(std::string(p.status().message()),
+                       "test.py:5:5: error: -U blocks_M "
+                       "names no parameter of `gemm`"))
       << p.status();
   EXPECT_TRUE(Contains(std::string(p.status().message()), "block_M")) << p.status();
   b.unbound = {"num_stages"};
