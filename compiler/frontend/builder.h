@@ -390,6 +390,7 @@ class Builder {
   absl::StatusOr<Flow> ExecGeneratorLoop(const ForStmt& s, const Value& gen);
   absl::StatusOr<Flow> ExecStagingLoop(const ForStmt& s, const ValueList& items);
   absl::StatusOr<Flow> ExecWhile(const WhileStmt& s);
+  absl::StatusOr<Flow> ExecRuntimeWhile(const WhileStmt& s, const Value& cond);
   absl::StatusOr<Flow> ExecIf(const IfStmt& s);
   absl::StatusOr<Flow> ExecWith(const WithStmt& s);
   absl::StatusOr<Flow> ExecReturn(const ReturnStmt& s);

@@ -291,6 +291,11 @@ absl::StatusOr<Value> Builder::Attribute(const Value& v, const std::string& attr
       }
       break;
     }
+    case ValueKind::kHostTensor:
+      if (std::optional<absl::StatusOr<Value>> r = HostTensorAttribute(*this, v, attr, loc)) {
+        return *r;
+      }
+      break;
     case ValueKind::kSuper: {
       absl::StatusOr<std::optional<Value>> r = SuperAttribute(v, attr, loc);
       if (!r.ok()) return r.status();

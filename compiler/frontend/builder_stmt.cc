@@ -600,12 +600,49 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
   return Flow::kNormal;
 }
 
+// A `while` whose condition is a runtime value in kernel code: one loop in
+// the IR, its condition re-evaluated before every iteration.
+absl::StatusOr<Flow> Builder::ExecRuntimeWhile(const WhileStmt& s, const Value& cond) {
+  constexpr std::string_view kUse = "the condition of this `while`";
+  if (!IsRuntimeScalar(cond)) return NotStatic(cond, s.test->loc, kUse);
+  if (!InKernel()) return Err(s.test->loc, "a runtime `while` must be inside a T.Kernel block");
+  if (!s.orelse.empty()) {
+    return Err(s.loc, "`while ... else` is not supported when the condition is a runtime value");
+  }
+  absl::StatusOr<ir::Expr> c = ExprOf(cond, s.test->loc);
+  if (!c.ok()) return c.status();
+  if (!HasRuntimeVars(*c) && UnboundParamIn(*c, /*skip_shape_params=*/true)) {
+    return NotStatic(cond, s.test->loc, kUse);
+  }
+  PushBlock();
+  frame().loops.push_back(true);
+  absl::StatusOr<Flow> flow = ExecBlock(s.body);
+  frame().loops.pop_back();
+  std::vector<ir::Stmt> stmts = PopBlock();
+  if (!flow.ok()) return flow.status();
+  // The condition is built once: names it reads must keep their values, and
+  // what changes between iterations must be buffer elements (T.alloc_var).
+  absl::StatusOr<Value> again = Eval(*s.test);
+  if (!again.ok()) return again.status();
+  absl::StatusOr<ir::Expr> c2 =
+      IsRuntimeScalar(*again) ? ExprOf(*again, s.test->loc) : absl::StatusOr<ir::Expr>(nullptr);
+  if (!c2.ok() || *c2 == nullptr || ir::PrintExpr(*c2) != ir::PrintExpr(*c)) {
+    return Err(s.test->loc,
+               "the condition of this runtime `while` reads a name that its body rebinds; the "
+               "condition is evaluated by the kernel with the values it had before the loop. "
+               "Keep loop state in buffer elements (T.alloc_var / T.alloc_local) and assign "
+               "to them (x[0] = ...)");
+  }
+  absl::Status st = Emit(ir::While(AsBool(*c), Body(std::move(stmts))), s.loc, "a runtime `while`");
+  if (!st.ok()) return st;
+  return Flow::kNormal;
+}
+
 absl::StatusOr<Flow> Builder::ExecWhile(const WhileStmt& s) {
   if (KernelSyntax()) {
-    return Err(s.loc,
-               "a `while` loop in kernel code is not supported; tilec runs `while` only at "
-               "staging time, in Python code outside kernel bodies (@T.prim_func, @T.macro "
-               "and eager @tilelang.jit functions)");
+    absl::StatusOr<Value> cond = Eval(*s.test);
+    if (!cond.ok()) return cond.status();
+    if (!Truthy(*cond).has_value()) return ExecRuntimeWhile(s, *cond);
   }
   frame().loops.push_back(false);
   bool broke = false;

@@ -18,6 +18,9 @@ namespace tilec::frontend {
 
 absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value& self,
                                  CallArgs& args) {
+  if (StartsWith(name, "torch_tensor.")) {
+    return CallHostTensorMethod(b, name.substr(13), self, args);
+  }
   const SourceLoc loc = args.loc;
   auto arg = [&](size_t k) -> const Value& { return args.positional[k].value; };
   auto argc = [&](size_t lo, size_t hi) -> absl::Status {
@@ -206,7 +209,8 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
   }
   if (name == "str.strip" || name == "str.lstrip" || name == "str.rstrip") {
     if (absl::Status s = argc(0, 0); !s.ok()) return s;
-    if (name == "str.lstrip") return Value::Str(std::string(absl::StripLeadingAsciiWhitespace(self.s)));
+    if (name == "str.lstrip")
+      return Value::Str(std::string(absl::StripLeadingAsciiWhitespace(self.s)));
     if (name == "str.rstrip") {
       return Value::Str(std::string(absl::StripTrailingAsciiWhitespace(self.s)));
     }
@@ -233,7 +237,8 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
     }
     if (sub->empty()) return Value::Int(static_cast<int64_t>(self.s.size()) + 1);
     int64_t n = 0;
-    for (size_t at = self.s.find(*sub); at != std::string::npos; at = self.s.find(*sub, at + sub->size())) {
+    for (size_t at = self.s.find(*sub); at != std::string::npos;
+         at = self.s.find(*sub, at + sub->size())) {
       ++n;
     }
     return Value::Int(n);

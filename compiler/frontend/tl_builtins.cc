@@ -242,6 +242,7 @@ bool IsKnownModule(std::string_view path) {
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
   if (std::optional<Value> d = DeviceModuleAttribute(path, attr)) return d;
+  if (std::optional<Value> t = TorchModuleAttribute(path, attr)) return t;
   if (std::optional<Value> q = QuantizeModuleAttribute(path, attr)) return q;
   std::string a(attr);
   if (path == kLang) {
@@ -462,6 +463,7 @@ absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& 
   if (fn.self && name != "T.<dtype>") return CallMethod(b, name, *fn.self, args);
   if (StartsWith(name, "math.")) return CallMath(b, std::string_view(name).substr(5), args);
   if (StartsWith(name, "device.")) return CallDevice(b, std::string_view(name).substr(7), args);
+  if (StartsWith(name, "torch.")) return CallTorch(b, std::string_view(name).substr(6), args);
   if (StartsWith(name, "T.") || StartsWith(name, "tilelang.") || StartsWith(name, "tir.")) {
     if (std::optional<absl::StatusOr<Value>> r = CallTileOp(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlLang(b, name, args, fn)) return *r;

@@ -30,6 +30,13 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
 // (tl_device.cc): their modules and functions, and the call.
 std::optional<Value> DeviceModuleAttribute(std::string_view path, std::string_view attr);
 absl::StatusOr<Value> CallDevice(Builder& b, std::string_view name, CallArgs& args);
+// Torch tensors of host code, known by shape and dtype (tl_torch.cc).
+std::optional<Value> TorchModuleAttribute(std::string_view path, std::string_view attr);
+absl::StatusOr<Value> CallTorch(Builder& b, std::string_view name, CallArgs& args);
+std::optional<absl::StatusOr<Value>> HostTensorAttribute(Builder& b, const Value& v,
+                                                         std::string_view attr, SourceLoc loc);
+absl::StatusOr<Value> CallHostTensorMethod(Builder& b, std::string_view name, const Value& self,
+                                           CallArgs& args);
 // tilelang.quantize's converters of packed integers (tl_quantize.cc).
 std::optional<Value> QuantizeModuleAttribute(std::string_view path, std::string_view attr);
 std::optional<absl::StatusOr<Value>> CallQuantize(Builder& b, std::string_view name,

@@ -51,6 +51,25 @@ absl::StatusOr<Value> Alloc(Builder& b, std::string_view name, ir::Scope scope, 
   absl::StatusOr<ir::DType> t =
       b.StaticDType((*a)[1]->value, (*a)[1]->loc, Cat("the dtype of ", name));
   if (!t.ok()) return t.status();
+  if ((*a)[2] && (*a)[2]->value.kind != ValueKind::kNone) {
+    // scope= names the storage, whatever the function: T.alloc_fragment(...,
+    // "local") is a per-thread local buffer, as in TileLang.
+    absl::StatusOr<std::string> sc = b.StaticStr((*a)[2]->value, (*a)[2]->loc, "scope");
+    if (!sc.ok()) return sc.status();
+    if (*sc == "shared" || *sc == "shared.dyn") {
+      scope = ir::Scope::kShared;
+    } else if (*sc == "local.fragment") {
+      scope = ir::Scope::kFragment;
+    } else if (*sc == "local") {
+      scope = ir::Scope::kLocal;
+    } else if (*sc == "global") {
+      scope = ir::Scope::kGlobal;
+    } else {
+      return b.Err((*a)[2]->loc, Cat(name, "(scope=\"", *sc,
+                                     "\"): the scopes are \"shared\", \"shared.dyn\", "
+                                     "\"local.fragment\", \"local\" and \"global\""));
+    }
+  }
   bool tile = scope != ir::Scope::kGlobal;
   absl::StatusOr<std::vector<ir::Expr>> shape =
       b.ShapeOf((*a)[0]->value, (*a)[0]->loc, Cat("the shape of ", name), tile);

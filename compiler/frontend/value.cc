@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "absl/strings/str_join.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/ir/printer.h"
 
@@ -344,6 +345,15 @@ std::string DescribeValue(const Value& v) {
     case ValueKind::kGenerator: return "generator";
     case ValueKind::kSet: return "set";
     case ValueKind::kSuper: return "super()";
+    case ValueKind::kHostTensor: {
+      std::vector<std::string> dims;
+      if (v.tensor_type) {
+        for (const Value& d : v.tensor_type->shape) dims.push_back(Cat(d.i));
+      }
+      return Cat("torch tensor of shape (", absl::StrJoin(dims, ", "),
+                 dims.size() == 1 ? ",)" : ")",
+                 v.tensor_type ? Cat(", ", ir::DTypeName(v.tensor_type->dtype)) : "");
+    }
     case ValueKind::kObject:
       return Cat("`", v.object && v.object->cls ? v.object->cls->name : "?", "` object");
   }

@@ -78,6 +78,7 @@ enum class ValueKind : uint8_t {
   kGenerator,   // a generator expression: `list` holds its items, `cursor` the next one
   kSet,         // a set of staging values: `list` holds them, each once
   kSuper,       // super() in a method: `klass` the defining class, `tuple` {self}
+  kHostTensor,  // a torch tensor of host code: `tensor_type` its shape and dtype (tl_torch.cc)
 };
 
 class Env;  // a scope of names (builder.h)

@@ -402,6 +402,7 @@ absl::StatusOr<Value> RuntimeBinOp(BinOpKind op, const Value& a, const Value& b)
 }  // namespace
 
 absl::StatusOr<Value> ApplyBinOp(BinOpKind op, const Value& a, const Value& b) {
+  if (std::optional<absl::StatusOr<Value>> h = HostTensorBinOp(op, a, b)) return *h;
   bool runtime = IsRuntimeScalar(a) || IsRuntimeScalar(b);
   if (!runtime) return StagingBinOp(op, a, b);
   absl::StatusOr<Value> r = RuntimeBinOp(op, a, b);
@@ -412,6 +413,9 @@ absl::StatusOr<Value> ApplyBinOp(BinOpKind op, const Value& a, const Value& b) {
 }
 
 absl::StatusOr<Value> ApplyUnaryOp(UnaryOpKind op, const Value& a) {
+  if (a.kind == ValueKind::kHostTensor && (op == UnaryOpKind::kNeg || op == UnaryOpKind::kPos)) {
+    return a;
+  }
   if (IsRuntimeScalar(a)) {
     ir::Expr e = RuntimeOf(a);
     switch (op) {

@@ -80,6 +80,9 @@ absl::StatusOr<std::pair<ir::Expr, ir::Expr>> PromoteOperands(const Value& a, co
 ir::Expr AsBool(const ir::Expr& e);
 
 absl::StatusOr<Value> ApplyBinOp(BinOpKind op, const Value& a, const Value& b);
+// `a op b` where one is a torch tensor of host code (tl_torch.cc); nullopt
+// when neither is.
+std::optional<absl::StatusOr<Value>> HostTensorBinOp(BinOpKind op, const Value& a, const Value& b);
 absl::StatusOr<Value> ApplyUnaryOp(UnaryOpKind op, const Value& a);
 // One comparison (chains are split by the caller).
 absl::StatusOr<Value> ApplyCompare(CmpOpKind op, const Value& a, const Value& b);

@@ -54,8 +54,9 @@ class ViewRewriter : public ir::IRMutator {
       }
     }
     if (s->kind != ir::StmtKind::kSeq && s->kind != ir::StmtKind::kFor &&
-        s->kind != ir::StmtKind::kIf && s->kind != ir::StmtKind::kKernel &&
-        s->kind != ir::StmtKind::kLet && s->kind != ir::StmtKind::kStore) {
+        s->kind != ir::StmtKind::kIf && s->kind != ir::StmtKind::kWhile &&
+        s->kind != ir::StmtKind::kKernel && s->kind != ir::StmtKind::kLet &&
+        s->kind != ir::StmtKind::kStore) {
       std::vector<const ir::BufferNode*> used = ViewsIn(s);
       if (!used.empty()) return Bracket(s, used);
     }

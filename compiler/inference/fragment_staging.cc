@@ -68,7 +68,8 @@ class NestScan : public ir::IRVisitor {
       case ir::StmtKind::kFor:
         if (s->as<ir::ForNode>()->kind == ir::ForKind::kParallel) return;
         [[fallthrough]];
-      case ir::StmtKind::kIf: {
+      case ir::StmtKind::kIf:
+      case ir::StmtKind::kWhile: {
         ++nested_;
         ir::IRVisitor::Visit(s);
         --nested_;

@@ -131,6 +131,7 @@ class KernelInference {
         return absl::StrCat("T.alloc_", Str(ir::ScopeName(b->scope)), " ", b->name);
       }
       case ir::StmtKind::kIf: return body.Label("if");
+      case ir::StmtKind::kWhile: return body.Label("while");
       case ir::StmtKind::kStore: return body.Label("store");
       case ir::StmtKind::kCopy: return body.Label("T.copy");
       case ir::StmtKind::kGemm: return body.Label("T.gemm");
@@ -161,6 +162,11 @@ class KernelInference {
         st = WalkBody(n->else_case);
         path_.pop_back();
         return st;
+      }
+      case ir::StmtKind::kWhile: {
+        const auto* n = s->as<ir::WhileNode>();
+        ScanExpr(n->cond);
+        return WalkBody(n->body);
       }
       case ir::StmtKind::kStore: {
         const auto* n = s->as<ir::StoreNode>();

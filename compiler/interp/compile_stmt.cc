@@ -207,6 +207,33 @@ class IfStmt final : public CStmt {
   CStmtPtr then_, else_;
 };
 
+// Runs while the condition holds. A loop that runs kMaxIterations times in
+// one execution is reported instead of hanging the caller.
+class WhileStmt final : public CStmt {
+ public:
+  static constexpr int64_t kMaxIterations = int64_t{1} << 26;
+  WhileStmt(CExprPtr cond, CStmtPtr body) : cond_(std::move(cond)), body_(std::move(body)) {}
+
+  absl::Status Exec(Env& env) const override {
+    for (int64_t n = 0;; ++n) {
+      const bool c = cond_->Eval(env).i != 0;
+      if (env.failed()) return env.TakeError();
+      if (!c) return absl::OkStatus();
+      if (n == kMaxIterations) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("a `while` loop ran ", kMaxIterations,
+                         " iterations without its condition becoming false"));
+      }
+      absl::Status st = body_->Exec(env);
+      if (!st.ok()) return st;
+    }
+  }
+
+ private:
+  CExprPtr cond_;
+  CStmtPtr body_;
+};
+
 class StoreStmt final : public CStmt {
  public:
   StoreStmt(int slot, std::vector<CExprPtr> indices, CExprPtr value)
@@ -407,6 +434,16 @@ absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {
       }
       return CStmtPtr(
           std::make_unique<IfStmt>(std::move(*cond), std::move(*then_case), std::move(else_case)));
+    }
+    case ir::StmtKind::kWhile: {
+      const auto* w = s->as<ir::WhileNode>();
+      auto cond = CompileExprAs(w->cond, DType::kBool);
+      if (!cond.ok()) return cond.status();
+      const size_t mark = Mark();
+      auto body = CompileStmt(w->body);
+      PopTo(mark);
+      if (!body.ok()) return body.status();
+      return CStmtPtr(std::make_unique<WhileStmt>(std::move(*cond), std::move(*body)));
     }
     case ir::StmtKind::kStore: {
       const auto* st = s->as<ir::StoreNode>();

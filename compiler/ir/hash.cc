@@ -58,6 +58,7 @@ enum class Tag : uint8_t {
   kUseSwizzle = 62,
   kAtomicMax = 63,
   kAtomicMin = 64,
+  kWhile = 65,
 };
 
 // How a variable or buffer reference is resolved.
@@ -392,6 +393,13 @@ class Encoder {
         E(n->cond);
         Body(n->then_case);
         Body(n->else_case);
+        return;
+      }
+      case StmtKind::kWhile: {
+        const auto* n = s->as<WhileNode>();
+        T(Tag::kWhile);
+        E(n->cond);
+        Body(n->body);
         return;
       }
       case StmtKind::kStore: {

@@ -257,6 +257,9 @@ Stmt Allocate(Buffer b, Expr init) {
 Stmt If(Expr cond, Stmt then_case, Stmt else_case) {
   return std::make_shared<IfNode>(std::move(cond), std::move(then_case), std::move(else_case));
 }
+Stmt While(Expr cond, Stmt body) {
+  return std::make_shared<WhileNode>(std::move(cond), std::move(body));
+}
 Stmt Store(Buffer b, std::vector<Expr> indices, Expr value) {
   return std::make_shared<StoreNode>(std::move(b), std::move(indices), std::move(value));
 }

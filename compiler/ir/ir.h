@@ -295,6 +295,7 @@ enum class StmtKind : uint8_t {
   kAtomicAdd,
   kAnnotateLayout,
   kUseSwizzle,
+  kWhile,
 };
 
 struct StmtNode {
@@ -360,6 +361,16 @@ struct IfNode : StmtNode {
   Stmt else_case;  // may be null
   IfNode(Expr c, Stmt t, Stmt e)
       : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+};
+
+// while cond: body -- a loop whose trip count is known only at run time.
+// The condition is evaluated before every iteration; a kernel's while whose
+// body holds tile operators or barriers must have a block-uniform condition.
+struct WhileNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kWhile;
+  Expr cond;
+  Stmt body;
+  WhileNode(Expr c, Stmt b) : StmtNode(kKind), cond(std::move(c)), body(std::move(b)) {}
 };
 
 struct StoreNode : StmtNode {
@@ -474,6 +485,7 @@ struct UseSwizzleNode : StmtNode {
 Stmt Seq(std::vector<Stmt> stmts);
 Stmt Allocate(Buffer b, Expr init = nullptr);
 Stmt If(Expr cond, Stmt then_case, Stmt else_case = nullptr);
+Stmt While(Expr cond, Stmt body);
 Stmt Store(Buffer b, std::vector<Expr> indices, Expr value);
 Stmt Let(Var v, Expr value);
 Stmt For(Var v, Expr min, Expr extent, ForKind kind, Stmt body);

@@ -427,6 +427,12 @@ void Printer::S(const Stmt& s, int indent) {
       }
       return;
     }
+    case StmtKind::kWhile: {
+      const auto* n = s->as<WhileNode>();
+      Line(indent, absl::StrCat("while ", E(n->cond), ":"));
+      Body(n->body, indent + 1);
+      return;
+    }
     case StmtKind::kStore: {
       const auto* n = s->as<StoreNode>();
       std::string idx = n->indices.empty() ? "()" : Args(n->indices);

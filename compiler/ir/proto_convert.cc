@@ -160,6 +160,13 @@ class Writer {
         if (n->else_case) WriteStmt(n->else_case, i->mutable_else_case());
         return;
       }
+      case StmtKind::kWhile: {
+        const auto* n = s->as<WhileNode>();
+        v1::WhileStmt* w = out->mutable_while_loop();
+        if (n->cond) WriteExpr(n->cond, w->mutable_cond());
+        if (n->body) WriteStmt(n->body, w->mutable_body());
+        return;
+      }
       case StmtKind::kStore: {
         const auto* n = s->as<StoreNode>();
         v1::StoreStmt* st = out->mutable_store();

@@ -48,6 +48,7 @@ absl::string_view StmtLabel(const v1::Stmt& s) {
     case v1::Stmt::kAllocate: return "allocate";
     case v1::Stmt::kForLoop: return "for";
     case v1::Stmt::kIfThenElse: return "if";
+    case v1::Stmt::kWhileLoop: return "while";
     case v1::Stmt::kStore: return "store";
     case v1::Stmt::kLet: return "let";
     case v1::Stmt::kCopy: return "copy";
@@ -441,6 +442,12 @@ class Reader {
         PC_ASSIGN_OR_RETURN(Stmt t, ReadChild(i.has_then_case(), i.then_case(), "then", true));
         PC_ASSIGN_OR_RETURN(Stmt e, ReadChild(i.has_else_case(), i.else_case(), "else", false));
         return If(std::move(c), std::move(t), std::move(e));
+      }
+      case v1::Stmt::kWhileLoop: {
+        const v1::WhileStmt& w = s.while_loop();
+        PC_ASSIGN_OR_RETURN(Expr c, Field(w.has_cond(), w.cond(), "cond"));
+        PC_ASSIGN_OR_RETURN(Stmt b, ReadChild(w.has_body(), w.body(), "body", true));
+        return While(std::move(c), std::move(b));
       }
       case v1::Stmt::kStore: {
         const v1::StoreStmt& st = s.store();

@@ -178,6 +178,7 @@ void ThreadDependence::Walk(const Stmt& s) {
       Walk(i->else_case);
       return;
     }
+    case StmtKind::kWhile: Walk(s->as<WhileNode>()->body); return;
     default: return;
   }
 }
@@ -199,6 +200,7 @@ bool ThreadDependence::PerThread(const Stmt& s) const {
 bool ThreadDependence::Divergent(const Stmt& s) const {
   if (!s) return false;
   if (const auto* i = s->as<IfNode>()) return Expr(i->cond);
+  if (const auto* w = s->as<WhileNode>()) return Expr(w->cond);
   if (const auto* f = s->as<ForNode>()) return Expr(f->min) || Expr(f->extent);
   return false;
 }
@@ -246,7 +248,8 @@ ThreadDependence::Role ThreadDependence::RoleOf(const Stmt& s) const {
     // A uniform loop or branch whose body passes values between threads
     // through shared memory runs statement by statement (a barrier between
     // them), not as one unit per thread.
-    const bool compound = s->kind == StmtKind::kFor || s->kind == StmtKind::kIf;
+    const bool compound =
+        s->kind == StmtKind::kFor || s->kind == StmtKind::kIf || s->kind == StmtKind::kWhile;
     if (compound && !Divergent(s) && ExchangesThroughShared(s)) return Role::kContainer;
     return Role::kPerThread;
   }
@@ -303,6 +306,9 @@ absl::Status ThreadDependence::Check(const Stmt& s) const {
       if (absl::Status st = Check(i->then_case); !st.ok()) return st;
       return Check(i->else_case);
     }
+    case StmtKind::kWhile:
+      if (Divergent(s)) return refuse("runs in a `while` whose condition depends on the thread");
+      return Check(s->as<WhileNode>()->body);
     default: return refuse("reads a per-thread value");
   }
 }

@@ -411,6 +411,16 @@ bool Verifier::CheckStmt(const Stmt& s) {
     case StmtKind::kAllocate: return CheckAllocate(s->as<AllocateNode>());
     case StmtKind::kFor: return CheckFor(s->as<ForNode>());
     case StmtKind::kIf: return CheckIf(s->as<IfNode>());
+    case StmtKind::kWhile: {
+      const auto* n = s->as<WhileNode>();
+      At at(this, Label("while"));
+      if (!RequireKernel("while") || !CheckExpr(n->cond, "while condition")) return false;
+      if (n->cond->dtype != DType::kBool) {
+        return Fail(absl::StrCat("while condition must be bool, got ", DT(n->cond->dtype), " (",
+                                 PrintExpr(n->cond), ")"));
+      }
+      return CheckBody(n->body);
+    }
     case StmtKind::kStore: {
       const auto* n = s->as<StoreNode>();
       At at(this, Label("store"));

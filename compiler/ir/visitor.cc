@@ -84,6 +84,12 @@ void IRVisitor::Visit(const Stmt& s) {
       Visit(n->else_case);
       return;
     }
+    case StmtKind::kWhile: {
+      const auto* n = s->as<WhileNode>();
+      Visit(n->cond);
+      Visit(n->body);
+      return;
+    }
     case StmtKind::kStore: {
       const auto* n = s->as<StoreNode>();
       VisitBuffer(n->buffer);
@@ -280,6 +286,13 @@ Stmt IRMutator::Mutate(const Stmt& s) {
       Stmt t = Mutate(n->then_case), e = Mutate(n->else_case);
       if (c == n->cond && t == n->then_case && e == n->else_case) return s;
       return If(std::move(c), std::move(t), std::move(e));
+    }
+    case StmtKind::kWhile: {
+      const auto* n = s->as<WhileNode>();
+      Expr c = Mutate(n->cond);
+      Stmt b = Mutate(n->body);
+      if (c == n->cond && b == n->body) return s;
+      return While(std::move(c), std::move(b));
     }
     case StmtKind::kStore: {
       const auto* n = s->as<StoreNode>();

@@ -247,6 +247,13 @@ class Analyzer {
         Walk(n->else_case, mult * share, stage_bytes);
         return;
       }
+      case ir::StmtKind::kWhile: {
+        // The trip count is a run-time value: counted as one iteration.
+        const auto* n = s->as<ir::WhileNode>();
+        CountExpr(n->cond, mult);
+        Walk(n->body, mult, stage_bytes);
+        return;
+      }
       case ir::StmtKind::kStore: {
         const auto* n = s->as<ir::StoreNode>();
         if (n->buffer->scope == ir::Scope::kGlobal) {

@@ -184,5 +184,73 @@ TEST(ConformanceDevice, WithoutATargetOrForAnotherDeviceTheQueryIsRefused) {
   EXPECT_THAT(std::string(st.message()), HasSubstr("tilec answers for device 0"));
 }
 
+// Torch tensors of module-level host code, known to tilec by shape and dtype.
+constexpr char kTorchSource[] = R"(
+import torch
+import tilelang.language as T
+
+torch.random.manual_seed(0)
+torch.backends.cuda.matmul.allow_tf32 = False
+A = torch.rand(70, 33, device="cuda", dtype=torch.float16) * 2 - 1
+B = torch.randn((33, 40), dtype=torch.float16).cuda()
+M, K = A.shape
+N = B.shape[1]
+C = torch.empty(M, N, device="cuda")
+W = torch.zeros_like(C, dtype=torch.bfloat16)
+idx = torch.randint(0, 10, (M,), device="cuda")
+r = torch.arange(0, 12, 3)
+prod = (A @ B).T
+bc = torch.ones(4, 1, 5) + torch.ones(3, 1)
+
+def sizes():
+    @T.prim_func
+    def main(X: T.Tensor((M, K), A.dtype), O: T.Tensor((13,), "int32")):
+        with T.Kernel(1, threads=32):
+            O[0] = M
+            O[1] = K
+            O[2] = N
+            O[3] = W.dtype.bits
+            O[4] = idx.numel()
+            O[5] = r.shape[0]
+            O[6] = prod.shape[0]
+            O[7] = bc.shape[1]
+            O[8] = A.stride(0)
+            O[9] = A.view(-1, 11).shape[0]
+            O[10] = A.permute(1, 0).size(0)
+            O[11] = C.element_size()
+            O[12] = idx.dtype.bits
+    return main
+
+def values():
+    @T.prim_func
+    def main(O: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=32):
+            O[0] = A.sum()
+    return main
+
+def mismatch():
+    bad = torch.ones(3, 4) + torch.ones(5)
+    @T.prim_func
+    def main(O: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=32):
+            O[0] = 1.0
+    return main
+)";
+
+TEST(ConformanceTorch, ModuleLevelTensorsGiveShapesAndDtypes) {
+  ir::Program p = Compile(kTorchSource, "sizes");
+  ASSERT_EQ(p.params.size(), 2u);
+  Tensors args = {Random(DType::kFloat16, {70, 33}, Seed(441)), Zeros(DType::kInt32, {13})};
+  Interpret(p, args);
+  ExpectEqualInts(args[1], {70, 33, 40, 16, 70, 4, 40, 3, 33, 210, 33, 4, 64});
+}
+
+TEST(ConformanceTorch, ValuesAndUnbroadcastableShapesRefused) {
+  ExpectRefused(kTorchSource, "values", {},
+                "a torch tensor has no attribute `sum` that tilec knows; tilec knows a host "
+                "tensor's shape and dtype, never its values");
+  ExpectRefused(kTorchSource, "mismatch", {}, "their shapes do not broadcast");
+}
+
 }  // namespace
 }  // namespace tilec::conformance

@@ -67,11 +67,11 @@ def four_extents(N):
             A[a] = 1.0
     return main
 
-def shared(N, block=64):
+def shared(N, block=64, scope="shared.dyn"):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
-            S = T.alloc_shared((block,), "float32")
+            S = T.alloc_shared((block,), "float32", scope=scope)
             T.copy(A[bx * block], S)
             for i in T.Parallel(block):
                 B[bx * block + i] = S[block - 1 - i] + S[i]
@@ -88,12 +88,15 @@ def fragment(N, block=64):
             T.copy(F, B[bx * block])
     return main
 
-def local(N, K):
+def local(N, K, how="alloc_local"):
     @T.prim_func
     def main(A: T.Tensor((N, K), "float32"), B: T.Tensor((N,), "float32")):
         with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
             tx = T.get_thread_binding()
-            acc = T.alloc_local((2,), "float32")
+            if how == "alloc_local":
+                acc = T.alloc_local((2,), "float32")
+            else:
+                acc = T.alloc_fragment((2,), "float32", "local")
             acc[0] = 0.0
             acc[1] = 0.0
             for k in T.serial(K):
@@ -277,18 +280,26 @@ TEST(ConformanceKernel, FourGridExtentsRefused) {
 
 TEST(ConformanceAlloc, Shared) {
   const int64_t n = 200;
-  ir::Program p = Compile(kSource, "shared", {{"N", "200"}});
-  const uint64_t seed = Seed(105);
-  Tensors args = {Random(DType::kFloat32, {n}, seed), Zeros(DType::kFloat32, {n})};
-  Interpret(p, args);
-  ExpectClose(args[1],
-              Table(n,
-                    [&](int64_t k) {
-                      int64_t base = k / 64 * 64, i = k % 64, r = base + 63 - i;
-                      return F32((r < n ? args[0].GetDouble(r) : 0.0) + args[0].GetDouble(k));
-                    }),
-              kF32);
-  ExpectTargetsMatch(p, {.seed = seed});
+  for (const char* scope : {"shared", "shared.dyn"}) {
+    ir::Program p = Compile(kSource, "shared", {{"N", "200"}, {"scope", Quoted(scope)}});
+    const uint64_t seed = Seed(105);
+    Tensors args = {Random(DType::kFloat32, {n}, seed), Zeros(DType::kFloat32, {n})};
+    Interpret(p, args);
+    ExpectClose(args[1],
+                Table(n,
+                      [&](int64_t k) {
+                        int64_t base = k / 64 * 64, i = k % 64, r = base + 63 - i;
+                        return F32((r < n ? args[0].GetDouble(r) : 0.0) + args[0].GetDouble(k));
+                      }),
+                kF32);
+    ExpectTargetsMatch(p, {.seed = seed});
+  }
+}
+
+TEST(ConformanceAlloc, UnknownScopeRefused) {
+  ExpectRefused(kSource, "shared", {{"N", "200"}, {"scope", Quoted("register")}},
+                "T.alloc_shared(scope=\"register\"): the scopes are \"shared\", \"shared.dyn\", "
+                "\"local.fragment\", \"local\" and \"global\"");
 }
 
 TEST(ConformanceAlloc, Fragment) {
@@ -301,22 +312,25 @@ TEST(ConformanceAlloc, Fragment) {
   ExpectTargetsMatch(p, {.seed = seed});
 }
 
+// T.alloc_local, and T.alloc_fragment with scope "local" (a local buffer).
 TEST(ConformanceAlloc, Local) {
   const int64_t n = 140, k = 7;
-  ir::Program p = Compile(kSource, "local", {{"N", "140"}, {"K", "7"}});
-  const uint64_t seed = Seed(107);
-  Tensors args = {Random(DType::kFloat32, {n, k}, seed), Zeros(DType::kFloat32, {n})};
-  Interpret(p, args);
-  ExpectClose(args[1],
-              Table(n,
-                    [&](int64_t i) {
-                      double even = 0, odd = 0;
-                      for (int64_t j = 0; j < k; ++j)
-                        (j % 2 ? odd : even) += args[0].GetDouble(i * k + j);
-                      return even - odd;
-                    }),
-              kF32);
-  ExpectTargetsMatch(p, {.seed = seed});
+  for (const char* how : {"alloc_local", "fragment_scope_local"}) {
+    ir::Program p = Compile(kSource, "local", {{"N", "140"}, {"K", "7"}, {"how", Quoted(how)}});
+    const uint64_t seed = Seed(107);
+    Tensors args = {Random(DType::kFloat32, {n, k}, seed), Zeros(DType::kFloat32, {n})};
+    Interpret(p, args);
+    ExpectClose(args[1],
+                Table(n,
+                      [&](int64_t i) {
+                        double even = 0, odd = 0;
+                        for (int64_t j = 0; j < k; ++j)
+                          (j % 2 ? odd : even) += args[0].GetDouble(i * k + j);
+                        return even - odd;
+                      }),
+                kF32);
+    ExpectTargetsMatch(p, {.seed = seed});
+  }
 }
 
 TEST(ConformanceAlloc, VarWithInit) {

@@ -461,9 +461,9 @@ absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s) {
       auto e = ConstValue(r.extents[d]);
       auto n = ConstValue(b->shape[d]);
       if (m && e && n && *m == 0 && *e >= *n) continue;
-      conds.push_back(absl::StrCat(ctx.Expr(vars[d]), " >= ", ctx.Emit(r.mins[d]).text));
+      conds.push_back(absl::StrCat(ctx.Expr(vars[d]), " >= ", ctx.RelOperand(r.mins[d])));
       conds.push_back(
-          absl::StrCat(ctx.Expr(vars[d]), " < ", ctx.Emit(AddI(r.mins[d], r.extents[d])).text));
+          absl::StrCat(ctx.Expr(vars[d]), " < ", ctx.RelOperand(AddI(r.mins[d], r.extents[d]))));
     }
     return JoinConds(conds);
   };
@@ -491,10 +491,10 @@ absl::Status LowerFill(EmitContext& ctx, const ir::Stmt& s) {
   ctx.w().Line(absl::StrCat("const ", CType(b->dtype), " ", fill, " = ", value, ";"));
   if (per_thread) {
     ctx.w().Open(
-        absl::StrCat("for (int ", fv, " = 0; ", fv, " < ", ctx.Expr(total), "; ++", fv, ")"));
+        absl::StrCat("for (int ", fv, " = 0; ", fv, " < ", ctx.RelOperand(total), "; ++", fv, ")"));
   } else {
-    ctx.w().Open(absl::StrCat("for (int ", fv, " = tx; ", fv, " < ", ctx.Expr(total), "; ", fv,
-                              " += ", ctx.threads(), ")"));
+    ctx.w().Open(absl::StrCat("for (int ", fv, " = tx; ", fv, " < ", ctx.RelOperand(total), "; ",
+                              fv, " += ", ctx.threads(), ")"));
   }
   // Unflatten f over the region's extents.
   ir::Var flat = ir::MakeVar(fv);

@@ -580,7 +580,10 @@ std::string UnrollPragma(int64_t trips) {
 std::string JoinConds(const std::vector<std::string>& conds) {
   std::vector<std::string> kept;
   for (const std::string& c : conds) {
-    if (!c.empty()) kept.push_back(c);
+    if (c.empty()) continue;
+    // Operands that bind more loosely than && (||, ?:) keep their grouping.
+    const bool loose = c.find("||") != std::string::npos || c.find('?') != std::string::npos;
+    kept.push_back(loose && conds.size() > 1 ? "(" + c + ")" : c);
   }
   return absl::StrJoin(kept, " && ");
 }
@@ -597,7 +600,7 @@ std::string InBounds(EmitContext& ctx, const ir::Buffer& b, const std::vector<ir
     auto ri = ctx.Range(i);
     if (!ctx.NonNegative(i)) {
       if ((ci && *ci < 0) || (ri && ri->second < 0)) return "false";
-      conds.push_back(absl::StrCat(ctx.Expr(i), " >= 0"));
+      conds.push_back(absl::StrCat(ctx.RelOperand(i), " >= 0"));
     }
     if (ci && cn) {
       if (*ci + extra >= *cn) return "false";

@@ -108,9 +108,10 @@ struct SlotLoop {
   const inference::FragmentLayout* layout = nullptr;
   std::string slot;  // C++ name of the slot variable
   // IR variables bound to the logical index (nest variables; empty for
-  // operator loops), with their constant loop mins.
+  // operator loops), with their constant loop mins (none: all zero).
   std::vector<const ir::VarNode*> vars;
   std::vector<int64_t> mins;
+  int64_t Min(size_t d) const { return d < mins.size() ? mins[d] : 0; }
   // Lets met so far inside the loop body, in order (evaluated when building
   // slot tables).
   std::vector<std::pair<const ir::VarNode*, ir::Expr>> lets;
@@ -183,6 +184,13 @@ class EmitContext {
   std::optional<std::pair<int64_t, int64_t>> Range(const ir::Expr& e);
   CExpr Emit(const ir::Expr& e);
   std::string Expr(const ir::Expr& e) { return Emit(e).text; }
+  // `e` as an operand of an operator of precedence `prec` (see CExpr):
+  // parenthesized when it binds more loosely. RelOperand: of <, >=, ...
+  std::string Operand(const ir::Expr& e, int prec) {
+    CExpr c = Emit(e);
+    return c.prec < prec ? c.text : "(" + c.text + ")";
+  }
+  std::string RelOperand(const ir::Expr& e) { return Operand(e, 6); }
   // `text` (of dtype `from`) converted to `to`.
   CExpr Convert(CExpr value, ir::DType from, ir::DType to);
   // An lvalue for buffer[indices] (fragments resolve through the innermost

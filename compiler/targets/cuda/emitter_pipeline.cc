@@ -229,7 +229,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
     for (const ir::BufferNode* b : info.staged) ctx.stage_index().erase(b);
     return ctx.status();
   };
-  const std::string min = ctx.Expr(f->min);
+  const std::string min = ctx.Operand(f->min, 4);  // an operand of + and -
   const bool zero_min = ConstValue(f->min) == 0;
   // Prologue.
   ir::Var p = ir::MakeVar("stage");

@@ -18,6 +18,7 @@
 // indexed by `s`, which folds away once the loop is unrolled, so fragments
 // stay in registers. An access whose element the thread does not hold is a
 // layout-plan bug and is reported as such.
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -38,7 +39,7 @@ bool BindSlot(const SlotLoop& loop, int64_t thread, int64_t slot,
   values.clear();
   std::vector<int64_t> idx = loop.layout->LogicalAt(thread, slot);
   if (idx.size() != loop.vars.size()) return false;
-  for (size_t d = 0; d < idx.size(); ++d) values[loop.vars[d]] = idx[d] + loop.mins[d];
+  for (size_t d = 0; d < idx.size(); ++d) values[loop.vars[d]] = idx[d] + loop.Min(d);
   for (const auto& [var, value] : loop.lets) {
     if (auto v = inference::EvalInt(value, values)) values[var] = *v;
   }
@@ -134,7 +135,7 @@ std::string EmitContext::FragmentSlot(const ir::Buffer& frag,
     bool direct = true;
     for (size_t d = 0; d < indices.size(); ++d) {
       const auto* v = indices[d]->as<ir::VarNode>();
-      if (v != loop->vars[d] || loop->mins[d] != 0) direct = false;
+      if (v != loop->vars[d] || loop->Min(d) != 0) direct = false;
     }
     if (direct) return loop->slot;
   }
@@ -193,6 +194,9 @@ std::string EmitContext::FragmentSlot(const ir::Buffer& frag,
     if (table[s] == kDontCare) table[s] = 0;
   }
   if (identity) return loop->slot;
+  if (std::all_of(table.begin(), table.end(), [&](int64_t k) { return k == table[0]; })) {
+    return absl::StrCat(table[0]);  // the same slot everywhere (a loop-invariant element)
+  }
   auto it = loop->tables.find(table);
   if (it != loop->tables.end()) return absl::StrCat(it->second, "[", loop->slot, "]");
   std::string name = Fresh(absl::StrCat(frag->name, "_slot"));

@@ -251,7 +251,7 @@ std::string LoopHeader(EmitContext& ctx, const ir::ForNode* f, const std::string
   std::string type = CType(f->var->dtype);
   std::string min = ctx.Expr(f->min);
   ir::Expr end = AddI(f->min, f->extent);
-  return absl::StrCat("for (", type, " ", name, " = ", min, "; ", name, " < ", ctx.Expr(end),
+  return absl::StrCat("for (", type, " ", name, " = ", min, "; ", name, " < ", ctx.RelOperand(end),
                       "; ++", name, ")");
 }
 
@@ -383,6 +383,38 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
       }
       w().Close();
       return status();
+    }
+    case ir::StmtKind::kWhile: {
+      const auto* wl = s->as<ir::WhileNode>();
+      const std::string header = absl::StrCat("while (", Expr(wl->cond), ")");
+      if (!block_level) {
+        w().Open(header);
+        absl::Status st = EmitStmt(wl->body);
+        w().Close();
+        return st.ok() ? status() : st;
+      }
+      // The condition runs before the first iteration and after each one:
+      // it must see the body's shared writes, and the body what a previous
+      // iteration left (as for a serial loop).
+      Access2 cond = SharedAccesses(ir::If(wl->cond, ir::Seq({})));
+      Access2 body = SharedAccesses(wl->body);
+      if (UsesScratch(wl->body)) {
+        for (int area : {0, 1}) {
+          body.reads.insert(ScratchKey(area));
+          body.writes.insert(ScratchKey(area));
+        }
+      }
+      body.reads.insert(cond.reads.begin(), cond.reads.end());
+      BeforeShared(cond);
+      auto written0 = written_, read0 = read_;
+      AfterShared(body);
+      w().Open(header);
+      absl::Status st = EmitStmt(wl->body);
+      if (st.ok()) BeforeShared(cond);
+      w().Close();
+      written_.insert(written0.begin(), written0.end());
+      read_.insert(read0.begin(), read0.end());
+      return st.ok() ? status() : st;
     }
     case ir::StmtKind::kFor: {
       const auto* f = s->as<ir::ForNode>();

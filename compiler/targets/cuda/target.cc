@@ -35,6 +35,7 @@ absl::string_view TileOpName(ir::StmtKind kind) {
     case ir::StmtKind::kAllocate: return "allocation";
     case ir::StmtKind::kFor: return "loop";
     case ir::StmtKind::kIf: return "if";
+    case ir::StmtKind::kWhile: return "while";
     case ir::StmtKind::kStore: return "store";
     case ir::StmtKind::kLet: return "let";
     case ir::StmtKind::kAnnotateLayout: return "T.annotate_layout";

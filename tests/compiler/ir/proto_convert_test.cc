@@ -191,6 +191,10 @@ class StructuralEq {
         S(x->as<IfNode>()->then_case, y->as<IfNode>()->then_case);
         S(x->as<IfNode>()->else_case, y->as<IfNode>()->else_case);
         return;
+      case StmtKind::kWhile:
+        E(x->as<WhileNode>()->cond, y->as<WhileNode>()->cond);
+        S(x->as<WhileNode>()->body, y->as<WhileNode>()->body);
+        return;
       case StmtKind::kStore:
         Buf(x->as<StoreNode>()->buffer, y->as<StoreNode>()->buffer);
         Es(x->as<StoreNode>()->indices, y->as<StoreNode>()->indices, "store indices");
