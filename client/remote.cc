@@ -29,6 +29,7 @@ namespace {
 
 struct RemoteFlags {
   std::string command, server, token, tls_ca, file, function, out, digest, cache_dir, profile;
+  std::string service;  // health: the service asked about ("": the server)
   std::vector<std::pair<std::string, std::string>> defines;
   std::vector<std::string> unbound;
   std::vector<std::string> targets;
@@ -44,22 +45,23 @@ struct RemoteFlags {
 };
 
 int Usage(const std::string& msg) {
-  std::fprintf(stderr,
-               "tilec: %s\n"
-               "usage:\n"
-               "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...]\n"
-               "            --target sm_80|sm_90a ... [--profile P]\n"
-               "            [--out DIR] [--json] [--line_info] [--max_registers N]\n"
-               "            [--server HOST:PORT | --cache_dir DIR]\n"
-               "  tilec get DIGEST -o FILE --server HOST:PORT\n"
-               "  tilec autotune FILE --fn NAME [-D name=value ...] [-U name ...] --target PROFILE\n"
-               "            [--top K] [--dim name=size ...] [--iterations N] [--warmup W]\n"
-               "            [--seed S] [--retune] [--json] --server HOST:PORT\n"
-               "  tilec stats [--json] --server HOST:PORT\n"
-               "  tilec health --server HOST:PORT\n"
-               "  common: --token_file F, --tls_ca F, --timeout_s S; $TILEC_SERVER, "
-               "$TILEC_TOKEN\n",
-               msg.c_str());
+  std::fprintf(
+      stderr,
+      "tilec: %s\n"
+      "usage:\n"
+      "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...]\n"
+      "            --target sm_80|sm_90a ... [--profile P]\n"
+      "            [--out DIR] [--json] [--line_info] [--max_registers N]\n"
+      "            [--server HOST:PORT | --cache_dir DIR]\n"
+      "  tilec get DIGEST -o FILE --server HOST:PORT\n"
+      "  tilec autotune FILE --fn NAME [-D name=value ...] [-U name ...] --target PROFILE\n"
+      "            [--top K] [--dim name=size ...] [--iterations N] [--warmup W]\n"
+      "            [--seed S] [--retune] [--json] --server HOST:PORT\n"
+      "  tilec stats [--json] --server HOST:PORT\n"
+      "  tilec health --server HOST:PORT [--service NAME (tilec.SharedTier)]\n"
+      "  common: --token_file F, --tls_ca F, --timeout_s S; $TILEC_SERVER, "
+      "$TILEC_TOKEN\n",
+      msg.c_str());
   return 2;
 }
 
@@ -289,8 +291,9 @@ int Compile(const RemoteFlags& f) {
           std::printf("        config chosen by autotuning: %s (profile %s, measured %.4f ms)\n",
                       config.c_str(), r.profile().c_str(), r.measured_ms());
         } else {
-          std::printf("        config chosen by recommendation: %s (profile %s, predicted %.1f us)\n",
-                      config.c_str(), r.profile().c_str(), r.predicted_us());
+          std::printf(
+              "        config chosen by recommendation: %s (profile %s, predicted %.1f us)\n",
+              config.c_str(), r.profile().c_str(), r.predicted_us());
         }
       }
     }
@@ -338,15 +341,23 @@ int Stats(const RemoteFlags& f) {
 }
 
 // grpc.health.v1.Health/Check through the generic stub (Debian ships no
-// generated health stubs): the request is the empty HealthCheckRequest
-// (service ""), the response's field 1 is the serving status (1 = SERVING).
+// generated health stubs): the request is a HealthCheckRequest (field 1 the
+// service, "" for the server), the response's field 1 is the serving status
+// (1 = SERVING).
 int Health(const RemoteFlags& f) {
   grpc::GenericStub stub(Connect(f));
   grpc::ClientContext ctx;
   Prepare(f, &ctx);
   grpc::ByteBuffer request, response;
-  grpc::Slice empty;
-  request = grpc::ByteBuffer(&empty, 1);
+  std::string req;
+  if (!f.service.empty()) {
+    if (f.service.size() > 127) return Usage("--service: a name of at most 127 bytes");
+    req.push_back(0x0a);  // field 1, length-delimited
+    req.push_back(static_cast<char>(f.service.size()));
+    req += f.service;
+  }
+  grpc::Slice body(req);
+  request = grpc::ByteBuffer(&body, 1);
   std::promise<grpc::Status> done;
   stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
                  [&](grpc::Status s) { done.set_value(s); });
@@ -384,7 +395,8 @@ bool FillSource(const RemoteFlags& f, tilec::v1::TileLangSource* src) {
 
 std::string ConfigText(const google::protobuf::RepeatedPtrField<tilec::v1::NamedValue>& config) {
   std::vector<std::string> parts;
-  for (const tilec::v1::NamedValue& v : config) parts.push_back(absl::StrCat(v.name(), "=", v.value()));
+  for (const tilec::v1::NamedValue& v : config)
+    parts.push_back(absl::StrCat(v.name(), "=", v.value()));
   return absl::StrJoin(parts, " ");
 }
 
@@ -458,16 +470,16 @@ int Autotune(const RemoteFlags& f) {
                 c.worker_id().empty() ? "" : absl::StrCat(" (", c.worker_id(), ")").c_str());
   }
   if (std::isinf(r.noise_band())) {
-    std::printf("best: %s (emulator wall times rank nothing: the best predicted of the checked "
-                "candidates)\n",
-                ConfigText(r.best()).c_str());
+    std::printf(
+        "best: %s (emulator wall times rank nothing: the best predicted of the checked "
+        "candidates)\n",
+        ConfigText(r.best()).c_str());
   } else {
     std::printf("best: %s (noise band %.1f%%; ties go to the better prediction)\n",
                 ConfigText(r.best()).c_str(), 100 * r.noise_band());
   }
   std::printf("Spearman rank correlation, predicted vs measured: %.3f\n", r.spearman());
-  if (!r.candidates().empty())
-    std::printf("timing: %s\n", r.candidates(0).timing().c_str());
+  if (!r.candidates().empty()) std::printf("timing: %s\n", r.candidates(0).timing().c_str());
   return 0;
 }
 
@@ -547,8 +559,10 @@ int RemoteMain(const std::vector<std::string>& args) {
                a == "--target" || a == "--out" || a == "-o" || a == "-D" ||
                a == "--max_registers" || a == "--timeout_s" || a == "--cache_dir" ||
                a == "--cache_bytes" || a == "-U" || a == "--profile" || a == "--top" ||
-               a == "--iterations" || a == "--warmup" || a == "--seed" || a == "--dim") {
+               a == "--iterations" || a == "--warmup" || a == "--seed" || a == "--dim" ||
+               a == "--service") {
       if (!next(&v)) return Usage(absl::StrCat(a, " needs a value"));
+      if (a == "--service") f.service = v;
       if (a == "--server") f.server = v;
       if (a == "--token_file") token_file = v;
       if (a == "--tls_ca") f.tls_ca = v;
@@ -581,7 +595,9 @@ int RemoteMain(const std::vector<std::string>& args) {
           (a == "--iterations" && (!absl::SimpleAtoi(v, &f.iterations) || f.iterations < 1)) ||
           (a == "--warmup" && (!absl::SimpleAtoi(v, &f.warmup) || f.warmup < 0)) ||
           (a == "--seed" && !absl::SimpleAtoi(v, &f.seed))) {
-        return Usage(absl::StrCat(a, " needs a ", a == "--seed" || a == "--warmup" ? "non-negative" : "positive", " integer, got '", v, "'"));
+        return Usage(absl::StrCat(a, " needs a ",
+                                  a == "--seed" || a == "--warmup" ? "non-negative" : "positive",
+                                  " integer, got '", v, "'"));
       }
       if (a == "--dim") {
         size_t e = v.find('=');

@@ -9,6 +9,12 @@
 //          [--compile_timeout_s S] [--compile_memory_mb M] [--cache_bytes B]
 //          [--profiles DIR] [--allow_prelude] [--compile_user nobody]
 //          [--compile_sandbox]
+//          [--redis HOST:PORT [--redis_credentials_file F] [--redis_lock_ttl_s S]
+//           [--redis_timeout_ms MS] [--redis_retry_s S] [--redis_prefix P]]
+//
+// With --redis, a fleet of tilecd shares artifacts (and tuning records)
+// through one Redis: server/shared_tier.h. The local --cache_dir stays the
+// first tier.
 //
 // Port 0 picks a free port; the port chosen is written to --port_file (and
 // the metrics port to --metrics_port_file) once the server listens. The
@@ -32,9 +38,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/internal/usage.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "compiler/cache/cache_key.h"
@@ -46,14 +53,15 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/exposer.h"
 #include "server/auth.h"
+#include "server/compile_child.h"
 #include "server/compile_core.h"
 #include "server/metrics.h"
 #include "server/metrics_compiler.h"
 #include "server/recommend_core.h"
 #include "server/scheduler.h"
 #include "server/service.h"
+#include "server/shared_tier.h"
 #include "server/subprocess_compiler.h"
-#include "server/compile_child.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
 ABSL_FLAG(int, port, 0, "gRPC port; 0 picks a free one");
@@ -111,6 +119,19 @@ ABSL_FLAG(int, autotunes, 4, "autotunes running at once (each a thread waiting o
 ABSL_FLAG(std::string, profiles, "",
           "more hardware profiles (*.textproto) for Recommend and for binding unbound tile "
           "parameters on Compile; one with a built-in id replaces it");
+ABSL_FLAG(std::string, redis, "",
+          "HOST:PORT of the Redis the fleet shares artifacts and tuning records through; "
+          "empty: this server's disk only");
+ABSL_FLAG(std::string, redis_credentials_file, "",
+          "file holding the Redis password, or `user password` for an ACL user");
+ABSL_FLAG(double, redis_lock_ttl_s, 10,
+          "time to live of a fleet-wide compile lock (refreshed while the compile runs; a dead "
+          "server's lock expires after this)");
+ABSL_FLAG(int, redis_timeout_ms, 2000, "Redis connect and command timeout");
+ABSL_FLAG(double, redis_retry_s, 1,
+          "after a Redis failure, serve degraded (disk and local compiles) this long before "
+          "trying Redis again");
+ABSL_FLAG(std::string, redis_prefix, "tilec:", "prefix of every Redis key tilecd writes");
 
 namespace {
 
@@ -200,13 +221,47 @@ int main(int argc, char** argv) {
   server::MetricsCompiler* measured_ptr = measured.get();
   cache::ToolchainInfo tools{cache::CompilerVersion(), cuda::NvrtcVersion(),
                              cache::DeviceHeadersHash()};
+  // The shared tier sits between the disk cache and the compiler: a disk
+  // miss looks in Redis, then compiles under the fleet-wide lock.
+  std::unique_ptr<cache::Compiler> below_disk = std::move(measured);
+  std::unique_ptr<server::SharedTier> shared;
+  server::SharedTierCompiler* shared_ptr = nullptr;
+  if (!absl::GetFlag(FLAGS_redis).empty()) {
+    server::SharedTierOptions o;
+    const std::string addr = absl::GetFlag(FLAGS_redis);
+    const size_t colon = addr.rfind(':');
+    if (colon == std::string::npos || colon == 0 ||
+        !absl::SimpleAtoi(addr.substr(colon + 1), &o.port) || o.port <= 0 || o.port > 65535) {
+      std::fprintf(stderr, "tilecd: --redis takes HOST:PORT, got '%s'\n", addr.c_str());
+      return 2;
+    }
+    o.host = addr.substr(0, colon);
+    o.password_file = absl::GetFlag(FLAGS_redis_credentials_file);
+    o.prefix = absl::GetFlag(FLAGS_redis_prefix);
+    o.lock_ttl = absl::Seconds(absl::GetFlag(FLAGS_redis_lock_ttl_s));
+    o.connect_timeout = o.io_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_redis_timeout_ms));
+    o.retry_after = absl::Seconds(absl::GetFlag(FLAGS_redis_retry_s));
+    if (o.lock_ttl < absl::Milliseconds(100)) {
+      std::fprintf(stderr, "tilecd: --redis_lock_ttl_s must be at least 0.1\n");
+      return 2;
+    }
+    auto t = server::SharedTier::Create(o);
+    if (!t.ok()) {
+      std::fprintf(stderr, "tilecd: --redis: %s\n", std::string(t.status().message()).c_str());
+      return 2;
+    }
+    shared = *std::move(t);
+    auto c =
+        std::make_unique<server::SharedTierCompiler>(std::move(below_disk), shared.get(), tools);
+    shared_ptr = c.get();
+    below_disk = std::move(c);
+  }
   auto caching =
-      std::make_unique<cache::CachingCompiler>(std::move(measured), store->get(), tools);
+      std::make_unique<cache::CachingCompiler>(std::move(below_disk), store->get(), tools);
   cache::CachingCompiler* caching_ptr = caching.get();
   cache::SingleFlightCompiler single_flight(
-      std::move(caching), [tools](const cache::CompileJob& job) {
-        return cache::MakeCacheKey(job, tools).Digest();
-      });
+      std::move(caching),
+      [tools](const cache::CompileJob& job) { return cache::MakeCacheKey(job, tools).Digest(); });
   auto profiles = recommend::LoadProfiles(absl::GetFlag(FLAGS_profiles));
   if (!profiles.ok()) {
     std::fprintf(stderr, "tilecd: --profiles: %s\n",
@@ -220,7 +275,17 @@ int main(int argc, char** argv) {
   limits.allow_prelude = absl::GetFlag(FLAGS_allow_prelude);
   server::CompileCore core(&single_flight, limits, *profiles);
   server::RecommendCore recommend_core(limits, *profiles);
-  core.SetLookup([caching_ptr](const cache::CompileJob& job) { return caching_ptr->Lookup(job); });
+  core.SetLookup(
+      [&](const cache::CompileJob& job) -> absl::StatusOr<std::optional<cache::Artifact>> {
+        absl::StatusOr<std::optional<cache::Artifact>> hit = caching_ptr->Lookup(job);
+        if (!hit.ok() || hit->has_value() || shared_ptr == nullptr) return hit;
+        std::optional<cache::Artifact> s = shared_ptr->Lookup(job);
+        if (s) {  // read-through: the next hit is on this server's disk
+          cache::CacheKey key = cache::MakeCacheKey(job, tools);
+          (void)(*store)->Put(s->cache_key, key.Encode(), s->bytes, s->metadata_json);
+        }
+        return s;
+      });
 
   // GPU workers, autotuning and the tuning database (<cache_dir>/tuning).
   server::PoolOptions pool_options;
@@ -232,6 +297,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tilecd: %s\n", std::string(tuning_db.status().message()).c_str());
     return 1;
   }
+  (*tuning_db)->SetShared(shared.get());
   server::AutotuneDeps autotune_deps;
   autotune_deps.compiler = &single_flight;
   autotune_deps.pool = &pool;
@@ -241,15 +307,16 @@ int main(int argc, char** argv) {
   autotune_deps.compiler_version = tools.compiler_version;
   autotune_deps.nvrtc_version = tools.nvrtc_version;
   server::AutotuneCore autotune_core(autotune_deps);
-  core.SetTuned([&autotune_core](const std::string& program_hash, const std::string& profile_id)
-                    -> std::optional<server::CompileCore::Tuned> {
-    std::optional<tilec::v1::TuningRecord> r = autotune_core.Lookup(program_hash, profile_id);
-    if (!r || r->best_size() == 0) return std::nullopt;
-    server::CompileCore::Tuned t;
-    for (const tilec::v1::NamedValue& v : r->best()) t.config[v.name()] = v.value();
-    if (r->candidates_size() > 0) t.measured_ms = r->candidates(0).median_ms();
-    return t;
-  });
+  core.SetTuned(
+      [&autotune_core](const std::string& program_hash,
+                       const std::string& profile_id) -> std::optional<server::CompileCore::Tuned> {
+        std::optional<tilec::v1::TuningRecord> r = autotune_core.Lookup(program_hash, profile_id);
+        if (!r || r->best_size() == 0) return std::nullopt;
+        server::CompileCore::Tuned t;
+        for (const tilec::v1::NamedValue& v : r->best()) t.config[v.name()] = v.value();
+        if (r->candidates_size() > 0) t.measured_ms = r->candidates(0).median_ms();
+        return t;
+      });
   // Twice the compile slots: a thread may wait on an identical compile in
   // flight (single-flight) while another compile runs.
   server::Scheduler compile_scheduler(2 * std::max(1, absl::GetFlag(FLAGS_jobs)),
@@ -284,6 +351,19 @@ int main(int argc, char** argv) {
     s.jobs_poisoned = c.jobs_poisoned;
     s.jobs_queued = c.jobs_queued;
     s.leases_expired = c.leases_expired;
+    if (shared) {
+      const server::SharedTierCounters t = shared->counters();
+      s.shared_configured = true;
+      s.shared_up = t.up;
+      s.shared_hits = t.hits;
+      s.shared_misses = t.misses;
+      s.shared_corrupt = t.corrupt;
+      s.shared_errors = t.errors;
+      s.shared_stores = t.stores;
+      s.shared_locks_taken = t.locks_taken;
+      s.shared_waits = t.waits;
+      s.shared_wakeups = t.wakeups;
+    }
     return s;
   };
   metrics.SetSnapshot(snapshot);
@@ -292,6 +372,7 @@ int main(int argc, char** argv) {
   deps.core = &core;
   deps.recommend = &recommend_core;
   deps.store = store->get();
+  deps.shared = shared.get();
   deps.scheduler = &scheduler;
   deps.compile_scheduler = &compile_scheduler;
   deps.search_scheduler = &search_scheduler;
@@ -327,6 +408,14 @@ int main(int argc, char** argv) {
     r.set_jobs_poisoned(c.jobs_poisoned);
     r.set_leases_expired(c.leases_expired);
     r.set_tuning_records((*tuning_db)->Count());
+    if (shared) {
+      r.set_shared_tier(s.shared_up ? "up" : "degraded");
+      r.set_shared_tier_hits(s.shared_hits);
+      r.set_shared_tier_misses(s.shared_misses);
+      r.set_shared_tier_corrupt(s.shared_corrupt);
+      r.set_shared_tier_stores(s.shared_stores);
+      r.set_shared_tier_locks_taken(s.shared_locks_taken);
+    }
     return r;
   };
   server::TilecService service(deps);
@@ -369,8 +458,8 @@ int main(int argc, char** argv) {
   }
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(
-      absl::StrCat(absl::GetFlag(FLAGS_host), ":", absl::GetFlag(FLAGS_port)), creds, &port);
+  builder.AddListeningPort(absl::StrCat(absl::GetFlag(FLAGS_host), ":", absl::GetFlag(FLAGS_port)),
+                           creds, &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(absl::GetFlag(FLAGS_max_message_bytes)));
   // HTTP/2 abuse (CVE-2023-44487 rapid reset and floods of streams): this
   // gRPC (1.51) has no rapid-reset fix of its own; these bound what one
@@ -399,10 +488,26 @@ int main(int argc, char** argv) {
   int metrics_port = exposer ? exposer->GetListeningPorts().at(0) : -1;
   WritePortFile(absl::GetFlag(FLAGS_metrics_port_file), metrics_port);
   WritePortFile(absl::GetFlag(FLAGS_port_file), port);
-  std::fprintf(stderr, "tilecd: listening on %s:%d (metrics on %d), cache %s, compiler %s\n",
+  std::fprintf(stderr, "tilecd: listening on %s:%d (metrics on %d), cache %s%s%s, compiler %s\n",
                absl::GetFlag(FLAGS_host).c_str(), port, metrics_port, cache_dir.c_str(),
+               shared ? " + shared " : "", shared ? shared->Describe().c_str() : "",
                tools.compiler_version.c_str());
-  while (!g_stop.load()) absl::SleepFor(absl::Milliseconds(100));
+  // Health: "" (the server) is SERVING while it runs; with --redis,
+  // "tilec.SharedTier" is SERVING while Redis answers and NOT_SERVING while
+  // the server runs degraded (disk and local compiles).
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  int shared_state = -1;
+  while (!g_stop.load()) {
+    if (shared) {
+      shared->Probe();
+      const int up = shared->counters().up ? 1 : 0;
+      if (health != nullptr && up != shared_state) {
+        health->SetServingStatus("tilec.SharedTier", up == 1);
+        shared_state = up;
+      }
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
   // g_stop is every call's cancellation too: running searches and compiles
   // are stopping already.
   const absl::Time stopping = absl::Now();

@@ -45,8 +45,8 @@ class SnapshotCollector : public prometheus::Collectable {
         s.cache_misses);
     add("tilec_cache_evictions_total", "Entries evicted by the byte budget.", T::Counter,
         s.cache_evictions);
-    add("tilec_cache_corrupt_total", "Entries found corrupt or truncated and evicted.",
-        T::Counter, s.cache_corrupt);
+    add("tilec_cache_corrupt_total", "Entries found corrupt or truncated and evicted.", T::Counter,
+        s.cache_corrupt);
     add("tilec_cache_store_errors_total",
         "Cache reads or writes that failed for I/O reasons (a full disk); the artifact was "
         "returned in the response instead.",
@@ -57,9 +57,8 @@ class SnapshotCollector : public prometheus::Collectable {
     add("tilec_cache_entries", "Entries in the cache.", T::Gauge, s.cache_entries);
     add("tilec_queue_depth", "Requests waiting for a thread or a compile slot.", T::Gauge,
         s.queue_depth);
-    add("tilec_single_flight_joined_total",
-        "Requests answered by an identical request's compile.", T::Counter,
-        s.single_flight_joined);
+    add("tilec_single_flight_joined_total", "Requests answered by an identical request's compile.",
+        T::Counter, s.single_flight_joined);
     add("tilec_workers", "GPU workers connected.", T::Gauge, s.workers);
     add("tilec_workers_busy", "GPU workers running a measurement job.", T::Gauge, s.workers_busy);
     add("tilec_workers_lost_total", "GPU workers dropped (disconnected or silent).", T::Counter,
@@ -76,6 +75,30 @@ class SnapshotCollector : public prometheus::Collectable {
     add("tilec_jobs_queued", "Measurement jobs waiting for a worker.", T::Gauge, s.jobs_queued);
     add("tilec_leases_expired_total", "Job leases that ran past their deadline.", T::Counter,
         s.leases_expired);
+    if (s.shared_configured) {
+      add("tilec_shared_tier_up",
+          "1 while the fleet's shared tier (Redis) answers, 0 while degraded (serving from disk "
+          "and compiling here).",
+          T::Gauge, s.shared_up ? 1 : 0);
+      add("tilec_shared_tier_hits_total", "Artifacts served from the shared tier.", T::Counter,
+          s.shared_hits);
+      add("tilec_shared_tier_misses_total", "Shared-tier lookups that found nothing usable.",
+          T::Counter, s.shared_misses);
+      add("tilec_shared_tier_corrupt_total",
+          "Shared-tier entries or blobs that failed verification, removed.", T::Counter,
+          s.shared_corrupt);
+      add("tilec_shared_tier_errors_total", "Shared-tier calls that failed (the tier went down).",
+          T::Counter, s.shared_errors);
+      add("tilec_shared_tier_stores_total", "Artifacts this server stored in the shared tier.",
+          T::Counter, s.shared_stores);
+      add("tilec_shared_tier_locks_taken_total",
+          "Fleet-wide compile locks this server took (its compiles of shared misses).", T::Counter,
+          s.shared_locks_taken);
+      add("tilec_shared_tier_waits_total", "Waits for another server's compile of the same kernel.",
+          T::Counter, s.shared_waits);
+      add("tilec_shared_tier_wakeups_total", "Waits ended by the other server's publish.",
+          T::Counter, s.shared_wakeups);
+    }
     return out;
   }
 
@@ -85,8 +108,8 @@ class SnapshotCollector : public prometheus::Collectable {
 };
 
 prometheus::Histogram::BucketBoundaries LatencyBuckets() {
-  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-          1,      2.5,   5,      10,    30,   60,    120,  300};
+  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+          0.5,    1,     2.5,    5,     10,   30,    60,   120, 300};
 }
 
 }  // namespace

@@ -13,6 +13,9 @@
 //   tilec_workers, tilec_workers_busy, tilec_workers_lost_total,
 //   tilec_jobs_{submitted,completed,requeued,poisoned}_total, tilec_jobs_queued,
 //   tilec_leases_expired_total
+//   tilec_shared_tier_up (1 up, 0 degraded; absent without --redis),
+//   tilec_shared_tier_{hits,misses,corrupt,errors,stores,locks_taken,waits,
+//   wakeups}_total
 //                    read at scrape time through SetSnapshot's callback.
 // gRPC codes are spelled as in the gRPC spec ("OK", "INVALID_ARGUMENT").
 #ifndef TILEC_SERVER_METRICS_H_
@@ -43,6 +46,10 @@ struct Snapshot {
   int64_t workers = 0, workers_busy = 0, workers_lost = 0;
   int64_t jobs_submitted = 0, jobs_completed = 0, jobs_requeued = 0, jobs_poisoned = 0;
   int64_t leases_expired = 0, jobs_queued = 0;
+  // The fleet's shared tier (server/shared_tier.h); configured false: none.
+  bool shared_configured = false, shared_up = false;
+  int64_t shared_hits = 0, shared_misses = 0, shared_corrupt = 0, shared_errors = 0;
+  int64_t shared_stores = 0, shared_locks_taken = 0, shared_waits = 0, shared_wakeups = 0;
 };
 
 class ServerMetrics {

@@ -71,6 +71,11 @@ class ArtifactWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     }
     const tilec::v1::GetArtifactRequest* request = &parsed;
     absl::StatusOr<std::string> blob = deps_.store->GetBlob(request->digest());
+    if (!blob.ok() && blob.status().code() == absl::StatusCode::kNotFound &&
+        deps_.shared != nullptr && deps_.shared->available()) {
+      absl::StatusOr<std::string> s = deps_.shared->GetBlob(request->digest());
+      if (s.ok()) blob = std::move(s);
+    }
     if (!blob.ok()) {
       Done(blob.status());
       return;

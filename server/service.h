@@ -23,11 +23,12 @@
 #include "compiler/cache/disk_store.h"
 #include "proto/tilec/v1/service.grpc.pb.h"
 #include "server/auth.h"
+#include "server/autotune_core.h"
 #include "server/compile_core.h"
 #include "server/metrics.h"
 #include "server/recommend_core.h"
 #include "server/scheduler.h"
-#include "server/autotune_core.h"
+#include "server/shared_tier.h"
 #include "server/worker_pool.h"
 
 namespace tilec::server {
@@ -36,6 +37,9 @@ struct ServiceDeps {
   CompileCore* core = nullptr;
   const RecommendCore* recommend = nullptr;
   cache::DiskStore* store = nullptr;
+  // The fleet's shared tier, or null: GetArtifact reads a blob this server
+  // has not stored from it.
+  SharedTier* shared = nullptr;
   Scheduler* scheduler = nullptr;  // request threads: parsing, cache hits, Recommend
   // Compiles that missed the cache: their own threads and bounded queue, so
   // that a miss waiting for a compile slot never holds a request thread.
@@ -57,7 +61,7 @@ struct ServiceDeps {
   WorkerPool* pool = nullptr;
   AutotuneCore* autotune = nullptr;
   std::vector<recommend::HardwareProfile> profiles;  // the profiles workers may serve
-  int max_autotunes = 4;  // running at once; more are RESOURCE_EXHAUSTED
+  int max_autotunes = 4;                             // running at once; more are RESOURCE_EXHAUSTED
 };
 
 // Every method takes its request as raw bytes and parses it itself, so that

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/digest.h"
+#include "server/shared_tier.h"
 
 namespace tilec::server {
 
@@ -43,7 +44,17 @@ absl::StatusOr<std::optional<tilec::v1::TuningRecord>> TuningDb::Get(
     const std::string& key_text) const {
   const std::string key = cache::Sha256Hex(key_text);
   std::ifstream in(PathFor(key), std::ios::binary);
-  if (!in) return std::nullopt;
+  if (!in) {
+    if (shared_ == nullptr || !shared_->available()) return std::nullopt;
+    absl::StatusOr<std::optional<std::string>> s = shared_->GetTuning(key);
+    tilec::v1::TuningRecord record;
+    if (!s.ok() || !s->has_value() || !record.ParseFromString(**s) ||
+        record.key_text() != key_text) {
+      return std::nullopt;  // absent, or not the record asked for: ignored
+    }
+    (void)const_cast<TuningDb*>(this)->PutLocal(record);
+    return record;
+  }
   std::stringstream bytes;
   bytes << in.rdbuf();
   tilec::v1::TuningRecord record;
@@ -57,6 +68,13 @@ absl::StatusOr<std::optional<tilec::v1::TuningRecord>> TuningDb::Get(
 
 absl::Status TuningDb::Put(tilec::v1::TuningRecord record) {
   record.set_key(cache::Sha256Hex(record.key_text()));
+  if (shared_ != nullptr && shared_->available()) {
+    (void)shared_->PutTuning(record.key(), record.SerializeAsString());
+  }
+  return PutLocal(record);
+}
+
+absl::Status TuningDb::PutLocal(const tilec::v1::TuningRecord& record) {
   static std::atomic<uint64_t> counter{0};
   const std::string path = PathFor(record.key());
   const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", counter++);

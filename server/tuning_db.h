@@ -27,6 +27,8 @@
 
 namespace tilec::server {
 
+class SharedTier;
+
 class TuningDb {
  public:
   // Creates `dir` when missing; errors name it.
@@ -40,11 +42,17 @@ class TuningDb {
   // Stores `record` under its key_text (setting its key).
   absl::Status Put(tilec::v1::TuningRecord record);
   int64_t Count() const;
+  // With the fleet's shared tier: a local miss reads the record from it
+  // (and keeps it here), and Put stores it there too. Its failures only
+  // make the record local.
+  void SetShared(SharedTier* shared) { shared_ = shared; }
 
  private:
   explicit TuningDb(std::string dir) : dir_(std::move(dir)) {}
   std::string PathFor(const std::string& key) const;
+  absl::Status PutLocal(const tilec::v1::TuningRecord& record);  // key set
   std::string dir_;
+  SharedTier* shared_ = nullptr;
 };
 
 }  // namespace tilec::server

@@ -66,6 +66,7 @@ struct Artifact {
   // another request's compile (SingleFlightCompiler), and the cache key.
   bool cache_hit = false;
   bool shared = false;
+  bool shared_tier_hit = false;  // from the fleet's shared tier (server/shared_tier.h)
   std::string cache_key;
   // Set by CachingCompiler when the compile succeeded but the store could
   // not keep it (a full disk): why. The artifact is then not in the cache

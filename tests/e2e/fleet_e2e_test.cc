@@ -1,0 +1,211 @@
+// The fleet: a real redis-server and three real tilecd on loopback sharing
+// it (server/shared_tier.h). A compile through one server is a hit through
+// the others with no compile there; identical concurrent requests spread
+// over the fleet compile once; Redis killed mid-traffic fails no request and
+// the servers say "degraded"; Redis back, sharing resumes; a blob corrupted
+// inside Redis is detected, not served, and recompiled.
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "compiler/cache/digest.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/cli_process.h"
+#include "tests/e2e/tilecd_process.h"
+#include "tests/testing/redis_process.h"
+
+namespace tilec::e2e {
+namespace {
+
+using ::tilec::testing::FreePort;
+using ::tilec::testing::Redis;
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// examples/gemm.py's matmul with M = m: each m a different kernel.
+tilec::v1::CompileRequest GemmRequest(int m) {
+  tilec::v1::CompileRequest req;
+  auto* src = req.mutable_source();
+  src->set_path("examples/gemm.py");
+  src->set_text(ReadText(std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py"));
+  src->set_function("matmul");
+  const std::pair<const char*, std::string> binds[] = {{"M", std::to_string(m)},
+                                                       {"N", "128"},
+                                                       {"K", "64"},
+                                                       {"block_M", "64"},
+                                                       {"block_N", "64"},
+                                                       {"block_K", "32"},
+                                                       {"dtype", "float16"},
+                                                       {"accum_dtype", "float32"},
+                                                       {"transpose_A", "False"},
+                                                       {"transpose_B", "False"},
+                                                       {"num_stages", "2"},
+                                                       {"threads", "128"},
+                                                       {"enable_rasterization", "True"}};
+  for (const auto& [k, v] : binds) {
+    auto* b = src->add_bindings();
+    b->set_name(k);
+    b->set_value(v);
+  }
+  req.add_targets("sm_80");
+  return req;
+}
+
+tilec::v1::StatsResponse Stats(Tilecd& d) {
+  grpc::ClientContext ctx;
+  tilec::v1::StatsResponse r;
+  EXPECT_TRUE(d.stub()->Stats(&ctx, {}, &r).ok());
+  return r;
+}
+
+// `tilec health --service tilec.SharedTier` against `d`: its first line.
+std::string SharedHealth(Tilecd& d) {
+  RunResult r = RunTilec({"health", "--server", d.address(), "--service", "tilec.SharedTier"});
+  return r.out.substr(0, r.out.find('\n'));
+}
+
+// Compiles `m` through `d`; the artifact's digest ("" on failure, reported).
+std::string CompileDigest(Tilecd& d, int m) {
+  tilec::v1::CompileResponse resp;
+  grpc::Status s = Compile(d, GemmRequest(m), &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  if (!s.ok() || resp.results_size() != 1) return "";
+  return resp.results(0).digest();
+}
+
+class Fleet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    redis_ = std::make_unique<Redis>(FreePort(), REDIS_SERVER_BINARY);
+    ASSERT_TRUE(redis_->Start()) << "redis-server did not start on port " << redis_->port();
+    for (auto& d : servers_) {
+      d = std::make_unique<Tilecd>();
+      ASSERT_TRUE(
+          d->Start(MakeTempDir("fleet_cache"),
+                   {absl::StrCat("--redis=127.0.0.1:", redis_->port()), "--redis_lock_ttl_s=3",
+                    "--redis_timeout_ms=500", "--redis_retry_s=0.2", "--jobs=2"}));
+    }
+  }
+  Tilecd& A() { return *servers_[0]; }
+  Tilecd& B() { return *servers_[1]; }
+  Tilecd& C() { return *servers_[2]; }
+  int64_t FleetCompiles() {
+    int64_t n = 0;
+    for (auto& d : servers_) n += Stats(*d).compiles();
+    return n;
+  }
+
+  std::unique_ptr<Redis> redis_;
+  std::unique_ptr<Tilecd> servers_[3];
+};
+
+TEST_F(Fleet, ACompileThroughOneServerIsAHitThroughTheOthers) {
+  const std::string digest = CompileDigest(A(), 96);
+  ASSERT_FALSE(digest.empty());
+  EXPECT_EQ(CompileDigest(B(), 96), digest);
+  EXPECT_EQ(CompileDigest(C(), 96), digest);
+  EXPECT_EQ(Stats(A()).compiles(), 1);
+  for (Tilecd* d : {&B(), &C()}) {
+    tilec::v1::StatsResponse s = Stats(*d);
+    EXPECT_EQ(s.compiles(), 0) << d->address();
+    EXPECT_EQ(s.shared_tier_hits(), 1) << d->address();
+    EXPECT_EQ(s.shared_tier(), "up");
+  }
+  // Read-through: B now has it on its own disk, and serves the blob.
+  int64_t hits_before = Stats(B()).shared_tier_hits();
+  EXPECT_EQ(CompileDigest(B(), 96), digest);
+  EXPECT_EQ(Stats(B()).shared_tier_hits(), hits_before);
+  // GetArtifact of a digest C never compiled comes from the shared tier.
+  const std::string other = CompileDigest(A(), 160);
+  grpc::ClientContext ctx;
+  tilec::v1::GetArtifactRequest req;
+  req.set_digest(other);
+  auto reader = C().stub()->GetArtifact(&ctx, req);
+  std::string bytes;
+  tilec::v1::ArtifactChunk chunk;
+  while (reader->Read(&chunk)) bytes += chunk.data();
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(cache::Sha256Hex(bytes), other);
+}
+
+TEST_F(Fleet, IdenticalConcurrentRequestsCompileOnceFleetWide) {
+  std::vector<std::thread> threads;
+  std::vector<std::string> digests(32);
+  for (int i = 0; i < 32; ++i) {
+    threads.emplace_back([&, i] { digests[i] = CompileDigest(*servers_[i % 3], 224); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& d : digests) EXPECT_EQ(d, digests[0]);
+  EXPECT_FALSE(digests[0].empty());
+  EXPECT_EQ(FleetCompiles(), 1);
+}
+
+TEST_F(Fleet, RedisDownFailsNoRequestAndSharingResumesWhenItIsBack) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0}, done{0};
+  // Traffic on every server while Redis goes away: kernels none has yet.
+  std::vector<std::thread> traffic;
+  for (int s = 0; s < 3; ++s) {
+    traffic.emplace_back([&, s] {
+      for (int k = 0; !stop.load(); ++k) {
+        tilec::v1::CompileResponse resp;
+        grpc::Status st = Compile(*servers_[s], GemmRequest(64 * (k % 6 + 1) + s), &resp);
+        if (!st.ok()) failures.fetch_add(1);
+        done.fetch_add(1);
+      }
+    });
+  }
+  while (done.load() < 6) absl::SleepFor(absl::Milliseconds(20));
+  redis_->Kill();
+  const int at_kill = done.load();
+  while (done.load() < at_kill + 9) absl::SleepFor(absl::Milliseconds(20));
+  stop.store(true);
+  for (std::thread& t : traffic) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  for (auto& d : servers_) EXPECT_EQ(Stats(*d).shared_tier(), "degraded") << d->address();
+  absl::SleepFor(absl::Milliseconds(300));  // the health status follows within 0.1 s
+  EXPECT_EQ(SharedHealth(A()), "NOT_SERVING");
+  EXPECT_EQ(RunTilec({"health", "--server", A().address()}).out, "SERVING\n");
+  EXPECT_NE(HttpGet(A().metrics_port(), "/metrics").find("tilec_shared_tier_up 0"),
+            std::string::npos);
+  // Degraded, a new kernel still compiles (locally, not shared).
+  EXPECT_FALSE(CompileDigest(A(), 480).empty());
+  EXPECT_FALSE(CompileDigest(B(), 480).empty());
+
+  ASSERT_TRUE(redis_->Start());
+  absl::SleepFor(absl::Milliseconds(300));  // past --redis_retry_s
+  const std::string digest = CompileDigest(A(), 544);
+  const int64_t b_compiles = Stats(B()).compiles();
+  EXPECT_EQ(CompileDigest(B(), 544), digest);
+  EXPECT_EQ(Stats(B()).compiles(), b_compiles);
+  EXPECT_EQ(Stats(B()).shared_tier(), "up");
+  // C had no traffic since: its probe found Redis back on its own.
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(Stats(C()).shared_tier(), "up");
+  EXPECT_EQ(SharedHealth(C()), "SERVING");
+}
+
+TEST_F(Fleet, ABlobCorruptedInRedisIsNotServedAndIsRecompiled) {
+  const std::string digest = CompileDigest(A(), 608);
+  ASSERT_FALSE(digest.empty());
+  std::string garbage(1000, 'x');
+  ASSERT_TRUE(redis_->Set("tilec:blob:" + digest, garbage));
+  EXPECT_EQ(CompileDigest(B(), 608), digest);
+  tilec::v1::StatsResponse s = Stats(B());
+  EXPECT_EQ(s.shared_tier_corrupt(), 1);
+  EXPECT_EQ(s.shared_tier_hits(), 0);
+  EXPECT_EQ(s.compiles(), 1);
+  // B stored a good copy again: C hits.
+  EXPECT_EQ(CompileDigest(C(), 608), digest);
+  EXPECT_EQ(Stats(C()).compiles(), 0);
+}
+
+}  // namespace
+}  // namespace tilec::e2e
