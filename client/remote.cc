@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "client/embedded.h"
+#include "client/warmup.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -30,6 +31,8 @@ namespace {
 struct RemoteFlags {
   std::string command, server, token, tls_ca, file, function, out, digest, cache_dir, profile;
   std::string service;  // health: the service asked about ("": the server)
+  std::string report;   // warmup: the JSON report's file
+  int jobs = 4;         // warmup: compiles in flight
   std::vector<std::pair<std::string, std::string>> defines;
   std::vector<std::string> unbound;
   std::vector<std::string> targets;
@@ -59,6 +62,8 @@ int Usage(const std::string& msg) {
       "            [--seed S] [--retune] [--json] --server HOST:PORT\n"
       "  tilec stats [--json] --server HOST:PORT\n"
       "  tilec health --server HOST:PORT [--service NAME (tilec.SharedTier)]\n"
+      "  tilec warmup MANIFEST [--server HOST:PORT | --cache_dir DIR] [--jobs N]\n"
+      "            [--report FILE] [--json]   (client/warmup.h)\n"
       "  common: --token_file F, --tls_ca F, --timeout_s S; $TILEC_SERVER, "
       "$TILEC_TOKEN\n",
       msg.c_str());
@@ -130,13 +135,6 @@ void Prepare(const RemoteFlags& f, grpc::ClientContext* ctx) {
 }
 
 // Where `compile` runs: a tilecd (--server) or this process (embedded).
-struct CompileBackend {
-  std::function<grpc::Status(const tilec::v1::CompileRequest&, tilec::v1::CompileResponse*)>
-      compile;
-  std::function<grpc::Status(const std::string& digest, std::string* bytes)> fetch;
-  std::string where;  // for the progress line
-  bool remote = false;
-};
 
 grpc::Status FromAbsl(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
@@ -483,6 +481,39 @@ int Autotune(const RemoteFlags& f) {
   return 0;
 }
 
+int RunWarmup(const RemoteFlags& f) {
+  if (f.file.empty()) return Usage("warmup needs a MANIFEST file");
+  CompileBackend backend;
+  if (f.server.empty()) {
+    std::string dir = f.cache_dir.empty() ? DefaultCacheDir() : f.cache_dir;
+    absl::StatusOr<std::unique_ptr<EmbeddedCompiler>> local =
+        EmbeddedCompiler::Open(dir, f.cache_bytes);
+    if (!local.ok()) {
+      std::fprintf(stderr, "tilec: %s\n", std::string(local.status().message()).c_str());
+      return 4;
+    }
+    backend = EmbeddedBackend(f, std::shared_ptr<EmbeddedCompiler>(*std::move(local)));
+  } else {
+    backend = RemoteBackend(f);
+    std::shared_ptr<tilec::v1::Tilec::Stub> stub = tilec::v1::Tilec::NewStub(Connect(f));
+    backend.autotune = [stub, &f](const tilec::v1::AutotuneRequest& req) {
+      grpc::ClientContext ctx;
+      Prepare(f, &ctx);
+      auto reader = stub->Autotune(&ctx, req);
+      tilec::v1::AutotuneProgress p;
+      while (reader->Read(&p)) {
+      }
+      return reader->Finish();
+    };
+  }
+  WarmupOptions o;
+  o.manifest = f.file;
+  o.report = f.report;
+  o.json = f.json;
+  o.jobs = f.jobs;
+  return Warmup(o, backend);
+}
+
 }  // namespace
 
 int ExitCodeForStatus(const grpc::Status& s, bool remote) {
@@ -521,7 +552,9 @@ int RemoteRecommend(const ServerConnection& connection, const tilec::v1::Recomme
 bool IsRemoteCommand(const std::vector<std::string>& args) {
   if (args.empty()) return false;
   const std::string& c = args[0];
-  if (c == "get" || c == "stats" || c == "health" || c == "autotune") return true;
+  if (c == "get" || c == "stats" || c == "health" || c == "autotune" || c == "warmup") {
+    return true;
+  }
   return c == "compile";
 }
 
@@ -560,9 +593,13 @@ int RemoteMain(const std::vector<std::string>& args) {
                a == "--max_registers" || a == "--timeout_s" || a == "--cache_dir" ||
                a == "--cache_bytes" || a == "-U" || a == "--profile" || a == "--top" ||
                a == "--iterations" || a == "--warmup" || a == "--seed" || a == "--dim" ||
-               a == "--service") {
+               a == "--service" || a == "--report" || a == "--jobs") {
       if (!next(&v)) return Usage(absl::StrCat(a, " needs a value"));
       if (a == "--service") f.service = v;
+      if (a == "--report") f.report = v;
+      if (a == "--jobs" && (!absl::SimpleAtoi(v, &f.jobs) || f.jobs < 1 || f.jobs > 256)) {
+        return Usage("--jobs needs an integer from 1 to 256");
+      }
       if (a == "--server") f.server = v;
       if (a == "--token_file") token_file = v;
       if (a == "--tls_ca") f.tls_ca = v;
@@ -609,7 +646,8 @@ int RemoteMain(const std::vector<std::string>& args) {
       }
     } else if (a.rfind("-", 0) == 0) {
       return Usage(absl::StrCat("unknown flag ", a));
-    } else if ((f.command == "compile" || f.command == "autotune") && f.file.empty()) {
+    } else if ((f.command == "compile" || f.command == "autotune" || f.command == "warmup") &&
+               f.file.empty()) {
       f.file = a;
     } else if (f.command == "get" && f.digest.empty()) {
       f.digest = a;
@@ -617,7 +655,7 @@ int RemoteMain(const std::vector<std::string>& args) {
       return Usage(absl::StrCat("unexpected argument ", a));
     }
   }
-  if (f.server.empty() && f.command != "compile") {
+  if (f.server.empty() && f.command != "compile" && f.command != "warmup") {
     return Usage("no server: pass --server HOST:PORT or set TILEC_SERVER");
   }
   if (!token_file.empty() && !ReadToken(token_file, &f.token)) return 4;
@@ -625,6 +663,7 @@ int RemoteMain(const std::vector<std::string>& args) {
   if (f.command == "get") return Get(f);
   if (f.command == "stats") return Stats(f);
   if (f.command == "autotune") return Autotune(f);
+  if (f.command == "warmup") return RunWarmup(f);
   return Health(f);
 }
 

@@ -207,5 +207,35 @@ TEST_F(Fleet, ABlobCorruptedInRedisIsNotServedAndIsRecompiled) {
   EXPECT_EQ(Stats(C()).compiles(), 0);
 }
 
+// `tilec warmup` through one server fills the fleet: the others then hit.
+// A bad entry fails alone, reported, with the program's exit code.
+TEST_F(Fleet, WarmupThroughOneServerFillsTheFleet) {
+  const std::string dir = MakeTempDir("warmup");
+  const std::string gemm = std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py";
+  std::ofstream(dir + "/manifest.json") << R"({"kernels": [
+    {"file": ")" + gemm + R"(", "fn": "matmul",
+     "defines": {"N": "128", "K": "64", "block_M": "64", "block_N": "64", "block_K": "32",
+                 "dtype": "float16", "accum_dtype": "float32", "transpose_A": "False",
+                 "transpose_B": "False", "num_stages": "2", "threads": "128",
+                 "enable_rasterization": "True"},
+     "shapes": [{"defines": {"M": "672"}}, {"defines": {"M": "736"}}],
+     "targets": ["sm_80"]},
+    {"file": ")" + gemm + R"(", "fn": "no_such_kernel", "targets": ["sm_80"]}]})";
+  RunResult r = RunTilec({"warmup", dir + "/manifest.json", "--server", A().address(), "--report",
+                          dir + "/report.json", "--jobs", "2"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("[3/3]"), std::string::npos) << r.err;
+  const std::string report = ReadText(dir + "/report.json");
+  EXPECT_NE(report.find("\"total\": 3"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"failed\": 1"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"compiled\": 2"), std::string::npos) << report;
+  EXPECT_NE(report.find("no_such_kernel"), std::string::npos) << report;
+  EXPECT_EQ(Stats(A()).compiles(), 2);
+  EXPECT_FALSE(CompileDigest(B(), 672).empty());
+  EXPECT_FALSE(CompileDigest(C(), 736).empty());
+  EXPECT_EQ(Stats(B()).compiles(), 0);
+  EXPECT_EQ(Stats(C()).compiles(), 0);
+}
+
 }  // namespace
 }  // namespace tilec::e2e
