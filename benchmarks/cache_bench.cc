@@ -3,16 +3,20 @@
 //
 //   cache_bench [--tilecd PATH] [--redis PATH] [--seconds S] [--example FILE]
 //
-// Starts a real tilecd on 127.0.0.1 (a fresh cache folder) and a
-// redis-server on 127.0.0.1 (no persistence), both on free ports, then
-// reports:
+// Starts a redis-server on 127.0.0.1 (no persistence) and three real tilecd
+// on 127.0.0.1 (fresh cache folders), all on free ports: A and B share the
+// Redis as a fleet (--redis), N has neither the fleet nor the remembered
+// responses (--memo_entries=0: every hit runs the frontend). Reports:
 // - cold compile latency: Compile of GEMMs not yet in the cache (each a new
 //   program), per target, through the whole pipeline in a child process;
 // - cache-hit latency p50/p99 and throughput at 1, 16 and 256 concurrent
 //   clients for (a) Compile of a cached program (frontend, hash, verified
 //   cache read) and (b) GetArtifact of its cubin (verified read, streamed);
 // - the same for Redis GET of a blob of the cubin's size (hiredis, one
-//   connection per client).
+//   connection per client), and each tilecd row's throughput as a ratio of
+//   it;
+// - the fleet: a program compiled through A, asked of B (a first hit there,
+//   served from the shared tier), with B's compile count (0 expected).
 // Every client is a thread with its own connection; latencies are per
 // request, wall time on the client. Not run by ctest.
 #include <arpa/inet.h>
@@ -205,31 +209,50 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string work = MakeTempDir("tilec_cache_bench");
   std::string text = ReadText(example);
-  int port = FreePort(), redis_port = FreePort();
-  pid_t server = Spawn(
-      {tilecd, "--cache_dir=" + work + "/cache", "--host=127.0.0.1",
-       "--port=" + std::to_string(port), "--metrics_port=-1", "--threads=300", "--queue=4096"},
-      /*quiet=*/true);
+  int port = FreePort(), redis_port = FreePort(), port_b = FreePort(), port_n = FreePort();
   pid_t redis_pid =
       Spawn({redis, "--port", std::to_string(redis_port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"},
             /*quiet=*/true);
+  const std::string redis_flag = "--redis=127.0.0.1:" + std::to_string(redis_port);
+  auto start = [&](int p, const std::string& cache, std::vector<std::string> extra) {
+    std::vector<std::string> args = {tilecd,
+                                     "--cache_dir=" + work + "/" + cache,
+                                     "--host=127.0.0.1",
+                                     "--port=" + std::to_string(p),
+                                     "--metrics_port=-1",
+                                     "--threads=300",
+                                     "--queue=4096"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Spawn(args, /*quiet=*/true);
+  };
+  pid_t server = start(port, "cache_a", {redis_flag});
+  pid_t server_b = start(port_b, "cache_b", {redis_flag});
+  pid_t server_n = start(port_n, "cache_n", {"--memo_entries=0"});
+  auto stop_all = [&] {
+    for (pid_t p : {server, server_b, server_n, redis_pid}) Stop(p);
+  };
   std::string address = "127.0.0.1:" + std::to_string(port);
+  std::string address_b = "127.0.0.1:" + std::to_string(port_b);
+  std::string address_n = "127.0.0.1:" + std::to_string(port_n);
   auto stub = NewStub(address);
-  // Wait for tilecd.
-  bool up = false;
-  for (int i = 0; i < 200 && !up; ++i) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
-    tilec::v1::StatsResponse st;
-    up = stub->Stats(&ctx, {}, &st).ok();
-    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (!up) {
-    std::fprintf(stderr, "cache_bench: tilecd did not start (%s)\n", tilecd.c_str());
-    Stop(server);
-    Stop(redis_pid);
-    return 1;
+  auto stub_b = NewStub(address_b);
+  auto stub_n = NewStub(address_n);
+  // Wait for the servers.
+  for (auto* s : {stub.get(), stub_b.get(), stub_n.get()}) {
+    bool up = false;
+    for (int i = 0; i < 200 && !up; ++i) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+      tilec::v1::StatsResponse st;
+      up = s->Stats(&ctx, {}, &st).ok();
+      if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!up) {
+      std::fprintf(stderr, "cache_bench: tilecd did not start (%s)\n", tilecd.c_str());
+      stop_all();
+      return 1;
+    }
   }
 
   // Cold compiles: distinct programs (different M), so every one misses.
@@ -248,8 +271,7 @@ int main(int argc, char** argv) {
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
       if (!s.ok() || resp.results(0).cache_hit()) {
         std::fprintf(stderr, "cache_bench: cold compile failed: %s\n", s.error_message().c_str());
-        Stop(server);
-        Stop(redis_pid);
+        stop_all();
         return 1;
       }
       digest = resp.results(0).digest();
@@ -259,6 +281,36 @@ int main(int argc, char** argv) {
     std::sort(ms.begin(), ms.end());
     std::printf("  %-7s p50 %8.1f ms   min %8.1f ms   max %8.1f ms   (3 programs)\n", target, ms[1],
                 ms[0], ms[2]);
+  }
+
+  // The fleet: each program compiled through A above, asked of B once.
+  {
+    std::vector<double> ms;
+    int shared_hits = 0;
+    for (const char* target : {"sm_80", "sm_90a"}) {
+      for (int i = 0; i < 3; ++i) {
+        grpc::ClientContext ctx;
+        tilec::v1::CompileResponse resp;
+        Clock::time_point t0 = Clock::now();
+        grpc::Status s = stub_b->Compile(&ctx, GemmRequest(text, 1024 + 128 * i, target), &resp);
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        if (s.ok() && resp.results(0).cache_hit()) ++shared_hits;
+      }
+    }
+    std::sort(ms.begin(), ms.end());
+    grpc::ClientContext ctx;
+    tilec::v1::StatsResponse st;
+    (void)stub_b->Stats(&ctx, {}, &st);
+    std::printf(
+        "\nfleet: the 6 programs above asked of server B (sharing A's Redis): %d hits, p50 %.2f "
+        "ms, max %.2f ms; B compiled %lld, served %lld from the shared tier\n",
+        shared_hits, ms[ms.size() / 2], ms.back(), static_cast<long long>(st.compiles()),
+        static_cast<long long>(st.shared_tier_hits()));
+  }
+  {  // N's cache gets the hit program too.
+    grpc::ClientContext ctx;
+    tilec::v1::CompileResponse resp;
+    (void)stub_n->Compile(&ctx, hit_request, &resp);
   }
 
   // The Redis reference: a random blob of the cubin's size.
@@ -272,8 +324,7 @@ int main(int argc, char** argv) {
   }
   if (setup == nullptr) {
     std::fprintf(stderr, "cache_bench: redis-server did not start (%s)\n", redis.c_str());
-    Stop(server);
-    Stop(redis_pid);
+    stop_all();
     return 1;
   }
   uint64_t seed = std::random_device{}();
@@ -291,15 +342,22 @@ int main(int argc, char** argv) {
               "requests/s", "requests", "errors");
   std::vector<redisContext*> redis_conns;
   for (int clients : {1, 16, 256}) {
-    Sample compile_hit = Measure(clients, seconds, [&]() -> std::function<bool()> {
-      auto s = std::shared_ptr<tilec::v1::Tilec::Stub>(NewStub(address));
-      return [s, &hit_request]() {
-        grpc::ClientContext ctx;
-        tilec::v1::CompileResponse resp;
-        return s->Compile(&ctx, hit_request, &resp).ok() && resp.results(0).cache_hit();
-      };
-    });
+    auto compile_hits = [&](const std::string& where) {
+      return Measure(clients, seconds, [&]() -> std::function<bool()> {
+        auto s = std::shared_ptr<tilec::v1::Tilec::Stub>(NewStub(where));
+        return [s, &hit_request]() {
+          grpc::ClientContext ctx;
+          tilec::v1::CompileResponse resp;
+          return s->Compile(&ctx, hit_request, &resp).ok() && resp.results(0).cache_hit();
+        };
+      });
+    };
+    Sample compile_hit = compile_hits(address);
     Row("tilecd Compile (hit)", clients, compile_hit);
+    Sample compile_hit_b = compile_hits(address_b);
+    Row("tilecd B Compile (hit)", clients, compile_hit_b);
+    Sample compile_hit_n = compile_hits(address_n);
+    Row("tilecd Compile (hit, no memo)", clients, compile_hit_n);
     Sample get = Measure(clients, seconds, [&]() -> std::function<bool()> {
       auto s = std::shared_ptr<tilec::v1::Tilec::Stub>(NewStub(address));
       return [s, &digest, blob_size]() {
@@ -327,13 +385,19 @@ int main(int argc, char** argv) {
       };
     });
     Row("redis GET (same size)", clients, redis_get);
+    auto ratio = [&](const Sample& s) {
+      return redis_get.per_second > 0 ? s.per_second / redis_get.per_second : 0.0;
+    };
+    std::printf(
+        "  ratio to redis GET at %d clients: Compile hit %.2fx, B %.2fx, no memo %.2fx, "
+        "GetArtifact %.2fx\n",
+        clients, ratio(compile_hit), ratio(compile_hit_b), ratio(compile_hit_n), ratio(get));
     for (redisContext* c : redis_conns) {
       if (c != nullptr) redisFree(c);
     }
     redis_conns.clear();
   }
-  Stop(server);
-  Stop(redis_pid);
+  stop_all();
   std::string rm = "rm -rf " + work;
   return std::system(rm.c_str()) == 0 ? 0 : 1;
 }

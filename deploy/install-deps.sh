@@ -23,8 +23,11 @@ apt_packages=(
   haproxy
   # metrics (promtool, from prometheus, checks the exposition format in tests)
   prometheus prometheus-cpp-dev
-  # cache benchmark reference (a raw Redis GET of a blob of the same size)
+  # the fleet's shared tier (server/shared_tier.h; the fleet test runs a
+  # redis-server) and the cache benchmark's raw Redis GET
   libhiredis-dev redis-server
+  # deploy recipe checks (deploy/check_recipes.py parses the YAML)
+  python3-yaml
   # tests and benchmarks
   libbenchmark-dev libgmock-dev libgtest-dev
 )

@@ -119,6 +119,9 @@ ABSL_FLAG(int, autotunes, 4, "autotunes running at once (each a thread waiting o
 ABSL_FLAG(std::string, profiles, "",
           "more hardware profiles (*.textproto) for Recommend and for binding unbound tile "
           "parameters on Compile; one with a built-in id replaces it");
+ABSL_FLAG(int64_t, memo_entries, 65536,
+          "Compile responses remembered for repeated requests (answered without the frontend "
+          "while their artifacts stay cached); 0: none");
 ABSL_FLAG(std::string, redis, "",
           "HOST:PORT of the Redis the fleet shares artifacts and tuning records through; "
           "empty: this server's disk only");
@@ -274,6 +277,10 @@ int main(int argc, char** argv) {
   limits.search_timeout = absl::Seconds(absl::GetFlag(FLAGS_search_timeout_s));
   limits.allow_prelude = absl::GetFlag(FLAGS_allow_prelude);
   server::CompileCore core(&single_flight, limits, *profiles);
+  server::ResponseMemo memo(
+      static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_memo_entries))),
+      [&store](const std::string& key) { return (*store)->Touch(key); },
+      [&store](const std::string& digest) { return (*store)->BlobStamp(digest); });
   server::RecommendCore recommend_core(limits, *profiles);
   core.SetLookup(
       [&](const cache::CompileJob& job) -> absl::StatusOr<std::optional<cache::Artifact>> {
@@ -341,6 +348,7 @@ int main(int argc, char** argv) {
     s.queue_depth = scheduler.queue_depth() + compile_scheduler.queue_depth() +
                     search_scheduler.queue_depth() + subprocess_ptr->waiting();
     s.single_flight_joined = single_flight.joined();
+    s.memo_hits = memo.hits();
     const server::PoolCounters c = pool.counters();
     s.workers = c.workers;
     s.workers_busy = c.workers_busy;
@@ -373,6 +381,7 @@ int main(int argc, char** argv) {
   deps.recommend = &recommend_core;
   deps.store = store->get();
   deps.shared = shared.get();
+  deps.memo = absl::GetFlag(FLAGS_memo_entries) > 0 ? &memo : nullptr;
   deps.scheduler = &scheduler;
   deps.compile_scheduler = &compile_scheduler;
   deps.search_scheduler = &search_scheduler;

@@ -59,6 +59,9 @@ class SnapshotCollector : public prometheus::Collectable {
         s.queue_depth);
     add("tilec_single_flight_joined_total", "Requests answered by an identical request's compile.",
         T::Counter, s.single_flight_joined);
+    add("tilec_compile_memo_hits_total",
+        "Compile requests answered from a remembered response (no frontend run).", T::Counter,
+        s.memo_hits);
     add("tilec_workers", "GPU workers connected.", T::Gauge, s.workers);
     add("tilec_workers_busy", "GPU workers running a measurement job.", T::Gauge, s.workers_busy);
     add("tilec_workers_lost_total", "GPU workers dropped (disconnected or silent).", T::Counter,

@@ -12,7 +12,7 @@
 //   tilec_cache_entries, tilec_queue_depth, tilec_single_flight_joined_total,
 //   tilec_workers, tilec_workers_busy, tilec_workers_lost_total,
 //   tilec_jobs_{submitted,completed,requeued,poisoned}_total, tilec_jobs_queued,
-//   tilec_leases_expired_total
+//   tilec_leases_expired_total, tilec_compile_memo_hits_total
 //   tilec_shared_tier_up (1 up, 0 degraded; absent without --redis),
 //   tilec_shared_tier_{hits,misses,corrupt,errors,stores,locks_taken,waits,
 //   wakeups}_total
@@ -42,6 +42,7 @@ struct Snapshot {
   int64_t cache_bytes = 0, cache_entries = 0;
   int64_t cache_store_errors = 0, cache_orphans_swept = 0;
   int64_t queue_depth = 0, single_flight_joined = 0;
+  int64_t memo_hits = 0;  // Compile requests answered from remembered responses
   // GPU workers (WorkerPool) and the tuning database.
   int64_t workers = 0, workers_busy = 0, workers_lost = 0;
   int64_t jobs_submitted = 0, jobs_completed = 0, jobs_requeued = 0, jobs_poisoned = 0;

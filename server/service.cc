@@ -158,6 +158,18 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
   absl::Time deadline = DeadlineOf(context);
   CompileCore* core = deps_.core;
   Scheduler* compiles = deps_.compile_scheduler;
+  // A request answered before with cached artifacts only: answered here,
+  // without the frontend or a thread hand-off.
+  ResponseMemo* memo = deps_.memo;
+  std::string memo_key;
+  if (memo != nullptr) {
+    memo_key = ResponseMemo::KeyOf(*request);
+    if (std::optional<tilec::v1::CompileResponse> r = memo->Get(memo_key)) {
+      *response = *std::move(r);
+      reactor->FinishWith(absl::OkStatus());
+      return reactor;
+    }
+  }
   // A request thread answers what the cache holds; a miss moves to the
   // compile queue with its prepared jobs, so request threads never wait for
   // a compile slot, a hit never waits behind a miss, and nothing is parsed
@@ -166,6 +178,7 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
     if (compiles == nullptr) {
       absl::StatusOr<tilec::v1::CompileResponse> r =
           core->Compile(*request, deadline, reactor->cancel());
+      if (r.ok() && memo != nullptr) memo->Put(memo_key, *r);
       if (r.ok()) *response = *std::move(r);
       reactor->FinishWith(r.status());
       return;
@@ -174,12 +187,14 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
     absl::StatusOr<std::optional<tilec::v1::CompileResponse>> hit =
         core->Lookup(*request, deadline, reactor->cancel(), &prepared);
     if (!hit.ok() || hit->has_value()) {
+      if (hit.ok() && memo != nullptr) memo->Put(memo_key, **hit);
       if (hit.ok()) *response = **std::move(hit);
       reactor->FinishWith(hit.status());
       return;
     }
     absl::Status compile_queued = compiles->Submit([=] {
       absl::StatusOr<tilec::v1::CompileResponse> r = core->Compile(*prepared);
+      if (r.ok() && memo != nullptr) memo->Put(memo_key, *r);
       if (r.ok()) *response = *std::move(r);
       reactor->FinishWith(r.status());
     });

@@ -27,6 +27,7 @@
 #include "server/compile_core.h"
 #include "server/metrics.h"
 #include "server/recommend_core.h"
+#include "server/response_memo.h"
 #include "server/scheduler.h"
 #include "server/shared_tier.h"
 #include "server/worker_pool.h"
@@ -40,6 +41,9 @@ struct ServiceDeps {
   // The fleet's shared tier, or null: GetArtifact reads a blob this server
   // has not stored from it.
   SharedTier* shared = nullptr;
+  // Remembered responses of repeated Compile requests, or null
+  // (server/response_memo.h).
+  ResponseMemo* memo = nullptr;
   Scheduler* scheduler = nullptr;  // request threads: parsing, cache hits, Recommend
   // Compiles that missed the cache: their own threads and bounded queue, so
   // that a miss waiting for a compile slot never holds a request thread.

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -209,6 +210,10 @@ absl::StatusOr<SharedTier::Reply> SharedTier::Command(const std::vector<std::str
   }
   Give(*std::move(conn));
   Up();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    last_ok_ = absl::Now();
+  }
   return out;
 }
 
@@ -284,7 +289,11 @@ absl::Status SharedTier::Put(const std::string& key, const std::string& bytes,
 absl::StatusOr<std::optional<int64_t>> SharedTier::TryLock(const std::string& key) {
   absl::StatusOr<Reply> t = Command({"INCR", options_.prefix + "fence"});
   if (!t.ok()) return t.status();
-  const int64_t token = t->integer;
+  // The counter orders tokens; 24 random low bits keep them unique should
+  // Redis lose the counter (evicted, or restarted without persistence).
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  const int64_t token =
+      static_cast<int64_t>((static_cast<uint64_t>(t->integer) << 24) | (rng() & 0xffffff));
   absl::StatusOr<Reply> r =
       Command({"SET", options_.prefix + "lock:" + key, absl::StrCat(token), "NX", "PX",
                absl::StrCat(absl::ToInt64Milliseconds(options_.lock_ttl))});
@@ -350,7 +359,14 @@ absl::Status SharedTier::PutTuning(const std::string& key, const std::string& re
 }
 
 void SharedTier::Probe() {
-  if (up_.load() || !available()) return;
+  // Up: a PING when nothing else touched Redis for a second, so that an idle
+  // server notices Redis gone. Down: once the retry time has come.
+  if (up_.load()) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (absl::Now() - last_ok_ < absl::Seconds(1)) return;
+  } else if (!available()) {
+    return;
+  }
   (void)Command({"PING"});
 }
 

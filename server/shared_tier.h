@@ -5,7 +5,8 @@
 //   idx:<cache key>   "<artifact digest>\n<sha256 of the metadata>\n<metadata JSON>"
 //   blob:<digest>     the artifact's bytes, named by their SHA-256
 //   lock:<cache key>  the fencing token of the server compiling it (SET NX PX)
-//   fence             the counter fencing tokens are drawn from (INCR)
+//   fence             the counter fencing tokens are drawn from (INCR; a token
+//                     is the count shifted left 24 bits and 24 random bits)
 //   tuning:<key>      a tuning record (TuningRecord bytes), by TuningDb key
 // and the channel done:<cache key>, published when an artifact is stored.
 //
@@ -104,8 +105,9 @@ class SharedTier {
 
   // Whether a call would try Redis now (up, or its retry time has come).
   bool available() const;
-  // While down, once the retry time has come: PING, so that health and
-  // metrics say "up" again without waiting for a request. Cheap when up.
+  // PING, so that health and metrics follow Redis without waiting for a
+  // request: while up, when nothing touched Redis for a second; while down,
+  // once the retry time has come.
   void Probe();
   SharedTierCounters counters() const;
   const SharedTierOptions& options() const { return options_; }
@@ -130,6 +132,7 @@ class SharedTier {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Conn>> idle_;
   absl::Time retry_at_ = absl::InfinitePast();
+  absl::Time last_ok_ = absl::InfinitePast();
   std::atomic<bool> up_{false};
   std::atomic<int64_t> hits_{0}, misses_{0}, corrupt_{0}, errors_{0}, stores_{0};
   std::atomic<int64_t> locks_taken_{0}, waits_{0}, wakeups_{0};

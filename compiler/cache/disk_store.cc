@@ -195,8 +195,8 @@ absl::StatusOr<std::unique_ptr<DiskStore>> DiskStore::Open(std::string dir, int6
     return absl::InvalidArgumentError(
         absl::StrCat("cache budget must be positive, got ", budget_bytes, " bytes"));
   }
-  for (const std::string& sub : {std::string(), std::string("/blobs"), std::string("/keys"),
-                                 std::string("/tmp")}) {
+  for (const std::string& sub :
+       {std::string(), std::string("/blobs"), std::string("/keys"), std::string("/tmp")}) {
     std::string path = dir + sub;
     if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
       return ErrnoStatus("cannot create the cache folder", path);
@@ -221,6 +221,25 @@ absl::StatusOr<std::unique_ptr<DiskStore>> DiskStore::Open(std::string dir, int6
 void DiskStore::RemoveEntry(const std::string& key, const std::string& digest) {
   ::unlink(absl::StrCat(dir_, "/keys/", key).c_str());
   if (IsHexDigest(digest)) ::unlink(absl::StrCat(dir_, "/blobs/", digest).c_str());
+}
+
+bool DiskStore::Touch(const std::string& key) {
+  if (!IsHexDigest(key)) return false;
+  const std::string path = absl::StrCat(dir_, "/keys/", key);
+  timespec ts[2];
+  ts[0] = absl::ToTimespec(clock_->Now());
+  ts[1] = ts[0];
+  if (::utimensat(AT_FDCWD, path.c_str(), ts, 0) != 0) return false;
+  hits_.fetch_add(1);
+  return true;
+}
+
+std::string DiskStore::BlobStamp(const std::string& digest) {
+  struct stat st;
+  if (!IsHexDigest(digest) || ::stat(absl::StrCat(dir_, "/blobs/", digest).c_str(), &st) != 0) {
+    return "";
+  }
+  return absl::StrCat(st.st_size, ":", st.st_ino, ":", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
 }
 
 absl::StatusOr<std::optional<StoredArtifact>> DiskStore::Get(const std::string& key) {
@@ -276,9 +295,9 @@ absl::StatusOr<std::string> DiskStore::Put(const std::string& key, const std::st
   const bool blob_existed = ::access(blob_path.c_str(), F_OK) == 0;
   if (absl::Status s = WriteAtomically(dir_, dir_ + "/blobs", blob_path, bytes); !s.ok()) return s;
   std::string entry_path = absl::StrCat(dir_, "/keys/", key);
-  if (absl::Status s = WriteAtomically(dir_, dir_ + "/keys", entry_path,
-                                       EncodeEntry(digest, static_cast<int64_t>(bytes.size()),
-                                                   metadata_json, key_text));
+  if (absl::Status s = WriteAtomically(
+          dir_, dir_ + "/keys", entry_path,
+          EncodeEntry(digest, static_cast<int64_t>(bytes.size()), metadata_json, key_text));
       !s.ok()) {
     // No entry refers to a blob written just now: remove it rather than
     // leave it orphaned (one that existed may be another entry's).

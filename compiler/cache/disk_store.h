@@ -71,6 +71,14 @@ class DiskStore {
   absl::StatusOr<std::string> Put(const std::string& key, const std::string& key_text,
                                   const std::string& bytes, const std::string& metadata_json);
 
+  // Whether an entry is stored under `key`; if so refreshes its LRU time and
+  // counts a hit, without reading or verifying it (one utimensat): for
+  // callers that remember what the entry holds (server/response_memo.h).
+  bool Touch(const std::string& key);
+  // The identity of blob `digest` as stored ("size:inode:mtime"), "" when
+  // absent: a blob rewritten or modified in place changes it.
+  std::string BlobStamp(const std::string& digest);
+
   // The artifact named `digest`, verified; NOT_FOUND when absent, and a
   // corrupt blob is removed and NOT_FOUND.
   absl::StatusOr<std::string> GetBlob(const std::string& digest);

@@ -175,5 +175,19 @@ TEST(SharedTier, DegradedWhileRedisIsAwayAndBackAfterwards) {
   EXPECT_GE(t->counters().errors, 2);
 }
 
+TEST(SharedTier, AnIdleTierNoticesRedisGone) {
+  Redis redis(FreePort(), REDIS_SERVER_BINARY);
+  ASSERT_TRUE(redis.Start());
+  std::unique_ptr<SharedTier> t = TierFor(redis.port());
+  t->Probe();
+  EXPECT_TRUE(t->counters().up);
+  redis.Kill();
+  t->Probe();  // within a second of the last contact: no PING yet
+  EXPECT_TRUE(t->counters().up);
+  absl::SleepFor(absl::Milliseconds(1100));
+  t->Probe();
+  EXPECT_FALSE(t->counters().up);
+}
+
 }  // namespace
 }  // namespace tilec::server
