@@ -198,8 +198,24 @@ absl::StatusOr<Value> SingleLoop(Builder& b, ir::ForKind kind, std::string_view 
 absl::StatusOr<Value> Kernel(Builder& b, CallArgs& args) {
   CallArgs named = args;
   named.positional.clear();
-  absl::StatusOr<Args> a = BindArgs(b, named, "T.Kernel", {"threads", "is_cpu", "prelude"}, 0);
+  absl::StatusOr<Args> a =
+      BindArgs(b, named, "T.Kernel", {"threads", "is_cpu", "prelude", "cluster_dims"}, 0);
   if (!a.ok()) return a.status();
+  if ((*a)[3] && (*a)[3]->value.kind != ValueKind::kNone) {
+    // Thread-block clusters: the blocks of a cluster run as independent
+    // blocks (tilec has no cluster-wide shared memory or multicast, whose
+    // operations it refuses by name); the dims must still be 1 to 3 ints.
+    const Value& c = (*a)[3]->value;
+    std::vector<Value> dims = c.IsSequence() ? c.Items() : std::vector<Value>{c};
+    if (dims.empty() || dims.size() > 3) {
+      return b.Err((*a)[3]->loc, "T.Kernel(cluster_dims=) takes 1 to 3 extents");
+    }
+    for (const Value& d : dims) {
+      absl::StatusOr<int64_t> n = b.StaticInt(d, (*a)[3]->loc, "a cluster extent");
+      if (!n.ok()) return n.status();
+      if (*n < 1) return b.Err((*a)[3]->loc, "T.Kernel(cluster_dims=) extents must be positive");
+    }
+  }
   std::vector<Arg> grid_args = args.positional;
   if (grid_args.size() == 1 && grid_args[0].value.IsSequence()) {
     Arg seq = grid_args[0];

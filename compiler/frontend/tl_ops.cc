@@ -32,6 +32,7 @@
 //   ignored, return_prev is not supported.
 // - T.annotate_layout({buf: layout, ...}) -> one AnnotateLayout per entry.
 // - T.use_swizzle(panel_size, order="row", enable=True) -> UseSwizzle.
+#include <algorithm>
 #include <tuple>
 
 #include "compiler/frontend/index_simplify.h"
@@ -719,6 +720,31 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   }
   if (name == "T.copy") return Copy(b, args);
   if (name == "T.gemm") return Gemm(b, args);
+  if (name == "T.tma_copy" || name == "T.async_copy" || name == "T.wgmma_gemm") {
+    // The explicitly asynchronous forms: tilec completes every operation
+    // before the next statement, so they are T.copy / T.gemm, and the waits
+    // a kernel spells out for them (barriers, T.wait_wgmma) are no-ops. Their
+    // synchronisation and lowering arguments change no value.
+    static constexpr std::string_view kDropped[] = {"barrier",
+                                                    "cluster_mask",
+                                                    "leader_scope_threads",
+                                                    "inner_cache_policy",
+                                                    "outer_cache_policy",
+                                                    "emit_arrive",
+                                                    "emit_commit",
+                                                    "emit_fence_before",
+                                                    "emit_fence_after",
+                                                    "instruction_n",
+                                                    "annotations"};
+    CallArgs kept = args;
+    kept.keywords.clear();
+    for (const auto& kw : args.keywords) {
+      if (std::find(std::begin(kDropped), std::end(kDropped), kw.first) == std::end(kDropped)) {
+        kept.keywords.push_back(kw);
+      }
+    }
+    return name == "T.wgmma_gemm" ? Gemm(b, kept) : Copy(b, kept);
+  }
   if (name == "T.fill" || name == "T.clear") return Fill(b, name, args);
   if (name == "T.transpose") return Transpose(b, args);
   if (std::optional<absl::StatusOr<Value>> r = CallTlReduce(b, name, args)) return *r;

@@ -22,7 +22,17 @@
 //   value and are accepted; so is T.func_attr (function attributes such as
 //   global_symbol and tir.noalias), also outside the kernel.
 // - T.print prints nothing (there is no device printf on the emulator or in
-//   the interpreter); its arguments are evaluated as written.
+//   the interpreter); its arguments are evaluated as written. So does
+//   T.device_assert (a check, not a value).
+// - The older barrier API (T.create_list_of_mbarrier, T.get_mbarrier) makes
+//   barrier values as T.alloc_barrier does; T.cp_async_barrier_noinc and
+//   the wgmma / TMA-store fences and waits (T.warpgroup_arrive,
+//   T.warpgroup_commit_batch, T.warpgroup_wait, T.wait_wgmma,
+//   T.warpgroup_fence_operand, T.fence_proxy_async, T.tma_store_arrive,
+//   T.tma_store_wait, T.sync_thread_partial) order what already runs in
+//   order, and lower to nothing.
+// - T.sync_grid / T.sync_global (a grid-wide barrier) and T.loop_break are
+//   refused, saying what to write instead.
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 
@@ -84,6 +94,35 @@ bool IsWarpGroupScope(const Value& ctx) { return IsTagged(ctx, kWarpGroupsTag); 
 
 std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view name, CallArgs& args) {
   if (name == "T.alloc_barrier") return AllocBarrier(b, args);
+  if (name == "T.create_list_of_mbarrier" || name == "T.get_mbarrier") {
+    if (!b.InKernel()) return b.Err(args.loc, Cat(name, " outside a T.Kernel"));
+    if (name == "T.get_mbarrier") return Tag(kBarrierTag);
+    std::vector<Arg> counts = args.positional;
+    if (counts.size() == 1 && counts[0].value.IsSequence()) {
+      Arg seq = counts[0];
+      counts.clear();
+      for (const Value& v : seq.value.Items()) counts.push_back(Arg{v, seq.loc});
+    }
+    ValueList list;
+    for (const Arg& c : counts) {
+      absl::StatusOr<int64_t> n = b.StaticInt(c.value, c.loc, "an arrive count");
+      if (!n.ok()) return n.status();
+      list.push_back(Tag(kBarrierTag));
+    }
+    return Value::List(std::move(list));
+  }
+  if (name == "T.cp_async_barrier_noinc") return BarrierOp(b, name, args);
+  if (name == "T.sync_grid" || name == "T.sync_global") {
+    return b.Err(args.loc, Cat(name,
+                               "() (a barrier across the whole grid) is not supported: tilec runs "
+                               "the blocks of a kernel independently; end the kernel there and "
+                               "open a second T.Kernel for what follows (kernels run in order)"));
+  }
+  if (name == "T.loop_break") {
+    return b.Err(args.loc,
+                 "T.loop_break() is not supported: tilec's kernel loops run to their end; write "
+                 "the loop as a runtime `while` whose condition says when to stop");
+  }
   if (name == "T.barrier_arrive" || name == "T.barrier_wait" || name == "T.mbarrier_arrive" ||
       name == "T.mbarrier_wait_parity" || name == "T.mbarrier_expect_tx" ||
       name == "T.mbarrier_arrive_expect_tx") {
@@ -112,6 +151,16 @@ std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view nam
                                                 "T.annotate_producer_reg_dealloc",
                                                 "T.annotate_consumer_reg_alloc",
                                                 "T.print",
+                                                "T.device_assert",
+                                                "T.warpgroup_arrive",
+                                                "T.warpgroup_commit_batch",
+                                                "T.warpgroup_wait",
+                                                "T.wait_wgmma",
+                                                "T.warpgroup_fence_operand",
+                                                "T.fence_proxy_async",
+                                                "T.tma_store_arrive",
+                                                "T.tma_store_wait",
+                                                "T.sync_thread_partial",
                                                 "T.func_attr"};
   for (std::string_view n : kNoOps) {
     if (name != n) continue;

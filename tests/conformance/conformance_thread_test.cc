@@ -250,6 +250,51 @@ def mbarriers(N, block=64):
             T.sync_warp()
     return main
 
+def explicit_hopper(M, N, K, bm=64, bn=64, bk=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128,
+                      cluster_dims=(2, 1, 1)) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            bars = T.create_list_of_mbarrier(128)
+            T.clear(C_l)
+            for k in T.serial(T.ceildiv(K, bk)):
+                T.tma_copy(A[by * bm, k * bk], A_s, barrier=T.get_mbarrier(0))
+                T.async_copy(B[k * bk, bx * bn], B_s)
+                T.cp_async_barrier_noinc(bars[0])
+                T.mbarrier_wait_parity(T.get_mbarrier(0), k % 2)
+                T.fence_proxy_async()
+                T.warpgroup_arrive()
+                T.wgmma_gemm(A_s, B_s, C_l, emit_arrive=True)
+                T.warpgroup_commit_batch()
+                T.warpgroup_wait(0)
+                T.wait_wgmma(0)
+            T.device_assert(bx >= 0, "block index")
+            T.copy(C_l, C[by * bm, bx * bn])
+            T.tma_store_arrive()
+            T.tma_store_wait()
+    return main
+
+def grid_sync(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(4, threads=32) as bx:
+            A[bx] = 1.0
+            T.sync_grid()
+    return main
+
+def loop_break(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32):
+            for i in T.serial(N):
+                if A[i] < 0:
+                    T.loop_break()
+    return main
+
 def warp_idx_sync(threads):
     @T.prim_func
     def main(W: T.Tensor((threads,), "int32"), W16: T.Tensor((threads,), "int32")):
@@ -652,6 +697,38 @@ TEST(ConformanceSync, MbarriersAndSyncThreadsRunInProgramOrder) {
                     }),
               {});
   ExpectTargetsMatch(p, {.seed = seed, .exact = true}, kBothArchs);
+}
+
+// The explicitly asynchronous Hopper forms (T.tma_copy, T.async_copy,
+// T.wgmma_gemm) and the waits spelled out for them run in program order; a
+// cluster launch runs its blocks independently.
+TEST(ConformanceSync, ExplicitTmaAndWgmmaFormsRunInProgramOrder) {
+  const int64_t m = 100, n = 72, k = 90;
+  ir::Program p = Compile(kSource, "explicit_hopper", {{"M", "100"}, {"N", "72"}, {"K", "90"}});
+  const uint64_t seed = Seed(519);
+  Tensors args = {Random(DType::kFloat16, {m, k}, seed), Random(DType::kFloat16, {k, n}, seed + 1),
+                  Zeros(DType::kFloat32, {m, n})};
+  Interpret(p, args);
+  ExpectClose(args[2],
+              Table(m * n,
+                    [&](int64_t e) {
+                      double sum = 0;
+                      for (int64_t l = 0; l < k; ++l)
+                        sum += args[0].GetDouble(e / n * k + l) * args[1].GetDouble(l * n + e % n);
+                      return sum;
+                    }),
+              {.atol = 1e-3, .rtol = 1e-4}, "C");
+  ExpectTargetsMatch(p, {.seed = seed}, kBothArchs);
+}
+
+TEST(ConformanceSync, GridSyncAndLoopBreakRefused) {
+  ExpectRefused(kSource, "grid_sync", {{"N", "4"}},
+                "T.sync_grid() (a barrier across the whole grid) is not supported: tilec runs the "
+                "blocks of a kernel independently; end the kernel there and open a second "
+                "T.Kernel for what follows");
+  ExpectRefused(kSource, "loop_break", {{"N", "4"}},
+                "T.loop_break() is not supported: tilec's kernel loops run to their end; write the "
+                "loop as a runtime `while` whose condition says when to stop");
 }
 
 TEST(ConformanceWarp, GetWarpIdxSync) {

@@ -194,11 +194,11 @@ def f():
 @T.prim_func
 def main(A: T.Tensor((4,), "float32")):
     with T.Kernel(1, threads=32) as bx:
-        T.sync_grid()
+        T.tcgen05_mma_arrive()
 )py",
        "main",
        {},
-       "test.py:5:11: error: `T.sync_grid` is not supported by tilec"},
+       "test.py:5:11: error: `T.tcgen05_mma_arrive` is not supported by tilec"},
 
       {"GemmWgWait",
        R"py(import tilelang.language as T
