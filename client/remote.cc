@@ -20,6 +20,8 @@
 #include "absl/time/clock.h"
 #include "client/embedded.h"
 #include "client/warmup.h"
+#include "compiler/cache/digest.h"
+#include "compiler/cache/signing.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -30,9 +32,10 @@ namespace {
 
 struct RemoteFlags {
   std::string command, server, token, tls_ca, file, function, out, digest, cache_dir, profile;
-  std::string service;  // health: the service asked about ("": the server)
-  std::string report;   // warmup: the JSON report's file
-  int jobs = 4;         // warmup: compiles in flight
+  std::string service;     // health: the service asked about ("": the server)
+  std::string verify_key;  // compile: refuse results not signed by this key
+  std::string report;      // warmup: the JSON report's file
+  int jobs = 4;            // warmup: compiles in flight
   std::vector<std::pair<std::string, std::string>> defines;
   std::vector<std::string> unbound;
   std::vector<std::string> targets;
@@ -54,7 +57,7 @@ int Usage(const std::string& msg) {
       "usage:\n"
       "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...]\n"
       "            --target sm_80|sm_90a ... [--profile P]\n"
-      "            [--out DIR] [--json] [--line_info] [--max_registers N]\n"
+      "            [--out DIR] [--json] [--line_info] [--max_registers N] [--verify_key PEM]\n"
       "            [--server HOST:PORT | --cache_dir DIR]\n"
       "  tilec get DIGEST -o FILE --server HOST:PORT\n"
       "  tilec autotune FILE --fn NAME [-D name=value ...] [-U name ...] --target PROFILE\n"
@@ -242,6 +245,15 @@ int Compile(const RemoteFlags& f) {
       if (ticks >= 4) std::fprintf(stderr, "\r\033[K");
     });
   }
+  std::unique_ptr<cache::Verifier> verifier;
+  if (!f.verify_key.empty()) {
+    absl::StatusOr<std::unique_ptr<cache::Verifier>> v = cache::Verifier::FromFiles({f.verify_key});
+    if (!v.ok()) {
+      std::fprintf(stderr, "tilec: --verify_key: %s\n", std::string(v.status().message()).c_str());
+      return 4;
+    }
+    verifier = *std::move(v);
+  }
   grpc::Status s = backend.compile(req, &resp);
   done.store(true);
   if (progress.joinable()) progress.join();
@@ -250,6 +262,16 @@ int Compile(const RemoteFlags& f) {
     if (!r.store_error().empty()) {
       std::fprintf(stderr, "tilec: warning: %s: %s\n", r.target().c_str(), r.store_error().c_str());
     }
+    if (verifier &&
+        !verifier->Verify(cache::ArtifactStatement(r.cache_key(), r.digest(), r.metadata_json()),
+                          r.signature())) {
+      std::fprintf(stderr, "tilec: %s: the artifact %s is %s by the key in %s; refusing it\n",
+                   r.target().c_str(), r.digest().c_str(),
+                   r.signature().empty() ? "not signed (is the server run with --signing_key?)"
+                                         : "not signed",
+                   f.verify_key.c_str());
+      return kRemoteRefused;
+    }
     if (f.out.empty()) continue;
     std::string bytes;
     if (!r.store_error().empty()) {
@@ -257,11 +279,17 @@ int Compile(const RemoteFlags& f) {
     } else if (grpc::Status gs = backend.fetch(r.digest(), &bytes); !gs.ok()) {
       return Report(gs, backend.remote);
     }
+    if (verifier && cache::Sha256Hex(bytes) != r.digest()) {
+      std::fprintf(stderr, "tilec: %s: the bytes fetched are not the signed artifact %s\n",
+                   r.target().c_str(), r.digest().c_str());
+      return kRemoteRefused;
+    }
     std::string base = absl::StrCat(f.out, "/", f.function, ".", r.target());
     std::ofstream cubin(base + ".cubin", std::ios::binary);
     cubin << bytes;
     std::ofstream meta(base + ".json");
     meta << r.metadata_json() << "\n";
+    if (!r.signature().empty()) std::ofstream(base + ".sig") << r.signature() << "\n";
     if (!cubin || !meta) {
       std::fprintf(stderr, "tilec: cannot write %s.{cubin,json}\n", base.c_str());
       return 4;
@@ -593,8 +621,9 @@ int RemoteMain(const std::vector<std::string>& args) {
                a == "--max_registers" || a == "--timeout_s" || a == "--cache_dir" ||
                a == "--cache_bytes" || a == "-U" || a == "--profile" || a == "--top" ||
                a == "--iterations" || a == "--warmup" || a == "--seed" || a == "--dim" ||
-               a == "--service" || a == "--report" || a == "--jobs") {
+               a == "--service" || a == "--report" || a == "--jobs" || a == "--verify_key") {
       if (!next(&v)) return Usage(absl::StrCat(a, " needs a value"));
+      if (a == "--verify_key") f.verify_key = v;
       if (a == "--service") f.service = v;
       if (a == "--report") f.report = v;
       if (a == "--jobs" && (!absl::SimpleAtoi(v, &f.jobs) || f.jobs < 1 || f.jobs > 256)) {

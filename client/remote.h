@@ -6,13 +6,16 @@
 //
 //   tilec compile FILE --fn NAME [-D k=v ...] [-U k ...] --target sm_90a
 //         [--target sm_80] [--profile P] [--out DIR] [--json] [--line_info]
-//         [--max_registers N] [--cache_dir DIR]
+//         [--max_registers N] [--cache_dir DIR] [--verify_key PUB.pem]
 //   tilec get DIGEST -o FILE
 //   tilec stats [--json]
 //   tilec health
 // Common: --server HOST:PORT, --token_file F (bearer token, or
 // $TILEC_TOKEN), --tls_ca F (TLS with this root), --timeout_s S.
 //
+// --verify_key refuses (exit 77) a result not signed by that Ed25519 key
+// (the server's --signing_key; docs/fleet.md) and bytes that are not the
+// signed digest; --out then also writes <fn>.<target>.sig.
 // --out DIR writes DIR/<fn>.<target>.cubin and .json (the metadata); DIR
 // is created (with its parents) before compiling. An artifact the server
 // compiled but could not store (CompileResult.store_error, a full disk) is

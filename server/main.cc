@@ -135,6 +135,13 @@ ABSL_FLAG(double, redis_retry_s, 1,
           "after a Redis failure, serve degraded (disk and local compiles) this long before "
           "trying Redis again");
 ABSL_FLAG(std::string, redis_prefix, "tilec:", "prefix of every Redis key tilecd writes");
+ABSL_FLAG(std::string, signing_key, "",
+          "Ed25519 private key (PEM) that signs every artifact this server stores in the shared "
+          "tier and every Compile result; its public key verifies what is read from the tier");
+ABSL_FLAG(std::vector<std::string>, verify_keys, {},
+          "more Ed25519 keys (PEM, public or private; comma-separated files) whose signatures "
+          "the shared tier accepts (key rotation); any --signing_key or --verify_keys makes the "
+          "tier refuse unsigned entries");
 
 namespace {
 
@@ -227,10 +234,37 @@ int main(int argc, char** argv) {
   // The shared tier sits between the disk cache and the compiler: a disk
   // miss looks in Redis, then compiles under the fleet-wide lock.
   std::unique_ptr<cache::Compiler> below_disk = std::move(measured);
+  // Signing: the key signs; it and --verify_keys verify what the tier holds.
+  std::unique_ptr<cache::Signer> signer;
+  std::unique_ptr<cache::Verifier> verifier;
+  {
+    std::vector<std::string> verify = absl::GetFlag(FLAGS_verify_keys);
+    if (!absl::GetFlag(FLAGS_signing_key).empty()) {
+      auto s = cache::Signer::FromFile(absl::GetFlag(FLAGS_signing_key));
+      if (!s.ok()) {
+        std::fprintf(stderr, "tilecd: --signing_key: %s\n",
+                     std::string(s.status().message()).c_str());
+        return 2;
+      }
+      signer = *std::move(s);
+      verify.insert(verify.begin(), absl::GetFlag(FLAGS_signing_key));
+    }
+    if (!verify.empty()) {
+      auto v = cache::Verifier::FromFiles(verify);
+      if (!v.ok()) {
+        std::fprintf(stderr, "tilecd: --verify_keys: %s\n",
+                     std::string(v.status().message()).c_str());
+        return 2;
+      }
+      verifier = *std::move(v);
+    }
+  }
   std::unique_ptr<server::SharedTier> shared;
   server::SharedTierCompiler* shared_ptr = nullptr;
   if (!absl::GetFlag(FLAGS_redis).empty()) {
     server::SharedTierOptions o;
+    o.signer = signer.get();
+    o.verifier = verifier.get();
     const std::string addr = absl::GetFlag(FLAGS_redis);
     const size_t colon = addr.rfind(':');
     if (colon == std::string::npos || colon == 0 ||
@@ -368,6 +402,7 @@ int main(int argc, char** argv) {
       s.shared_corrupt = t.corrupt;
       s.shared_errors = t.errors;
       s.shared_stores = t.stores;
+      s.shared_rejected = t.rejected;
       s.shared_locks_taken = t.locks_taken;
       s.shared_waits = t.waits;
       s.shared_wakeups = t.wakeups;
@@ -381,6 +416,7 @@ int main(int argc, char** argv) {
   deps.recommend = &recommend_core;
   deps.store = store->get();
   deps.shared = shared.get();
+  deps.signer = signer.get();
   deps.memo = absl::GetFlag(FLAGS_memo_entries) > 0 ? &memo : nullptr;
   deps.scheduler = &scheduler;
   deps.compile_scheduler = &compile_scheduler;
@@ -424,6 +460,7 @@ int main(int argc, char** argv) {
       r.set_shared_tier_corrupt(s.shared_corrupt);
       r.set_shared_tier_stores(s.shared_stores);
       r.set_shared_tier_locks_taken(s.shared_locks_taken);
+      r.set_shared_tier_rejected(s.shared_rejected);
     }
     return r;
   };

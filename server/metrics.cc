@@ -90,6 +90,10 @@ class SnapshotCollector : public prometheus::Collectable {
       add("tilec_shared_tier_corrupt_total",
           "Shared-tier entries or blobs that failed verification, removed.", T::Counter,
           s.shared_corrupt);
+      add("tilec_shared_tier_rejected_total",
+          "Shared-tier entries refused for a missing or invalid signature (--signing_key, "
+          "--verify_keys).",
+          T::Counter, s.shared_rejected);
       add("tilec_shared_tier_errors_total", "Shared-tier calls that failed (the tier went down).",
           T::Counter, s.shared_errors);
       add("tilec_shared_tier_stores_total", "Artifacts this server stored in the shared tier.",

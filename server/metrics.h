@@ -14,8 +14,8 @@
 //   tilec_jobs_{submitted,completed,requeued,poisoned}_total, tilec_jobs_queued,
 //   tilec_leases_expired_total, tilec_compile_memo_hits_total
 //   tilec_shared_tier_up (1 up, 0 degraded; absent without --redis),
-//   tilec_shared_tier_{hits,misses,corrupt,errors,stores,locks_taken,waits,
-//   wakeups}_total
+//   tilec_shared_tier_{hits,misses,corrupt,rejected,errors,stores,locks_taken,
+//   waits,wakeups}_total
 //                    read at scrape time through SetSnapshot's callback.
 // gRPC codes are spelled as in the gRPC spec ("OK", "INVALID_ARGUMENT").
 #ifndef TILEC_SERVER_METRICS_H_
@@ -51,6 +51,7 @@ struct Snapshot {
   bool shared_configured = false, shared_up = false;
   int64_t shared_hits = 0, shared_misses = 0, shared_corrupt = 0, shared_errors = 0;
   int64_t shared_stores = 0, shared_locks_taken = 0, shared_waits = 0, shared_wakeups = 0;
+  int64_t shared_rejected = 0;
 };
 
 class ServerMetrics {

@@ -170,6 +170,19 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
       return reactor;
     }
   }
+  // A response is signed (when the server has a key), remembered, sent.
+  const cache::Signer* signer = deps_.signer;
+  auto deliver = [=](tilec::v1::CompileResponse r) {
+    if (signer != nullptr) {
+      for (tilec::v1::CompileResult& res : *r.mutable_results()) {
+        res.set_signature(signer->Sign(
+            cache::ArtifactStatement(res.cache_key(), res.digest(), res.metadata_json())));
+      }
+    }
+    if (memo != nullptr) memo->Put(memo_key, r);
+    *response = std::move(r);
+    reactor->FinishWith(absl::OkStatus());
+  };
   // A request thread answers what the cache holds; a miss moves to the
   // compile queue with its prepared jobs, so request threads never wait for
   // a compile slot, a hit never waits behind a miss, and nothing is parsed
@@ -178,24 +191,21 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
     if (compiles == nullptr) {
       absl::StatusOr<tilec::v1::CompileResponse> r =
           core->Compile(*request, deadline, reactor->cancel());
-      if (r.ok() && memo != nullptr) memo->Put(memo_key, *r);
-      if (r.ok()) *response = *std::move(r);
+      if (r.ok()) return deliver(*std::move(r));
       reactor->FinishWith(r.status());
       return;
     }
     std::shared_ptr<const CompileCore::Prepared> prepared;
     absl::StatusOr<std::optional<tilec::v1::CompileResponse>> hit =
         core->Lookup(*request, deadline, reactor->cancel(), &prepared);
-    if (!hit.ok() || hit->has_value()) {
-      if (hit.ok() && memo != nullptr) memo->Put(memo_key, **hit);
-      if (hit.ok()) *response = **std::move(hit);
+    if (hit.ok() && hit->has_value()) return deliver(**std::move(hit));
+    if (!hit.ok()) {
       reactor->FinishWith(hit.status());
       return;
     }
     absl::Status compile_queued = compiles->Submit([=] {
       absl::StatusOr<tilec::v1::CompileResponse> r = core->Compile(*prepared);
-      if (r.ok() && memo != nullptr) memo->Put(memo_key, *r);
-      if (r.ok()) *response = *std::move(r);
+      if (r.ok()) return deliver(*std::move(r));
       reactor->FinishWith(r.status());
     });
     if (!compile_queued.ok()) {

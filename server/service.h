@@ -21,6 +21,7 @@
 
 #include "absl/strings/string_view.h"
 #include "compiler/cache/disk_store.h"
+#include "compiler/cache/signing.h"
 #include "proto/tilec/v1/service.grpc.pb.h"
 #include "server/auth.h"
 #include "server/autotune_core.h"
@@ -44,6 +45,8 @@ struct ServiceDeps {
   // Remembered responses of repeated Compile requests, or null
   // (server/response_memo.h).
   ResponseMemo* memo = nullptr;
+  // Signs every Compile result (CompileResult.signature), or null.
+  const cache::Signer* signer = nullptr;
   Scheduler* scheduler = nullptr;  // request threads: parsing, cache hits, Recommend
   // Compiles that missed the cache: their own threads and bounded queue, so
   // that a miss waiting for a compile slot never holds a request thread.

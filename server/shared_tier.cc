@@ -225,14 +225,29 @@ absl::StatusOr<std::optional<SharedEntry>> SharedTier::Get(const std::string& ke
     misses_.fetch_add(1);
     return std::nullopt;
   }
-  // "<digest>\n<metadata sha256>\n<metadata>"
-  const size_t a = e->str.find('\n'), b = a == std::string::npos ? a : e->str.find('\n', a + 1);
+  // "<digest>\n<metadata sha256>\n<signature or ->\n<metadata>"
+  const std::string& s = e->str;
+  const size_t a = s.find('\n'), b = a == std::string::npos ? a : s.find('\n', a + 1);
+  const size_t c = b == std::string::npos ? b : s.find('\n', b + 1);
   SharedEntry out;
-  bool good = b != std::string::npos;
+  bool good = c != std::string::npos;
+  std::string signature;
   if (good) {
-    out.digest = e->str.substr(0, a);
-    out.metadata_json = e->str.substr(b + 1);
-    good = cache::Sha256Hex(out.metadata_json) == e->str.substr(a + 1, b - a - 1);
+    out.digest = s.substr(0, a);
+    signature = s.substr(b + 1, c - b - 1);
+    out.metadata_json = s.substr(c + 1);
+    good = cache::Sha256Hex(out.metadata_json) == s.substr(a + 1, b - a - 1);
+  }
+  if (good && options_.verifier != nullptr &&
+      !options_.verifier->Verify(cache::ArtifactStatement(key, out.digest, out.metadata_json),
+                                 signature)) {
+    // Not placed by a holder of the fleet's key: never served. Left for a
+    // signed compile to overwrite.
+    rejected_.fetch_add(1);
+    misses_.fetch_add(1);
+    std::fprintf(stderr, "tilecd: shared tier entry %s is %s; refused\n", key.c_str(),
+                 signature == "-" ? "unsigned" : "signed by no key this server trusts");
+    return std::nullopt;
   }
   if (good) {
     absl::StatusOr<std::string> blob = GetBlob(out.digest);
@@ -276,8 +291,12 @@ absl::Status SharedTier::Put(const std::string& key, const std::string& bytes,
   const std::string digest = cache::Sha256Hex(bytes);
   absl::StatusOr<Reply> b = Command({"SET", options_.prefix + "blob:" + digest, bytes});
   if (!b.ok()) return b.status();
-  const std::string entry =
-      absl::StrCat(digest, "\n", cache::Sha256Hex(metadata_json), "\n", metadata_json);
+  const std::string signature =
+      options_.signer != nullptr
+          ? options_.signer->Sign(cache::ArtifactStatement(key, digest, metadata_json))
+          : std::string("-");
+  const std::string entry = absl::StrCat(digest, "\n", cache::Sha256Hex(metadata_json), "\n",
+                                         signature, "\n", metadata_json);
   absl::StatusOr<Reply> r = Command({"EVAL", kPutScript, "3", options_.prefix + "idx:" + key,
                                      options_.prefix + "lock:" + key,
                                      options_.prefix + "done:" + key, entry, absl::StrCat(token)});
@@ -377,6 +396,7 @@ SharedTierCounters SharedTier::counters() const {
   c.corrupt = corrupt_.load();
   c.errors = errors_.load();
   c.stores = stores_.load();
+  c.rejected = rejected_.load();
   c.locks_taken = locks_taken_.load();
   c.waits = waits_.load();
   c.wakeups = wakeups_.load();

@@ -2,7 +2,9 @@
 // shares, so that the fleet compiles each kernel once.
 //
 // Keys (prefix "tilec:" by default):
-//   idx:<cache key>   "<artifact digest>\n<sha256 of the metadata>\n<metadata JSON>"
+//   idx:<cache key>   "<artifact digest>\n<sha256 of the metadata>\n<signature or ->\n
+//                     <metadata JSON>" (the Ed25519 signature of
+//                     cache::ArtifactStatement, hex; "-" unsigned)
 //   blob:<digest>     the artifact's bytes, named by their SHA-256
 //   lock:<cache key>  the fencing token of the server compiling it (SET NX PX)
 //   fence             the counter fencing tokens are drawn from (INCR; a token
@@ -42,6 +44,7 @@
 #include "absl/time/time.h"
 #include "compiler/cache/cache_key.h"
 #include "compiler/cache/compiler.h"
+#include "compiler/cache/signing.h"
 
 struct redisContext;
 
@@ -57,10 +60,17 @@ struct SharedTierOptions {
   absl::Duration io_timeout = absl::Seconds(2);
   absl::Duration lock_ttl = absl::Seconds(10);
   absl::Duration retry_after = absl::Seconds(1);
+  // Signed entries (compiler/cache/signing.h): Put signs with `signer`;
+  // with a `verifier`, Get refuses an entry without a valid signature (a
+  // miss, counted as rejected), so that only holders of the fleet's key can
+  // place artifacts there. Both may be null.
+  const cache::Signer* signer = nullptr;
+  const cache::Verifier* verifier = nullptr;
 };
 
 struct SharedTierCounters {
   int64_t hits = 0, misses = 0, corrupt = 0, errors = 0, stores = 0;
+  int64_t rejected = 0;  // entries whose signature did not verify
   int64_t locks_taken = 0, waits = 0, wakeups = 0;
   bool up = false;  // the last contact succeeded
 };
@@ -134,7 +144,7 @@ class SharedTier {
   absl::Time retry_at_ = absl::InfinitePast();
   absl::Time last_ok_ = absl::InfinitePast();
   std::atomic<bool> up_{false};
-  std::atomic<int64_t> hits_{0}, misses_{0}, corrupt_{0}, errors_{0}, stores_{0};
+  std::atomic<int64_t> hits_{0}, misses_{0}, corrupt_{0}, errors_{0}, stores_{0}, rejected_{0};
   std::atomic<int64_t> locks_taken_{0}, waits_{0}, wakeups_{0};
 };
 

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/e2e/cli_process.h"
 #include "tests/e2e/tilecd_process.h"
+#include "tests/testing/ed25519_key.h"
 #include "tests/testing/redis_process.h"
 
 namespace tilec::e2e {
@@ -85,14 +86,17 @@ class Fleet : public ::testing::Test {
   void SetUp() override {
     redis_ = std::make_unique<Redis>(FreePort(), REDIS_SERVER_BINARY);
     ASSERT_TRUE(redis_->Start()) << "redis-server did not start on port " << redis_->port();
+    std::vector<std::string> flags = {absl::StrCat("--redis=127.0.0.1:", redis_->port()),
+                                      "--redis_lock_ttl_s=3", "--redis_timeout_ms=500",
+                                      "--redis_retry_s=0.2", "--jobs=2"};
+    std::vector<std::string> extra = ExtraFlags();
+    flags.insert(flags.end(), extra.begin(), extra.end());
     for (auto& d : servers_) {
       d = std::make_unique<Tilecd>();
-      ASSERT_TRUE(
-          d->Start(MakeTempDir("fleet_cache"),
-                   {absl::StrCat("--redis=127.0.0.1:", redis_->port()), "--redis_lock_ttl_s=3",
-                    "--redis_timeout_ms=500", "--redis_retry_s=0.2", "--jobs=2"}));
+      ASSERT_TRUE(d->Start(MakeTempDir("fleet_cache"), flags));
     }
   }
+  virtual std::vector<std::string> ExtraFlags() { return {}; }
   Tilecd& A() { return *servers_[0]; }
   Tilecd& B() { return *servers_[1]; }
   Tilecd& C() { return *servers_[2]; }
@@ -235,6 +239,66 @@ TEST_F(Fleet, WarmupThroughOneServerFillsTheFleet) {
   EXPECT_FALSE(CompileDigest(C(), 736).empty());
   EXPECT_EQ(Stats(B()).compiles(), 0);
   EXPECT_EQ(Stats(C()).compiles(), 0);
+}
+
+// The fleet signs what it stores (--signing_key): an entry written into
+// Redis by anyone without the key is refused and the kernel compiled again;
+// clients verify results with the public key (tilec compile --verify_key).
+class SignedFleet : public Fleet {
+ protected:
+  void SetUp() override {
+    keys_ = MakeTempDir("fleet_keys");
+    ASSERT_TRUE(tilec::testing::WriteEd25519Key(keys_ + "/fleet"));
+    ASSERT_TRUE(tilec::testing::WriteEd25519Key(keys_ + "/other"));
+    Fleet::SetUp();
+  }
+  std::vector<std::string> ExtraFlags() override {
+    return {"--signing_key=" + keys_ + "/fleet.pem"};
+  }
+  std::string keys_;
+};
+
+TEST_F(SignedFleet, AForgedEntryIsRefusedAndClientsVerify) {
+  tilec::v1::CompileResponse first;
+  ASSERT_TRUE(Compile(A(), GemmRequest(800), &first).ok());
+  const tilec::v1::CompileResult& r = first.results(0);
+  EXPECT_EQ(r.signature().size(), 128u);
+  // Someone with write access to Redis but not the key replaces the entry
+  // with other bytes (whose blob matches its own digest).
+  const std::string forged =
+      "\x7f"
+      "ELF forged artifact";
+  const std::string forged_digest = cache::Sha256Hex(forged);
+  ASSERT_TRUE(redis_->Set("tilec:blob:" + forged_digest, forged));
+  ASSERT_TRUE(redis_->Set(
+      "tilec:idx:" + r.cache_key(),
+      forged_digest + "\n" + cache::Sha256Hex(r.metadata_json()) + "\n-\n" + r.metadata_json()));
+  tilec::v1::CompileResponse second;
+  ASSERT_TRUE(Compile(B(), GemmRequest(800), &second).ok());
+  EXPECT_EQ(second.results(0).digest(), r.digest());  // compiled again, not the forgery
+  tilec::v1::StatsResponse s = Stats(B());
+  EXPECT_GE(s.shared_tier_rejected(), 1);  // by the lookup, and again by the compile path
+  EXPECT_EQ(s.compiles(), 1);
+
+  // Clients: the fleet's public key verifies; another key is refused (77).
+  const std::string dir = MakeTempDir("verify_out");
+  const std::string gemm = std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py";
+  std::vector<std::string> args = {"compile", gemm,       "--fn",        "matmul", "--target",
+                                   "sm_80",   "--server", C().address(), "--out",  dir};
+  const tilec::v1::CompileRequest request = GemmRequest(800);
+  for (const auto& b : request.source().bindings()) {
+    args.push_back("-D");
+    args.push_back(b.name() + "=" + b.value());
+  }
+  std::vector<std::string> good = args, bad = args;
+  good.insert(good.end(), {"--verify_key", keys_ + "/fleet.pub.pem"});
+  bad.insert(bad.end(), {"--verify_key", keys_ + "/other.pub.pem"});
+  RunResult ok = RunTilec(good);
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(ReadText(dir + "/matmul.sm_80.sig"), r.signature() + "\n");
+  RunResult refused = RunTilec(bad);
+  EXPECT_EQ(refused.code, 77) << refused.err;
+  EXPECT_NE(refused.err.find("refusing it"), std::string::npos) << refused.err;
 }
 
 }  // namespace

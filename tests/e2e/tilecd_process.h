@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -47,6 +48,7 @@ class Tilecd {
       // The server's per-compile directories go under the test's work
       // directory, removed at exit even when a test kills the server.
       ::setenv("TMPDIR", work_.c_str(), 1);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // not left behind by a crashed test
       if (fsize_limit > 0) {  // a full disk, unprivileged: writes past it fail with EFBIG
         ::signal(SIGXFSZ, SIG_IGN);
         rlimit lim{fsize_limit, fsize_limit};

@@ -10,6 +10,7 @@
 #include "compiler/cache/digest.h"
 #include "gtest/gtest.h"
 #include "server/tuning_db.h"
+#include "tests/testing/ed25519_key.h"
 #include "tests/testing/redis_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -19,8 +20,12 @@ namespace {
 using ::tilec::testing::FreePort;
 using ::tilec::testing::Redis;
 
-std::unique_ptr<SharedTier> TierFor(int port, std::string password_file = "") {
+std::unique_ptr<SharedTier> TierFor(int port, std::string password_file = "",
+                                    const cache::Signer* signer = nullptr,
+                                    const cache::Verifier* verifier = nullptr) {
   SharedTierOptions o;
+  o.signer = signer;
+  o.verifier = verifier;
   o.port = port;
   o.password_file = std::move(password_file);
   o.lock_ttl = absl::Milliseconds(600);
@@ -51,7 +56,7 @@ TEST(SharedTier, EntriesAreVerifiedOnEveryRead) {
   EXPECT_FALSE(t->Get("k1")->has_value());
   EXPECT_EQ(t->GetBlob((*e)->digest).status().code(), absl::StatusCode::kNotFound);
   ASSERT_TRUE(t->Put("k3", "bytes", "{}", 0).ok());
-  ASSERT_TRUE(redis.Set("tilec:idx:k3", cache::Sha256Hex("bytes") + "\nffff\n{}"));
+  ASSERT_TRUE(redis.Set("tilec:idx:k3", cache::Sha256Hex("bytes") + "\nffff\n-\n{}"));
   EXPECT_FALSE(t->Get("k3")->has_value());
   EXPECT_EQ(t->counters().corrupt, 2);
   EXPECT_TRUE(t->counters().up);
@@ -173,6 +178,48 @@ TEST(SharedTier, DegradedWhileRedisIsAwayAndBackAfterwards) {
   EXPECT_EQ(t->Get("k").status().code(), absl::StatusCode::kUnavailable);
   EXPECT_FALSE(t->counters().up);
   EXPECT_GE(t->counters().errors, 2);
+}
+
+// With the fleet's key, entries are signed; a tier that verifies refuses an
+// entry someone without the key wrote (even with a blob that matches its
+// digest), and one signed by another key; rotation accepts both keys.
+TEST(SharedTier, SignedEntriesAndForgeriesRefused) {
+  Redis redis(FreePort(), REDIS_SERVER_BINARY);
+  ASSERT_TRUE(redis.Start());
+  const std::string dir = tilec::testing::MakeTempDir("tier_keys");
+  ASSERT_TRUE(tilec::testing::WriteEd25519Key(dir + "/fleet"));
+  ASSERT_TRUE(tilec::testing::WriteEd25519Key(dir + "/other"));
+  auto signer = cache::Signer::FromFile(dir + "/fleet.pem");
+  auto other = cache::Signer::FromFile(dir + "/other.pem");
+  auto verifier = cache::Verifier::FromFiles({dir + "/fleet.pub.pem"});
+  ASSERT_TRUE(signer.ok() && other.ok() && verifier.ok());
+  std::unique_ptr<SharedTier> fleet = TierFor(redis.port(), "", signer->get(), verifier->get());
+  ASSERT_TRUE(fleet->Put("good", "artifact", "{}", 0).ok());
+  EXPECT_TRUE(fleet->Get("good")->has_value());
+
+  std::unique_ptr<SharedTier> unsigned_writer = TierFor(redis.port());
+  ASSERT_TRUE(unsigned_writer->Put("forged", "malicious", "{}", 0).ok());
+  EXPECT_TRUE(unsigned_writer->Get("forged")->has_value());  // a reader that does not verify
+  EXPECT_FALSE(fleet->Get("forged")->has_value());
+  std::unique_ptr<SharedTier> other_writer = TierFor(redis.port(), "", other->get());
+  ASSERT_TRUE(other_writer->Put("other", "bytes", "{}", 0).ok());
+  EXPECT_FALSE(fleet->Get("other")->has_value());
+  // A signed entry replayed under another key: refused.
+  ASSERT_TRUE(fleet->Put("k1", "bytes1", "{}", 0).ok());
+  redisContext* c = redisConnect("127.0.0.1", redis.port());
+  auto* r = static_cast<redisReply*>(redisCommand(c, "GET tilec:idx:k1"));
+  ASSERT_TRUE(r != nullptr && r->type == REDIS_REPLY_STRING);
+  ASSERT_TRUE(redis.Set("tilec:idx:k2", std::string(r->str, r->len)));
+  freeReplyObject(r);
+  redisFree(c);
+  EXPECT_FALSE(fleet->Get("k2")->has_value());
+  EXPECT_EQ(fleet->counters().rejected, 3);
+  // Rotation: a tier trusting both keys accepts the other key's entry.
+  auto both = cache::Verifier::FromFiles({dir + "/fleet.pub.pem", dir + "/other.pub.pem"});
+  ASSERT_TRUE(both.ok());
+  std::unique_ptr<SharedTier> rotating = TierFor(redis.port(), "", signer->get(), both->get());
+  EXPECT_TRUE(rotating->Get("other")->has_value());
+  EXPECT_FALSE(rotating->Get("forged")->has_value());
 }
 
 TEST(SharedTier, AnIdleTierNoticesRedisGone) {

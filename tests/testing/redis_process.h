@@ -7,6 +7,7 @@
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ class Redis {
     if (pid_ == 0) {
       const std::string port = std::to_string(port_);
       ::freopen("/dev/null", "w", stdout);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // not left behind by a crashed test
       std::vector<std::string> args = {binary_,     "--port",     port,     "--bind",
                                        "127.0.0.1", "--save",     "",       "--appendonly",
                                        "no",        "--loglevel", "warning"};
