@@ -601,6 +601,9 @@ class Gen {
         TileParam("stages", {0, 1, 2, 3, 4}, 0, 1);
         loop->stages = "stages";
         Feature(absl::StrCat("pipelined_", ParamValue("stages"), "_stages"));
+      } else if (rng_.Chance(0.4)) {
+        loop->as_while = true;
+        Feature("while_loop");
       } else {
         Feature("serial_loop");
       }
@@ -800,6 +803,10 @@ class Gen {
     loop->kind = Stmt::Kind::kSerial;
     loop->vars = {"k"};
     loop->extents = {"N"};
+    if (rng_.Chance(0.3)) {
+      loop->as_while = true;
+      Feature("while_loop_per_thread");
+    }
     // A per-thread loop: math straight on the global element.
     ExprPtr x = Load("A[bx, k]", in);
     if (IsFloat8(in)) x = Cast(x, "float32");

@@ -115,6 +115,21 @@ void RenderStmt(const Stmt& s, int depth, std::string& out) {
     }
     case Stmt::Kind::kPipelined:
     case Stmt::Kind::kSerial: {
+      if (s.kind == Stmt::Kind::kSerial && s.as_while) {
+        const std::string w = s.vars[0] + "_w";
+        Indent(out, depth);
+        absl::StrAppend(&out, w, " = T.alloc_var(\"int32\")\n");
+        Indent(out, depth);
+        absl::StrAppend(&out, w, " = 0\n");
+        Indent(out, depth);
+        absl::StrAppend(&out, "while ", w, " < ", s.extents[0], ":\n");
+        Indent(out, depth + 1);
+        absl::StrAppend(&out, s.vars[0], " = ", w, "\n");
+        for (const StmtPtr& b : s.body) RenderStmt(*b, depth + 1, out);
+        Indent(out, depth + 1);
+        absl::StrAppend(&out, w, " = ", w, " + 1\n");
+        return;
+      }
       Indent(out, depth);
       if (s.kind == Stmt::Kind::kPipelined) {
         absl::StrAppend(&out, "for ", s.vars[0], " in T.Pipelined(", s.extents[0],

@@ -75,12 +75,16 @@ struct Stmt {
   std::vector<std::string> vars;     // loop variables
   std::vector<std::string> extents;  // loop extents (Python expressions)
   std::string stages = "0";          // kPipelined: num_stages (a literal or a parameter)
-  std::string guard;                 // kParallel: condition on the store, empty for none
-  std::string target;                // kParallel: "X[i, j]" or "T.atomic_add(Y[..], "...
-  bool atomic = false;               // kParallel: target is an atomic_add destination
-  DType dtype;                       // kParallel: the target's element type
-  ExprPtr value;                     // kParallel
-  std::vector<StmtPtr> body;         // loops
+  // kSerial: rendered as a runtime `while` over a T.alloc_var counter (the
+  // same iterations), so that generated programs exercise kernel loops
+  // whose trip count the compiler does not see.
+  bool as_while = false;
+  std::string guard;          // kParallel: condition on the store, empty for none
+  std::string target;         // kParallel: "X[i, j]" or "T.atomic_add(Y[..], "...
+  bool atomic = false;        // kParallel: target is an atomic_add destination
+  DType dtype;                // kParallel: the target's element type
+  ExprPtr value;              // kParallel
+  std::vector<StmtPtr> body;  // loops
   // Tile buffers read and completely defined (kLine, kParallel; loops derive
   // theirs from the body).
   std::set<std::string> reads;
