@@ -22,6 +22,10 @@
 #include "client/warmup.h"
 #include "compiler/cache/digest.h"
 #include "compiler/cache/signing.h"
+#include "compiler/frontend/frontend.h"
+#include "compiler/ir/hash.h"
+#include "compiler/recommend/auto_bind.h"
+#include "compiler/recommend/profile.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -184,6 +188,24 @@ CompileBackend EmbeddedBackend(const RemoteFlags& f, std::shared_ptr<EmbeddedCom
   return b;
 }
 
+// The hash of the program the request names, computed here with the same
+// frontend the server runs, so that a server may answer by key before the
+// source is shipped (CompileRequest.program_hash). Nullopt when the program
+// leaves tile parameters to the server (recommendation) or does not build
+// here (the server then reports it as usual).
+std::optional<std::string> LocalProgramHash(const RemoteFlags& f, const std::string& text) {
+  if (!f.unbound.empty() || f.targets.empty()) return std::nullopt;
+  frontend::SourceFile file{f.file, text};
+  frontend::Bindings bindings;
+  for (const auto& [k, v] : f.defines) bindings.values.emplace_back(k, v);
+  absl::StatusOr<recommend::HardwareProfile> profile =
+      recommend::ProfileForTarget(recommend::BuiltinProfiles(), f.targets[0], f.profile);
+  if (profile.ok()) bindings.device = recommend::DeviceFactsOf(*profile);
+  absl::StatusOr<ir::Program> program = frontend::CompileTileLang(file, f.function, bindings);
+  if (!program.ok() || recommend::HasUnboundTileParams(*program)) return std::nullopt;
+  return ir::ProgramHash(*program);
+}
+
 int Compile(const RemoteFlags& f) {
   if (f.file.empty() || f.function.empty() || f.targets.empty()) {
     return Usage("compile needs FILE, --fn NAME and at least one --target");
@@ -254,7 +276,23 @@ int Compile(const RemoteFlags& f) {
     }
     verifier = *std::move(v);
   }
-  grpc::Status s = backend.compile(req, &resp);
+  grpc::Status s;
+  bool answered = false;
+  if (backend.remote) {
+    // Ask by key first; the source travels only when the server lacks it.
+    if (std::optional<std::string> hash = LocalProgramHash(f, src->text())) {
+      tilec::v1::CompileRequest by_hash;
+      by_hash.set_program_hash(*hash);
+      *by_hash.mutable_targets() = req.targets();
+      *by_hash.mutable_options() = req.options();
+      s = backend.compile(by_hash, &resp);
+      answered = s.ok() && resp.results_size() == req.targets_size();
+    }
+  }
+  if (!answered) {
+    resp.Clear();
+    s = backend.compile(req, &resp);
+  }
   done.store(true);
   if (progress.joinable()) progress.join();
   if (!s.ok()) return Report(s, backend.remote);

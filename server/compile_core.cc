@@ -51,6 +51,43 @@ absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Lookup(
   return Finish(**p, /*lookup_only=*/true);
 }
 
+absl::StatusOr<tilec::v1::CompileResponse> CompileCore::LookupByHash(
+    const tilec::v1::CompileRequest& request) {
+  if (!cache::IsHexDigest(request.program_hash())) {
+    return absl::InvalidArgumentError("program_hash must be 64 lowercase hex digits");
+  }
+  if (request.targets().empty() || request.targets_size() > kMaxTargets) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a request names 1 to ", kMaxTargets, " targets (sm_80, sm_90a)"));
+  }
+  for (const std::string& t : request.targets()) {
+    if (absl::Status s = cuda::ParseCudaArch(t).status(); !s.ok()) return s;
+  }
+  if (request.options().max_registers() < 0) {
+    return absl::InvalidArgumentError("max_registers must not be negative");
+  }
+  Prepared prepared;  // no program: lookups only
+  prepared.program_hash = request.program_hash();
+  for (const std::string& target : request.targets()) {
+    cache::CompileJob job;
+    job.program_hash = request.program_hash();
+    job.target = target;
+    job.options.line_info = request.options().line_info();
+    job.options.max_registers = request.options().max_registers();
+    prepared.jobs.push_back(std::move(job));
+    prepared.bindings.emplace_back();
+  }
+  absl::StatusOr<std::optional<tilec::v1::CompileResponse>> r =
+      lookup_ ? Finish(prepared, /*lookup_only=*/true)
+              : absl::StatusOr<std::optional<tilec::v1::CompileResponse>>(std::nullopt);
+  if (!r.ok()) return r.status();
+  if (!r->has_value()) {
+    return absl::NotFoundError(absl::StrCat("program ", request.program_hash(),
+                                            " is not cached for every target: send the program"));
+  }
+  return **std::move(r);
+}
+
 absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepare(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
     std::shared_ptr<const cache::Cancellation> cancel) {

@@ -63,7 +63,7 @@ class CompileCore {
     std::string program_hash;  // of the program as requested
     std::vector<cache::CompileJob> jobs;
     std::vector<recommend::AutoBinding> bindings;  // `program` left empty
-    std::vector<std::string> config_sources;        // per job: "autotune" | "recommendation" | ""
+    std::vector<std::string> config_sources;       // per job: "autotune" | "recommendation" | ""
     std::vector<double> measured_ms;
   };
 
@@ -93,6 +93,12 @@ class CompileCore {
       const tilec::v1::CompileRequest& request, absl::Time deadline,
       std::shared_ptr<const cache::Cancellation> cancel, std::shared_ptr<const Prepared>* prepared);
   absl::StatusOr<tilec::v1::CompileResponse> Compile(const Prepared& prepared);
+
+  // A request that names its program by hash (CompileRequest.program_hash):
+  // the response when every target is cached, NOT_FOUND when one is not
+  // (the client then sends the program), INVALID_ARGUMENT for a malformed
+  // hash or target. Never compiles.
+  absl::StatusOr<tilec::v1::CompileResponse> LookupByHash(const tilec::v1::CompileRequest& request);
 
  private:
   absl::StatusOr<std::shared_ptr<const Prepared>> Prepare(

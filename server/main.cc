@@ -417,6 +417,9 @@ int main(int argc, char** argv) {
   deps.store = store->get();
   deps.shared = shared.get();
   deps.signer = signer.get();
+  std::atomic<int64_t> hash_lookups{0}, hash_hits{0};
+  deps.hash_lookups = &hash_lookups;
+  deps.hash_hits = &hash_hits;
   deps.memo = absl::GetFlag(FLAGS_memo_entries) > 0 ? &memo : nullptr;
   deps.scheduler = &scheduler;
   deps.compile_scheduler = &compile_scheduler;
@@ -453,6 +456,8 @@ int main(int argc, char** argv) {
     r.set_jobs_poisoned(c.jobs_poisoned);
     r.set_leases_expired(c.leases_expired);
     r.set_tuning_records((*tuning_db)->Count());
+    r.set_hash_lookups(hash_lookups.load());
+    r.set_hash_hits(hash_hits.load());
     if (shared) {
       r.set_shared_tier(s.shared_up ? "up" : "degraded");
       r.set_shared_tier_hits(s.shared_hits);

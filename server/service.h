@@ -47,6 +47,9 @@ struct ServiceDeps {
   ResponseMemo* memo = nullptr;
   // Signs every Compile result (CompileResult.signature), or null.
   const cache::Signer* signer = nullptr;
+  // Counters of Compile requests by program hash, and of their hits.
+  std::atomic<int64_t>* hash_lookups = nullptr;
+  std::atomic<int64_t>* hash_hits = nullptr;
   Scheduler* scheduler = nullptr;  // request threads: parsing, cache hits, Recommend
   // Compiles that missed the cache: their own threads and bounded queue, so
   // that a miss waiting for a compile slot never holds a request thread.

@@ -77,6 +77,10 @@ TEST(CliE2E, CompileThroughServerHitGetStatsHealth) {
   ASSERT_EQ(stats.code, 0) << stats.err;
   EXPECT_NE(stats.out.find("\"compiles\":\"1\""), std::string::npos) << stats.out;
   EXPECT_NE(stats.out.find("\"cache_hits\":\"1\""), std::string::npos) << stats.out;
+  // The CLI asked by program hash first both times: the first a miss (the
+  // source followed), the second answered without the source.
+  EXPECT_NE(stats.out.find("\"hash_lookups\":\"2\""), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("\"hash_hits\":\"1\""), std::string::npos) << stats.out;
 
   RunResult health = RunTilec({"health", "--server", d.address()});
   EXPECT_EQ(health.code, 0) << health.err;
@@ -100,6 +104,33 @@ TEST(CliE2E, CompileThroughServerHitGetStatsHealth) {
   ASSERT_EQ(local_again.code, 0) << local_again.err;
   EXPECT_NE(local_again.out.find("\"cache_hit\":true"), std::string::npos) << local_again.out;
   EXPECT_EQ(JsonString(local_again.out, "digest"), cache::Sha256Hex(local_cubin));
+}
+
+// A Compile request by program hash: answered from the cache, NOT_FOUND
+// when the program is not cached, INVALID_ARGUMENT for a malformed hash.
+TEST(CliE2E, CompileByProgramHash) {
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--metrics_port=-1"}));
+  RunResult first = RunTilec(With(GemmArgs("sm_80"), {"--server", d.address(), "--json"}));
+  ASSERT_EQ(first.code, 0) << first.err;
+  const std::string hash = JsonString(first.out, "program_hash");
+  ASSERT_EQ(hash.size(), 64u) << first.out;
+  RunResult parsed =
+      RunTilec({"parse", "examples/gemm.py", "--fn", "matmul", "-D", "M=192", "-D", "N=128", "-D",
+                "K=64", "-D", "block_M=64", "-D", "block_N=64", "-D", "block_K=32"});
+  EXPECT_NE(parsed.out.find(hash), std::string::npos) << parsed.out;  // the hash tilec prints
+  tilec::v1::CompileRequest req;
+  req.set_program_hash(hash);
+  req.add_targets("sm_80");
+  tilec::v1::CompileResponse resp;
+  ASSERT_TRUE(Compile(d, req, &resp).ok());
+  ASSERT_EQ(resp.results_size(), 1);
+  EXPECT_TRUE(resp.results(0).cache_hit());
+  EXPECT_EQ(resp.results(0).digest(), JsonString(first.out, "digest"));
+  req.set_targets(0, "sm_90a");  // not compiled for this target
+  EXPECT_EQ(Compile(d, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+  req.set_program_hash("../../etc/passwd");
+  EXPECT_EQ(Compile(d, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST(CliE2E, ExitCodesScriptsBranchOn) {
@@ -167,8 +198,8 @@ def spin(n, steps):
                     A[i] = A[i] * 0.5 + 1.0
     return main
 )";
-  RunResult fault = RunTilec({"run", dir + "/k.py", "--fn", "shifted", "-D", "n=64", "--emulate",
-                              "--target", "sm_80"});
+  RunResult fault = RunTilec(
+      {"run", dir + "/k.py", "--fn", "shifted", "-D", "n=64", "--emulate", "--target", "sm_80"});
   EXPECT_EQ(fault.code, 70) << fault.err;
   EXPECT_NE(fault.err.find("faulted on the emulator"), std::string::npos) << fault.err;
   EXPECT_NE(fault.err.find("4 bytes past the end of shared buffer 'S' (offset 0, 256 bytes)"),
@@ -176,9 +207,9 @@ def spin(n, steps):
       << fault.err;
   EXPECT_NE(fault.err.find("at shifted.cu:"), std::string::npos) << fault.err;
 
-  RunResult spin = RunTilec({"run", dir + "/k.py", "--fn", "spin", "-D", "n=32", "-D",
-                             "steps=2000000000", "--emulate", "--target", "sm_80", "--timeout_s",
-                             "1"});
+  RunResult spin =
+      RunTilec({"run", dir + "/k.py", "--fn", "spin", "-D", "n=32", "-D", "steps=2000000000",
+                "--emulate", "--target", "sm_80", "--timeout_s", "1"});
   EXPECT_EQ(spin.code, 5) << spin.err;
   EXPECT_NE(spin.err.find("did not finish within --timeout_s"), std::string::npos) << spin.err;
   EXPECT_NE(spin.err.find("at spin.cu:"), std::string::npos) << spin.err;
