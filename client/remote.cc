@@ -327,7 +327,9 @@ int Compile(const RemoteFlags& f) {
     cubin << bytes;
     std::ofstream meta(base + ".json");
     meta << r.metadata_json() << "\n";
-    if (!r.signature().empty()) std::ofstream(base + ".sig") << r.signature() << "\n";
+    if (!r.signature().empty()) {
+      std::ofstream(base + ".sig") << cache::SignatureFile(r.cache_key(), r.signature());
+    }
     if (!cubin || !meta) {
       std::fprintf(stderr, "tilec: cannot write %s.{cubin,json}\n", base.c_str());
       return 4;

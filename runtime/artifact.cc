@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/cache/digest.h"
+#include "compiler/cache/signing.h"
 #include "runtime/json.h"
 
 namespace tilec::runtime {
@@ -281,6 +283,34 @@ absl::StatusOr<Artifact> Artifact::ReadFiles(const std::string& json_path) {
   if (a->source.empty()) {
     if (absl::StatusOr<std::string> src = ReadWhole(base.string() + ".cu"); src.ok())
       a->source = *std::move(src);
+  }
+  return a;
+}
+
+absl::StatusOr<Artifact> Artifact::ReadFilesVerified(const std::string& json_path,
+                                                     const cache::Verifier& verifier) {
+  absl::StatusOr<Artifact> a = ReadFiles(json_path);
+  if (!a.ok()) return a;
+  std::filesystem::path base(json_path);
+  base.replace_extension();
+  const std::string sig_path = base.string() + ".sig";
+  absl::StatusOr<std::string> sig_text = ReadWhole(sig_path);
+  auto refuse = [&](const std::string& why) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(json_path, ": not loaded: ", why, " (signature file ", sig_path, ")"));
+  };
+  if (!sig_text.ok()) return refuse("the artifact has no signature");
+  absl::StatusOr<cache::ParsedSignature> sig = cache::ParseSignatureFile(*sig_text);
+  if (!sig.ok()) return refuse(std::string(sig.status().message()));
+  std::string metadata = a->metadata_json;
+  if (!metadata.empty() && metadata.back() == '\n') metadata.pop_back();
+  if (a->binary.empty()) return refuse("the artifact's binary is missing");
+  if (!verifier.Verify(
+          cache::ArtifactStatement(sig->cache_key, cache::Sha256Hex(a->binary), metadata),
+          sig->signature)) {
+    return refuse(
+        "its signature does not verify with the given key (a modified binary or "
+        "metadata, or another signer)");
   }
   return a;
 }

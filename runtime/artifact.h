@@ -22,6 +22,10 @@
 #include "absl/status/statusor.h"
 #include "runtime/shape_expr.h"
 
+namespace tilec::cache {
+class Verifier;
+}
+
 namespace tilec::runtime {
 
 // Element types by their metadata names. Bytes per element; int4 is packed two
@@ -89,6 +93,12 @@ struct Artifact {
   // and <base>.cu beside it are read when present (a backend that needs one
   // that is missing says so when it loads the artifact).
   static absl::StatusOr<Artifact> ReadFiles(const std::string& json_path);
+  // The same, refusing (PERMISSION_DENIED) an artifact that `verifier` did
+  // not sign: <base>.sig (compiler/cache/signing.h) must hold a signature of
+  // its cache key, the binary's digest and the metadata (the .json file
+  // without its final newline, as tilec writes it).
+  static absl::StatusOr<Artifact> ReadFilesVerified(const std::string& json_path,
+                                                    const cache::Verifier& verifier);
 };
 
 }  // namespace tilec::runtime

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/cache/signing.h"
 #include "runtime/kernel.h"
 
 struct tilec_device {
@@ -139,6 +140,23 @@ int tilec_kernel_open(tilec_device* device, const char* json_path, tilec_kernel*
     return Fail(absl::InvalidArgumentError("null argument"));
   absl::StatusOr<tilec::runtime::Artifact> artifact =
       tilec::runtime::Artifact::ReadFiles(json_path);
+  if (!artifact.ok()) return Fail(artifact.status());
+  absl::StatusOr<std::unique_ptr<tilec::runtime::Kernel>> kernel =
+      tilec::runtime::Kernel::Load(*artifact, device->backend.get());
+  if (!kernel.ok()) return Fail(kernel.status());
+  *out = new tilec_kernel{*std::move(kernel)};
+  return 0;
+}
+
+int tilec_kernel_open_verified(tilec_device* device, const char* json_path, const char* key_path,
+                               tilec_kernel** out) {
+  if (device == nullptr || json_path == nullptr || key_path == nullptr || out == nullptr)
+    return Fail(absl::InvalidArgumentError("null argument"));
+  absl::StatusOr<std::unique_ptr<tilec::cache::Verifier>> verifier =
+      tilec::cache::Verifier::FromFiles({key_path});
+  if (!verifier.ok()) return Fail(verifier.status());
+  absl::StatusOr<tilec::runtime::Artifact> artifact =
+      tilec::runtime::Artifact::ReadFilesVerified(json_path, **verifier);
   if (!artifact.ok()) return Fail(artifact.status());
   absl::StatusOr<std::unique_ptr<tilec::runtime::Kernel>> kernel =
       tilec::runtime::Kernel::Load(*artifact, device->backend.get());

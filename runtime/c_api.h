@@ -32,16 +32,16 @@ enum { TILEC_ARG_TENSOR = 0, TILEC_ARG_INT = 1, TILEC_ARG_FLOAT = 2 };
 enum { TILEC_DEVICE_CPU = 1, TILEC_DEVICE_CUDA = 2, TILEC_DEVICE_HIP = 10 };
 
 typedef struct {
-  int32_t kind;          /* TILEC_ARG_* */
-  const char* dtype;     /* tensors: "float16", "int8", ... */
-  void* data;            /* tensors: the first element */
+  int32_t kind;      /* TILEC_ARG_* */
+  const char* dtype; /* tensors: "float16", "int8", ... */
+  void* data;        /* tensors: the first element */
   int32_t ndim;
   const int64_t* shape;
   const int64_t* strides; /* in elements; NULL: contiguous row-major */
-  int32_t device_type;   /* TILEC_DEVICE_* */
+  int32_t device_type;    /* TILEC_DEVICE_* */
   int32_t device_id;
-  int64_t int_value;     /* TILEC_ARG_INT */
-  double float_value;    /* TILEC_ARG_FLOAT */
+  int64_t int_value;  /* TILEC_ARG_INT */
+  double float_value; /* TILEC_ARG_FLOAT */
 } tilec_arg;
 
 int tilec_c_api_version(void);
@@ -65,6 +65,10 @@ void tilec_device_close(tilec_device* device);
 /* `json_path` names the artifact's <base>.json; the binary and generated
  * source beside it are read too. The device must outlive the kernel. */
 int tilec_kernel_open(tilec_device* device, const char* json_path, tilec_kernel** out);
+// The same, loading only an artifact signed by the Ed25519 key in the PEM
+// file `key_path` (the fleet's public key; <base>.sig beside the .json).
+int tilec_kernel_open_verified(tilec_device* device, const char* json_path, const char* key_path,
+                               tilec_kernel** out);
 /* The artifact's metadata JSON, owned by the kernel. */
 const char* tilec_kernel_metadata(tilec_kernel* kernel);
 int tilec_kernel_launch(tilec_kernel* kernel, const tilec_arg* args, int32_t nargs, void* stream);

@@ -52,6 +52,29 @@ std::string ArtifactStatement(std::string_view cache_key, std::string_view diges
   return out + Sha256Hex(metadata_json);
 }
 
+std::string SignatureFile(std::string_view cache_key, std::string_view signature) {
+  std::string out = "tilec-signature-v1\n";
+  out.append(cache_key).append("\n").append(signature).append("\n");
+  return out;
+}
+
+absl::StatusOr<ParsedSignature> ParseSignatureFile(std::string_view text) {
+  constexpr std::string_view kHead = "tilec-signature-v1\n";
+  if (text.substr(0, kHead.size()) != kHead) {
+    return absl::InvalidArgumentError("not a tilec signature file (tilec-signature-v1)");
+  }
+  text.remove_prefix(kHead.size());
+  const size_t a = text.find('\n');
+  const size_t b = a == std::string_view::npos ? a : text.find('\n', a + 1);
+  if (b == std::string_view::npos) {
+    return absl::InvalidArgumentError("a signature file holds a cache key and a signature");
+  }
+  ParsedSignature p;
+  p.cache_key = std::string(text.substr(0, a));
+  p.signature = std::string(text.substr(a + 1, b - a - 1));
+  return p;
+}
+
 struct Signer::Key {
   Pkey pkey;
 };

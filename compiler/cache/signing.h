@@ -29,6 +29,14 @@ namespace tilec::cache {
 std::string ArtifactStatement(std::string_view cache_key, std::string_view digest,
                               std::string_view metadata_json);
 
+// The signature file written beside an artifact (`tilec compile --out`
+// writes <fn>.<target>.sig): "tilec-signature-v1\n<cache key>\n<signature>\n".
+std::string SignatureFile(std::string_view cache_key, std::string_view signature);
+struct ParsedSignature {
+  std::string cache_key, signature;
+};
+absl::StatusOr<ParsedSignature> ParseSignatureFile(std::string_view text);
+
 class Signer {
  public:
   // Reads an Ed25519 private key (PEM); errors name the file.

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "compiler/cache/digest.h"
+#include "compiler/cache/signing.h"
 #include "gtest/gtest.h"
+#include "runtime/artifact.h"
 #include "tests/e2e/cli_process.h"
 #include "tests/e2e/tilecd_process.h"
 #include "tests/testing/ed25519_key.h"
@@ -295,7 +297,18 @@ TEST_F(SignedFleet, AForgedEntryIsRefusedAndClientsVerify) {
   bad.insert(bad.end(), {"--verify_key", keys_ + "/other.pub.pem"});
   RunResult ok = RunTilec(good);
   EXPECT_EQ(ok.code, 0) << ok.err;
-  EXPECT_EQ(ReadText(dir + "/matmul.sm_80.sig"), r.signature() + "\n");
+  EXPECT_EQ(ReadText(dir + "/matmul.sm_80.sig"),
+            cache::SignatureFile(r.cache_key(), r.signature()));
+  // The runtime loads what tilec wrote only with the fleet's key.
+  auto fleet_key = cache::Verifier::FromFiles({keys_ + "/fleet.pub.pem"});
+  auto other_key = cache::Verifier::FromFiles({keys_ + "/other.pub.pem"});
+  ASSERT_TRUE(fleet_key.ok() && other_key.ok());
+  absl::StatusOr<runtime::Artifact> loaded =
+      runtime::Artifact::ReadFilesVerified(dir + "/matmul.sm_80.json", **fleet_key);
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(
+      runtime::Artifact::ReadFilesVerified(dir + "/matmul.sm_80.json", **other_key).status().code(),
+      absl::StatusCode::kPermissionDenied);
   RunResult refused = RunTilec(bad);
   EXPECT_EQ(refused.code, 77) << refused.err;
   EXPECT_NE(refused.err.find("refusing it"), std::string::npos) << refused.err;

@@ -4,10 +4,13 @@
 #include <string>
 
 #include "absl/strings/str_replace.h"
+#include "compiler/cache/digest.h"
+#include "compiler/cache/signing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/targets/cuda/emit_testing.h"
 #include "tests/runtime/runtime_testing.h"
+#include "tests/testing/ed25519_key.h"
 #include "tests/testing/temp_dir.h"
 
 namespace tilec::runtime {
@@ -57,8 +60,55 @@ TEST(RuntimeArtifact, ReadFilesFindsTheBinaryAndSourceBeside) {
   EXPECT_THAT(missing.status().message(), HasSubstr("nope.json"));
 }
 
+// A signed artifact loads with its signer's public key; a modified binary or
+// metadata, another key, or no signature is refused before loading.
+TEST(RuntimeArtifact, ReadFilesVerifiedLoadsOnlyWhatTheKeySigned) {
+  absl::StatusOr<ir::Program> program = CompileExampleCase("elementwise_add_ragged");
+  ASSERT_TRUE(program.ok());
+  absl::StatusOr<testing::BuiltArtifact> built = BuildForRuntime(*program);
+  ASSERT_TRUE(built.ok());
+  const std::string dir = testing::MakeTempDir("signed_artifact");
+  ASSERT_TRUE(cuda::WriteCudaArtifact(built->cuda, dir, "k").ok());
+  ASSERT_TRUE(testing::WriteEd25519Key(dir + "/fleet"));
+  ASSERT_TRUE(testing::WriteEd25519Key(dir + "/other"));
+  auto signer = cache::Signer::FromFile(dir + "/fleet.pem");
+  auto fleet = cache::Verifier::FromFiles({dir + "/fleet.pub.pem"});
+  auto other = cache::Verifier::FromFiles({dir + "/other.pub.pem"});
+  ASSERT_TRUE(signer.ok() && fleet.ok() && other.ok());
+  absl::StatusOr<Artifact> plain = Artifact::ReadFiles(dir + "/k.json");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(Artifact::ReadFilesVerified(dir + "/k.json", **fleet).status().code(),
+            absl::StatusCode::kPermissionDenied);  // no signature yet
+  std::string metadata = plain->metadata_json;
+  if (!metadata.empty() && metadata.back() == '\n') metadata.pop_back();
+  const std::string key(64, 'a');
+  std::ofstream(dir + "/k.sig") << cache::SignatureFile(
+      key,
+      (*signer)->Sign(cache::ArtifactStatement(key, cache::Sha256Hex(plain->binary), metadata)));
+  absl::StatusOr<Artifact> a = Artifact::ReadFilesVerified(dir + "/k.json", **fleet);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->binary, built->cuda.cubin);
+  absl::Status foreign = Artifact::ReadFilesVerified(dir + "/k.json", **other).status();
+  EXPECT_EQ(foreign.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(foreign.message(), HasSubstr("does not verify"));
+  {  // One byte of the binary changed.
+    std::string bin = plain->binary;
+    bin[bin.size() / 2] ^= 1;
+    std::ofstream(dir + "/k.cubin", std::ios::binary) << bin;
+  }
+  EXPECT_EQ(Artifact::ReadFilesVerified(dir + "/k.json", **fleet).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  std::ofstream(dir + "/k.cubin", std::ios::binary) << plain->binary;
+  ASSERT_TRUE(Artifact::ReadFilesVerified(dir + "/k.json", **fleet).ok());
+  // The launch metadata changed (a wider grid, say).
+  std::ofstream(dir + "/k.json") << metadata << " \n";
+  EXPECT_EQ(Artifact::ReadFilesVerified(dir + "/k.json", **fleet).status().code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
 TEST(RuntimeArtifact, MalformedMetadataNamesTheField) {
-  const std::string good = R"json({"schema": "tilec.cuda.artifact.v1", "program": "p", "target": "sm_80",
+  const std::string good =
+      R"json({"schema": "tilec.cuda.artifact.v1", "program": "p", "target": "sm_80",
     "config": {}, "dyn_dims": ["N"],
     "params": [{"name": "X", "kind": "tensor", "dtype": "float32", "shape": ["N"]}],
     "workspaces": [{"name": "w", "dtype": "float32", "shape": ["N"], "bytes": "N * 4"}],
@@ -68,13 +118,19 @@ TEST(RuntimeArtifact, MalformedMetadataNamesTheField) {
   struct Case {
     std::string from, to, message;
   } cases[] = {
-      {"tilec.cuda.artifact.v1", "tilec.cuda.artifact.v9", "schema: \"tilec.cuda.artifact.v9\" is not"},
-      {"\"float32\", \"shape\": [\"N\"]}]", "\"float33\", \"shape\": [\"N\"]}]", "params[0].dtype: unknown dtype \"float33\""},
-      {"[\"N\"]}],\n    \"workspaces\"", "[\"M\"]}],\n    \"workspaces\"", "params[0].shape[0]: \"M\" names M, which is not a dynamic dim"},
-      {"\"T.ceildiv(N, 128)\"", "\"T.exp(N)\"", "kernels[0].grid[0]: metadata expression \"T.exp(N)\""},
+      {"tilec.cuda.artifact.v1", "tilec.cuda.artifact.v9",
+       "schema: \"tilec.cuda.artifact.v9\" is not"},
+      {"\"float32\", \"shape\": [\"N\"]}]", "\"float33\", \"shape\": [\"N\"]}]",
+       "params[0].dtype: unknown dtype \"float33\""},
+      {"[\"N\"]}],\n    \"workspaces\"", "[\"M\"]}],\n    \"workspaces\"",
+       "params[0].shape[0]: \"M\" names M, which is not a dynamic dim"},
+      {"\"T.ceildiv(N, 128)\"", "\"T.exp(N)\"",
+       "kernels[0].grid[0]: metadata expression \"T.exp(N)\""},
       {"[128, 1, 1]", "[2048, 1, 1]", "kernels[0].block[0]: must be an integer in [1, 1024]"},
-      {"\"params\": [\"X\", \"w\", \"N\"]", "\"params\": [\"X\", \"v\", \"N\"]", "kernels[0].params[1]: \"v\" is not a parameter"},
-      {"\"kind\": \"tensor\"", "\"kind\": \"pointer\"", "params[0].kind: \"pointer\" is not tensor or scalar"},
+      {"\"params\": [\"X\", \"w\", \"N\"]", "\"params\": [\"X\", \"v\", \"N\"]",
+       "kernels[0].params[1]: \"v\" is not a parameter"},
+      {"\"kind\": \"tensor\"", "\"kind\": \"pointer\"",
+       "params[0].kind: \"pointer\" is not tensor or scalar"},
       {"\"smem_bytes\": 0", "\"smem_bytes\": \"0\"", "kernels[0].smem_bytes: must be an integer"},
       {"\"name\": \"w\"", "\"name\": \"X\"", "the name X is declared twice"},
       {"\"program\": \"p\",", "", "program: missing"},
