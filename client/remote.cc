@@ -168,6 +168,15 @@ CompileBackend RemoteBackend(const RemoteFlags& f) {
     while (reader->Read(&chunk)) *bytes += chunk.data();
     return reader->Finish();
   };
+  b.autotune = [stub, &f](const tilec::v1::AutotuneRequest& req) {
+    grpc::ClientContext ctx;
+    Prepare(f, &ctx);
+    auto reader = stub->Autotune(&ctx, req);
+    tilec::v1::AutotuneProgress p;
+    while (reader->Read(&p)) {
+    }
+    return reader->Finish();
+  };
   return b;
 }
 
@@ -206,6 +215,20 @@ std::optional<std::string> LocalProgramHash(const RemoteFlags& f, const std::str
   return ir::ProgramHash(*program);
 }
 
+// The server of --server, else this process's compiler with the local cache
+// (nullopt, after saying why, when that cache cannot be opened).
+std::optional<CompileBackend> BackendFor(const RemoteFlags& f) {
+  if (!f.server.empty()) return RemoteBackend(f);
+  std::string dir = f.cache_dir.empty() ? DefaultCacheDir() : f.cache_dir;
+  absl::StatusOr<std::unique_ptr<EmbeddedCompiler>> local =
+      EmbeddedCompiler::Open(dir, f.cache_bytes);
+  if (!local.ok()) {
+    std::fprintf(stderr, "tilec: %s\n", std::string(local.status().message()).c_str());
+    return std::nullopt;
+  }
+  return EmbeddedBackend(f, std::shared_ptr<EmbeddedCompiler>(*std::move(local)));
+}
+
 int Compile(const RemoteFlags& f) {
   if (f.file.empty() || f.function.empty() || f.targets.empty()) {
     return Usage("compile needs FILE, --fn NAME and at least one --target");
@@ -238,19 +261,9 @@ int Compile(const RemoteFlags& f) {
       return 4;
     }
   }
-  CompileBackend backend;
-  if (f.server.empty()) {
-    std::string dir = f.cache_dir.empty() ? DefaultCacheDir() : f.cache_dir;
-    absl::StatusOr<std::unique_ptr<EmbeddedCompiler>> local =
-        EmbeddedCompiler::Open(dir, f.cache_bytes);
-    if (!local.ok()) {
-      std::fprintf(stderr, "tilec: %s\n", std::string(local.status().message()).c_str());
-      return 4;
-    }
-    backend = EmbeddedBackend(f, std::shared_ptr<EmbeddedCompiler>(*std::move(local)));
-  } else {
-    backend = RemoteBackend(f);
-  }
+  std::optional<CompileBackend> chosen = BackendFor(f);
+  if (!chosen) return 4;
+  const CompileBackend& backend = *chosen;
   tilec::v1::CompileResponse resp;
   std::atomic<bool> done{false};
   std::thread progress;
@@ -551,35 +564,14 @@ int Autotune(const RemoteFlags& f) {
 
 int RunWarmup(const RemoteFlags& f) {
   if (f.file.empty()) return Usage("warmup needs a MANIFEST file");
-  CompileBackend backend;
-  if (f.server.empty()) {
-    std::string dir = f.cache_dir.empty() ? DefaultCacheDir() : f.cache_dir;
-    absl::StatusOr<std::unique_ptr<EmbeddedCompiler>> local =
-        EmbeddedCompiler::Open(dir, f.cache_bytes);
-    if (!local.ok()) {
-      std::fprintf(stderr, "tilec: %s\n", std::string(local.status().message()).c_str());
-      return 4;
-    }
-    backend = EmbeddedBackend(f, std::shared_ptr<EmbeddedCompiler>(*std::move(local)));
-  } else {
-    backend = RemoteBackend(f);
-    std::shared_ptr<tilec::v1::Tilec::Stub> stub = tilec::v1::Tilec::NewStub(Connect(f));
-    backend.autotune = [stub, &f](const tilec::v1::AutotuneRequest& req) {
-      grpc::ClientContext ctx;
-      Prepare(f, &ctx);
-      auto reader = stub->Autotune(&ctx, req);
-      tilec::v1::AutotuneProgress p;
-      while (reader->Read(&p)) {
-      }
-      return reader->Finish();
-    };
-  }
+  std::optional<CompileBackend> backend = BackendFor(f);
+  if (!backend) return 4;
   WarmupOptions o;
   o.manifest = f.file;
   o.report = f.report;
   o.json = f.json;
   o.jobs = f.jobs;
-  return Warmup(o, backend);
+  return Warmup(o, *backend);
 }
 
 }  // namespace

@@ -393,20 +393,7 @@ int main(int argc, char** argv) {
     s.jobs_poisoned = c.jobs_poisoned;
     s.jobs_queued = c.jobs_queued;
     s.leases_expired = c.leases_expired;
-    if (shared) {
-      const server::SharedTierCounters t = shared->counters();
-      s.shared_configured = true;
-      s.shared_up = t.up;
-      s.shared_hits = t.hits;
-      s.shared_misses = t.misses;
-      s.shared_corrupt = t.corrupt;
-      s.shared_errors = t.errors;
-      s.shared_stores = t.stores;
-      s.shared_rejected = t.rejected;
-      s.shared_locks_taken = t.locks_taken;
-      s.shared_waits = t.waits;
-      s.shared_wakeups = t.wakeups;
-    }
+    if (shared) s.shared = shared->counters();
     return s;
   };
   metrics.SetSnapshot(snapshot);
@@ -458,14 +445,14 @@ int main(int argc, char** argv) {
     r.set_tuning_records((*tuning_db)->Count());
     r.set_hash_lookups(hash_lookups.load());
     r.set_hash_hits(hash_hits.load());
-    if (shared) {
-      r.set_shared_tier(s.shared_up ? "up" : "degraded");
-      r.set_shared_tier_hits(s.shared_hits);
-      r.set_shared_tier_misses(s.shared_misses);
-      r.set_shared_tier_corrupt(s.shared_corrupt);
-      r.set_shared_tier_stores(s.shared_stores);
-      r.set_shared_tier_locks_taken(s.shared_locks_taken);
-      r.set_shared_tier_rejected(s.shared_rejected);
+    if (s.shared) {
+      r.set_shared_tier(s.shared->up ? "up" : "degraded");
+      r.set_shared_tier_hits(s.shared->hits);
+      r.set_shared_tier_misses(s.shared->misses);
+      r.set_shared_tier_corrupt(s.shared->corrupt);
+      r.set_shared_tier_stores(s.shared->stores);
+      r.set_shared_tier_locks_taken(s.shared->locks_taken);
+      r.set_shared_tier_rejected(s.shared->rejected);
     }
     return r;
   };

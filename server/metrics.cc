@@ -78,33 +78,33 @@ class SnapshotCollector : public prometheus::Collectable {
     add("tilec_jobs_queued", "Measurement jobs waiting for a worker.", T::Gauge, s.jobs_queued);
     add("tilec_leases_expired_total", "Job leases that ran past their deadline.", T::Counter,
         s.leases_expired);
-    if (s.shared_configured) {
+    if (s.shared) {
+      const SharedTierCounters& t = *s.shared;
       add("tilec_shared_tier_up",
           "1 while the fleet's shared tier (Redis) answers, 0 while degraded (serving from disk "
           "and compiling here).",
-          T::Gauge, s.shared_up ? 1 : 0);
+          T::Gauge, t.up ? 1 : 0);
       add("tilec_shared_tier_hits_total", "Artifacts served from the shared tier.", T::Counter,
-          s.shared_hits);
+          t.hits);
       add("tilec_shared_tier_misses_total", "Shared-tier lookups that found nothing usable.",
-          T::Counter, s.shared_misses);
+          T::Counter, t.misses);
       add("tilec_shared_tier_corrupt_total",
-          "Shared-tier entries or blobs that failed verification, removed.", T::Counter,
-          s.shared_corrupt);
+          "Shared-tier entries or blobs that failed verification, removed.", T::Counter, t.corrupt);
       add("tilec_shared_tier_rejected_total",
           "Shared-tier entries refused for a missing or invalid signature (--signing_key, "
           "--verify_keys).",
-          T::Counter, s.shared_rejected);
+          T::Counter, t.rejected);
       add("tilec_shared_tier_errors_total", "Shared-tier calls that failed (the tier went down).",
-          T::Counter, s.shared_errors);
+          T::Counter, t.errors);
       add("tilec_shared_tier_stores_total", "Artifacts this server stored in the shared tier.",
-          T::Counter, s.shared_stores);
+          T::Counter, t.stores);
       add("tilec_shared_tier_locks_taken_total",
           "Fleet-wide compile locks this server took (its compiles of shared misses).", T::Counter,
-          s.shared_locks_taken);
+          t.locks_taken);
       add("tilec_shared_tier_waits_total", "Waits for another server's compile of the same kernel.",
-          T::Counter, s.shared_waits);
+          T::Counter, t.waits);
       add("tilec_shared_tier_wakeups_total", "Waits ended by the other server's publish.",
-          T::Counter, s.shared_wakeups);
+          T::Counter, t.wakeups);
     }
     return out;
   }

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -33,6 +34,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/shared_tier.h"
 
 namespace tilec::server {
 
@@ -47,11 +49,8 @@ struct Snapshot {
   int64_t workers = 0, workers_busy = 0, workers_lost = 0;
   int64_t jobs_submitted = 0, jobs_completed = 0, jobs_requeued = 0, jobs_poisoned = 0;
   int64_t leases_expired = 0, jobs_queued = 0;
-  // The fleet's shared tier (server/shared_tier.h); configured false: none.
-  bool shared_configured = false, shared_up = false;
-  int64_t shared_hits = 0, shared_misses = 0, shared_corrupt = 0, shared_errors = 0;
-  int64_t shared_stores = 0, shared_locks_taken = 0, shared_waits = 0, shared_wakeups = 0;
-  int64_t shared_rejected = 0;
+  // The fleet's shared tier (server/shared_tier.h); none without --redis.
+  std::optional<SharedTierCounters> shared;
 };
 
 class ServerMetrics {

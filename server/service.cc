@@ -170,26 +170,6 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
       return reactor;
     }
   }
-  // Asked by hash: the caches answer, or NOT_FOUND (the client sends the
-  // program then); nothing else happens on this thread.
-  if (request->input_case() == tilec::v1::CompileRequest::kProgramHash) {
-    absl::StatusOr<tilec::v1::CompileResponse> r = core->LookupByHash(*request);
-    if (deps_.hash_lookups != nullptr) deps_.hash_lookups->fetch_add(1);
-    if (r.ok() && deps_.hash_hits != nullptr) deps_.hash_hits->fetch_add(1);
-    if (!r.ok()) {
-      reactor->FinishWith(r.status());
-      return reactor;
-    }
-    if (deps_.signer != nullptr) {
-      for (tilec::v1::CompileResult& res : *r->mutable_results()) {
-        res.set_signature(deps_.signer->Sign(
-            cache::ArtifactStatement(res.cache_key(), res.digest(), res.metadata_json())));
-      }
-    }
-    *response = *std::move(r);
-    reactor->FinishWith(absl::OkStatus());
-    return reactor;
-  }
   // A response is signed (when the server has a key), remembered, sent.
   const cache::Signer* signer = deps_.signer;
   auto deliver = [=](tilec::v1::CompileResponse r) {
@@ -203,6 +183,19 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
     *response = std::move(r);
     reactor->FinishWith(absl::OkStatus());
   };
+  // Asked by hash: the caches answer, or NOT_FOUND (the client sends the
+  // program then); nothing else happens on this thread.
+  if (request->input_case() == tilec::v1::CompileRequest::kProgramHash) {
+    absl::StatusOr<tilec::v1::CompileResponse> r = core->LookupByHash(*request);
+    if (deps_.hash_lookups != nullptr) deps_.hash_lookups->fetch_add(1);
+    if (r.ok() && deps_.hash_hits != nullptr) deps_.hash_hits->fetch_add(1);
+    if (r.ok()) {
+      deliver(*std::move(r));
+    } else {
+      reactor->FinishWith(r.status());
+    }
+    return reactor;
+  }
   // A request thread answers what the cache holds; a miss moves to the
   // compile queue with its prepared jobs, so request threads never wait for
   // a compile slot, a hit never waits behind a miss, and nothing is parsed

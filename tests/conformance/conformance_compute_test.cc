@@ -165,24 +165,6 @@ def reduce_bits(M, N, op):
     return main
 )";
 
-// C = A @ B (with the operands stored transposed as asked) in float64.
-std::vector<double> GemmReference(const Tensors& args, int64_t m, int64_t n, int64_t k, bool ta,
-                                  bool tb) {
-  std::vector<double> c(m * n, 0.0);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t l = 0; l < k; ++l) {
-        double a = args[0].GetDouble(ta ? l * m + i : i * k + l);
-        double b = args[1].GetDouble(tb ? j * k + l : l * n + j);
-        s += a * b;
-      }
-      c[i * n + j] = s;
-    }
-  }
-  return c;
-}
-
 // float16 products summed in float32 over K terms of magnitude <= 1.
 interp::Tolerance GemmTolerance(int64_t k) {
   return {.atol = 1e-5 * std::sqrt(static_cast<double>(k)) * 4, .rtol = 1e-4};

@@ -88,6 +88,23 @@ void ExpectEqualInts(const interp::Tensor& actual, const std::vector<int64_t>& e
   EXPECT_EQ(bad, 0) << what << ": mismatching elements of " << actual.num_elements();
 }
 
+std::vector<double> GemmReference(const Tensors& args, int64_t m, int64_t n, int64_t k, bool ta,
+                                  bool tb) {
+  std::vector<double> c(m * n, 0.0);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t l = 0; l < k; ++l) {
+        double a = args[0].GetDouble(ta ? l * m + i : i * k + l);
+        double b = args[1].GetDouble(tb ? j * k + l : l * n + j);
+        s += a * b;
+      }
+      c[i * n + j] = s;
+    }
+  }
+  return c;
+}
+
 std::vector<double> Table(int64_t n, const std::function<double(int64_t)>& f) {
   std::vector<double> out(n);
   for (int64_t i = 0; i < n; ++i) out[i] = f(i);

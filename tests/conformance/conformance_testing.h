@@ -68,6 +68,11 @@ void ExpectClose(const interp::Tensor& actual, const std::vector<double>& expect
 void ExpectEqualInts(const interp::Tensor& actual, const std::vector<int64_t>& expected,
                      const std::string& what = "output");
 
+// C = A @ B in float64, A and B the first two of `args` (m x k and k x n, or
+// stored transposed when `ta` / `tb`), row-major m x n.
+std::vector<double> GemmReference(const Tensors& args, int64_t m, int64_t n, int64_t k,
+                                  bool ta = false, bool tb = false);
+
 // `f(i)` for every flat index i < n.
 std::vector<double> Table(int64_t n, const std::function<double(int64_t)>& f);
 

@@ -94,13 +94,6 @@ class WorkerProcess {
   pid_t pid_ = -1;
 };
 
-tilec::v1::StatsResponse Stats(Tilecd& d) {
-  grpc::ClientContext ctx;
-  tilec::v1::StatsResponse r;
-  EXPECT_TRUE(d.stub()->Stats(&ctx, {}, &r).ok());
-  return r;
-}
-
 // Waits until the server lists `n` workers.
 bool WaitForWorkers(Tilecd& d, int n, absl::Duration limit = absl::Seconds(60)) {
   const absl::Time end = absl::Now() + limit;

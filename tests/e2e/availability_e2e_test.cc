@@ -31,7 +31,8 @@
 namespace tilec::e2e {
 namespace {
 
-tilec::v1::CompileRequest GemmRequest(int m) {
+// matmul with M = m, leaving the dtypes and flags at their defaults.
+tilec::v1::CompileRequest DefaultDtypeGemmRequest(int m) {
   tilec::v1::CompileRequest req;
   auto* src = req.mutable_source();
   src->set_path("examples/gemm.py");
@@ -83,7 +84,7 @@ TEST(AvailabilityE2E, HitsAnswerWhileMissesWaitAndTheCompileQueueIsBounded) {
       d.Start(cache, {"--jobs=1", "--threads=2", "--compile_queue=3", "--metrics_port=-1"}));
   tilec::v1::CompileResponse first;
   absl::Time t0 = absl::Now();
-  ASSERT_TRUE(Compile(d, GemmRequest(128), &first).ok());
+  ASSERT_TRUE(Compile(d, DefaultDtypeGemmRequest(128), &first).ok());
   const double compile_s = absl::ToDoubleSeconds(absl::Now() - t0);
   std::printf("one compile: %.2f s\n", compile_s);
 
@@ -97,7 +98,7 @@ TEST(AvailabilityE2E, HitsAnswerWhileMissesWaitAndTheCompileQueueIsBounded) {
       grpc::ClientContext ctx;
       ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(170));
       tilec::v1::CompileResponse resp;
-      status[i] = d.stub()->Compile(&ctx, GemmRequest(256 + 64 * i), &resp);
+      status[i] = d.stub()->Compile(&ctx, DefaultDtypeGemmRequest(256 + 64 * i), &resp);
       auto it = ctx.GetServerTrailingMetadata().find("grpc-retry-pushback-ms");
       if (it != ctx.GetServerTrailingMetadata().end()) {
         pushback[i] = std::string(it->second.data(), it->second.size());
@@ -108,7 +109,7 @@ TEST(AvailabilityE2E, HitsAnswerWhileMissesWaitAndTheCompileQueueIsBounded) {
   absl::SleepFor(absl::Milliseconds(300));
   tilec::v1::CompileResponse hit;
   t0 = absl::Now();
-  grpc::Status hs = Compile(d, GemmRequest(128), &hit);
+  grpc::Status hs = Compile(d, DefaultDtypeGemmRequest(128), &hit);
   const double hit_s = absl::ToDoubleSeconds(absl::Now() - t0);
   const int misses_done_at_hit = finished.load();
   for (auto& t : misses) t.join();
@@ -142,7 +143,7 @@ TEST(AvailabilityE2E, AFullDiskStillReturnsTheArtifact) {
   d.fsize_limit = 4096;  // every cubin is larger: the cache cannot store it
   ASSERT_TRUE(d.Start(cache));
   tilec::v1::CompileResponse resp;
-  grpc::Status s = Compile(d, GemmRequest(128), &resp);
+  grpc::Status s = Compile(d, DefaultDtypeGemmRequest(128), &resp);
   ASSERT_TRUE(s.ok()) << s.error_message();
   const tilec::v1::CompileResult& r = resp.results(0);
   EXPECT_TRUE(absl::StrContains(r.store_error(), "could not store")) << r.store_error();
@@ -405,7 +406,7 @@ TEST(AvailabilityE2E, SearchesDoNotHoldRequestThreads) {
   ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--threads=1", "--search_threads=1",
                                              "--search_queue=1", "--metrics_port=-1"}));
   tilec::v1::CompileResponse first;
-  ASSERT_TRUE(Compile(d, GemmRequest(128), &first).ok());
+  ASSERT_TRUE(Compile(d, DefaultDtypeGemmRequest(128), &first).ok());
   tilec::v1::RecommendRequest req = RecommendWithCandidates(16);  // ~20 s each
   std::shared_ptr<tilec::v1::Tilec::Stub> stub = tilec::v1::Tilec::NewStub(d.channel());
   constexpr int kSearches = 3;
@@ -423,7 +424,7 @@ TEST(AvailabilityE2E, SearchesDoNotHoldRequestThreads) {
   absl::SleepFor(absl::Milliseconds(300));
   tilec::v1::CompileResponse hit;
   absl::Time t0 = absl::Now();
-  grpc::Status hs = Compile(d, GemmRequest(128), &hit);
+  grpc::Status hs = Compile(d, DefaultDtypeGemmRequest(128), &hit);
   const double hit_s = absl::ToDoubleSeconds(absl::Now() - t0);
   std::printf("hit beside %d searches: %.3f s\n", kSearches, hit_s);
   ASSERT_TRUE(hs.ok()) << hs.error_message();

@@ -18,13 +18,6 @@
 
 namespace tilec::e2e {
 
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 struct RunResult {
   int code = -1;
   std::string out, err;

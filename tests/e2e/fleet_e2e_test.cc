@@ -25,49 +25,6 @@ namespace {
 using ::tilec::testing::FreePort;
 using ::tilec::testing::Redis;
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// examples/gemm.py's matmul with M = m: each m a different kernel.
-tilec::v1::CompileRequest GemmRequest(int m) {
-  tilec::v1::CompileRequest req;
-  auto* src = req.mutable_source();
-  src->set_path("examples/gemm.py");
-  src->set_text(ReadText(std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py"));
-  src->set_function("matmul");
-  const std::pair<const char*, std::string> binds[] = {{"M", std::to_string(m)},
-                                                       {"N", "128"},
-                                                       {"K", "64"},
-                                                       {"block_M", "64"},
-                                                       {"block_N", "64"},
-                                                       {"block_K", "32"},
-                                                       {"dtype", "float16"},
-                                                       {"accum_dtype", "float32"},
-                                                       {"transpose_A", "False"},
-                                                       {"transpose_B", "False"},
-                                                       {"num_stages", "2"},
-                                                       {"threads", "128"},
-                                                       {"enable_rasterization", "True"}};
-  for (const auto& [k, v] : binds) {
-    auto* b = src->add_bindings();
-    b->set_name(k);
-    b->set_value(v);
-  }
-  req.add_targets("sm_80");
-  return req;
-}
-
-tilec::v1::StatsResponse Stats(Tilecd& d) {
-  grpc::ClientContext ctx;
-  tilec::v1::StatsResponse r;
-  EXPECT_TRUE(d.stub()->Stats(&ctx, {}, &r).ok());
-  return r;
-}
-
 // `tilec health --service tilec.SharedTier` against `d`: its first line.
 std::string SharedHealth(Tilecd& d) {
   RunResult r = RunTilec({"health", "--server", d.address(), "--service", "tilec.SharedTier"});
@@ -231,7 +188,7 @@ TEST_F(Fleet, WarmupThroughOneServerFillsTheFleet) {
                           dir + "/report.json", "--jobs", "2"});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("[3/3]"), std::string::npos) << r.err;
-  const std::string report = ReadText(dir + "/report.json");
+  const std::string report = ReadFile(dir + "/report.json");
   EXPECT_NE(report.find("\"total\": 3"), std::string::npos) << report;
   EXPECT_NE(report.find("\"failed\": 1"), std::string::npos) << report;
   EXPECT_NE(report.find("\"compiled\": 2"), std::string::npos) << report;
@@ -297,7 +254,7 @@ TEST_F(SignedFleet, AForgedEntryIsRefusedAndClientsVerify) {
   bad.insert(bad.end(), {"--verify_key", keys_ + "/other.pub.pem"});
   RunResult ok = RunTilec(good);
   EXPECT_EQ(ok.code, 0) << ok.err;
-  EXPECT_EQ(ReadText(dir + "/matmul.sm_80.sig"),
+  EXPECT_EQ(ReadFile(dir + "/matmul.sm_80.sig"),
             cache::SignatureFile(r.cache_key(), r.signature()));
   // The runtime loads what tilec wrote only with the fleet's key.
   auto fleet_key = cache::Verifier::FromFiles({keys_ + "/fleet.pub.pem"});

@@ -15,48 +15,6 @@
 namespace tilec::e2e {
 namespace {
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-tilec::v1::CompileRequest GemmRequest(int m, std::vector<std::string> targets) {
-  tilec::v1::CompileRequest req;
-  auto* src = req.mutable_source();
-  src->set_path("examples/gemm.py");
-  src->set_text(ReadText(std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py"));
-  src->set_function("matmul");
-  const std::pair<const char*, std::string> binds[] = {{"M", std::to_string(m)},
-                                                       {"N", "128"},
-                                                       {"K", "64"},
-                                                       {"block_M", "64"},
-                                                       {"block_N", "64"},
-                                                       {"block_K", "32"},
-                                                       {"dtype", "float16"},
-                                                       {"accum_dtype", "float32"},
-                                                       {"transpose_A", "False"},
-                                                       {"transpose_B", "False"},
-                                                       {"num_stages", "2"},
-                                                       {"threads", "128"},
-                                                       {"enable_rasterization", "True"}};
-  for (const auto& [k, v] : binds) {
-    auto* b = src->add_bindings();
-    b->set_name(k);
-    b->set_value(v);
-  }
-  for (const std::string& t : targets) req.add_targets(t);
-  return req;
-}
-
-tilec::v1::StatsResponse Stats(Tilecd& d) {
-  grpc::ClientContext ctx;
-  tilec::v1::StatsResponse r;
-  EXPECT_TRUE(d.stub()->Stats(&ctx, {}, &r).ok());
-  return r;
-}
-
 std::string Fetch(Tilecd& d, const std::string& digest, int64_t chunk, int* chunks) {
   grpc::ClientContext ctx;
   tilec::v1::GetArtifactRequest req;

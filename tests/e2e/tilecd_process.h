@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,55 @@ class Tilecd {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<tilec::v1::Tilec::Stub> stub_;
 };
+
+// The whole of a file ("" when it cannot be read).
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The Stats RPC (a failed call fails the test).
+inline tilec::v1::StatsResponse Stats(Tilecd& d) {
+  grpc::ClientContext ctx;
+  tilec::v1::StatsResponse r;
+  EXPECT_TRUE(d.stub()->Stats(&ctx, {}, &r).ok());
+  return r;
+}
+
+#ifdef TILEC_SOURCE_DIR
+// examples/gemm.py's matmul with every parameter bound and M = m (each m a
+// different kernel), for `targets`.
+inline tilec::v1::CompileRequest GemmRequest(int m,
+                                             const std::vector<std::string>& targets = {"sm_80"}) {
+  tilec::v1::CompileRequest req;
+  auto* src = req.mutable_source();
+  src->set_path("examples/gemm.py");
+  src->set_text(ReadFile(std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py"));
+  src->set_function("matmul");
+  const std::pair<const char*, std::string> binds[] = {{"M", std::to_string(m)},
+                                                       {"N", "128"},
+                                                       {"K", "64"},
+                                                       {"block_M", "64"},
+                                                       {"block_N", "64"},
+                                                       {"block_K", "32"},
+                                                       {"dtype", "float16"},
+                                                       {"accum_dtype", "float32"},
+                                                       {"transpose_A", "False"},
+                                                       {"transpose_B", "False"},
+                                                       {"num_stages", "2"},
+                                                       {"threads", "128"},
+                                                       {"enable_rasterization", "True"}};
+  for (const auto& [k, v] : binds) {
+    auto* b = src->add_bindings();
+    b->set_name(k);
+    b->set_value(v);
+  }
+  for (const std::string& t : targets) req.add_targets(t);
+  return req;
+}
+#endif
 
 // The Compile RPC with a 170 s deadline, as `token`'s bearer when not empty.
 inline grpc::Status Compile(Tilecd& d, const tilec::v1::CompileRequest& req,

@@ -21,11 +21,21 @@ using Binds = std::vector<std::pair<std::string, std::string>>;
 inline constexpr char kPrelude[] = "import math\nimport tilelang\nimport tilelang.language as T\n";
 
 inline absl::StatusOr<ir::Program> Build(const std::string& src, std::string_view fn,
-                                  const Binds& binds = {}) {
+                                         const Binds& binds = {}) {
   SourceFile file{"test.py", kPrelude + src};
   Bindings b;
   for (const auto& [k, v] : binds) b.Set(k, v);
   return CompileTileLang(file, fn, b);
+}
+
+// The first line of a failed build's message; fails the test when the
+// program builds.
+inline std::string ErrorOf(const std::string& src, std::string_view fn, const Binds& b = {}) {
+  absl::StatusOr<ir::Program> p = Build(src, fn, b);
+  EXPECT_FALSE(p.ok()) << "built:\n" << (p.ok() ? ir::Print(*p) : "");
+  if (p.ok()) return "";
+  std::string m(p.status().message());
+  return m.substr(0, m.find('\n'));
 }
 
 // Builds and verifies; records a failure (and returns an empty program) if
