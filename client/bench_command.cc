@@ -157,7 +157,7 @@ int BenchCommand(const Flags& flags) {
     for (size_t i = 0; i < program->params.size(); ++i) {
       if (!program->params[i].tensor) continue;
       auto cmp =
-          interp::CompareTensors(got[i], expected[i], interp::DefaultTolerance(got[i].dtype()));
+          interp::CompareTensors(got[i], expected[i], interp::ProgramTolerance(*program, got[i].dtype()));
       if (!cmp.ok()) return ReportError(cmp.status());
       check_lines.push_back(absl::StrCat("check ", program->params[i].tensor->name, " ",
                                          got[i].TypeString(), ": ", cmp->Summary()));

@@ -93,7 +93,7 @@ int Compare(const ir::Program& program, const std::vector<interp::Tensor>& emula
   int code = kOk;
   for (size_t i = 0; i < program.params.size(); ++i) {
     if (!program.params[i].tensor) continue;
-    interp::Tolerance tol = interp::DefaultTolerance(emulated[i].dtype());
+    interp::Tolerance tol = interp::ProgramTolerance(program, emulated[i].dtype());
     auto cmp = interp::CompareTensors(emulated[i], reference[i], tol);
     if (!cmp.ok()) return ReportError(cmp.status());
     std::printf("compare %s %s: %s\n", ParamName(program.params[i]).c_str(),

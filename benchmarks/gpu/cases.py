@@ -514,8 +514,12 @@ GEMM_TILES = dict(block_M=128, block_N=128, block_K=32, num_stages=3, threads=12
                   enable_rasterization=True)
 
 
-def gemm(M, N, K, dtype):
-    return dict(GEMM_TILES, M=M, N=N, K=K, dtype=dtype)
+# Hopper tiles: two warpgroups, each m64n256 wgmma instructions.
+WIDE_TILES = dict(block_M=128, block_N=256, block_K=64, num_stages=3, threads=256)
+
+
+def gemm(M, N, K, dtype, **tiles):
+    return dict(GEMM_TILES, M=M, N=N, K=K, dtype=dtype, **tiles)
 
 
 def fa(causal):
@@ -532,6 +536,12 @@ CASES = [
     ("gemm_bf16_4096", Gemm(), gemm(4096, 4096, 4096, "bfloat16"), "gemm_bf16_tn_small", {}),
     ("gemm_f16_8192", Gemm(), gemm(8192, 8192, 8192, "float16"), "gemm_f16_nn_ragged", {}),
     ("gemm_bf16_8192", Gemm(), gemm(8192, 8192, 8192, "bfloat16"), "gemm_bf16_tt_ragged", {}),
+    ("gemm_f16_4096_wide", Gemm(), gemm(4096, 4096, 4096, "float16", **WIDE_TILES),
+     "gemm_f16_nn_small", {}),
+    ("gemm_f16_8192_wide", Gemm(), gemm(8192, 8192, 8192, "float16", **WIDE_TILES),
+     "gemm_f16_nn_ragged", {}),
+    ("gemm_bf16_8192_wide", Gemm(), gemm(8192, 8192, 8192, "bfloat16", **WIDE_TILES),
+     "gemm_bf16_tt_ragged", {}),
     # An LLM MLP layer (LLaMA-7B sizes, 4096 tokens): up and down projections.
     ("gemm_f16_llm_up", Gemm(), gemm(4096, 11008, 4096, "float16"), "gemm_f16_nt_ragged", {}),
     ("gemm_f16_llm_down", Gemm(), gemm(4096, 4096, 11008, "float16"), "gemm_f16_nn_ragged",
@@ -563,6 +573,10 @@ CASES = [
      dict(M=4096, N=4096, K=4096, block_M=128, block_N=128, block_K=64, a_dtype="float8_e4m3",
           b_dtype="float8_e4m3", accum_dtype="float32", transpose_B=True, num_stages=3,
           threads=128), "gemm_fp8_e4m3_nt_small", {}),
+    ("gemm_fp8_e4m3_wide", GemmFp8(),
+     dict(M=4096, N=4096, K=4096, block_M=128, block_N=256, block_K=128, a_dtype="float8_e4m3",
+          b_dtype="float8_e4m3", accum_dtype="float32", transpose_B=True, num_stages=3,
+          threads=256), "gemm_fp8_e4m3_nt_small", {}),
     ("dequant_gemm_int4", DequantGemm(),
      dict(M=256, N=4096, K=4096, group_size=128, block_M=64, block_N=128, block_K=128,
           num_stages=2, threads=128, in_dtype="float16", out_dtype="float16",

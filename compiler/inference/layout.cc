@@ -290,7 +290,45 @@ GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t 
   return square(warps, /*exact_only=*/false);
 }
 
+std::optional<GemmWarpPartition> ChooseWgmmaPartition(int64_t m, int64_t n, int64_t warps,
+                                                      int64_t n_align) {
+  if (warps < 4 || warps % 4 != 0) return std::nullopt;
+  const int64_t groups = warps / 4;
+  for (int64_t g = groups; g >= 1; --g) {
+    if (groups % g != 0) continue;
+    for (int64_t wg_m = g; wg_m >= 1; --wg_m) {
+      if (g % wg_m != 0) continue;
+      const int64_t wg_n = g / wg_m;
+      if (m % (64 * wg_m) != 0 || n % (8 * wg_n) != 0 || n / wg_n > 256) continue;
+      if (wg_n > 1 && (n / wg_n) % n_align != 0) continue;
+      GemmWarpPartition p;
+      p.warps_m = 4 * wg_m;
+      p.warps_n = wg_n;
+      p.replicas = groups / g;
+      p.wgmma = true;
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
 FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p) {
+  if (p.wgmma) {
+    const int64_t wg_m = p.warps_m / 4, wg_n = p.warps_n;
+    const int64_t mi = m / wg_m / 64, ni = n / wg_n / 8;
+    std::vector<LayoutDigit> digits = {
+        // row = wgm * WGM + mi * 64 + (w % 4) * 16 + h * 8 + g
+        ThreadDigit(0, wg_m, 128), LocalDigit(0, mi, 4 * ni), ThreadDigit(0, 4, 32),
+        LocalDigit(0, 2, 2), ThreadDigit(0, 8, 4),
+        // col = wgn * WGN + ni * 8 + 2 * q + e
+        ThreadDigit(1, wg_n, 128 * wg_m), LocalDigit(1, ni, 4), ThreadDigit(1, 4, 1),
+        LocalDigit(1, 2, 1),
+        // warpgroups computing the same tile
+        ThreadDigit(-1, p.replicas, 128 * wg_m * wg_n)};
+    return MustMake(absl::StrCat("wgmma_accumulator(warpgroups=", wg_m, "x", wg_n,
+                                 p.replicas > 1 ? absl::StrCat("x", p.replicas) : "", ")"),
+                    {m, n}, 32 * p.warps_m * p.warps_n * p.replicas, std::move(digits));
+  }
   const int64_t wm_tile = RoundUp(m, 16 * p.warps_m) / p.warps_m;
   const int64_t wn_tile = RoundUp(n, 8 * p.warps_n) / p.warps_n;
   const int64_t mi = wm_tile / 16, ni = wn_tile / 8;
@@ -421,6 +459,7 @@ SharedLayout MakeShared(SharedLayout::Kind kind, const std::vector<int64_t>& sha
   s.shape = shape;
   s.elem_bytes = elem_bytes;
   s.cols = shape.back();
+  s.tile_rows = shape.size() >= 2 ? std::max<int64_t>(shape[shape.size() - 2], 1) : 1;
   for (size_t d = 0; d + 1 < shape.size(); ++d) s.rows *= shape[d];
   return s;
 }
@@ -440,27 +479,35 @@ int64_t SharedLayout::Offset(int64_t r, int64_t c) const {
   const int64_t per_chunk = 16 / elem_bytes;
   const int64_t rb = cols * elem_bytes;
   const int64_t k = c / per_chunk, e = c % per_chunk;
-  int64_t swizzled;
-  if (rb >= 128) {
-    swizzled = (k & ~int64_t{7}) | ((k & 7) ^ (r & 7));
-  } else {
-    swizzled = k ^ ((r / (128 / rb)) % (rb / 16));
+  if (rb > 128) {
+    const int64_t t = r / tile_rows, i = r % tile_rows;
+    const int64_t bytes =
+        t * tile_rows * rb + (k / 8) * tile_rows * 128 + i * 128 + ((k % 8) ^ (i % 8)) * 16;
+    return bytes / elem_bytes + e;
   }
+  const int64_t swizzled = k ^ ((r / (128 / rb)) % (rb / 16));
   return r * cols + swizzled * per_chunk + e;
 }
 
 ir::Expr SharedLayout::OffsetExpr(const ir::Expr& r, const ir::Expr& c) const {
   IndexBuilder b;
-  Expr row_base = b.Mul(r, cols);
-  if (kind == Kind::kRowMajor) return b.Add(row_base, c);
+  if (kind == Kind::kRowMajor) return b.Add(b.Mul(r, cols), c);
   const int64_t per_chunk = 16 / elem_bytes;
   const int64_t rb = cols * elem_bytes;
   Expr k = b.Div(c, per_chunk);
-  // For RB >= 128, (k & ~7) | ((k & 7) ^ (r & 7)) is k ^ (r & 7): the xor
-  // touches only the low three bits.
-  Expr mask = rb >= 128 ? b.Mod(r, 8) : b.Mod(b.Div(r, 128 / rb), rb / 16);
+  if (rb > 128) {
+    // t * TR * C + (k / 8) * TR * (128 / E) + i * (128 / E) + ((k % 8) ^ (i % 8)) * (16 / E) + e
+    Expr i = b.Mod(r, tile_rows);
+    Expr chunk = ir::Binary(BinaryOp::kBitXor, b.Mod(k, 8), b.Mod(i, 8));
+    Expr out = b.Mul(b.Div(r, tile_rows), tile_rows * cols);
+    out = b.Add(out, b.Mul(b.Div(k, 8), tile_rows * 128 / elem_bytes));
+    out = b.Add(out, b.Mul(i, 128 / elem_bytes));
+    out = b.Add(out, b.Mul(chunk, per_chunk));
+    return b.Add(out, b.Mod(c, per_chunk));
+  }
+  Expr mask = b.Mod(b.Div(r, 128 / rb), rb / 16);
   Expr swizzled = ir::Binary(BinaryOp::kBitXor, k, mask);
-  return b.Add(b.Add(row_base, b.Mul(swizzled, per_chunk)), b.Mod(c, per_chunk));
+  return b.Add(b.Add(b.Mul(r, cols), b.Mul(swizzled, per_chunk)), b.Mod(c, per_chunk));
 }
 
 ir::Expr SharedLayout::IndexExpr(const std::vector<ir::Expr>& indices) const {

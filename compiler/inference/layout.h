@@ -30,6 +30,7 @@
 #define TILEC_COMPILER_INFERENCE_LAYOUT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,9 +126,16 @@ struct GemmWarpPartition {
   // 0); the partition then uses every warp, pads the least, and the
   // accumulator layout is padded.
   bool exact = true;
+  // Hopper's warpgroup mma (sm_90a; docs/cuda_backend.md "wgmma"): warps
+  // come in warpgroups of 4 consecutive warps, warps_m = 4 * wg_m (a
+  // multiple of 4) and warps_n = wg_n; warpgroup g = w / 4 computes the
+  // (M / wg_m) x (N / wg_n) part (g % wg_m, (g / wg_m) % wg_n) with
+  // m64nNk16 (k32 for float8) instructions, MI = M / wg_m / 64 of them per
+  // k-step. Always exact.
+  bool wgmma = false;
   bool operator==(const GemmWarpPartition& o) const {
     return warps_m == o.warps_m && warps_n == o.warps_n && replicas == o.replicas &&
-           exact == o.exact;
+           exact == o.exact && wgmma == o.wgmma;
   }
 };
 
@@ -145,6 +153,16 @@ struct GemmWarpPartition {
 // same tie rules), with exact = false. Requires warps, M, N >= 1.
 GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t n, int64_t warps);
 
+// The wgmma partition of an [M, N] tile over `warps` warps, or nullopt when
+// there is none: warps a multiple of 4; over the divisors G of warps / 4
+// (descending; the other warpgroups replicate), the factorisation G = wg_m *
+// wg_n with M % (64 * wg_m) == 0, N % (8 * wg_n) == 0, N / wg_n <= 256 and
+// N / wg_n a multiple of `n_align` when wg_n > 1 (an MN-major B's swizzle
+// width in elements: each warpgroup's columns start a swizzle block),
+// preferring the largest wg_m (the widest instructions).
+std::optional<GemmWarpPartition> ChooseWgmmaPartition(int64_t m, int64_t n, int64_t warps,
+                                                      int64_t n_align);
+
 // ---------------------------------------------------------------------------
 // Fragment layout constructors. Each requires positive sizes.
 
@@ -155,6 +173,13 @@ GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t 
 // = N / warps_n, MI = WM / 16, NI = WN / 8. threads = 32 * warps_m *
 // warps_n * replicas; replicate = replicas. M and N that do not divide are
 // padded (rows past M, columns past N are padding).
+//
+// With p.wgmma (the wgmma accumulator, the PTX ISA's m64nNk16 D fragment per
+// warpgroup): wg_m = warps_m / 4, wgm = (w / 4) % wg_m, wgn = (w / 4 / wg_m)
+// % wg_n, WGM = M / wg_m, WGN = N / wg_n, MI = WGM / 64, NI = WGN / 8; slot
+// ((mi * NI + ni) * 2 + h) * 2 + e holds row wgm * WGM + mi * 64 + (w % 4) *
+// 16 + h * 8 + g, column wgn * WGN + ni * 8 + 2 * q + e. With MI = 1 this is
+// the m16n8k16 accumulator of the same warps_m x warps_n.
 FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p);
 
 // The register A operand of gemm_rs for an [M, K] A (shape [K, M] when
@@ -196,12 +221,16 @@ struct SharedLayout {
   int64_t cols = 1;            // the last dim
   int64_t elem_bytes = 1;
 
-  // Offset in elements of (r, c) of the [rows, cols] view:
+  int64_t tile_rows = 1;        // rows of one matrix: the dim before the last (1 for 1-D)
+
+  // Offset in elements of (r, c) of the [rows, cols] view (device twin:
+  // tl::RowMajor, tl::Swizzled in tl/layout.h):
   //   RowMajor: r * cols + c.
   //   Swizzled: RB = cols * E, chunk k = c * E / 16, e = c % (16 / E);
-  //     RB >= 128: k' = (k & ~7) | ((k & 7) ^ (r & 7));
-  //     RB < 128:  k' = k ^ ((r / (128 / RB)) % (RB / 16));
-  //     offset = r * cols + k' * (16 / E) + e.
+  //     RB <= 128: offset = r * cols + (k ^ ((r / (128 / RB)) % (RB / 16))) * (16 / E) + e;
+  //     RB >  128: matrix t = r / tile_rows, row i = r % tile_rows, block k / 8 of
+  //       128 bytes; byte t * tile_rows * RB + (k / 8) * tile_rows * 128 + i * 128 +
+  //       ((k % 8) ^ (i % 8)) * 16, plus e elements.
   int64_t Offset(int64_t r, int64_t c) const;
   // The same as an IR expression (int32).
   ir::Expr OffsetExpr(const ir::Expr& r, const ir::Expr& c) const;

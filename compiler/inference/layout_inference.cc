@@ -21,6 +21,7 @@
 #include "compiler/inference/layout_solver.h"
 #include "compiler/inference/loop_partition.h"
 #include "compiler/inference/shared_plan.h"
+#include "compiler/inference/wgmma_plan.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
 
@@ -80,6 +81,7 @@ class KernelInference {
   }
 
   absl::Status Run(const ir::KernelNode& kernel) {
+    if (target_.supports_wgmma) wgmma_ = PlanWgmma(kernel.body, threads_);
     absl::Status st = WalkBody(kernel.body);
     if (!st.ok()) return st;
     // The buffers' own bytes, placed as the emitter will (reusing the bytes
@@ -364,7 +366,9 @@ class KernelInference {
     absl::StatusOr<std::vector<int64_t>> a = dims2(g.a, "A");
     if (!a.ok()) return a.status();
     const int64_t m = (*c)[0], n = (*c)[1], k = g.transpose_a ? (*a)[0] : (*a)[1];
-    GemmWarpPartition p = ChooseWarpPartition(g.policy, m, n, threads_ / 32);
+    auto wg = wgmma_.find(&g);
+    GemmWarpPartition p =
+        wg != wgmma_.end() ? wg->second : ChooseWarpPartition(g.policy, m, n, threads_ / 32);
     plan_->gemms[&g] = p;
     const std::string where = Where();
     if (g.c.buffer->scope == ir::Scope::kFragment) {
@@ -530,6 +534,7 @@ class KernelInference {
   std::vector<std::pair<ir::Buffer, std::vector<int64_t>>> shared_;
   std::vector<std::pair<const ir::BufferNode*, int64_t>> shared_bytes_;
   std::set<const ir::BufferNode*> gemm_operands_, swizzle_;
+  std::map<const ir::GemmNode*, GemmWarpPartition> wgmma_;  // the gemms that run as wgmma
   std::vector<std::pair<std::unique_ptr<ParallelNest>, int>> nests_;
   std::map<int, ir::Buffer> follows_;  // nest node -> first fragment indexed by all its vars
   std::set<std::tuple<int, int, int>> seen_;

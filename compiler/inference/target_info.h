@@ -20,6 +20,7 @@ struct TargetInfo {
   bool supports_cp_async = false;       // asynchronous global->shared copies
   bool supports_ldmatrix = false;       // ldmatrix shared->register loads
   bool supports_mma = false;            // m16n8k16 mma.sync (T.gemm)
+  bool supports_wgmma = false;          // warpgroup wgmma.mma_async (Hopper)
 
   // NVIDIA A100 class (compute capability 8.0): 163 KiB of shared memory per
   // block.
@@ -28,7 +29,7 @@ struct TargetInfo {
   }
   // NVIDIA H100/H200 class (9.0a): 227 KiB of shared memory per block.
   static TargetInfo Sm90a() {
-    return TargetInfo{"sm_90a", 32, 1024, 227 * 1024, 16, true, true, true};
+    return TargetInfo{"sm_90a", 32, 1024, 227 * 1024, 16, true, true, true, true};
   }
 };
 

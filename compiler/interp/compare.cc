@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ir/visitor.h"
 
 namespace tilec::interp {
 
@@ -19,6 +20,29 @@ Tolerance DefaultTolerance(DType t) {
     case DType::kFloat8E5M2: return {0.25, 0.25};
     default: return {0, 0};
   }
+}
+
+Tolerance ProgramTolerance(const ir::Program& program, DType t) {
+  Tolerance tol = DefaultTolerance(t);
+  if (t != DType::kFloat32 && t != DType::kFloat64 && t != DType::kFloat16 &&
+      t != DType::kBFloat16) {
+    return tol;
+  }
+  struct Float8Gemm : ir::IRVisitor {
+    bool found = false;
+    void Visit(const ir::Stmt& s) override {
+      if (s == nullptr || found) return;
+      if (const auto* g = s->as<ir::GemmNode>()) {
+        auto f8 = [](DType d) { return d == DType::kFloat8E4M3 || d == DType::kFloat8E5M2; };
+        found = f8(g->a.buffer->dtype) || f8(g->b.buffer->dtype);
+      }
+      ir::IRVisitor::Visit(s);
+    }
+    using ir::IRVisitor::Visit;
+  } v;
+  if (program.body) v.Visit(program.body);
+  if (v.found) tol = {std::max(tol.atol, 1e-3), std::max(tol.rtol, 1e-3)};
+  return tol;
 }
 
 std::string CompareResult::Summary() const {

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/interp/tensor.h"
+#include "compiler/ir/ir.h"
 
 namespace tilec::interp {
 
@@ -29,6 +30,13 @@ struct Tolerance {
 //   own tests use), bfloat16 1.6e-2/1.6e-2, float8_e4m3 0.125/0.125,
 //   float8_e5m2 0.25/0.25; integers and bool compare exactly (0/0).
 Tolerance DefaultTolerance(ir::DType t);
+
+// The tolerance for an output of dtype t of `program` run on a GPU: the
+// default, widened to 1e-3/1e-3 for float outputs of a program whose T.gemm
+// takes float8 operands (the tensor cores add float8 products with about 13
+// bits, less than float32's 24: Hopper's wgmma, whose sums tilec promotes to
+// float32 once per T.gemm call, and so do cuBLAS and TileLang).
+Tolerance ProgramTolerance(const ir::Program& program, ir::DType t);
 
 struct CompareResult {
   bool ok = true;  // no mismatching element

@@ -183,6 +183,115 @@ absl::Status LowerSimtGemm(EmitContext& ctx, const ir::GemmNode& g, const std::s
   return ctx.status();
 }
 
+// The tl::gemm_ss / gemm_rs / gemm_ss_fp8 call of a gemm on mma.sync.
+absl::Status MmaCall(EmitContext& ctx, const ir::GemmNode& gemm,
+                     const inference::GemmWarpPartition& p, const std::string& shape, int64_t m,
+                     int64_t n, int64_t k, int64_t mp, int64_t np, const std::string& layout_b,
+                     const std::string& b_arg, const std::string& c_arg, std::string& call) {
+  const ir::GemmNode* g = &gemm;
+  const ir::Buffer& a = g->a.buffer;
+  const ir::Buffer& b = g->b.buffer;
+  const bool f16 = a->dtype == ir::DType::kFloat16 && b->dtype == ir::DType::kFloat16;
+  const bool fp8 = IsFloat8(a->dtype) && IsFloat8(b->dtype);
+  BufferInfo* ai = ctx.Info(a.get());
+  auto as = OperandShape(g->a);
+  std::string fn, a_arg, layout_a, native;
+  if (fp8 && a->scope != ir::Scope::kShared) {
+    return ctx.Unimplemented(absl::StrCat(shape, " with float8 A in ", Sv(ir::ScopeName(a->scope)),
+                                          " memory (float8 T.gemm "
+                                          "takes A from shared memory)"));
+  }
+  if (fp8) {
+    // sm_89 and later have the float8 mma; sm_80 converts to f16.
+    const bool has_fp8_mma = ctx.target().arch != CudaArch::kSm80;
+    native = has_fp8_mma ? ", true" : ", false";
+    ctx.NoteMma(has_fp8_mma
+                    ? absl::StrCat("mma.sync.aligned.m16n8k32.row.col.f32.",
+                                   Float8PtxName(a->dtype), ".", Float8PtxName(b->dtype), ".f32")
+                    : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  } else {
+    ctx.NoteMma(f16 ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+                    : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+  }
+  if (a->scope == ir::Scope::kShared) {
+    a_arg = ctx.SharedBase(*ai);
+    layout_a = ai->layout_type;
+    if (!as->whole) {
+      std::optional<SharedPart> part = PartOfShared(ctx, a_arg, layout_a, g->a);
+      if (!part || mp != m) {
+        return ctx.Unimplemented(absl::StrCat(
+            shape,
+            " with A a part of a shared buffer (tilec takes tiles A_shared[b, :, :] of 8k rows "
+            "and windows A_shared[r0:r1, c0:c1] at constant offsets, c0 a multiple of 16 "
+            "bytes, M a multiple of 16 * warps_m)"));
+      }
+      a_arg = part->pointer;
+      layout_a = part->layout;
+    }
+    fn = fp8 ? "tl::gemm_ss_fp8" : "tl::gemm_ss";
+  } else if (a->scope == ir::Scope::kFragment) {
+    // A transposed register A ([K, M]) holds element (k, m) in the slot the
+    // untransposed layout gives (m, k): the registers are op(A) either way,
+    // and gemm_rs takes them untransposed.
+    const inference::FragmentLayout* al = ctx.FragmentOf(a.get());
+    if (!al || !inference::SameLayout(*al, inference::RegisterA(m, k, p, g->transpose_a))) {
+      return ctx.Internal(absl::StrCat("the register A operand ", a->name,
+                                       " of T.gemm is not in the register-A layout"));
+    }
+    fn = "tl::gemm_rs";
+    a_arg = ai->name;
+    // gemm_rs does not read LayoutA; pass B's so the template is complete.
+    layout_a = layout_b;
+  } else {
+    return ctx.Unimplemented(
+        absl::StrCat(shape, " with A in ", Sv(ir::ScopeName(a->scope)), " memory"));
+  }
+  if (mp != m || np != n) {
+    ctx.w().Line(absl::StrCat("// padded to whole mma tiles: ", mp, " x ", np,
+                              " (the extra rows of C are never read)"));
+  }
+  const bool trans_a = g->transpose_a && fn != "tl::gemm_rs";
+  call =
+      absl::StrCat(fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
+                   trans_a ? "true" : "false", ", ", g->transpose_b ? "true" : "false", ", ",
+                   layout_a, ", ", layout_b, native, ">(", a_arg, ", ", b_arg, ", ", c_arg, ");");
+  return ctx.status();
+}
+
+// The tl::gemm_ss_wgmma call of a gemm the layout plan runs as wgmma
+// (inference/wgmma_plan.h chose it: both operands swizzled shared matrices,
+// whole or X[b, :, :]).
+absl::Status WgmmaCall(EmitContext& ctx, const ir::GemmNode& g,
+                       const inference::GemmWarpPartition& p, const std::string& shape, int64_t m,
+                       int64_t n, int64_t k, const std::string& c_arg, std::string& call) {
+  const ir::Buffer& a = g.a.buffer;
+  const ir::Buffer& b = g.b.buffer;
+  BufferInfo* ai = ctx.Info(a.get());
+  BufferInfo* bi = ctx.Info(b.get());
+  if (!ai || !bi || !ai->shared || !bi->shared ||
+      ai->shared->kind != inference::SharedLayout::Kind::kSwizzled ||
+      bi->shared->kind != inference::SharedLayout::Kind::kSwizzled) {
+    return ctx.Internal(absl::StrCat(shape, " runs as wgmma but an operand is not swizzled"));
+  }
+  std::optional<SharedPart> pa = PartOfShared(ctx, ctx.SharedBase(*ai), ai->layout_type, g.a);
+  std::optional<SharedPart> pb = PartOfShared(ctx, ctx.SharedBase(*bi), bi->layout_type, g.b);
+  if (!pa || !pb || pa->layout != ai->layout_type || pb->layout != bi->layout_type) {
+    return ctx.Internal(absl::StrCat(shape, " runs as wgmma on a part of a shared buffer"));
+  }
+  const int64_t wg_m = p.warps_m / 4, wg_n = p.warps_n, wgn = n / wg_n;
+  const bool fp8 = IsFloat8(a->dtype);
+  ctx.NoteWgmmaN(wgn);
+  ctx.NoteMma(absl::StrCat(
+      "wgmma.mma_async.sync.aligned.m64n", wgn, fp8 ? "k32.f32." : "k16.f32.",
+      fp8 ? absl::StrCat(Float8PtxName(a->dtype), ".", Float8PtxName(b->dtype))
+          : (a->dtype == ir::DType::kFloat16 ? std::string("f16.f16") : std::string("bf16.bf16"))));
+  call = absl::StrCat("tl::gemm_ss_wgmma<", m, ", ", n, ", ", k, ", ", wg_m, ", ", wg_n, ", ",
+                      g.transpose_a ? "true" : "false", ", ", g.transpose_b ? "true" : "false",
+                      ", ", pa->layout, ", ", pb->layout, ">(", pa->pointer, ", ", pb->pointer,
+                      ", ", c_arg, ");");
+  return ctx.status();
+}
+
 }  // namespace
 
 absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
@@ -283,66 +392,17 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     ctx.w().Line(absl::StrCat("for (int ", i, " = 0; ", i, " < ", cl->local_size, "; ++", i, ") ",
                               ci->name, "[", i, "] = 0.0f;  // clear_accum"));
   }
-  std::string fn, a_arg, layout_a, native;
-  if (fp8 && a->scope != ir::Scope::kShared) {
-    return ctx.Unimplemented(absl::StrCat(shape, " with float8 A in ", Sv(ir::ScopeName(a->scope)),
-                                          " memory (float8 T.gemm "
-                                          "takes A from shared memory)"));
-  }
-  if (fp8) {
-    // sm_89 and later have the float8 mma; sm_80 converts to f16.
-    const bool has_fp8_mma = ctx.target().arch != CudaArch::kSm80;
-    native = has_fp8_mma ? ", true" : ", false";
-    ctx.NoteMma(has_fp8_mma
-                    ? absl::StrCat("mma.sync.aligned.m16n8k32.row.col.f32.",
-                                   Float8PtxName(a->dtype), ".", Float8PtxName(b->dtype), ".f32")
-                    : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  if (p.wgmma) {
+    std::string call;
+    absl::Status st = WgmmaCall(ctx, *g, p, shape, m, n, k, c_arg, call);
+    if (!st.ok()) return st;
+    ctx.w().Line(call);
   } else {
-    ctx.NoteMma(f16 ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
-                    : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+    std::string call;
+    absl::Status st = MmaCall(ctx, *g, p, shape, m, n, k, mp, np, layout_b, b_arg, c_arg, call);
+    if (!st.ok()) return st;
+    ctx.w().Line(call);
   }
-  if (a->scope == ir::Scope::kShared) {
-    a_arg = ctx.SharedBase(*ai);
-    layout_a = ai->layout_type;
-    if (!as->whole) {
-      std::optional<SharedPart> part = PartOfShared(ctx, a_arg, layout_a, g->a);
-      if (!part || mp != m) {
-        return ctx.Unimplemented(absl::StrCat(
-            shape,
-            " with A a part of a shared buffer (tilec takes tiles A_shared[b, :, :] of 8k rows "
-            "and windows A_shared[r0:r1, c0:c1] at constant offsets, c0 a multiple of 16 "
-            "bytes, M a multiple of 16 * warps_m)"));
-      }
-      a_arg = part->pointer;
-      layout_a = part->layout;
-    }
-    fn = fp8 ? "tl::gemm_ss_fp8" : "tl::gemm_ss";
-  } else if (a->scope == ir::Scope::kFragment) {
-    // A transposed register A ([K, M]) holds element (k, m) in the slot the
-    // untransposed layout gives (m, k): the registers are op(A) either way,
-    // and gemm_rs takes them untransposed.
-    const inference::FragmentLayout* al = ctx.FragmentOf(a.get());
-    if (!al || !inference::SameLayout(*al, inference::RegisterA(m, k, p, g->transpose_a))) {
-      return ctx.Internal(absl::StrCat("the register A operand ", a->name,
-                                       " of T.gemm is not in the register-A layout"));
-    }
-    fn = "tl::gemm_rs";
-    a_arg = ai->name;
-    // gemm_rs does not read LayoutA; pass B's so the template is complete.
-    layout_a = layout_b;
-  } else {
-    return ctx.Unimplemented(
-        absl::StrCat(shape, " with A in ", Sv(ir::ScopeName(a->scope)), " memory"));
-  }
-  if (mp != m || np != n) {
-    ctx.w().Line(absl::StrCat("// padded to whole mma tiles: ", mp, " x ", np,
-                              " (the extra rows of C are never read)"));
-  }
-  const bool trans_a = g->transpose_a && fn != "tl::gemm_rs";
-  ctx.w().Line(absl::StrCat(fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
-                            trans_a ? "true" : "false", ", ", g->transpose_b ? "true" : "false",
-                            ", ", layout_a, ", ", layout_b, native, ">(", a_arg, ", ", b_arg, ", ",
-                            c_arg, ");"));
   if (narrow_c) {
     const std::string i = ctx.Fresh("i");
     ctx.w().Line("#pragma unroll");

@@ -271,6 +271,18 @@ class EmitContext {
   // Records a tensor-core instruction the kernel uses (CudaKernel::mma).
   void NoteMma(const std::string& instruction);
   const std::vector<std::string>& mma() const { return mma_; }
+  // The N of the wgmma instructions the program uses (each is compiled in
+  // from tl/wgmma_ops.h by a TL_WGMMA_N<N> define); kept across kernels.
+  void NoteWgmmaN(int64_t n) { wgmma_n_.insert(n); }
+  const std::set<int64_t>& wgmma_n() const { return wgmma_n_; }
+  // Whether the program runs a gemm as wgmma: shared buffers are then
+  // 1024-byte aligned (the 128-byte swizzle's period), and every block
+  // barrier is preceded by fence.proxy.async so that what the threads wrote
+  // to shared memory is visible to wgmma.
+  bool uses_wgmma() const;
+  // Writes "tl::syncthreads();", after tl::fence_proxy_async() when
+  // uses_wgmma().
+  void WriteBarrier();
   // Scratch shared memory for one operator: at least `bytes` bytes in one of
   // two areas that alternate between consecutive operators, so an operator
   // writing its area never waits for the previous operator's readers (whose
@@ -334,6 +346,7 @@ class EmitContext {
   bool one_scratch_area_ = false;
   std::map<const ir::BufferNode*, std::string> stage_index_;
   std::vector<std::string> mma_;
+  std::set<int64_t> wgmma_n_;
   std::vector<ir::Var> pinned_;
   std::set<const ir::VarNode*> nonneg_vars_;
   std::map<const ir::VarNode*, std::pair<int64_t, int64_t>> ranges_;

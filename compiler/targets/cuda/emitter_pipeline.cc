@@ -252,7 +252,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   ctx.w().Open(absl::StrCat("for (int ", k, " = ", min, "; ", k, " < ",
                             zero_min ? n : absl::StrCat(min, " + ", n), "; ++", k, ")"));
   ctx.w().Line(absl::StrCat("tl::cp_async_wait<", S - 2, ">();"));
-  ctx.w().Line("tl::syncthreads();");
+  ctx.WriteBarrier();
   ctx.written().clear();
   ctx.read().clear();
   ctx.w().Open(absl::StrCat("if (", rel, " + ", S - 1, " < ", n, ")"));

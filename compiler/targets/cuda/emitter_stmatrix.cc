@@ -54,8 +54,9 @@ bool StmatrixFragmentCopy(EmitContext& ctx, const ir::CopyNode* c) {
     ctx.w().Line(
         absl::StrCat("// ", src->name, " (", fl->kind, ") -> ", dst->name, " with stmatrix"));
     ctx.w().Line(absl::StrCat("tl::store_acc_stmatrix<", di->ctype, ", ", m, ", ", n, ", ",
-                              p.warps_m, ", ", p.warps_n, ", ", di->layout_type, ">(",
-                              ctx.SharedBase(*di), ", ", si->name, ");"));
+                              p.warps_m, ", ", p.warps_n, ", ", di->layout_type,
+                              p.wgmma ? ", true" : "", ">(", ctx.SharedBase(*di), ", ", si->name,
+                              ");"));
     return true;
   }
   return false;

@@ -165,7 +165,7 @@ void EmitContext::Barrier() {
     w().Line("tl::cp_async_wait<0>();");
     pending_async_ = false;
   }
-  w().Line("tl::syncthreads();");
+  WriteBarrier();
   written_.clear();
   read_.clear();
 }

@@ -237,9 +237,13 @@ TEST(LayoutTest, SwizzledValuesFromTheSpecification) {
   // 128-byte rows: chunk k of row r moves to k ^ (r & 7).
   static_assert(tl::Swizzled<8, 64, 2>::offset(1, 0) == 72);
   EXPECT_EQ((tl::Swizzled<8, 64, 2>::offset(3, 17)), 3 * 64 + 1 * 8 + 1);
-  // 256-byte rows: only the low three chunk bits are swizzled.
-  EXPECT_EQ((tl::Swizzled<8, 128, 2>::offset(1, 8)), 128 + 0);
-  EXPECT_EQ((tl::Swizzled<8, 128, 2>::offset(1, 64)), 128 + 9 * 8);
+  // 256-byte rows: 128-byte column blocks, each an [8, 64] block of its own
+  // with the 128-byte rule (block 1 starts after the 8 rows of block 0).
+  EXPECT_EQ((tl::Swizzled<8, 128, 2>::offset(1, 8)), 64 + 0);
+  EXPECT_EQ((tl::Swizzled<8, 128, 2>::offset(1, 64)), 8 * 64 + 64 + 1 * 8);
+  EXPECT_EQ((tl::Swizzled<16, 128, 2>::offset(9, 70)), 16 * 64 + 9 * 64 + (0 ^ 1) * 8 + 6);
+  // A higher-rank buffer's matrices of TR rows are stored one after another.
+  EXPECT_EQ((tl::Swizzled<16, 128, 2, 8>::offset(9, 70)), 8 * 128 + 8 * 64 + 1 * 64 + 8 + 6);
   // 32-byte rows: k ^ ((r / 4) % 2).
   EXPECT_EQ((tl::Swizzled<8, 16, 2>::offset(4, 0)), 4 * 16 + 8);
   EXPECT_EQ((tl::Swizzled<8, 16, 2>::offset(2, 9)), 2 * 16 + 8 + 1);
@@ -255,19 +259,25 @@ void CheckSwizzle() {
   SCOPED_TRACE(testing::Message() << "C=" << L::kCols << " E=" << E);
   constexpr int C = L::kCols;
   constexpr int chunk = 16 / E;
+  // A permutation of the matrix that keeps 16-byte chunks whole; rows of up
+  // to 128 bytes stay within themselves.
+  std::vector<int> seen(L::kRows * C, 0);
   for (int r = 0; r < L::kRows; ++r) {
-    std::vector<int> seen(C, 0);
     for (int c = 0; c < C; ++c) {
       const int off = L::offset(r, c);
-      ASSERT_GE(off, r * C);
-      ASSERT_LT(off, (r + 1) * C);
-      ++seen[off - r * C];
+      ASSERT_GE(off, 0);
+      ASSERT_LT(off, L::kRows * C);
+      ++seen[off];
+      if (C * E <= 128) {
+        ASSERT_GE(off, r * C);
+        ASSERT_LT(off, (r + 1) * C);
+      }
       if (c % chunk != 0) {
         EXPECT_EQ(off, L::offset(r, c - 1) + 1) << "chunk split at " << c;
       }
     }
-    for (int i = 0; i < C; ++i) ASSERT_EQ(seen[i], 1) << "row " << r << " not a permutation";
   }
+  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "element " << i;
   // 8 consecutive rows (from a multiple of 8) at the same 16-byte column
   // chunk cover all 32 banks: conflict-free ldmatrix phases and stores.
   for (int r0 = 0; r0 + 8 <= L::kRows; r0 += 8) {

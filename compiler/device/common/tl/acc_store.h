@@ -4,6 +4,11 @@
 // the tl element types. Included by the target's tl/tl.h after tl/gemm.h.
 //
 //   store_acc_stmatrix<T, M, N, WarpsM, WarpsN, Layout>(C_smem, C_frag)
+//   store_acc_stmatrix<T, M, N, WarpsM, WarpsN, Layout, true>(C_smem, C_frag)
+//
+// The second form takes the wgmma accumulator of tl/gemm_wgmma.h (WarpsM =
+// 4 * WgM, WarpsN = WgN): the same 16 x 8 tiles, warp w's rows (w / 4 % WgM)
+// * WGM + mi * 64 + (w % 4) * 16 + ..., columns (w / 4 / WgM) * WGN + ....
 //
 // C_frag is a float accumulator fragment in the layout tl/gemm.h documents
 // for gemm_ss<M, N, K, WarpsM, WarpsN, ...>: local ((mi * NI + ni) * 2 + h) * 2
@@ -28,13 +33,17 @@
 
 namespace tl {
 
-template <typename T, int M, int N, int WarpsM, int WarpsN, typename Layout, typename P>
+template <typename T, int M, int N, int WarpsM, int WarpsN, typename Layout, bool Wgmma = false,
+          typename P>
 __device__ __forceinline__ void store_acc_stmatrix(const P& C_smem, const float* C_frag) {
   static_assert(sizeof(T) == 2, "tl::store_acc_stmatrix: T must be a 16-bit type");
   static_assert(M % (16 * WarpsM) == 0,
                 "tl::store_acc_stmatrix: M must be a multiple of 16 * WarpsM");
   static_assert(N % (8 * WarpsN) == 0,
                 "tl::store_acc_stmatrix: N must be a multiple of 8 * WarpsN");
+  static_assert(
+      !Wgmma || (WarpsM % 4 == 0 && M % (16 * WarpsM) == 0 && (M / (WarpsM / 4)) % 64 == 0),
+      "tl::store_acc_stmatrix: a wgmma accumulator has warpgroups of whole m64 tiles");
   static_assert(Layout::kCols == N && Layout::kRows >= M,
                 "tl::store_acc_stmatrix: the layout must have N columns and at least M rows");
   static_assert(N % 8 == 0, "tl::store_acc_stmatrix: rows of 8 elements must be 16-byte aligned");
@@ -44,11 +53,20 @@ __device__ __forceinline__ void store_acc_stmatrix(const P& C_smem, const float*
   if (warp >= WarpsM * WarpsN) return;  // a replicated warp group: same values
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int wm = warp % WarpsM, wn = warp / WarpsM;
+  // The first row of this warp's 16-row tile mi.
+  auto tile_row = [&](int mi) {
+    if constexpr (Wgmma) {
+      constexpr int WgM = WarpsM / 4;
+      return (warp / 4 % WgM) * (M / WgM) + mi * 64 + (warp % 4) * 16;
+    } else {
+      return wm * WM + mi * 16;
+    }
+  };
   // This lane addresses row r of matrix q: q = (8-column tile, row half).
   const int r = lane % 8, q = lane / 8;
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
-    const int row = wm * WM + mi * 16 + (q % 2) * 8 + r;
+    const int row = tile_row(mi) + (q % 2) * 8 + r;
 #pragma unroll
     for (int ni = 0; ni + 1 < NI; ni += 2) {
       uint32_t x[4];

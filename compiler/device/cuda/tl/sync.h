@@ -1,8 +1,9 @@
 // Block-level primitives for CUDA: dynamic shared memory and the block
 // barrier, plus the address-space conversions the other wrappers use.
 //
-// dynamic_smem() is the base of the block's dynamic shared memory (128-byte
-// aligned); generated code places every shared buffer at an offset from it.
+// dynamic_smem() is the base of the block's dynamic shared memory (1024-byte
+// aligned: the period of wgmma's 128-byte swizzle); generated code places
+// every shared buffer at an offset from it.
 // syncthreads() is `bar.sync 0`: every thread of the block must reach it.
 #ifndef TILEC_DEVICE_CUDA_TL_SYNC_H_
 #define TILEC_DEVICE_CUDA_TL_SYNC_H_
@@ -12,7 +13,7 @@
 namespace tl {
 
 __device__ __forceinline__ uint8_t* dynamic_smem() {
-  extern __shared__ __align__(128) uint8_t tl_dynamic_smem_base[];
+  extern __shared__ __align__(1024) uint8_t tl_dynamic_smem_base[];
   return tl_dynamic_smem_base;
 }
 

@@ -20,6 +20,7 @@
 #include "tl/cp_async.h"
 #include "tl/atomic.h"
 #include "tl/mbarrier.h"
+#include "tl/wgmma.h"
 #include "tl/math.h"
 #include "tl/buffer.h"
 #include "tl/entry.h"
@@ -31,6 +32,7 @@
 #include "tl/reduce.h"
 #include "tl/gemm.h"
 #include "tl/gemm_fp8.h"
+#include "tl/gemm_wgmma.h"
 #include "tl/acc_store.h"
 #include "tl/red.h"
 

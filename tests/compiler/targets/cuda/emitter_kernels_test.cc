@@ -425,6 +425,8 @@ TEST(EmittedKernels, FragmentCumsumLocalBuffersAndPartialFills) {
 // that alternate between operators; when the kernel's shared memory does not
 // fit with two areas, every operator takes the same one (and a barrier
 // separates them). `pad` is live throughout, so the plan cannot reuse it.
+// K = 48 (96-byte rows, which no wgmma swizzle takes) keeps the gemm on
+// mma.sync, whose FullCol partition spreads each row over the 8 warps.
 constexpr char kTightScratch[] = R"(
 import tilelang.language as T
 
@@ -457,15 +459,15 @@ def tight(M, N, K, big):
 )";
 
 TEST(EmittedKernels, CrossWarpReductionsShareOneScratchAreaWhenSharedMemoryIsTight) {
-  for (const char* big : {"1024", "55500"}) {
+  for (const char* big : {"1024", "54476"}) {
     SCOPED_TRACE(big);
     absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource(
-        "tight.py", kTightScratch, "tight", {{"M", "64"}, {"N", "64"}, {"K", "32"}, {"big", big}});
+        "tight.py", kTightScratch, "tight", {{"M", "64"}, {"N", "64"}, {"K", "48"}, {"big", big}});
     ASSERT_TRUE(p.ok()) << p.status();
     absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
     ASSERT_TRUE(src.ok()) << src.status();
     ASSERT_EQ(src->kernels.size(), 1u);
-    const bool tight = std::string(big) == "55500";
+    const bool tight = std::string(big) == "54476";
     // Two areas of [8][64] floats would need 232320 + 2048 bytes.
     EXPECT_LE(src->kernels[0].smem_bytes, 232448);
     EXPECT_EQ(src->code.find("scratch_1") == std::string::npos, tight);

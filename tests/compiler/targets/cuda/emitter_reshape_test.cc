@@ -336,7 +336,7 @@ TEST(ReshapeEmission, ConvertsALayoutConflictThroughSharedMemory) {
       CompileSource("two_layouts.py", kTwoLayouts, "two_layouts",
                     {{"M", "128"}, {"N", "32"}, {"K", "32"}, {"D", "128"}, {"bm", "64"}});
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm90a);
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_THAT(src->code, HasSubstr("scale_stage"));
 }

@@ -72,7 +72,8 @@ void RunGemm(const Bindings& bindings, const std::vector<std::string>& has) {
   ::tilec::testing::ExpectEmulatorMatchesInterpreter(*program, *src, check);
 }
 
-// 2 x 2 warps, 32 x 32 per warp: four 8-column tiles, two x4 per 16 rows.
+// One warpgroup (wgmma m64n64), 16 x 64 per warp: eight 8-column tiles, four
+// x4 per 16 rows.
 TEST(StmatrixEpilogue, EvenTileCountRaggedFloat16) {
   RunGemm({{"M", "100"},
            {"N", "72"},
@@ -80,7 +81,8 @@ TEST(StmatrixEpilogue, EvenTileCountRaggedFloat16) {
            {"block_M", "64"},
            {"block_N", "64"},
            {"block_K", "32"}},
-          {"tl::store_acc_stmatrix<tl::half_t, 64, 64, 2, 2, C_shared_layout>(C_shared, C_local);",
+          {"tl::store_acc_stmatrix<tl::half_t, 64, 64, 4, 1, C_shared_layout, true>(C_shared, "
+           "C_local);",
            "using C_shared_layout = tl::RowMajor<64, 64>;"});
 }
 
@@ -94,8 +96,34 @@ TEST(StmatrixEpilogue, SwizzledBfloat16) {
            {"block_K", "32"},
            {"dtype", "bfloat16"},
            {"swizzle_c", "True"}},
-          {"tl::store_acc_stmatrix<tl::bfloat16_t, 64, 64, 2, 2, C_shared_layout>",
+          {"tl::store_acc_stmatrix<tl::bfloat16_t, 64, 64, 4, 1, C_shared_layout, true>",
            "using C_shared_layout = tl::Swizzled<64, 64, 2>;"});
+}
+
+// One warpgroup, two m64n128 instructions per k-step (rows 0-63 and 64-127):
+// each warp stores two 16-row tiles 64 rows apart.
+TEST(StmatrixEpilogue, WgmmaAccumulatorWithTwoInstructionsPerWarpgroup) {
+  RunGemm({{"M", "200"},
+           {"N", "136"},
+           {"K", "96"},
+           {"block_M", "128"},
+           {"block_N", "128"},
+           {"block_K", "32"}},
+          {"tl::store_acc_stmatrix<tl::half_t, 128, 128, 4, 1, C_shared_layout, true>",
+           "tl::gemm_ss_wgmma<128, 128, 32, 1, 1, false, false"});
+}
+
+// Two warpgroups side by side along N (m64n64 each).
+TEST(StmatrixEpilogue, WgmmaAccumulatorOfTwoWarpgroupsAlongN) {
+  RunGemm({{"M", "64"},
+           {"N", "256"},
+           {"K", "64"},
+           {"block_M", "64"},
+           {"block_N", "128"},
+           {"block_K", "64"},
+           {"threads", "256"}},
+          {"tl::store_acc_stmatrix<tl::half_t, 64, 128, 4, 2, C_shared_layout, true>",
+           "tl::gemm_ss_wgmma<64, 128, 64, 1, 2, false, false"});
 }
 
 // 4 x 1 warps, 16 x 24 per warp: three 8-column tiles, one x4 and one x2.

@@ -98,8 +98,16 @@ TEST(DefaultGemm, CompilesWithoutSpillsForBothTargets) {
       std::printf("no SASS check: %s\n", std::string(sass.status().message()).c_str());
       continue;
     }
-    EXPECT_GT(CountOpcode(*sass, "HMMA"), 0);
-    EXPECT_GT(CountOpcode(*sass, "LDSM"), 0);
+    if (arch == CudaArch::kSm90a) {
+      // wgmma (two m64n128k16 per k-step of 16) reading shared memory through
+      // descriptors: no mma.sync, no ldmatrix.
+      EXPECT_EQ(CountOpcode(*sass, "HGMMA.64x128x16.F32"), 4);
+      EXPECT_EQ(CountOpcode(*sass, "HMMA"), 0);
+      EXPECT_EQ(CountOpcode(*sass, "LDSM"), 0);
+    } else {
+      EXPECT_GT(CountOpcode(*sass, "HMMA"), 0);
+      EXPECT_GT(CountOpcode(*sass, "LDSM"), 0);
+    }
     EXPECT_GT(CountOpcode(*sass, "LDGSTS"), 0);  // cp.async in the pipelined loop
     EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
   }
@@ -252,15 +260,12 @@ TEST(Unsupported, Float8GemmWithRegisterAIsUnimplemented) {
   }
 }
 
-// The float8 GEMM example: on sm_90a the float8 mma, which ptxas implements
-// as hardware float8 -> f16 unpacking (F2FP.F16.E4M3.UNPACK_B) feeding
-// HMMA.16816.F32 (Hopper has no 16832 float8 HMMA; wgmma is its float8
-// path); on sm_80 f16 mmas of operands converted in software (no F2FP
-// unpack there). K-major operands go through ldmatrix. The kernel reports
-// its instruction.
-TEST(Float8Gemm, UsesTheFloat8MmaOnSm90aAndF16OnSm80) {
-  // Mixed operands: the SASS shows both unpackings (two NVRTC compiles keep
-  // this test short).
+// The float8 GEMM example: on sm_90a the float8 wgmma (QGMMA in the SASS,
+// operands read through descriptors); on sm_80 f16 mmas of operands converted
+// in software, K-major operands through ldmatrix. The kernel reports its
+// instruction.
+TEST(Float8Gemm, UsesFloat8WgmmaOnSm90aAndF16OnSm80) {
+  // Mixed operands (two NVRTC compiles keep this test short).
   for (const char* b_dtype : {"float8_e5m2"}) {
     SCOPED_TRACE(b_dtype);
     absl::StatusOr<ir::Program> program = CompileExample("gemm_fp8.py", "matmul_fp8",
@@ -286,9 +291,10 @@ TEST(Float8Gemm, UsesTheFloat8MmaOnSm90aAndF16OnSm80) {
       const std::string mma =
           arch == CudaArch::kSm80
               ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
-              : absl::StrCat("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.", b_ptx, ".f32");
+              : absl::StrCat("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.", b_ptx);
       EXPECT_THAT(src->kernels[0].mma, ::testing::ElementsAre(mma));
-      EXPECT_THAT(src->code, HasSubstr("tl::gemm_ss_fp8<"));
+      EXPECT_THAT(src->code,
+                  HasSubstr(arch == CudaArch::kSm80 ? "tl::gemm_ss_fp8<" : "tl::gemm_ss_wgmma<"));
       absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "matmul_fp8.cu", arch);
       ASSERT_TRUE(r.ok()) << r.status();
       ASSERT_EQ(r->kernels.size(), 1u);
@@ -299,15 +305,14 @@ TEST(Float8Gemm, UsesTheFloat8MmaOnSm90aAndF16OnSm80) {
         std::printf("no SASS check: %s\n", std::string(sass.status().message()).c_str());
         continue;
       }
-      EXPECT_GT(CountOpcode(*sass, "LDSM"), 0);  // K-major float8 operands via ldmatrix
       EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
-      EXPECT_GT(CountOpcode(*sass, "HMMA.16816.F32"), 0);
-      const std::string unpack_b =
-          absl::StrCat("F2FP.F16.", b_ptx == "e4m3" ? "E4M3" : "E5M2", ".UNPACK_B");
       if (arch == CudaArch::kSm90a) {
-        EXPECT_GT(CountOpcode(*sass, "F2FP.F16.E4M3.UNPACK_B"), 0);
-        EXPECT_GT(CountOpcode(*sass, unpack_b), 0);
+        // Two float8 wgmma (k32) per 64-deep stage, operands through descriptors.
+        EXPECT_EQ(CountOpcode(*sass, "QGMMA.64x64x32.F32.E4M3.E5M2"), 2);
+        EXPECT_EQ(CountOpcode(*sass, "HMMA"), 0);
       } else {
+        EXPECT_GT(CountOpcode(*sass, "LDSM"), 0);  // K-major float8 operands via ldmatrix
+        EXPECT_GT(CountOpcode(*sass, "HMMA.16816.F32"), 0);
         EXPECT_EQ(CountOpcode(*sass, "F2FP.F16.E4M3.UNPACK_B"), 0);
       }
     }

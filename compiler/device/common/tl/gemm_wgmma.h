@@ -1,0 +1,152 @@
+// Block-level gemm on Hopper's warpgroup mma (docs/cuda_backend.md "wgmma").
+// Target-neutral: built on the target's tl/wgmma.h (inline PTX on CUDA, the
+// emulated instruction on the host), so the emulator runs this very code.
+//
+//   gemm_ss_wgmma<M, N, K, WgM, WgN, TransA, TransB, LayoutA, LayoutB>(A_smem, B_smem, C_frag)
+//
+// C += op(A) @ op(B), A stored [M, K] ([K, M] when TransA), B stored [K, N]
+// ([N, K] when TransB), both in shared memory in tl::Swizzled layouts (whose
+// 32-, 64- and 128-byte swizzles are wgmma's), each buffer 8-row-period
+// aligned (kSwizzleBytes * 8 bytes). Operands tl::half_t or tl::bfloat16_t
+// (k16; either major-ness), or tl::fp8_e4m3_t / tl::fp8_e5m2_t (k32; A stored
+// [M, K] and B stored [N, K] only); C float.
+//
+// The block's warps form warpgroups of four (w / 4); warpgroup g computes
+// rows wgm * WGM .. and columns wgn * WGN .. of C, wgm = g % WgM, wgn = (g /
+// WgM) % WgN, WGM = M / WgM (a multiple of 64), WGN = N / WgN (a multiple of
+// 8, at most 256), issuing MI = WGM / 64 instructions m64n<WGN> per k-step;
+// further warpgroups (the block has more than 4 * WgM * WgN warps) compute
+// the same tile again. C_frag (MI * WGN / 2 floats) is the wgmma accumulator
+// layout (inference::MmaAccumulator with wgmma): local ((mi * NI + ni) * 2 +
+// h) * 2 + e, NI = WGN / 8, holds C(wgm * WGM + mi * 64 + (w % 4) * 16 + h * 8
+// + lane / 4, wgn * WGN + ni * 8 + 2 * (lane % 4) + e), the PTX ISA's D
+// fragment of each instruction.
+//
+// The instructions of one call form one wgmma group: fenced before (the
+// accumulator registers were written by ordinary code), committed, and
+// waited for before returning, so C is complete on return. Float8 sums are
+// promoted: each call accumulates into a zeroed register tile that is added
+// to C in float32 (the tensor cores' float8 accumulation keeps fewer bits). Shared memory the
+// block wrote with ordinary stores or cp.async must have been made visible to
+// the async proxy (tl::fence_proxy_async() by the writers before the barrier
+// that precedes the call).
+#ifndef TILEC_DEVICE_COMMON_TL_GEMM_WGMMA_H_
+#define TILEC_DEVICE_COMMON_TL_GEMM_WGMMA_H_
+
+#include "tl/layout.h"
+
+namespace tl {
+namespace detail {
+
+// The instruction kind of an operand pair (tl/wgmma_ops.h).
+template <typename AT, typename BT>
+struct WgmmaKind {
+  static_assert(sizeof(AT) == 0,
+                "tl::gemm_ss_wgmma: operands must be float16, bfloat16 or float8 (e4m3, e5m2)");
+};
+template <>
+struct WgmmaKind<half_t, half_t> {
+  static constexpr int value = 0;
+};
+template <>
+struct WgmmaKind<bfloat16_t, bfloat16_t> {
+  static constexpr int value = 1;
+};
+template <>
+struct WgmmaKind<fp8_e4m3_t, fp8_e4m3_t> {
+  static constexpr int value = 2;
+};
+template <>
+struct WgmmaKind<fp8_e4m3_t, fp8_e5m2_t> {
+  static constexpr int value = 3;
+};
+template <>
+struct WgmmaKind<fp8_e5m2_t, fp8_e4m3_t> {
+  static constexpr int value = 4;
+};
+template <>
+struct WgmmaKind<fp8_e5m2_t, fp8_e5m2_t> {
+  static constexpr int value = 5;
+};
+
+// The matrix descriptor (PTX ISA "Matrix Descriptor Format") of the operand
+// whose first core matrix starts at `p`, in layout L, K-major or MN-major:
+// start address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29 (MN-major:
+// the distance between swizzle blocks along M/N, L's column-block distance;
+// K-major swizzled: unused, 1), stride byte offset >> 4 in 32-45 (8 rows of
+// the swizzle width: the distance between 8-row groups), base offset 0 (the
+// buffer is aligned to the swizzle period), swizzle mode in 62-63 (1: 128
+// bytes, 2: 64, 3: 32).
+template <typename L, bool MnMajor>
+__device__ __forceinline__ uint64_t wgmma_desc(const void* p) {
+  constexpr int kSwizzle = SwizzleOf<L>::kSwizzleBytes;
+  static_assert(kSwizzle == 32 || kSwizzle == 64 || kSwizzle == 128,
+                "tl::gemm_ss_wgmma: operands must be in a tl::Swizzled layout");
+  constexpr uint64_t kMode = kSwizzle == 128 ? 1 : kSwizzle == 64 ? 2 : 3;
+  constexpr uint64_t kLbo = MnMajor ? uint64_t(SwizzleOf<L>::kBlockBytes) : 16;
+  constexpr uint64_t kSbo = uint64_t(kSwizzle) * 8;
+  const uint64_t addr = wgmma_smem_addr(p);
+  return ((addr & 0x3FFFF) >> 4) | (((kLbo & 0x3FFFF) >> 4) << 16) | ((kSbo >> 4) << 32) |
+         (kMode << 62);
+}
+
+}  // namespace detail
+
+template <int M, int N, int K, int WgM, int WgN, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, typename AT, typename BT>
+__device__ __forceinline__ void gemm_ss_wgmma(const AT* A_smem, const BT* B_smem, float* C_frag) {
+  constexpr int WGM = M / WgM;
+  constexpr int WGN = N / WgN;
+  constexpr int MI = WGM / 64;
+  constexpr int kKind = detail::WgmmaKind<AT, BT>::value;
+  constexpr int KStep = sizeof(AT) == 1 ? 32 : 16;
+  static_assert(WgM >= 1 && WgN >= 1 && M % (64 * WgM) == 0 && N % (8 * WgN) == 0 && WGN <= 256,
+                "tl::gemm_ss_wgmma: each warpgroup computes whole m64 tiles of at most 256 "
+                "columns, a multiple of 8");
+  static_assert(K % KStep == 0, "tl::gemm_ss_wgmma: K must be a multiple of the k-step (16, 32)");
+  static_assert(KStep == 16 || (!TransA && TransB),
+                "tl::gemm_ss_wgmma: float8 operands must be stored A [M, K] and B [N, K]");
+  static_assert(LayoutA::kCols == (TransA ? M : K) && LayoutB::kCols == (TransB ? K : N),
+                "tl::gemm_ss_wgmma: a layout's column count must be its operand's stored "
+                "column count");
+  const int wg = static_cast<int>(threadIdx.x) / 128 % (WgM * WgN);
+  const int m_base = (wg % WgM) * WGM;
+  const int n_base = (wg / WgM) * WGN;
+  // Float8 (k32) products are summed by the tensor cores with fewer bits than
+  // float32; their sums start from 0 in a separate accumulator per call and
+  // are added to C in float32 after the wait (promoted), so the error stays
+  // that of block_K products, not of the whole K.
+  constexpr bool kPromote = KStep == 32;
+  constexpr int kRegs = MI * WGN / 2;
+  float part[kPromote ? kRegs : 1];
+  float* acc = kPromote ? part : C_frag;
+  WgmmaGroup group;
+  wgmma_fence_operand<kRegs>(C_frag);
+  if constexpr (kPromote) wgmma_fence_operand<kRegs>(part);
+  wgmma_fence();
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += KStep) {
+    // B: K-major when stored [N, K]; MN-major (columns contiguous) stored [K, N].
+    const BT* b = B_smem + (TransB ? LayoutB::offset(n_base, k0) : LayoutB::offset(k0, n_base));
+    const uint64_t desc_b = detail::wgmma_desc<LayoutB, !TransB>(b);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const int m0 = m_base + mi * 64;
+      const AT* a = A_smem + (TransA ? LayoutA::offset(k0, m0) : LayoutA::offset(m0, k0));
+      const uint64_t desc_a = detail::wgmma_desc<LayoutA, TransA>(a);
+      wgmma_ss<WGN, kKind, TransA ? 1 : 0, TransB ? 0 : 1>(group, acc + mi * (WGN / 2), desc_a,
+                                                           desc_b, kPromote && k0 == 0 ? 0u : 1u);
+    }
+  }
+  wgmma_commit(group);
+  wgmma_wait<0>(group);
+  wgmma_fence_operand<kRegs>(acc);
+  if constexpr (kPromote) {
+#pragma unroll
+    for (int i = 0; i < kRegs; ++i) C_frag[i] += part[i];
+  }
+}
+
+}  // namespace tl
+
+#endif  // TILEC_DEVICE_COMMON_TL_GEMM_WGMMA_H_

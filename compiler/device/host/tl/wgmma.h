@@ -1,0 +1,179 @@
+// Host twin of tl/wgmma.h: Hopper's warpgroup mma, emulated from the PTX ISA.
+//
+// wgmma_ss<N, Kind, TA, TB>(group, d, desc_a, desc_b, scale_d) is
+// wgmma.mma_async.sync.aligned.m64n<N>k{16,32}.f32 with both operands in
+// shared memory. Each thread computes its own D fragment (the ISA's figure:
+// register i of lane l in warp w % 4 of the warpgroup holds row 16 (w % 4) +
+// l / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (l % 4) + i % 2), reading A
+// (64 x k) and B (k x N) from shared memory through the matrix descriptors
+// as the hardware does, not through tilec's layout types: start address,
+// leading and stride byte offsets and swizzle mode decoded from the 64-bit
+// descriptor, element (mn, k) found in the ISA's canonical layout for the
+// operand's major-ness (TA / TB: 1 = MN-major), then the swizzle applied to
+// the address (Swizzle<B, 4, 3>: bits 4.. ^= bits 7.., B = 3, 2, 1 for the
+// 128-, 64-, 32-byte modes). Addresses count from the block's shared memory
+// base (which the CUDA side aligns to 1024 bytes). A layout that disagrees
+// with the descriptor reads the wrong elements and gives wrong numbers.
+//
+// The results are asynchronous as on the GPU: they are kept in the group
+// and written to d only when wgmma_wait retires their group (a later wgmma
+// of the same group reading the same accumulator sees the pending value, as
+// the hardware chains them). Code that reads d before the wait sees the old
+// values. Products of the operand types are exact in float; the sum runs
+// over k in order onto the accumulator (scale_d 0: onto 0).
+#ifndef TILEC_DEVICE_HOST_TL_WGMMA_H_
+#define TILEC_DEVICE_HOST_TL_WGMMA_H_
+
+#include <cstring>
+#include <vector>
+
+#include "tl/thread.h"
+#include "tl/types.h"
+
+namespace tl {
+
+struct WgmmaGroup {
+  struct Write {  // the results of one instruction
+    float* dst;
+    std::vector<float> values;
+  };
+  std::vector<Write> open;                    // issued, not committed
+  std::vector<std::vector<Write>> committed;  // oldest first
+};
+
+inline uint32_t wgmma_smem_addr(const void* p) {
+  return static_cast<uint32_t>(static_cast<const uint8_t*>(p) - host::self()->smem);
+}
+
+inline void fence_proxy_async() {}
+inline void wgmma_fence() {}
+
+template <int Count>
+inline void wgmma_fence_operand(float*) {}
+
+inline void wgmma_commit(WgmmaGroup& g) {
+  g.committed.push_back(std::move(g.open));
+  g.open.clear();
+}
+
+template <int N>
+inline void wgmma_wait(WgmmaGroup& g) {
+  while (g.committed.size() > static_cast<size_t>(N)) {
+    for (const WgmmaGroup::Write& w : g.committed.front()) {
+      for (size_t i = 0; i < w.values.size(); ++i) w.dst[i] = w.values[i];
+    }
+    g.committed.erase(g.committed.begin());
+  }
+}
+
+namespace host {
+
+// Byte address (from the shared base) of element (mn, k) of a wgmma operand
+// in shared memory, E-byte elements.
+inline uint32_t wgmma_element(uint64_t desc, bool mn_major, int mn, int k, int e) {
+  const uint32_t start = static_cast<uint32_t>(desc & 0x3FFF) << 4;
+  const uint32_t lbo = static_cast<uint32_t>((desc >> 16) & 0x3FFF) << 4;
+  const uint32_t sbo = static_cast<uint32_t>((desc >> 32) & 0x3FFF) << 4;
+  const int mode = static_cast<int>(desc >> 62);
+  const uint32_t width = mode == 1 ? 128 : mode == 2 ? 64 : 32;  // swizzle bytes
+  uint32_t byte;
+  if (!mn_major) {
+    // ((8, m), (T, 2k)) : ((width / 16 * T, SBO), (1, T)): rows of `width` bytes.
+    byte = start + (mn % 8) * width + (mn / 8) * sbo + k * e;
+  } else {
+    // ((T, width / 16, m), (8, k)) : ((1, T, LBO), (width / 16 * T, SBO)).
+    const int per_block = static_cast<int>(width) / e;
+    byte = start + (mn % per_block) * e + (mn / per_block) * lbo + (k % 8) * width + (k / 8) * sbo;
+  }
+  const uint32_t bits = mode == 1 ? 3 : mode == 2 ? 2 : 1;
+  return byte ^ (((byte >> 7) & ((1u << bits) - 1)) << 4);
+}
+
+template <typename T>
+inline float wgmma_load(uint64_t desc, bool mn_major, int mn, int k) {
+  Thread* t = self();
+  const uint32_t at = wgmma_element(desc, mn_major, mn, k, sizeof(T));
+  if (static_cast<uint64_t>(at) + sizeof(T) > t->smem_bytes) {
+    t->rt->check_shared(t, t->smem + at, sizeof(T), "wgmma operand (matrix descriptor)");
+  }
+  if (t->check_uninit) t->rt->smem_read(t, t->smem + at, sizeof(T), t->pc);
+  decltype(T{}.bits()) bits;
+  std::memcpy(&bits, t->smem + at, sizeof(T));
+  return float(T::from_bits(bits));
+}
+
+template <int Kind>
+struct WgmmaTypes;
+template <>
+struct WgmmaTypes<0> {
+  using A = half_t;
+  using B = half_t;
+};
+template <>
+struct WgmmaTypes<1> {
+  using A = bfloat16_t;
+  using B = bfloat16_t;
+};
+template <>
+struct WgmmaTypes<2> {
+  using A = fp8_e4m3_t;
+  using B = fp8_e4m3_t;
+};
+template <>
+struct WgmmaTypes<3> {
+  using A = fp8_e4m3_t;
+  using B = fp8_e5m2_t;
+};
+template <>
+struct WgmmaTypes<4> {
+  using A = fp8_e5m2_t;
+  using B = fp8_e4m3_t;
+};
+template <>
+struct WgmmaTypes<5> {
+  using A = fp8_e5m2_t;
+  using B = fp8_e5m2_t;
+};
+
+}  // namespace host
+
+template <int N, int Kind, int TransA, int TransB>
+inline void wgmma_ss(WgmmaGroup& g, float* d, uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {
+  static_assert(N >= 8 && N <= 256 && N % 8 == 0, "wgmma: N is a multiple of 8 up to 256");
+  using AT = typename host::WgmmaTypes<Kind>::A;
+  using BT = typename host::WgmmaTypes<Kind>::B;
+  constexpr int kK = sizeof(AT) == 1 ? 32 : 16;
+  static_assert(kK == 16 || (TransA == 0 && TransB == 0), "wgmma: float8 operands are K-major");
+  host::Thread* t = host::self();
+  if ((desc_a >> 49 & 7) != 0 || (desc_b >> 49 & 7) != 0 || (desc_a >> 62) == 0 ||
+      (desc_b >> 62) == 0) {
+    t->rt->trap(t, "wgmma: only swizzled operands with base offset 0 are emulated");
+  }
+  const int tid = static_cast<int>(t->thread_idx.x) % 128;
+  const int warp = tid / 32, lane = tid % 32;
+  // The accumulator this instruction adds to: the newest pending result for
+  // d of this group (chained instructions), else the registers.
+  const float* in = d;
+  for (auto it = g.open.rbegin(); it != g.open.rend(); ++it) {
+    if (it->dst == d) {
+      in = it->values.data();
+      break;
+    }
+  }
+  WgmmaGroup::Write out{d, std::vector<float>(N / 2)};
+  for (int i = 0; i < N / 2; ++i) {
+    const int row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+    const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    float acc = scale_d != 0 ? in[i] : 0.0f;
+    for (int k = 0; k < kK; ++k) {
+      acc += host::wgmma_load<AT>(desc_a, TransA != 0, row, k) *
+             host::wgmma_load<BT>(desc_b, TransB != 0, col, k);
+    }
+    out.values[i] = acc;
+  }
+  g.open.push_back(std::move(out));
+}
+
+}  // namespace tl
+
+#endif  // TILEC_DEVICE_HOST_TL_WGMMA_H_
