@@ -151,8 +151,11 @@ class GemmFp8(Gemm):
         return b["accum_dtype"]
 
     def tolerance(self, b, ref_scale):
-        # float32 out; the fp8 tensor-core accumulation may keep fewer bits.
-        return 2e-3 * max(ref_scale, 1e-6), 2e-3
+        # float32 out; Hopper's float8 wgmma sums with about 13 bits, an error
+        # that grows like the square root of the number of k32 instructions:
+        # 2e-3 of the result's scale at K = 128.
+        grow = max(1.0, (b["K"] / 128) ** 0.5)
+        return 2e-3 * grow * max(ref_scale, 1e-6), 2e-3 * grow
 
     def shapes(self, b):
         M, N, K = b["M"], b["N"], b["K"]
@@ -514,8 +517,9 @@ GEMM_TILES = dict(block_M=128, block_N=128, block_K=32, num_stages=3, threads=12
                   enable_rasterization=True)
 
 
-# Hopper tiles: two warpgroups, each m64n256 wgmma instructions.
-WIDE_TILES = dict(block_M=128, block_N=256, block_K=64, num_stages=3, threads=256)
+# Hopper tiles: two warpgroups, each m64n256 wgmma instructions, 4 stages
+# (copies 2 iterations ahead, wgmma one group behind).
+WIDE_TILES = dict(block_M=128, block_N=256, block_K=64, num_stages=4, threads=256)
 
 
 def gemm(M, N, K, dtype, **tiles):
@@ -575,7 +579,7 @@ CASES = [
           threads=128), "gemm_fp8_e4m3_nt_small", {}),
     ("gemm_fp8_e4m3_wide", GemmFp8(),
      dict(M=4096, N=4096, K=4096, block_M=128, block_N=256, block_K=128, a_dtype="float8_e4m3",
-          b_dtype="float8_e4m3", accum_dtype="float32", transpose_B=True, num_stages=3,
+          b_dtype="float8_e4m3", accum_dtype="float32", transpose_B=True, num_stages=4,
           threads=256), "gemm_fp8_e4m3_nt_small", {}),
     ("dequant_gemm_int4", DequantGemm(),
      dict(M=256, N=4096, K=4096, group_size=128, block_M=64, block_N=128, block_K=128,

@@ -41,7 +41,7 @@ Tolerance ProgramTolerance(const ir::Program& program, DType t) {
     using ir::IRVisitor::Visit;
   } v;
   if (program.body) v.Visit(program.body);
-  if (v.found) tol = {std::max(tol.atol, 1e-3), std::max(tol.rtol, 1e-3)};
+  if (v.found) tol = {std::max(tol.atol, 1e-2), std::max(tol.rtol, 1e-2)};
   return tol;
 }
 

@@ -285,10 +285,12 @@ absl::Status WgmmaCall(EmitContext& ctx, const ir::GemmNode& g,
       "wgmma.mma_async.sync.aligned.m64n", wgn, fp8 ? "k32.f32." : "k16.f32.",
       fp8 ? absl::StrCat(Float8PtxName(a->dtype), ".", Float8PtxName(b->dtype))
           : (a->dtype == ir::DType::kFloat16 ? std::string("f16.f16") : std::string("bf16.bf16"))));
-  call = absl::StrCat("tl::gemm_ss_wgmma<", m, ", ", n, ", ", k, ", ", wg_m, ", ", wg_n, ", ",
-                      g.transpose_a ? "true" : "false", ", ", g.transpose_b ? "true" : "false",
-                      ", ", pa->layout, ", ", pb->layout, ">(", pa->pointer, ", ", pb->pointer,
-                      ", ", c_arg, ");");
+  const std::string& group = ctx.wgmma_group();
+  call = absl::StrCat(group.empty() ? "tl::gemm_ss_wgmma<" : "tl::gemm_ss_wgmma_issue<", m, ", ", n,
+                      ", ", k, ", ", wg_m, ", ", wg_n, ", ", g.transpose_a ? "true" : "false", ", ",
+                      g.transpose_b ? "true" : "false", ", ", pa->layout, ", ", pb->layout, ">(",
+                      pa->pointer, ", ", pb->pointer, ", ", c_arg,
+                      group.empty() ? ");" : absl::StrCat(", ", group, ");"));
   return ctx.status();
 }
 
@@ -397,6 +399,11 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     absl::Status st = WgmmaCall(ctx, *g, p, shape, m, n, k, c_arg, call);
     if (!st.ok()) return st;
     ctx.w().Line(call);
+    if (!ctx.wgmma_group().empty()) {
+      // Keep this group in flight; the previous one (which read the stage the
+      // next copies refill) is retired.
+      ctx.w().Line(absl::StrCat("tl::wgmma_wait<1>(", ctx.wgmma_group(), ");"));
+    }
   } else {
     std::string call;
     absl::Status st = MmaCall(ctx, *g, p, shape, m, n, k, mp, np, layout_b, b_arg, c_arg, call);

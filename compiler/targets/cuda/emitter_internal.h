@@ -264,6 +264,10 @@ class EmitContext {
   // While set, global->shared copies are producers of a multi-stage pipeline:
   // cp.async whose groups the pipeline commits and waits for itself.
   bool& staged_copy() { return staged_copy_; }
+  // Inside a pipelined loop whose gemms run as asynchronous wgmma: the name
+  // of the loop's tl::WgmmaGroup (each T.gemm issues its group and retires
+  // the previous one); empty elsewhere.
+  std::string& wgmma_group() { return wgmma_group_; }
   // The body of the kernel being emitted.
   const ir::Stmt& kernel_body() const { return kernel_body_; }
   void set_kernel_body(ir::Stmt body) { kernel_body_ = std::move(body); }
@@ -347,6 +351,7 @@ class EmitContext {
   std::map<const ir::BufferNode*, std::string> stage_index_;
   std::vector<std::string> mma_;
   std::set<int64_t> wgmma_n_;
+  std::string wgmma_group_;
   std::vector<ir::Var> pinned_;
   std::set<const ir::VarNode*> nonneg_vars_;
   std::map<const ir::VarNode*, std::pair<int64_t, int64_t>> ranges_;

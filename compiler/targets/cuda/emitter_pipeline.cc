@@ -3,18 +3,25 @@
 // `for k in T.Pipelined(n, num_stages=S)` with S >= 2 on a target with
 // cp.async keeps S copies of every shared buffer that the loop body fills
 // from global memory with a top-level T.copy (a "producer"), and runs the
-// producers S - 1 iterations ahead:
+// producers D = S - 1 iterations ahead:
 //
-//   for (p = 0; p < S - 1; ++p) { if (p < n) producers(k = p, stage p); commit; }
+//   for (p = 0; p < D; ++p) { if (p < n) producers(k = p, stage p); commit; }
 //   for (k = 0; k < n; ++k) {
-//     cp_async_wait<S - 2>(); syncthreads();   // stage k % S has landed, and
+//     cp_async_wait<D - 1>(); syncthreads();   // stage k % S has landed, and
 //                                              // every thread is done with the
 //                                              // stage about to be refilled
-//     if (k + S - 1 < n) producers(k + S - 1, stage (k + S - 1) % S);
+//     if (k + D < n) producers(k + D, stage (k + D) % S);
 //     commit;
 //     the rest of the body, reading stage k % S
 //   }
 //   cp_async_wait<0>();
+//
+// When the rest of the body is T.gemms that run as wgmma (S >= 3, no
+// clear_accum, float32 accumulators), they run asynchronously: each issues
+// its group and retires the previous one (wgmma_wait<1>), so the tensor
+// cores work on iteration k while the threads wait for, and issue, the copies
+// of later ones; the group of iteration k - 1 may still read its stage during
+// iteration k, so D = S - 2, and the loop ends with wgmma_wait<0>.
 //
 // A copy is a producer when it copies global memory into a shared buffer
 // that nothing else in the kernel writes and nothing outside the loop reads,
@@ -109,6 +116,25 @@ std::set<const ir::StmtNode*> StmtsIn(const ir::Stmt& s) {
   return v.all;
 }
 
+// The gemms of a pipelined loop that run as asynchronous wgmma, or none:
+// with at least 3 stages on a target with wgmma, when every statement of the
+// body but its producers and lets is a T.gemm the plan runs as wgmma,
+// accumulating (no clear_accum) into a float32 fragment.
+std::vector<const ir::GemmNode*> AsyncWgmmaGemms(EmitContext& ctx, const std::vector<ir::Stmt>& body,
+                                                 const PipelineInfo& info) {
+  std::vector<const ir::GemmNode*> gemms;
+  if (!ctx.target().info.supports_wgmma || info.stages < 3) return {};
+  for (const ir::Stmt& s : body) {
+    if (info.producers.count(s.get()) || s->kind == ir::StmtKind::kLet) continue;
+    const auto* g = s->as<ir::GemmNode>();
+    if (!g || g->clear_accum || g->c.buffer->dtype != ir::DType::kFloat32) return {};
+    auto it = ctx.plan().gemms.find(g);
+    if (it == ctx.plan().gemms.end() || !it->second.wgmma) return {};
+    gemms.push_back(g);
+  }
+  return gemms;
+}
+
 }  // namespace
 
 std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::Stmt& kernel_body,
@@ -183,6 +209,10 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   const int64_t S = info.stages;
   std::vector<ir::Stmt> body;
   Flatten(f->body, body);
+  // With asynchronous wgmma the group of iteration k - 1 may still read its
+  // stage during iteration k: copies run S - 2 iterations ahead instead.
+  const std::vector<const ir::GemmNode*> async_gemms = AsyncWgmmaGemms(ctx, body, info);
+  const int64_t D = async_gemms.empty() ? S - 1 : S - 2;
   EmitContext::Access2 staged;
   for (const ir::BufferNode* b : info.staged) {
     staged.writes.insert(b);
@@ -193,7 +223,8 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   ctx.BeforeShared(staged);
   const std::string n = Hoist(ctx, absl::StrCat(f->var->name, "_iters"), ctx.Expr(f->extent));
   ctx.w().Line(absl::StrCat("// T.Pipelined over ", f->var->name, ", ", S, " stages: copies run ",
-                            S - 1, " iterations ahead"));
+                            D, " iterations ahead",
+                            async_gemms.empty() ? "" : ", wgmma one group behind"));
   // Declares `<buffer><suffix> = <buffer> + stage * <elements>` for every staged
   // buffer and makes accesses use it.
   auto DeclareStages = [&](const std::string& stage, absl::string_view suffix) {
@@ -236,14 +267,18 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   const std::string pn = ctx.DeclareVar(p);
   ctx.MarkNonNegative(p);
   const std::optional<int64_t> cmin = ConstValue(f->min), cn = ConstValue(f->extent);
-  if (cn && *cn > 0) ctx.SetRange(p, 0, std::min(S - 2, *cn - 1));
+  if (cn && *cn > 0) ctx.SetRange(p, 0, std::min(D - 1, *cn - 1));
   ctx.w().Line("#pragma unroll");
-  ctx.w().Open(absl::StrCat("for (int ", pn, " = 0; ", pn, " < ", S - 1, "; ++", pn, ")"));
+  ctx.w().Open(absl::StrCat("for (int ", pn, " = 0; ", pn, " < ", D, "; ++", pn, ")"));
   ctx.w().Open(absl::StrCat("if (", pn, " < ", n, ")"));
   if (absl::Status st = producers(AddI(f->min, p), pn); !st.ok()) return st;
   ctx.w().Close();
   ctx.w().Line("tl::cp_async_commit();");
   ctx.w().Close();
+  if (!async_gemms.empty()) {
+    ctx.wgmma_group() = ctx.Fresh("wgmma_group");
+    ctx.w().Line(absl::StrCat("tl::WgmmaGroup ", ctx.wgmma_group(), ";"));
+  }
   // Main loop.
   const std::string k = ctx.DeclareVar(f->var);
   if (ctx.NonNegative(f->min)) ctx.MarkNonNegative(f->var);
@@ -251,17 +286,17 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   const std::string rel = zero_min ? k : absl::StrCat("(", k, " - ", min, ")");
   ctx.w().Open(absl::StrCat("for (int ", k, " = ", min, "; ", k, " < ",
                             zero_min ? n : absl::StrCat(min, " + ", n), "; ++", k, ")"));
-  ctx.w().Line(absl::StrCat("tl::cp_async_wait<", S - 2, ">();"));
+  ctx.w().Line(absl::StrCat("tl::cp_async_wait<", D - 1, ">();"));
   ctx.WriteBarrier();
   ctx.written().clear();
   ctx.read().clear();
-  ctx.w().Open(absl::StrCat("if (", rel, " + ", S - 1, " < ", n, ")"));
+  ctx.w().Open(absl::StrCat("if (", rel, " + ", D, " < ", n, ")"));
   ir::Var ahead = ir::MakeVar("ahead");
-  ctx.BindVarText(ahead, absl::StrCat("(", k, " + ", S - 1, ")"));
+  ctx.BindVarText(ahead, absl::StrCat("(", k, " + ", D, ")"));
   ctx.MarkNonNegative(ahead);
-  // Guarded by k - min + S - 1 < n: the iteration fetched ahead is in range.
+  // Guarded by k - min + D < n: the iteration fetched ahead is in range.
   if (cmin && cn && *cn > 0) ctx.SetRange(ahead, *cmin, *cmin + *cn - 1);
-  if (absl::Status st = producers(ahead, absl::StrCat("((", rel, " + ", S - 1, ") % ", S, ")"));
+  if (absl::Status st = producers(ahead, absl::StrCat("((", rel, " + ", D, ") % ", S, ")"));
       !st.ok()) {
     return st;
   }
@@ -275,6 +310,18 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   }
   for (const ir::BufferNode* b : info.staged) ctx.stage_index().erase(b);
   ctx.w().Close();
+  if (!async_gemms.empty()) {
+    // The last group lands before anything reads the accumulators.
+    ctx.w().Line(absl::StrCat("tl::wgmma_wait<0>(", ctx.wgmma_group(), ");"));
+    std::set<const ir::BufferNode*> done;
+    for (const ir::GemmNode* g : async_gemms) {
+      BufferInfo* ci = ctx.Info(g->c.buffer.get());
+      const inference::FragmentLayout* cl = ctx.FragmentOf(g->c.buffer.get());
+      if (!ci || !cl || !done.insert(g->c.buffer.get()).second) continue;
+      ctx.w().Line(absl::StrCat("tl::wgmma_fence_operand<", cl->local_size, ">(", ci->name, ");"));
+    }
+    ctx.wgmma_group().clear();
+  }
   ctx.w().Line("tl::cp_async_wait<0>();");
   // The last iterations' readers may still be reading the stages.
   ctx.AfterShared(staged);

@@ -3,6 +3,7 @@
 // emulated instruction on the host), so the emulator runs this very code.
 //
 //   gemm_ss_wgmma<M, N, K, WgM, WgN, TransA, TransB, LayoutA, LayoutB>(A_smem, B_smem, C_frag)
+//   gemm_ss_wgmma_issue<...same...>(A_smem, B_smem, C_frag, group)
 //
 // C += op(A) @ op(B), A stored [M, K] ([K, M] when TransA), B stored [K, N]
 // ([N, K] when TransB), both in shared memory in tl::Swizzled layouts (whose
@@ -24,9 +25,15 @@
 //
 // The instructions of one call form one wgmma group: fenced before (the
 // accumulator registers were written by ordinary code), committed, and
-// waited for before returning, so C is complete on return. Float8 sums are
-// promoted: each call accumulates into a zeroed register tile that is added
-// to C in float32 (the tensor cores' float8 accumulation keeps fewer bits). Shared memory the
+// waited for before returning, so C is complete on return. gemm_ss_wgmma_issue
+// only issues and commits the group into `group`: the caller waits
+// (tl::wgmma_wait<N>(group)) before it reads C or lets anything overwrite
+// A and B, and may issue further groups onto the same C before that (a
+// pipelined K loop keeps one group in flight). Float8 products
+// are summed by the tensor cores with about 13 bits, not float32's 24 (the
+// hardware's float8 accumulation, as TileLang's T.gemm has it on Hopper);
+// a kernel that needs float32 sums accumulates each few k-steps' T.gemm into
+// a cleared fragment and adds that to its own in float32. Shared memory the
 // block wrote with ordinary stores or cp.async must have been made visible to
 // the async proxy (tl::fence_proxy_async() by the writers before the barrier
 // that precedes the call).
@@ -94,7 +101,8 @@ __device__ __forceinline__ uint64_t wgmma_desc(const void* p) {
 
 template <int M, int N, int K, int WgM, int WgN, bool TransA, bool TransB, typename LayoutA,
           typename LayoutB, typename AT, typename BT>
-__device__ __forceinline__ void gemm_ss_wgmma(const AT* A_smem, const BT* B_smem, float* C_frag) {
+__device__ __forceinline__ void gemm_ss_wgmma_issue(const AT* A_smem, const BT* B_smem,
+                                                    float* C_frag, WgmmaGroup& group) {
   constexpr int WGM = M / WgM;
   constexpr int WGN = N / WgN;
   constexpr int MI = WGM / 64;
@@ -112,17 +120,8 @@ __device__ __forceinline__ void gemm_ss_wgmma(const AT* A_smem, const BT* B_smem
   const int wg = static_cast<int>(threadIdx.x) / 128 % (WgM * WgN);
   const int m_base = (wg % WgM) * WGM;
   const int n_base = (wg / WgM) * WGN;
-  // Float8 (k32) products are summed by the tensor cores with fewer bits than
-  // float32; their sums start from 0 in a separate accumulator per call and
-  // are added to C in float32 after the wait (promoted), so the error stays
-  // that of block_K products, not of the whole K.
-  constexpr bool kPromote = KStep == 32;
   constexpr int kRegs = MI * WGN / 2;
-  float part[kPromote ? kRegs : 1];
-  float* acc = kPromote ? part : C_frag;
-  WgmmaGroup group;
   wgmma_fence_operand<kRegs>(C_frag);
-  if constexpr (kPromote) wgmma_fence_operand<kRegs>(part);
   wgmma_fence();
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += KStep) {
@@ -134,17 +133,21 @@ __device__ __forceinline__ void gemm_ss_wgmma(const AT* A_smem, const BT* B_smem
       const int m0 = m_base + mi * 64;
       const AT* a = A_smem + (TransA ? LayoutA::offset(k0, m0) : LayoutA::offset(m0, k0));
       const uint64_t desc_a = detail::wgmma_desc<LayoutA, TransA>(a);
-      wgmma_ss<WGN, kKind, TransA ? 1 : 0, TransB ? 0 : 1>(group, acc + mi * (WGN / 2), desc_a,
-                                                           desc_b, kPromote && k0 == 0 ? 0u : 1u);
+      wgmma_ss<WGN, kKind, TransA ? 1 : 0, TransB ? 0 : 1>(group, C_frag + mi * (WGN / 2), desc_a,
+                                                           desc_b, 1u);
     }
   }
   wgmma_commit(group);
+}
+
+template <int M, int N, int K, int WgM, int WgN, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, typename AT, typename BT>
+__device__ __forceinline__ void gemm_ss_wgmma(const AT* A_smem, const BT* B_smem, float* C_frag) {
+  WgmmaGroup group;
+  gemm_ss_wgmma_issue<M, N, K, WgM, WgN, TransA, TransB, LayoutA, LayoutB>(A_smem, B_smem, C_frag,
+                                                                           group);
   wgmma_wait<0>(group);
-  wgmma_fence_operand<kRegs>(acc);
-  if constexpr (kPromote) {
-#pragma unroll
-    for (int i = 0; i < kRegs; ++i) C_frag[i] += part[i];
-  }
+  wgmma_fence_operand<M / WgM / 64 * (N / WgN) / 2>(C_frag);
 }
 
 }  // namespace tl

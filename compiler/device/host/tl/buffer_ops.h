@@ -9,7 +9,7 @@
 //   store_vec<T, N>(p, v)               the N-byte access, and its alignment
 //                                       (a misaligned vector traps, as the GPU
 //                                       faults)
-//   gemm_ss / gemm_rs / gemm_ss_wgmma   the rows of each shared operand the
+//   gemm_ss / gemm_rs / gemm_ss_wgmma(_issue)  the rows of each shared operand the
 //                                       gemm reads (its layout's columns x M,
 //                                       N or K rows), once per call; bounds
 //                                       only (padded rows are read unwritten)
@@ -125,6 +125,20 @@ requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
   host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(BT), false, false);
   gemm_ss_wgmma<M, N, K, WgM, WgN, TransA, TransB, LayoutA, LayoutB>(
       static_cast<const AT*>(host::raw(A_smem)), static_cast<const BT*>(host::raw(B_smem)), C_frag);
+}
+
+template <int M, int N, int K, int WgM, int WgN, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, typename AP, typename BP>
+requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
+    void gemm_ss_wgmma_issue(const AP& A_smem, const BP& B_smem, float* C_frag,
+                             WgmmaGroup& group) {
+  using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(A_smem))>>;
+  using BT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(B_smem))>>;
+  host::check_range(A_smem, uint64_t{TransA ? K : M} * LayoutA::kCols * sizeof(AT), false, false);
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(BT), false, false);
+  gemm_ss_wgmma_issue<M, N, K, WgM, WgN, TransA, TransB, LayoutA, LayoutB>(
+      static_cast<const AT*>(host::raw(A_smem)), static_cast<const BT*>(host::raw(B_smem)), C_frag,
+      group);
 }
 
 template <typename T, typename V>

@@ -15,16 +15,20 @@
 // base (which the CUDA side aligns to 1024 bytes). A layout that disagrees
 // with the descriptor reads the wrong elements and gives wrong numbers.
 //
-// The results are asynchronous as on the GPU: they are kept in the group
-// and written to d only when wgmma_wait retires their group (a later wgmma
-// of the same group reading the same accumulator sees the pending value, as
-// the hardware chains them). Code that reads d before the wait sees the old
-// values. Products of the operand types are exact in float; the sum runs
-// over k in order onto the accumulator (scale_d 0: onto 0).
+// The instruction is asynchronous as on the GPU, and the emulator takes the
+// latest moment the hardware may: it runs when wgmma_wait retires its group,
+// in issue order, reading the operands from shared memory then and adding to
+// the accumulator as it is then (the results of earlier instructions on it,
+// which the hardware chains). So code that reads d before the wait sees the
+// old values, and code that overwrites an operand before the wait (a pipeline
+// refilling a stage its last group still reads) gets wrong numbers. Products
+// of the operand types are exact in float; the sum runs over k in order onto
+// the accumulator (scale_d 0: onto 0).
 #ifndef TILEC_DEVICE_HOST_TL_WGMMA_H_
 #define TILEC_DEVICE_HOST_TL_WGMMA_H_
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "tl/thread.h"
@@ -33,12 +37,8 @@
 namespace tl {
 
 struct WgmmaGroup {
-  struct Write {  // the results of one instruction
-    float* dst;
-    std::vector<float> values;
-  };
-  std::vector<Write> open;                    // issued, not committed
-  std::vector<std::vector<Write>> committed;  // oldest first
+  std::vector<std::function<void()>> open;                    // issued, not committed
+  std::vector<std::vector<std::function<void()>>> committed;  // oldest first
 };
 
 inline uint32_t wgmma_smem_addr(const void* p) {
@@ -59,9 +59,7 @@ inline void wgmma_commit(WgmmaGroup& g) {
 template <int N>
 inline void wgmma_wait(WgmmaGroup& g) {
   while (g.committed.size() > static_cast<size_t>(N)) {
-    for (const WgmmaGroup::Write& w : g.committed.front()) {
-      for (size_t i = 0; i < w.values.size(); ++i) w.dst[i] = w.values[i];
-    }
+    for (const std::function<void()>& run : g.committed.front()) run();
     g.committed.erase(g.committed.begin());
   }
 }
@@ -149,29 +147,25 @@ inline void wgmma_ss(WgmmaGroup& g, float* d, uint64_t desc_a, uint64_t desc_b, 
       (desc_b >> 62) == 0) {
     t->rt->trap(t, "wgmma: only swizzled operands with base offset 0 are emulated");
   }
-  const int tid = static_cast<int>(t->thread_idx.x) % 128;
-  const int warp = tid / 32, lane = tid % 32;
-  // The accumulator this instruction adds to: the newest pending result for
-  // d of this group (chained instructions), else the registers.
-  const float* in = d;
-  for (auto it = g.open.rbegin(); it != g.open.rend(); ++it) {
-    if (it->dst == d) {
-      in = it->values.data();
-      break;
+  // Runs when wgmma_wait retires the group, in issue order: reads the
+  // operands then (the latest the hardware may) and adds to d as it is then
+  // (the results of the earlier instructions on it, which the hardware chains).
+  g.open.push_back([t, d, desc_a, desc_b, scale_d] {
+    const int tid = static_cast<int>(t->thread_idx.x) % 128;
+    const int warp = tid / 32, lane = tid % 32;
+    float out[N / 2];
+    for (int i = 0; i < N / 2; ++i) {
+      const int row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+      const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+      float acc = scale_d != 0 ? d[i] : 0.0f;
+      for (int k = 0; k < kK; ++k) {
+        acc += host::wgmma_load<AT>(desc_a, TransA != 0, row, k) *
+               host::wgmma_load<BT>(desc_b, TransB != 0, col, k);
+      }
+      out[i] = acc;
     }
-  }
-  WgmmaGroup::Write out{d, std::vector<float>(N / 2)};
-  for (int i = 0; i < N / 2; ++i) {
-    const int row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
-    const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-    float acc = scale_d != 0 ? in[i] : 0.0f;
-    for (int k = 0; k < kK; ++k) {
-      acc += host::wgmma_load<AT>(desc_a, TransA != 0, row, k) *
-             host::wgmma_load<BT>(desc_b, TransB != 0, col, k);
-    }
-    out.values[i] = acc;
-  }
-  g.open.push_back(std::move(out));
+    for (int i = 0; i < N / 2; ++i) d[i] = out[i];
+  });
 }
 
 }  // namespace tl

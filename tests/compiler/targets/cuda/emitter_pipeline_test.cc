@@ -8,6 +8,7 @@
 // TILEC_DUMP_CUDA=1 prints the generated source.
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -59,6 +60,55 @@ def f(N):
 absl::StatusOr<ir::Program> Compile(const char* text, const std::string& fn,
                                     const ::tilec::testing::BindingList& bindings) {
   return ::tilec::testing::CompileSource("pipelined.py", text, fn, bindings);
+}
+
+// A plain pipelined GEMM: with 3 or more stages on sm_90a its wgmma run one
+// group behind the loop.
+constexpr char kStagedGemm[] = R"(
+import tilelang.language as T
+
+def gemm(M, N, K, stages, block_M=128, block_N=64, block_K=32, threads=128):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), "float16")
+            B_shared = T.alloc_shared((block_K, block_N), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+                T.copy(B[ko * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+    return main
+)";
+
+TEST(PipelinedWgmma, RunsOneGroupBehindWithThreeOrMoreStages) {
+  for (const char* stages : {"2", "3", "4"}) {
+    SCOPED_TRACE(stages);
+    // Ragged M, N and K: 7 iterations, the last one partial.
+    absl::StatusOr<ir::Program> p =
+        Compile(kStagedGemm, "gemm", {{"M", "136"}, {"N", "72"}, {"K", "200"}, {"stages", stages}});
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+    ASSERT_TRUE(src.ok()) << src.status();
+    const int s = std::stoi(stages);
+    if (s == 2) {
+      EXPECT_THAT(src->code, HasSubstr("tl::gemm_ss_wgmma<128, 64, 32"));
+      EXPECT_THAT(src->code, ::testing::Not(HasSubstr("wgmma_wait")));
+    } else {
+      EXPECT_THAT(src->code, HasSubstr("tl::gemm_ss_wgmma_issue<128, 64, 32"));
+      EXPECT_THAT(src->code, HasSubstr("tl::wgmma_wait<1>(wgmma_group);"));
+      EXPECT_THAT(src->code, HasSubstr("tl::wgmma_wait<0>(wgmma_group);\n"
+                                       "  tl::wgmma_fence_operand<64>(C_local);"));
+      EXPECT_THAT(src->code, HasSubstr(absl::StrCat("copies run ", s - 2,
+                                                    " iterations ahead, wgmma one group behind")));
+      EXPECT_THAT(src->code, HasSubstr(absl::StrCat("tl::cp_async_wait<", s - 3, ">();")));
+    }
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *p, *src, {.seed = ::tilec::testing::TestSeed(20261126)});
+  }
 }
 
 TEST(PipelinedWithLet, OrderAndStageIndexTheStatementsOtherThanLets) {
