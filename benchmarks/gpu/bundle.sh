@@ -77,7 +77,7 @@ fi
 # The Python package, the examples and the harness.
 cp -r "$repo/runtime/python/tilec" "$out/python/"
 cp -r "$repo/examples" "$out/examples"
-for f in run.py cases.py triton_kernels.py check_examples.sh full_check.sh README.md; do
+for f in run.py cases.py triton_kernels.py check_examples.sh full_check.sh sweep_gemm.sh README.md; do
   cp "$repo/benchmarks/gpu/$f" "$out/benchmarks/gpu/"
 done
 find "$out" -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -291,7 +291,7 @@ GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t 
 }
 
 std::optional<GemmWarpPartition> ChooseWgmmaPartition(int64_t m, int64_t n, int64_t warps,
-                                                      int64_t n_align) {
+                                                      int64_t n_align, bool one_tile) {
   if (warps < 4 || warps % 4 != 0) return std::nullopt;
   const int64_t groups = warps / 4;
   for (int64_t g = groups; g >= 1; --g) {
@@ -300,6 +300,7 @@ std::optional<GemmWarpPartition> ChooseWgmmaPartition(int64_t m, int64_t n, int6
       if (g % wg_m != 0) continue;
       const int64_t wg_n = g / wg_m;
       if (m % (64 * wg_m) != 0 || n % (8 * wg_n) != 0 || n / wg_n > 256) continue;
+      if (one_tile && m != 64 * wg_m) continue;
       if (wg_n > 1 && (n / wg_n) % n_align != 0) continue;
       GemmWarpPartition p;
       p.warps_m = 4 * wg_m;

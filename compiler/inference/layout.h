@@ -160,8 +160,10 @@ GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t 
 // N / wg_n a multiple of `n_align` when wg_n > 1 (an MN-major B's swizzle
 // width in elements: each warpgroup's columns start a swizzle block),
 // preferring the largest wg_m (the widest instructions).
+// With `one_tile` (A from registers) only partitions whose warpgroups each
+// compute one m64 tile (M == 64 * wg_m) qualify.
 std::optional<GemmWarpPartition> ChooseWgmmaPartition(int64_t m, int64_t n, int64_t warps,
-                                                      int64_t n_align);
+                                                      int64_t n_align, bool one_tile = false);
 
 // ---------------------------------------------------------------------------
 // Fragment layout constructors. Each requires positive sizes.

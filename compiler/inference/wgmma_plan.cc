@@ -48,6 +48,19 @@ std::optional<Matrix> OperandMatrix(const ir::Region& r) {
   return m;
 }
 
+// The [rows, cols] of a whole 2-D fragment operand, or nullopt.
+std::optional<Matrix> FragmentMatrix(const ir::Region& r) {
+  const ir::Buffer& b = r.buffer;
+  if (b->shape.size() != 2 || r.mins.size() != 2 || r.extents.size() != 2) return std::nullopt;
+  Matrix m{0, 0, ir::DTypeBits(b->dtype) / 8};
+  for (size_t d = 0; d < 2; ++d) {
+    std::optional<int64_t> n = EvalInt(b->shape[d]);
+    if (!n || EvalInt(r.mins[d]) != 0 || EvalInt(r.extents[d]) != *n) return std::nullopt;
+    (d == 0 ? m.rows : m.cols) = *n;
+  }
+  return m;
+}
+
 }  // namespace
 
 std::optional<GemmWarpPartition> WgmmaPartition(const ir::GemmNode& g, int64_t threads) {
@@ -60,7 +73,12 @@ std::optional<GemmWarpPartition> WgmmaPartition(const ir::GemmNode& g, int64_t t
       (ct != DType::kFloat32 && ct != DType::kFloat16)) {
     return std::nullopt;
   }
-  std::optional<Matrix> a = OperandMatrix(g.a), b = OperandMatrix(g.b);
+  // A from registers (float16 / bfloat16): the whole [M, K] (or [K, M])
+  // fragment, one m64 tile per warpgroup.
+  const bool a_regs = g.a.buffer->scope == ir::Scope::kFragment;
+  if (a_regs && fp8) return std::nullopt;
+  std::optional<Matrix> a = a_regs ? FragmentMatrix(g.a) : OperandMatrix(g.a);
+  std::optional<Matrix> b = OperandMatrix(g.b);
   if (!a || !b) return std::nullopt;
   // C is [M, N]: its two trailing extents.
   const std::vector<ir::Expr>& ce = g.c.extents;
@@ -80,7 +98,7 @@ std::optional<GemmWarpPartition> WgmmaPartition(const ir::GemmNode& g, int64_t t
   // its swizzle blocks (min(row bytes, 128) wide).
   int64_t n_align = 1;
   if (!g.transpose_b) n_align = std::min<int64_t>(b->cols * b->elem_bytes, 128) / b->elem_bytes;
-  return ChooseWgmmaPartition(*m, *n, threads / 32, n_align);
+  return ChooseWgmmaPartition(*m, *n, threads / 32, n_align, /*one_tile=*/a_regs);
 }
 
 std::map<const ir::GemmNode*, GemmWarpPartition> PlanWgmma(const ir::Stmt& body, int64_t threads) {

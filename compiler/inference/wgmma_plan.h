@@ -8,7 +8,10 @@
 // float8 wgmma is K-major only), the accumulator a float32 or float16
 // fragment, K a multiple of the instruction's k (16, or 32 for float8), and a
 // wgmma partition exists (ChooseWgmmaPartition; an MN-major B, stored
-// [K, N], needs each warpgroup's columns to start a swizzle block). Every
+// [K, N], needs each warpgroup's columns to start a swizzle block). A may
+// also be a whole float16/bfloat16 fragment (register A) when each
+// warpgroup computes one m64 tile: its register-A layout is then that of
+// the m16n8k16 templates, which is the ISA's wgmma A fragment. Every
 // other gemm stays on mma.sync, and so does every gemm accumulating into the
 // same fragment as one that must (an accumulator has one layout).
 #ifndef TILEC_COMPILER_INFERENCE_WGMMA_PLAN_H_

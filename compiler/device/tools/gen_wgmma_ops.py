@@ -40,6 +40,22 @@ def asm_for(n, suffix, k, trans):
     return f"      asm volatile(\n        {text}\n        : {outs}\n        : {ins});\n"
 
 
+def rs_asm_for(n, suffix):
+    regs = n // 2
+    dlist = ", ".join(f"%{i}" for i in range(regs))
+    alist = ", ".join(f"%{regs + i}" for i in range(4))
+    db, sd, tb = regs + 4, regs + 5, regs + 6
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+    ins = ('"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), '
+           '"n"(TransB)')
+    text = (
+        f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{sd}, 0;\\n"\n'
+        f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{suffix} "\n'
+        f'        "{{{dlist}}}, {{{alist}}}, %{db}, p, 1, 1, %{tb};\\n}}\\n"'
+    )
+    return f"      asm volatile(\n        {text}\n        : {outs}\n        : {ins});\n"
+
+
 def main():
     args = sys.argv[1:]
     check = args and args[0] == "--check"
@@ -70,6 +86,33 @@ def main():
         "};",
         "",
     ]
+    out += [
+        "// tl::detail::WgmmaRsOp<N>::run<Kind, TransB>(d, a, desc_b, scale_d): the",
+        "// same with A from registers (a: this thread's four f16x2 / bf16x2",
+        "// registers of the ISA's A fragment), Kind 0 f16 or 1 bf16; compiled for",
+        "// the N whose TL_WGMMA_RS_N<N> is defined.",
+        "template <int N>",
+        "struct WgmmaRsOp {",
+        '  static_assert(N < 0, "tl::wgmma: define TL_WGMMA_RS_N<N> before including tl/tl.h");',
+        "};",
+        "",
+    ]
+    for n in range(8, 257, 8):
+        out.append(f"#if defined(TL_WGMMA_RS_N{n})")
+        out.append("template <>")
+        out.append(f"struct WgmmaRsOp<{n}> {{")
+        out.append("  template <int Kind, int TransB>")
+        out.append("  __device__ __forceinline__ static void run(float* d, const uint32_t* a, uint64_t desc_b,")
+        out.append("                                             uint32_t scale_d) {")
+        for i, (kid, suffix, k, trans) in enumerate(KINDS[:2]):
+            kw = "if constexpr" if i == 0 else "} else if constexpr"
+            out.append(f"    {kw} (Kind == {kid}) {{")
+            out.append(rs_asm_for(n, suffix).rstrip("\n"))
+        out.append("    }")
+        out.append("  }")
+        out.append("};")
+        out.append(f"#endif  // TL_WGMMA_RS_N{n}")
+        out.append("")
     for n in range(8, 257, 8):
         out.append(f"#if defined(TL_WGMMA_N{n})")
         out.append("template <>")

@@ -268,19 +268,38 @@ absl::Status WgmmaCall(EmitContext& ctx, const ir::GemmNode& g,
   const ir::Buffer& b = g.b.buffer;
   BufferInfo* ai = ctx.Info(a.get());
   BufferInfo* bi = ctx.Info(b.get());
-  if (!ai || !bi || !ai->shared || !bi->shared ||
-      ai->shared->kind != inference::SharedLayout::Kind::kSwizzled ||
-      bi->shared->kind != inference::SharedLayout::Kind::kSwizzled) {
+  const bool a_regs = a->scope == ir::Scope::kFragment;
+  if (!ai || !bi || !bi->shared || bi->shared->kind != inference::SharedLayout::Kind::kSwizzled ||
+      (!a_regs && (!ai->shared || ai->shared->kind != inference::SharedLayout::Kind::kSwizzled))) {
     return ctx.Internal(absl::StrCat(shape, " runs as wgmma but an operand is not swizzled"));
   }
-  std::optional<SharedPart> pa = PartOfShared(ctx, ctx.SharedBase(*ai), ai->layout_type, g.a);
   std::optional<SharedPart> pb = PartOfShared(ctx, ctx.SharedBase(*bi), bi->layout_type, g.b);
-  if (!pa || !pb || pa->layout != ai->layout_type || pb->layout != bi->layout_type) {
+  if (!pb || pb->layout != bi->layout_type) {
+    return ctx.Internal(absl::StrCat(shape, " runs as wgmma on a part of a shared buffer"));
+  }
+  if (a_regs) {
+    const inference::FragmentLayout* al = ctx.FragmentOf(a.get());
+    if (!al || !inference::SameLayout(*al, inference::RegisterA(m, k, p, g.transpose_a))) {
+      return ctx.Internal(absl::StrCat("the register A operand ", a->name,
+                                       " of T.gemm is not in the register-A layout"));
+    }
+    const int64_t wgn = n / p.warps_n;
+    ctx.NoteWgmmaN(wgn, /*a_in_registers=*/true);
+    ctx.NoteMma(absl::StrCat("wgmma.mma_async.sync.aligned.m64n", wgn, "k16.f32.",
+                             a->dtype == ir::DType::kFloat16 ? "f16.f16" : "bf16.bf16",
+                             " (A from registers)"));
+    call = absl::StrCat("tl::gemm_rs_wgmma<", m, ", ", n, ", ", k, ", ", p.warps_m / 4, ", ",
+                        p.warps_n, ", ", g.transpose_b ? "true" : "false", ", ", pb->layout, ">(",
+                        ai->name, ", ", pb->pointer, ", ", c_arg, ");");
+    return ctx.status();
+  }
+  std::optional<SharedPart> pa = PartOfShared(ctx, ctx.SharedBase(*ai), ai->layout_type, g.a);
+  if (!pa || pa->layout != ai->layout_type) {
     return ctx.Internal(absl::StrCat(shape, " runs as wgmma on a part of a shared buffer"));
   }
   const int64_t wg_m = p.warps_m / 4, wg_n = p.warps_n, wgn = n / wg_n;
   const bool fp8 = IsFloat8(a->dtype);
-  ctx.NoteWgmmaN(wgn);
+  ctx.NoteWgmmaN(wgn, /*a_in_registers=*/false);
   ctx.NoteMma(absl::StrCat(
       "wgmma.mma_async.sync.aligned.m64n", wgn, fp8 ? "k32.f32." : "k16.f32.",
       fp8 ? absl::StrCat(Float8PtxName(a->dtype), ".", Float8PtxName(b->dtype))

@@ -276,9 +276,13 @@ class EmitContext {
   void NoteMma(const std::string& instruction);
   const std::vector<std::string>& mma() const { return mma_; }
   // The N of the wgmma instructions the program uses (each is compiled in
-  // from tl/wgmma_ops.h by a TL_WGMMA_N<N> define); kept across kernels.
-  void NoteWgmmaN(int64_t n) { wgmma_n_.insert(n); }
+  // from tl/wgmma_ops.h by a TL_WGMMA_N<N> define, TL_WGMMA_RS_N<N> with A
+  // from registers); kept across kernels.
+  void NoteWgmmaN(int64_t n, bool a_in_registers) {
+    (a_in_registers ? wgmma_rs_n_ : wgmma_n_).insert(n);
+  }
   const std::set<int64_t>& wgmma_n() const { return wgmma_n_; }
+  const std::set<int64_t>& wgmma_rs_n() const { return wgmma_rs_n_; }
   // Whether the program runs a gemm as wgmma: shared buffers are then
   // 1024-byte aligned (the 128-byte swizzle's period), and every block
   // barrier is preceded by fence.proxy.async so that what the threads wrote
@@ -350,7 +354,7 @@ class EmitContext {
   bool one_scratch_area_ = false;
   std::map<const ir::BufferNode*, std::string> stage_index_;
   std::vector<std::string> mma_;
-  std::set<int64_t> wgmma_n_;
+  std::set<int64_t> wgmma_n_, wgmma_rs_n_;
   std::string wgmma_group_;
   std::vector<ir::Var> pinned_;
   std::set<const ir::VarNode*> nonneg_vars_;

@@ -4,6 +4,7 @@
 //
 //   gemm_ss_wgmma<M, N, K, WgM, WgN, TransA, TransB, LayoutA, LayoutB>(A_smem, B_smem, C_frag)
 //   gemm_ss_wgmma_issue<...same...>(A_smem, B_smem, C_frag, group)
+//   gemm_rs_wgmma<M, N, K, WgM, WgN, TransB, LayoutB>(A_frag, B_smem, C_frag)
 //
 // C += op(A) @ op(B), A stored [M, K] ([K, M] when TransA), B stored [K, N]
 // ([N, K] when TransB), both in shared memory in tl::Swizzled layouts (whose
@@ -148,6 +149,45 @@ __device__ __forceinline__ void gemm_ss_wgmma(const AT* A_smem, const BT* B_smem
                                                                            group);
   wgmma_wait<0>(group);
   wgmma_fence_operand<M / WgM / 64 * (N / WgN) / 2>(C_frag);
+}
+
+// A ([M, K], float16 or bfloat16) from registers: each warpgroup computes
+// one m64 tile (M / WgM == 64), A_frag in the register-A layout of the
+// m16n8k16 templates with WarpsM = 4 * WgM (tl/gemm.h: local ((kk * 2 + h)
+// * 2 + e) holds A(wm * 16 + h * 8 + lane / 4, kk * 8 + 2 * (lane % 4) + e)),
+// whose eight elements of k-step ks are the four registers of the ISA's A
+// fragment in order.
+template <int M, int N, int K, int WgM, int WgN, bool TransB, typename LayoutB, typename AT,
+          typename BT>
+__device__ __forceinline__ void gemm_rs_wgmma(const AT* A_frag, const BT* B_smem, float* C_frag) {
+  constexpr int WGN = N / WgN;
+  constexpr int kKind = detail::WgmmaKind<AT, BT>::value;
+  static_assert(kKind <= 1, "tl::gemm_rs_wgmma: A from registers is float16 or bfloat16");
+  static_assert(M == 64 * WgM && N % (8 * WgN) == 0 && WGN <= 256,
+                "tl::gemm_rs_wgmma: each warpgroup computes one m64 tile of at most 256 "
+                "columns, a multiple of 8");
+  static_assert(K % 16 == 0, "tl::gemm_rs_wgmma: K must be a multiple of 16");
+  static_assert(LayoutB::kCols == (TransB ? K : N),
+                "tl::gemm_rs_wgmma: LayoutB's column count must be B's stored column count");
+  const int wg = static_cast<int>(threadIdx.x) / 128 % (WgM * WgN);
+  const int n_base = (wg / WgM) * WGN;
+  WgmmaGroup group;
+  wgmma_fence_operand<WGN / 2>(C_frag);
+  wgmma_fence();
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    uint32_t a[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      a[j] = detail::pack_b16x2(A_frag[k0 / 2 + 2 * j], A_frag[k0 / 2 + 2 * j + 1]);
+    }
+    const BT* b = B_smem + (TransB ? LayoutB::offset(n_base, k0) : LayoutB::offset(k0, n_base));
+    wgmma_rs<WGN, kKind, TransB ? 0 : 1>(group, C_frag, a, detail::wgmma_desc<LayoutB, !TransB>(b),
+                                         1u);
+  }
+  wgmma_commit(group);
+  wgmma_wait<0>(group);
+  wgmma_fence_operand<WGN / 2>(C_frag);
 }
 
 }  // namespace tl

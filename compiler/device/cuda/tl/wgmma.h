@@ -8,6 +8,9 @@
 //                                   the wgmma that follow
 //   wgmma_ss<N, Kind, TA, TB>(group, d, desc_a, desc_b, scale_d)
 //                                   wgmma.mma_async m64nNk16/k32 (tl/wgmma_ops.h)
+//   wgmma_rs<N, Kind, TB>(group, d, a, desc_b, scale_d)
+//                                   the same with A from registers (a: the four
+//                                   f16x2 registers of the ISA's A fragment)
 //   wgmma_commit(group)             wgmma.commit_group.sync.aligned
 //   wgmma_wait<N>(group)            wgmma.wait_group.sync.aligned N: all but
 //                                   the newest N groups are complete
@@ -57,6 +60,12 @@ template <int N, int Kind, int TransA, int TransB>
 __device__ __forceinline__ void wgmma_ss(WgmmaGroup&, float* d, uint64_t desc_a, uint64_t desc_b,
                                          uint32_t scale_d) {
   detail::WgmmaOp<N>::template run<Kind, TransA, TransB>(d, desc_a, desc_b, scale_d);
+}
+
+template <int N, int Kind, int TransB>
+__device__ __forceinline__ void wgmma_rs(WgmmaGroup&, float* d, const uint32_t (&a)[4],
+                                         uint64_t desc_b, uint32_t scale_d) {
+  detail::WgmmaRsOp<N>::template run<Kind, TransB>(d, a, desc_b, scale_d);
 }
 
 }  // namespace tl

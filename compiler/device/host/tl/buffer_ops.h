@@ -130,8 +130,7 @@ requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
 template <int M, int N, int K, int WgM, int WgN, bool TransA, bool TransB, typename LayoutA,
           typename LayoutB, typename AP, typename BP>
 requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
-    void gemm_ss_wgmma_issue(const AP& A_smem, const BP& B_smem, float* C_frag,
-                             WgmmaGroup& group) {
+    void gemm_ss_wgmma_issue(const AP& A_smem, const BP& B_smem, float* C_frag, WgmmaGroup& group) {
   using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(A_smem))>>;
   using BT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(B_smem))>>;
   host::check_range(A_smem, uint64_t{TransA ? K : M} * LayoutA::kCols * sizeof(AT), false, false);
@@ -139,6 +138,17 @@ requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
   gemm_ss_wgmma_issue<M, N, K, WgM, WgN, TransA, TransB, LayoutA, LayoutB>(
       static_cast<const AT*>(host::raw(A_smem)), static_cast<const BT*>(host::raw(B_smem)), C_frag,
       group);
+}
+
+template <int M, int N, int K, int WgM, int WgN, bool TransB, typename LayoutB, typename AP,
+          typename BP>
+requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
+    void gemm_rs_wgmma(const AP& A_frag, const BP& B_smem, float* C_frag) {
+  using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(A_frag))>>;
+  using BT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(B_smem))>>;
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(BT), false, false);
+  gemm_rs_wgmma<M, N, K, WgM, WgN, TransB, LayoutB>(
+      static_cast<const AT*>(host::raw(A_frag)), static_cast<const BT*>(host::raw(B_smem)), C_frag);
 }
 
 template <typename T, typename V>

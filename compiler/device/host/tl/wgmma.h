@@ -31,6 +31,7 @@
 #include <functional>
 #include <vector>
 
+#include "tl/shfl.h"
 #include "tl/thread.h"
 #include "tl/types.h"
 
@@ -161,6 +162,53 @@ inline void wgmma_ss(WgmmaGroup& g, float* d, uint64_t desc_a, uint64_t desc_b, 
       for (int k = 0; k < kK; ++k) {
         acc += host::wgmma_load<AT>(desc_a, TransA != 0, row, k) *
                host::wgmma_load<BT>(desc_b, TransB != 0, col, k);
+      }
+      out[i] = acc;
+    }
+    for (int i = 0; i < N / 2; ++i) d[i] = out[i];
+  });
+}
+
+// wgmma_rs: A (64 x 16, f16 or bf16) from registers: register j of lane l of
+// warp w % 4 holds the pair (row 16 (w % 4) + l / 4 + 8 (j % 2), columns
+// 2 (l % 4) + 8 (j / 2) and the next), the lower column in the low half (the
+// ISA's A fragment, that of mma.m16n8k16 per warp). Every lane of the warp
+// must call it: the rows this thread's results need are gathered from the
+// four lanes that hold them with warp shuffles when it is issued (the
+// registers may change after the wait only); B is read at the wait.
+template <int N, int Kind, int TransB>
+inline void wgmma_rs(WgmmaGroup& g, float* d, const uint32_t (&a)[4], uint64_t desc_b,
+                     uint32_t scale_d) {
+  static_assert(N >= 8 && N <= 256 && N % 8 == 0, "wgmma: N is a multiple of 8 up to 256");
+  static_assert(Kind == 0 || Kind == 1, "wgmma: A from registers is f16 or bf16");
+  using AT = typename host::WgmmaTypes<Kind>::A;
+  using BT = typename host::WgmmaTypes<Kind>::B;
+  host::Thread* t = host::self();
+  if ((desc_b >> 49 & 7) != 0 || (desc_b >> 62) == 0) {
+    t->rt->trap(t, "wgmma: only swizzled operands with base offset 0 are emulated");
+  }
+  const int lane = static_cast<int>(t->lane), grp = lane / 4;
+  // rows[h][k]: A(row grp + 8 h, k) of this warp's 16 rows.
+  float rows[2][16];
+  for (int q = 0; q < 4; ++q) {
+    for (int j = 0; j < 4; ++j) {
+      const uint32_t v = host::shfl(host::kWarpShflIdx, a[j], 4 * grp + q);
+      for (int e = 0; e < 2; ++e) {
+        const auto bits = static_cast<uint16_t>(v >> (16 * e));
+        rows[j % 2][8 * (j / 2) + 2 * q + e] = float(AT::from_bits(bits));
+      }
+    }
+  }
+  std::vector<float> arows(&rows[0][0], &rows[0][0] + 32);
+  g.open.push_back([t, d, arows, desc_b, scale_d] {
+    const int lane = static_cast<int>(t->thread_idx.x) % 32;
+    float out[N / 2];
+    for (int i = 0; i < N / 2; ++i) {
+      const int h = (i / 2) % 2;
+      const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+      float acc = scale_d != 0 ? d[i] : 0.0f;
+      for (int k = 0; k < 16; ++k) {
+        acc += arows[h * 16 + k] * host::wgmma_load<BT>(desc_b, TransB != 0, col, k);
       }
       out[i] = acc;
     }

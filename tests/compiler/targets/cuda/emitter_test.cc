@@ -113,6 +113,42 @@ TEST(DefaultGemm, CompilesWithoutSpillsForBothTargets) {
   }
 }
 
+// FlashAttention forward at the benchmark's tiles (128 x 128 blocks, head
+// dim 128, two warpgroups) on sm_90a: both gemms on wgmma (Q K^T from shared
+// memory, P V with P from registers), no mma.sync, no spills.
+TEST(FlashAttention, BothGemmsRunAsWgmmaOnSm90a) {
+  absl::StatusOr<ir::Program> program = CompileExample("flash_attention.py", "flashattn",
+                                                       {{"batch", "2"},
+                                                        {"heads", "4"},
+                                                        {"seq_q", "1024"},
+                                                        {"seq_kv", "1024"},
+                                                        {"dim", "128"},
+                                                        {"is_causal", "False"},
+                                                        {"block_M", "128"},
+                                                        {"block_N", "128"},
+                                                        {"num_stages", "2"},
+                                                        {"threads", "256"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_THAT(src->code, HasSubstr("tl::gemm_ss_wgmma<128, 128, 128, 2, 1, false, true"));
+  EXPECT_THAT(src->code, HasSubstr("tl::gemm_rs_wgmma<128, 128, 128, 2, 1, false"));
+  absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "flashattn.cu", CudaArch::kSm90a);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->kernels.size(), 1u);
+  EXPECT_EQ(r->kernels[0].spill_store_bytes, 0);
+  EXPECT_EQ(r->kernels[0].spill_load_bytes, 0);
+  absl::StatusOr<std::string> sass = DisassembleCubin(r->cubin);
+  if (!sass.ok()) {
+    std::printf("no SASS check: %s\n", std::string(sass.status().message()).c_str());
+    return;
+  }
+  // Eight k-steps of 16 per gemm (head dim 128, block_N 128).
+  EXPECT_EQ(CountOpcode(*sass, "HGMMA.64x128x16.F32"), 16);
+  EXPECT_EQ(CountOpcode(*sass, "HMMA"), 0);
+  EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
+}
+
 // The generated GEMM has the shape docs/cuda_backend.md shows.
 TEST(DefaultGemm, SourceReadsLikeTheDocs) {
   absl::StatusOr<ir::Program> program = CompileExample("gemm.py", "matmul",
@@ -294,7 +330,7 @@ TEST(Float8Gemm, UsesFloat8WgmmaOnSm90aAndF16OnSm80) {
               : absl::StrCat("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.", b_ptx);
       EXPECT_THAT(src->kernels[0].mma, ::testing::ElementsAre(mma));
       EXPECT_THAT(src->code,
-                  HasSubstr(arch == CudaArch::kSm80 ? "tl::gemm_ss_fp8<" : "tl::gemm_ss_wgmma_issue<"));
+                  HasSubstr(arch == CudaArch::kSm80 ? "tl::gemm_ss_fp8<" : "tl::gemm_ss_wgmma<"));
       absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "matmul_fp8.cu", arch);
       ASSERT_TRUE(r.ok()) << r.status();
       ASSERT_EQ(r->kernels.size(), 1u);

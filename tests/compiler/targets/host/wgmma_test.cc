@@ -87,6 +87,40 @@ extern "C" __global__ void e5m2_e4m3_nt_64x128x128(const tl::fp8_e5m2_t* A, cons
   wgmma_block<64, 128, 128, 1, 1, false, true, tl::fp8_e5m2_t, tl::fp8_e4m3_t>(A, B, C, plain);
 }
 
+// A from registers: each lane loads its four registers of A [64, 16]
+// (row-major in global memory) by the ISA's A fragment (register j: row
+// 16 (w % 4) + l / 4 + 8 (j % 2), columns 2 (l % 4) + 8 (j / 2) and the next);
+// `broken` swaps registers 1 and 2, the classic layout slip. B [8, 16]
+// (K-major) in shared memory; D[64, 8] written by the documented layout.
+extern "C" __global__ void rs_probe(const tl::half_t* A, const tl::half_t* B, float* D,
+                                    int broken) {
+  using LB = tl::Swizzled<8, 16, 2>;
+  tl::half_t* Bs = reinterpret_cast<tl::half_t*>(tl::dynamic_smem());
+  const int tx = threadIdx.x, w = tx / 32, lane = tx % 32;
+  for (int i = tx; i < 8 * 16; i += 128) Bs[LB::offset(i / 16, i % 16)] = B[i];
+  tl::fence_proxy_async();
+  tl::syncthreads();
+  uint32_t a[4];
+  for (int j = 0; j < 4; ++j) {
+    const int row = 16 * w + lane / 4 + 8 * (j % 2), col = 2 * (lane % 4) + 8 * (j / 2);
+    a[j] = tl::detail::pack_b16x2(A[row * 16 + col], A[row * 16 + col + 1]);
+  }
+  if (broken) {
+    const uint32_t t = a[1];
+    a[1] = a[2];
+    a[2] = t;
+  }
+  float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  tl::WgmmaGroup group;
+  tl::wgmma_fence();
+  tl::wgmma_rs<8, 0, 0>(group, d, a, tl::detail::wgmma_desc<LB, false>(Bs), 1u);
+  tl::wgmma_commit(group);
+  tl::wgmma_wait<0>(group);
+  for (int i = 0; i < 4; ++i) {
+    D[(16 * w + lane / 4 + 8 * (i / 2)) * 8 + 2 * (lane % 4) + i % 2] = d[i];
+  }
+}
+
 // The emulator's address of element (mn, k) of a wgmma operand, for mn <
 // 64, k < 16: out[mn * 16 + k].
 extern "C" __global__ void element_addresses(uint64_t desc, int mn_major, int bytes,
@@ -278,6 +312,39 @@ TEST(WgmmaTest, TheAccumulatorChangesOnlyWhenItsGroupIsWaitedFor) {
         // the product of the zeroed A.
         ASSERT_EQ(late[t * 4 + i], overwrite ? 1.0f : want) << "thread " << t << " register " << i;
       }
+    }
+  }
+}
+
+TEST(WgmmaTest, RegisterAFollowsTheIsaFragment) {
+  ASSERT_MODULE();
+  const uint32_t seed = std::random_device()();
+  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> v(-4, 4);
+  std::vector<tl::half_t> a(64 * 16), b(8 * 16);
+  std::vector<float> af(64 * 16), bf(8 * 16);
+  for (size_t i = 0; i < af.size(); ++i) a[i] = tl::half_t(af[i] = static_cast<float>(v(rng)));
+  for (size_t i = 0; i < bf.size(); ++i) b[i] = tl::half_t(bf[i] = static_cast<float>(v(rng)));
+  a[1] = tl::half_t(af[1] = 3.0f);
+  std::vector<float> want(64 * 8, 0.0f);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 8; ++j)
+      for (int k = 0; k < 16; ++k) want[i * 8 + j] += af[i * 16 + k] * bf[j * 16 + k];
+  for (int broken : {0, 1}) {
+    std::vector<float> d(64 * 8, -9.0f);
+    tl::half_t* pa = a.data();
+    tl::half_t* pb = b.data();
+    float* pd = d.data();
+    absl::Status s = Launch(*Module(), "rs_probe", {1, 1, 1}, {128, 1, 1}, 1024,
+                            {Arg(pa), Arg(pb), Arg(pd), Arg(broken)});
+    ASSERT_TRUE(s.ok()) << s;
+    int mismatches = 0;
+    for (int i = 0; i < 64 * 8; ++i) mismatches += d[i] != want[i];
+    if (broken) {
+      EXPECT_GT(mismatches, 64 * 8 / 2) << "swapped A registers must give wrong numbers";
+    } else {
+      EXPECT_EQ(mismatches, 0);
     }
   }
 }
