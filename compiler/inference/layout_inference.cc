@@ -182,6 +182,14 @@ class KernelInference {
         const auto* n = s->as<ir::CopyNode>();
         ScanRegion(n->src);
         ScanRegion(n->dst);
+        // An accumulator tile stored to a 16-bit shared buffer (the GEMM
+        // epilogue, stmatrix on sm_90a): swizzled, so that the stores of 8
+        // rows at one column hit distinct banks.
+        if (n->src.buffer->scope == ir::Scope::kFragment &&
+            n->src.buffer->dtype == ir::DType::kFloat32 &&
+            n->dst.buffer->scope == ir::Scope::kShared && ir::DTypeBits(n->dst.buffer->dtype) == 16) {
+          swizzle_.insert(n->dst.buffer.get());
+        }
         int src = WholeFragmentNode(n->src, "T.copy"), dst = WholeFragmentNode(n->dst, "T.copy");
         if (src >= 0 && dst >= 0 && solver_.nodes()[src].shape == solver_.nodes()[dst].shape) {
           solver_.Copy(src, dst, Where());

@@ -83,7 +83,8 @@ TEST(StmatrixEpilogue, EvenTileCountRaggedFloat16) {
            {"block_K", "32"}},
           {"tl::store_acc_stmatrix<tl::half_t, 64, 64, 4, 1, C_shared_layout, true>(C_shared, "
            "C_local);",
-           "using C_shared_layout = tl::RowMajor<64, 64>;"});
+           // The epilogue's C_shared is swizzled without an annotation.
+           "using C_shared_layout = tl::Swizzled<64, 64, 2>;"});
 }
 
 // A swizzled C_shared and bfloat16.
