@@ -14,8 +14,9 @@ apt_packages=(
   libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # hashing (SHA-256 of canonical programs and artifacts)
   libssl-dev
-  # host and AMDGPU toolchain
-  clang-19 libclang-19-dev lld-19 llvm-19-dev
+  # host and AMDGPU toolchain; libFuzzer and the sanitizer runtimes
+  # (benchmarks/fuzz.sh)
+  clang-19 libclang-19-dev lld-19 llvm-19-dev libclang-rt-19-dev
   # emulator fibers
   libboost-context-dev
   # the HTTP/2 front door for untrusted clients (deploy/haproxy; the rapid

@@ -1,0 +1,30 @@
+// libFuzzer target: what tilecd does with a CompileRequest before it
+// compiles: the request parsed from its wire bytes, its program (TileLang
+// source through the frontend, or a wire-form program) verified under the
+// server's limits, its remembered-response key. Seeds: requests for the
+// examples (benchmarks/fuzz.sh).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "compiler/ir/hash.h"
+#include "compiler/ir/wire.h"
+#include "proto/tilec/v1/service.pb.h"
+#include "server/request_program.h"
+#include "server/response_memo.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  tilec::v1::CompileRequest request;
+  if (!tilec::ir::ParseWire(std::string_view(reinterpret_cast<const char*>(data), size),
+                            &request)) {
+    return 0;
+  }
+  (void)tilec::server::ResponseMemo::KeyOf(request);
+  tilec::server::CoreLimits limits;
+  limits.max_source_bytes = 1 << 16;
+  absl::StatusOr<tilec::ir::Program> program =
+      tilec::server::RequestProgram(request.has_source() ? &request.source() : nullptr,
+                                    request.has_program() ? &request.program() : nullptr, limits);
+  if (program.ok()) (void)tilec::ir::ProgramHash(*program);
+  return 0;
+}
