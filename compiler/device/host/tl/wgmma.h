@@ -101,38 +101,45 @@ inline float wgmma_load(uint64_t desc, bool mn_major, int mn, int k) {
   return float(T::from_bits(bits));
 }
 
+// The operand types of an instruction kind (tl/wgmma_ops.h).
+template <typename AT, typename BT>
+struct WgmmaPair {
+  using A = AT;
+  using B = BT;
+};
 template <int Kind>
 struct WgmmaTypes;
 template <>
-struct WgmmaTypes<0> {
-  using A = half_t;
-  using B = half_t;
-};
+struct WgmmaTypes<0> : WgmmaPair<half_t, half_t> {};
 template <>
-struct WgmmaTypes<1> {
-  using A = bfloat16_t;
-  using B = bfloat16_t;
-};
+struct WgmmaTypes<1> : WgmmaPair<bfloat16_t, bfloat16_t> {};
 template <>
-struct WgmmaTypes<2> {
-  using A = fp8_e4m3_t;
-  using B = fp8_e4m3_t;
-};
+struct WgmmaTypes<2> : WgmmaPair<fp8_e4m3_t, fp8_e4m3_t> {};
 template <>
-struct WgmmaTypes<3> {
-  using A = fp8_e4m3_t;
-  using B = fp8_e5m2_t;
-};
+struct WgmmaTypes<3> : WgmmaPair<fp8_e4m3_t, fp8_e5m2_t> {};
 template <>
-struct WgmmaTypes<4> {
-  using A = fp8_e5m2_t;
-  using B = fp8_e4m3_t;
-};
+struct WgmmaTypes<4> : WgmmaPair<fp8_e5m2_t, fp8_e4m3_t> {};
 template <>
-struct WgmmaTypes<5> {
-  using A = fp8_e5m2_t;
-  using B = fp8_e5m2_t;
-};
+struct WgmmaTypes<5> : WgmmaPair<fp8_e5m2_t, fp8_e5m2_t> {};
+
+// One instruction's results for the thread `t`: register i of its D fragment
+// (the ISA's figure: row 16 (w % 4) + l / 4 + 8 ((i / 2) % 2), column 8 (i /
+// 4) + 2 (l % 4) + i % 2) becomes d[i] (0 when scale_d is 0) plus the sum over
+// k < K, in order, of a(row, k) * b(col, k).
+template <int N, int K, typename AFn, typename BFn>
+inline void wgmma_results(const Thread* t, float* d, uint32_t scale_d, AFn a, BFn b) {
+  const int tid = static_cast<int>(t->thread_idx.x) % 128;
+  const int warp = tid / 32, lane = tid % 32;
+  float out[N / 2];
+  for (int i = 0; i < N / 2; ++i) {
+    const int row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+    const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    float acc = scale_d != 0 ? d[i] : 0.0f;
+    for (int k = 0; k < K; ++k) acc += a(row, k) * b(col, k);
+    out[i] = acc;
+  }
+  for (int i = 0; i < N / 2; ++i) d[i] = out[i];
+}
 
 }  // namespace host
 
@@ -152,20 +159,10 @@ inline void wgmma_ss(WgmmaGroup& g, float* d, uint64_t desc_a, uint64_t desc_b, 
   // operands then (the latest the hardware may) and adds to d as it is then
   // (the results of the earlier instructions on it, which the hardware chains).
   g.open.push_back([t, d, desc_a, desc_b, scale_d] {
-    const int tid = static_cast<int>(t->thread_idx.x) % 128;
-    const int warp = tid / 32, lane = tid % 32;
-    float out[N / 2];
-    for (int i = 0; i < N / 2; ++i) {
-      const int row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
-      const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-      float acc = scale_d != 0 ? d[i] : 0.0f;
-      for (int k = 0; k < kK; ++k) {
-        acc += host::wgmma_load<AT>(desc_a, TransA != 0, row, k) *
-               host::wgmma_load<BT>(desc_b, TransB != 0, col, k);
-      }
-      out[i] = acc;
-    }
-    for (int i = 0; i < N / 2; ++i) d[i] = out[i];
+    host::wgmma_results<N, kK>(
+        t, d, scale_d,
+        [&](int row, int k) { return host::wgmma_load<AT>(desc_a, TransA != 0, row, k); },
+        [&](int col, int k) { return host::wgmma_load<BT>(desc_b, TransB != 0, col, k); });
   });
 }
 
@@ -201,18 +198,9 @@ inline void wgmma_rs(WgmmaGroup& g, float* d, const uint32_t (&a)[4], uint64_t d
   }
   std::vector<float> arows(&rows[0][0], &rows[0][0] + 32);
   g.open.push_back([t, d, arows, desc_b, scale_d] {
-    const int lane = static_cast<int>(t->thread_idx.x) % 32;
-    float out[N / 2];
-    for (int i = 0; i < N / 2; ++i) {
-      const int h = (i / 2) % 2;
-      const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-      float acc = scale_d != 0 ? d[i] : 0.0f;
-      for (int k = 0; k < 16; ++k) {
-        acc += arows[h * 16 + k] * host::wgmma_load<BT>(desc_b, TransB != 0, col, k);
-      }
-      out[i] = acc;
-    }
-    for (int i = 0; i < N / 2; ++i) d[i] = out[i];
+    host::wgmma_results<N, 16>(
+        t, d, scale_d, [&](int row, int k) { return arows[(row % 16) / 8 * 16 + k]; },
+        [&](int col, int k) { return host::wgmma_load<BT>(desc_b, TransB != 0, col, k); });
   });
 }
 
