@@ -19,7 +19,28 @@ absl::StatusOr<std::unique_ptr<TokenAuth>> TokenAuth::FromFile(const std::string
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read the token file ", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  return FromText(ss.str(), path);
+  absl::StatusOr<std::unique_ptr<TokenAuth>> auth = FromText(ss.str(), path);
+  if (auth.ok()) (*auth)->path_ = path;
+  return auth;
+}
+
+absl::Status TokenAuth::Reload() {
+  if (path_.empty()) return absl::FailedPreconditionError("these tokens came from no file");
+  absl::StatusOr<std::unique_ptr<TokenAuth>> fresh = FromFile(path_);
+  if (!fresh.ok()) return fresh.status();
+  std::map<std::string, Access> tokens;
+  {
+    absl::MutexLock lock(&(*fresh)->mu_);
+    tokens = std::move((*fresh)->tokens_);
+  }
+  absl::MutexLock lock(&mu_);
+  tokens_ = std::move(tokens);
+  return absl::OkStatus();
+}
+
+size_t TokenAuth::size() const {
+  absl::MutexLock lock(&mu_);
+  return tokens_.size();
 }
 
 absl::StatusOr<std::unique_ptr<TokenAuth>> TokenAuth::FromText(const std::string& text,
@@ -38,9 +59,10 @@ absl::StatusOr<std::unique_ptr<TokenAuth>> TokenAuth::FromText(const std::string
       return absl::InvalidArgumentError(absl::StrCat(
           name, ":", line_no, ": expected `<token> [compile|read]`, got '", line, "'"));
     }
+    absl::MutexLock lock(&auth->mu_);
     auth->tokens_[std::string(parts[0])] = access;
   }
-  if (auth->tokens_.empty()) {
+  if (auth->size() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": the token file holds no token"));
   }
   return auth;
@@ -58,6 +80,7 @@ absl::Status TokenAuth::Check(const std::string& authorization, Access needed) c
     return absl::UnauthenticatedError(
         "this server needs a bearer token (authorization: Bearer <token>; tilec --token_file)");
   }
+  absl::MutexLock lock(&mu_);
   const Access* found = nullptr;
   for (const auto& [token, access] : tokens_) {
     // Constant time per comparison, and every token is compared.

@@ -5,7 +5,9 @@
 // ignored. A call carries "authorization: Bearer <token>" metadata.
 // Check returns UNAUTHENTICATED when the token is missing or unknown, and
 // PERMISSION_DENIED when a read-only token asks to compile. Tokens are
-// compared in constant time.
+// compared in constant time. Reload reads the file again (tilecd on SIGHUP):
+// the new tokens replace the old ones at once, for calls already waiting
+// too; a file that does not parse leaves the old tokens in force.
 #ifndef TILEC_SERVER_AUTH_H_
 #define TILEC_SERVER_AUTH_H_
 
@@ -13,7 +15,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 
 namespace tilec::server {
 
@@ -29,10 +33,17 @@ class TokenAuth {
   // `authorization` is the metadata value ("Bearer <token>"), empty if absent.
   absl::Status Check(const std::string& authorization, Access needed) const;
 
-  size_t size() const { return tokens_.size(); }
+  // The file FromFile read, again; its error (naming the file and line) when
+  // it cannot be read or parsed, the old tokens kept. FAILED_PRECONDITION for
+  // an instance made FromText.
+  absl::Status Reload();
+
+  size_t size() const;
 
  private:
-  std::map<std::string, Access> tokens_;
+  std::string path_;  // empty when made FromText
+  mutable absl::Mutex mu_;
+  std::map<std::string, Access> tokens_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tilec::server

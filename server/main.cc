@@ -77,7 +77,8 @@ ABSL_FLAG(bool, reflection, false,
 ABSL_FLAG(std::string, metrics_port_file, "", "write the metrics port here once listening");
 ABSL_FLAG(std::string, cache_dir, "", "artifact cache directory (required)");
 ABSL_FLAG(int64_t, cache_bytes, int64_t{10} << 30, "cache byte budget (LRU eviction)");
-ABSL_FLAG(std::string, tokens_file, "", "bearer tokens, `<token> [compile|read]` per line");
+ABSL_FLAG(std::string, tokens_file, "",
+          "bearer tokens, `<token> [compile|read]` per line; read again on SIGHUP");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate chain (enables TLS)");
 ABSL_FLAG(std::string, tls_key, "", "PEM server private key");
 ABSL_FLAG(int, jobs, 2, "compiles (child processes) at once");
@@ -147,6 +148,8 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
+std::atomic<bool> g_reload{false};  // SIGHUP: read the token file again
+void OnHangup(int) { g_reload.store(true); }
 
 std::string ReadFileOrDie(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
@@ -193,6 +196,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
+  std::signal(SIGHUP, OnHangup);
 
   std::string cache_dir = absl::GetFlag(FLAGS_cache_dir);
   if (cache_dir.empty()) {
@@ -536,6 +540,16 @@ int main(int argc, char** argv) {
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   int shared_state = -1;
   while (!g_stop.load()) {
+    if (g_reload.exchange(false) && auth) {
+      absl::Status reloaded = auth->Reload();
+      if (reloaded.ok()) {
+        std::fprintf(stderr, "tilecd: SIGHUP: %zu tokens from %s\n", auth->size(),
+                     absl::GetFlag(FLAGS_tokens_file).c_str());
+      } else {
+        std::fprintf(stderr, "tilecd: SIGHUP: the old tokens stay: %s\n",
+                     std::string(reloaded.message()).c_str());
+      }
+    }
     if (shared) {
       shared->Probe();
       const int up = shared->counters().up ? 1 : 0;

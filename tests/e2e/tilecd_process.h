@@ -116,6 +116,9 @@ class Tilecd {
     return absl::ToDoubleSeconds(absl::Now() - start);
   }
 
+  // Sends the server `signal` (false when it is not running).
+  bool Signal(int signal) { return pid_ > 0 && ::kill(pid_, signal) == 0; }
+
   // RLIMIT_FSIZE of the server (0: none); set before Start.
   rlim_t fsize_limit = 0;
 

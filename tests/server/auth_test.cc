@@ -1,5 +1,8 @@
 #include "server/auth.h"
 
+#include <fstream>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace tilec::server {
@@ -37,10 +40,33 @@ TEST(TokenAuthTest, MalformedFilesNameTheLine) {
   auto bad = TokenAuth::FromText("ok\ntok admin\n", "tokens.txt");
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(absl::IsInvalidArgument(bad.status()));
-  EXPECT_NE(bad.status().message().find("tokens.txt:2:"), absl::string_view::npos)
-      << bad.status();
+  EXPECT_NE(bad.status().message().find("tokens.txt:2:"), absl::string_view::npos) << bad.status();
   EXPECT_FALSE(TokenAuth::FromText("# nothing\n", "t").ok());
   EXPECT_TRUE(absl::IsNotFound(TokenAuth::FromFile("/nonexistent/tokens").status()));
+}
+
+TEST(TokenAuthTest, ReloadReplacesTheTokensAndKeepsThemOnABadFile) {
+  const std::string path = ::testing::TempDir() + "/tokens_reload";
+  std::ofstream(path) << "old-token\n";
+  auto auth = TokenAuth::FromFile(path);
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  EXPECT_TRUE((*auth)->Check("Bearer old-token", Access::kCompile).ok());
+  std::ofstream(path) << "new-token read\n";
+  ASSERT_TRUE((*auth)->Reload().ok());
+  EXPECT_TRUE(absl::IsUnauthenticated((*auth)->Check("Bearer old-token", Access::kRead)));
+  EXPECT_TRUE((*auth)->Check("Bearer new-token", Access::kRead).ok());
+  EXPECT_TRUE(absl::IsPermissionDenied((*auth)->Check("Bearer new-token", Access::kCompile)));
+  // A file that does not parse: its error, and the tokens in force stay.
+  std::ofstream(path) << "fine\nbroken admin\n";
+  absl::Status bad = (*auth)->Reload();
+  EXPECT_TRUE(absl::IsInvalidArgument(bad)) << bad;
+  EXPECT_NE(bad.message().find(":2:"), absl::string_view::npos) << bad;
+  EXPECT_TRUE((*auth)->Check("Bearer new-token", Access::kRead).ok());
+  EXPECT_TRUE(absl::IsUnauthenticated((*auth)->Check("Bearer fine", Access::kRead)));
+  EXPECT_EQ((*auth)->size(), 1u);
+  auto from_text = TokenAuth::FromText("t\n", "t");
+  ASSERT_TRUE(from_text.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition((*from_text)->Reload()));
 }
 
 }  // namespace
