@@ -216,20 +216,30 @@ TEST(ServerE2E, ClientDeadlineStopsTheCompile) {
   EXPECT_EQ(st.compile_failures(), st.compiles());
 }
 
-TEST(ServerE2E, TokensAreChecked) {
-  std::string dir = MakeTempDir("tokens");
-  std::ofstream(dir + "/tokens") << "good-token\nreader-token read\n";
-  Tilecd d;
-  ASSERT_TRUE(
-      d.Start(MakeTempDir("cache"), {"--tokens_file=" + dir + "/tokens", "--metrics_port=-1"}));
+// A tilecd serving `tokens` (a token file's text, at the returned path).
+std::string StartWithTokens(Tilecd& d, const std::string& tokens) {
+  const std::string path = MakeTempDir("tokens") + "/tokens";
+  std::ofstream(path) << tokens;
+  EXPECT_TRUE(d.Start(MakeTempDir("cache"), {"--tokens_file=" + path, "--metrics_port=-1"}));
+  return path;
+}
+
+// The code of a Compile with `token` ("" for none) of a request the server
+// refuses before compiling (an unknown target): INVALID_ARGUMENT once past
+// authentication.
+grpc::StatusCode CompileWith(Tilecd& d, const std::string& token) {
   tilec::v1::CompileResponse resp;
-  tilec::v1::CompileRequest req = GemmRequest(128, {"sm_75"});  // refused before compiling
-  EXPECT_EQ(Compile(d, req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(Compile(d, req, &resp, "bad-token").error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(Compile(d, req, &resp, "reader-token").error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  return Compile(d, GemmRequest(128, {"sm_75"}), &resp, token).error_code();
+}
+
+TEST(ServerE2E, TokensAreChecked) {
+  Tilecd d;
+  StartWithTokens(d, "good-token\nreader-token read\n");
+  EXPECT_EQ(CompileWith(d, ""), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(CompileWith(d, "bad-token"), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(CompileWith(d, "reader-token"), grpc::StatusCode::PERMISSION_DENIED);
   // A good token gets through to the request's own error.
-  EXPECT_EQ(Compile(d, req, &resp, "good-token").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(CompileWith(d, "good-token"), grpc::StatusCode::INVALID_ARGUMENT);
   grpc::ClientContext ctx;
   tilec::v1::StatsResponse st;
   EXPECT_EQ(d.stub()->Stats(&ctx, {}, &st).error_code(), grpc::StatusCode::UNAUTHENTICATED);
@@ -238,33 +248,27 @@ TEST(ServerE2E, TokensAreChecked) {
 // SIGHUP reads the token file again: a removed token is refused and a new
 // one accepted without a restart; a broken file leaves the tokens in force.
 TEST(ServerE2E, TokensReloadOnSighup) {
-  std::string dir = MakeTempDir("tokens");
-  std::ofstream(dir + "/tokens") << "first-token\n";
   Tilecd d;
-  ASSERT_TRUE(
-      d.Start(MakeTempDir("cache"), {"--tokens_file=" + dir + "/tokens", "--metrics_port=-1"}));
-  tilec::v1::CompileResponse resp;
-  tilec::v1::CompileRequest req = GemmRequest(128, {"sm_75"});  // refused before compiling
-  EXPECT_EQ(Compile(d, req, &resp, "first-token").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(Compile(d, req, &resp, "second-token").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  const std::string tokens = StartWithTokens(d, "first-token\n");
+  EXPECT_EQ(CompileWith(d, "first-token"), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(CompileWith(d, "second-token"), grpc::StatusCode::UNAUTHENTICATED);
   // The server picks the change up within its 100 ms loop after the signal.
   auto wait_for = [&](const std::string& token, grpc::StatusCode want) {
     for (int i = 0; i < 100; ++i) {
-      if (Compile(d, req, &resp, token).error_code() == want) return true;
+      if (CompileWith(d, token) == want) return true;
       absl::SleepFor(absl::Milliseconds(50));
     }
     return false;
   };
-  std::ofstream(dir + "/tokens") << "second-token\n";
+  std::ofstream(tokens) << "second-token\n";
   ASSERT_TRUE(d.Signal(SIGHUP));
   EXPECT_TRUE(wait_for("second-token", grpc::StatusCode::INVALID_ARGUMENT));
-  EXPECT_EQ(Compile(d, req, &resp, "first-token").error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  std::ofstream(dir + "/tokens") << "third-token admin\n";
+  EXPECT_EQ(CompileWith(d, "first-token"), grpc::StatusCode::UNAUTHENTICATED);
+  std::ofstream(tokens) << "third-token admin\n";
   ASSERT_TRUE(d.Signal(SIGHUP));
   absl::SleepFor(absl::Milliseconds(500));
-  EXPECT_EQ(Compile(d, req, &resp, "second-token").error_code(),
-            grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(Compile(d, req, &resp, "third-token").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(CompileWith(d, "second-token"), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(CompileWith(d, "third-token"), grpc::StatusCode::UNAUTHENTICATED);
 }
 
 }  // namespace
