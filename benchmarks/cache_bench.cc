@@ -43,70 +43,18 @@
 #include <thread>
 #include <vector>
 
+#include "benchmarks/bench_process.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tilec/v1/service.grpc.pb.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string MakeTempDir(const char* name) {
-  std::string tmpl = std::string("/tmp/") + name + "_XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) {
-    std::perror("mkdtemp");
-    std::exit(1);
-  }
-  return buf.data();
-}
-
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
-
-// Starts `args`; with `quiet`, its stdout and stderr go to /dev/null.
-pid_t Spawn(std::vector<std::string> args, bool quiet) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    if (quiet) {
-      int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-    }
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    std::perror(argv[0]);
-    ::_exit(127);
-  }
-  return pid;
-}
-
-void Stop(pid_t pid) {
-  if (pid <= 0) return;
-  ::kill(pid, SIGTERM);
-  int status;
-  ::waitpid(pid, &status, 0);
-}
+using tilec::bench::FreePort;
+using tilec::bench::MakeTempDir;
+using tilec::bench::ReadText;
+using tilec::bench::Spawn;
+using tilec::bench::Stop;
 
 struct Sample {
   double p50_us = 0, p99_us = 0, per_second = 0;
@@ -152,31 +100,8 @@ Sample Measure(int clients, double seconds, const std::function<std::function<bo
   return s;
 }
 
-tilec::v1::CompileRequest GemmRequest(const std::string& text, int m, const std::string& target) {
-  tilec::v1::CompileRequest req;
-  auto* src = req.mutable_source();
-  src->set_path("examples/gemm.py");
-  src->set_text(text);
-  src->set_function("matmul");
-  const std::pair<const char*, std::string> binds[] = {
-      {"M", std::to_string(m)}, {"N", "1024"},     {"K", "1024"},       {"block_M", "128"},
-      {"block_N", "128"},       {"block_K", "32"}, {"num_stages", "2"}, {"threads", "128"}};
-  for (const auto& [k, v] : binds) {
-    auto* b = src->add_bindings();
-    b->set_name(k);
-    b->set_value(v);
-  }
-  req.add_targets(target);
-  return req;
-}
-
-std::unique_ptr<tilec::v1::Tilec::Stub> NewStub(const std::string& address) {
-  grpc::ChannelArguments args;
-  args.SetInt("grpc.use_local_subchannel_pool", 1);  // a connection per client
-  args.SetMaxReceiveMessageSize(64 << 20);
-  return tilec::v1::Tilec::NewStub(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
-}
+using tilec::bench::GemmRequest;
+using tilec::bench::NewStub;
 
 void Row(const char* what, int clients, const Sample& s) {
   std::printf("%-28s %8d %12.1f %12.1f %14.0f %10lld %7lld\n", what, clients, s.p50_us, s.p99_us,

@@ -22,6 +22,7 @@
 // (compile_child.h): tilecd execs itself for every compile.
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -94,6 +95,11 @@ ABSL_FLAG(int64_t, max_memory_mb, 1024,
           "gRPC's memory quota for connections and calls (resource quota); 0: none");
 ABSL_FLAG(double, max_connection_age_s, 3600,
           "connections are closed gracefully after this long (0: never)");
+ABSL_FLAG(double, handshake_timeout_s, 10,
+          "a connection that has not finished its TLS and HTTP/2 handshake this long after it "
+          "opened is closed");
+ABSL_FLAG(double, max_connection_idle_s, 600,
+          "a connection with no call for this long is closed (0: never)");
 ABSL_FLAG(double, compile_timeout_s, 300, "wall-time limit of one compile");
 ABSL_FLAG(int64_t, compile_memory_mb, 4096, "address-space limit of one compile (0: none)");
 ABSL_FLAG(int64_t, max_source_bytes, 1 << 20, "largest TileLang source accepted");
@@ -197,6 +203,14 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGHUP, OnHangup);
+  // Every connection holds a descriptor: take the hard limit on open files
+  // (the soft one is often 1024, a thousand clients).
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  ::getrlimit(RLIMIT_NOFILE, &files);
 
   std::string cache_dir = absl::GetFlag(FLAGS_cache_dir);
   if (cache_dir.empty()) {
@@ -515,6 +529,14 @@ int main(int argc, char** argv) {
                                static_cast<int>(absl::GetFlag(FLAGS_max_connection_age_s) * 1000));
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, 30000);
   }
+  // Connections that never finish their handshake, or stay open with no
+  // call, would keep their descriptors until the maximum age.
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(absl::GetFlag(FLAGS_handshake_timeout_s) * 1000));
+  if (absl::GetFlag(FLAGS_max_connection_idle_s) > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                               static_cast<int>(absl::GetFlag(FLAGS_max_connection_idle_s) * 1000));
+  }
   if (absl::GetFlag(FLAGS_max_memory_mb) > 0) {
     grpc::ResourceQuota quota("tilecd");
     quota.Resize(static_cast<size_t>(absl::GetFlag(FLAGS_max_memory_mb)) << 20);
@@ -530,10 +552,12 @@ int main(int argc, char** argv) {
   int metrics_port = exposer ? exposer->GetListeningPorts().at(0) : -1;
   WritePortFile(absl::GetFlag(FLAGS_metrics_port_file), metrics_port);
   WritePortFile(absl::GetFlag(FLAGS_port_file), port);
-  std::fprintf(stderr, "tilecd: listening on %s:%d (metrics on %d), cache %s%s%s, compiler %s\n",
+  std::fprintf(stderr,
+               "tilecd: listening on %s:%d (metrics on %d), cache %s%s%s, compiler %s, up to "
+               "%llu open files\n",
                absl::GetFlag(FLAGS_host).c_str(), port, metrics_port, cache_dir.c_str(),
                shared ? " + shared " : "", shared ? shared->Describe().c_str() : "",
-               tools.compiler_version.c_str());
+               tools.compiler_version.c_str(), static_cast<unsigned long long>(files.rlim_cur));
   // Health: "" (the server) is SERVING while it runs; with --redis,
   // "tilec.SharedTier" is SERVING while Redis answers and NOT_SERVING while
   // the server runs degraded (disk and local compiles).

@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "compiler/ir/proto_convert.h"
 #include "proto/tilec/v1/service.pb.h"
+#include "server/leftovers.h"
 
 namespace tilec::server {
 namespace {
@@ -38,15 +39,21 @@ struct Fd {
 
 bool Pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC) == 0; }
 
+std::filesystem::path TempBase() {
+  std::error_code ec;
+  std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+  return ec ? std::filesystem::path("/tmp") : base;
+}
+
 // A per-compile directory, the child's working directory, removed with all
-// it holds when the compile is done.
+// it holds when the compile is done. Its name carries tilecd's pid, so that
+// the next tilecd removes those a killed one left (kTempDirMarker).
+constexpr char kTempDirMarker[] = "tilec-compile-";
 struct TempDir {
   std::string path;
   bool Create() {
-    std::error_code ec;
-    std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-    if (ec) base = "/tmp";
-    std::string tmpl = (base / "tilec-compile-XXXXXX").string();
+    std::string tmpl =
+        (TempBase() / absl::StrCat(kTempDirMarker, ::getpid(), "-XXXXXX")).string();
     if (::mkdtemp(tmpl.data()) == nullptr) return false;
     path = tmpl;
     return true;
@@ -93,6 +100,7 @@ SubprocessCompiler::SubprocessCompiler(SubprocessOptions options)
       sandbox_(ChildSandbox::Prepare(options_.sandbox,
                                      options_.child_argv.empty() ? "" : options_.child_argv[0])) {
   protections_.store(sandbox_->Probe());
+  RemoveLeftoversOfDeadProcesses(TempBase().string(), kTempDirMarker, /*at_start=*/true);
 }
 
 absl::StatusOr<cache::Artifact> SubprocessCompiler::Compile(const cache::CompileJob& job) {
@@ -269,6 +277,14 @@ absl::StatusOr<cache::Artifact> SubprocessCompiler::RunChild(const cache::Compil
       return absl::ResourceExhaustedError(absl::StrCat(
           "the compile ran out of its memory limit of ", options_.memory_limit_bytes >> 20,
           " MiB and was stopped (the compiler aborted with ", strsignal(sig), ")"));
+    }
+    if (sig == SIGKILL) {
+      // Nothing in the child raises SIGKILL: someone outside tilecd sent it
+      // (an operator, the kernel's out-of-memory killer). Retrying may work.
+      LogChildErrors(errors);
+      return absl::UnavailableError(absl::StrCat(
+          "the compile child was killed (SIGKILL) from outside tilecd after ", seconds,
+          " s, by an operator or the kernel's out-of-memory killer; the compile can be retried"));
     }
     LogChildErrors(errors);
     return absl::InternalError(absl::StrCat("compiler bug: the compile child crashed with ",

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/digest.h"
+#include "server/leftovers.h"
 #include "server/shared_tier.h"
 
 namespace tilec::server {
@@ -22,6 +23,8 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& dir)
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create the tuning database folder ", dir, ": ", ec.message()));
   }
+  // Temporary files of a tilecd killed mid-write ("<key>.tuning.tmp.<pid>.<n>").
+  RemoveLeftoversOfDeadProcesses(dir, ".tmp.", /*at_start=*/false);
   return std::unique_ptr<TuningDb>(new TuningDb(dir));
 }
 

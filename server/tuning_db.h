@@ -10,7 +10,8 @@
 // how it was measured).
 //
 // Files are written to a temporary name, synced and renamed, so a crash
-// leaves either the old record or the new one. A record whose file does not
+// leaves either the old record or the new one; the temporary files of a
+// tilecd that was killed are removed by the next Open. A record whose file does not
 // parse, or whose key text differs from the key asked for, is absent (and
 // reported once to stderr).
 #ifndef TILEC_SERVER_TUNING_DB_H_

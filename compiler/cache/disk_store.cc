@@ -205,14 +205,11 @@ absl::StatusOr<std::unique_ptr<DiskStore>> DiskStore::Open(std::string dir, int6
   std::unique_ptr<DiskStore> store(new DiskStore(std::move(dir), budget_bytes, clock));
   absl::StatusOr<FileLock> lock = FileLock::Take(store->dir_ + "/lock", /*exclusive=*/true);
   if (!lock.ok()) return lock.status();
-  // Leftovers of writers that died mid-write.
+  // Leftovers of writers that died mid-write: every writer holds the lock
+  // exclusively from creating its temporary file to renaming it, so under
+  // this lock whatever tmp/ holds belongs to no live writer.
   for (const std::string& name : ListDir(store->dir_ + "/tmp")) {
-    std::string path = store->dir_ + "/tmp/" + name;
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0 &&
-        absl::FromUnixSeconds(st.st_mtime) < clock->Now() - absl::Hours(1)) {
-      ::unlink(path.c_str());
-    }
+    ::unlink((store->dir_ + "/tmp/" + name).c_str());
   }
   if (absl::Status s = store->EvictOverBudget(""); !s.ok()) return s;
   return store;

@@ -5,7 +5,7 @@
 //   blobs/<sha256>   artifact bytes
 //   keys/<key>       the entry: artifact digest and size, the metadata JSON,
 //                    its SHA-256, and the encoded key it was stored under
-//   tmp/             files being written
+//   tmp/             files being written (emptied when the store opens)
 //   lock             flock(2): shared for reads, exclusive for writes and
 //                    evictions, so several processes (two servers, a server
 //                    and the CLI) can share the directory.

@@ -37,8 +37,11 @@ class Tilecd {
  public:
   // Starts tilecd on `cache_dir` with extra flags; waits until it listens.
   bool Start(const std::string& cache_dir, std::vector<std::string> extra = {}) {
-    work_ = MakeTempDir("tilecd");
+    work_ = work_dir.empty() ? MakeTempDir("tilecd") : work_dir;
     std::string port_file = work_ + "/port", metrics_file = work_ + "/metrics_port";
+    ::unlink(port_file.c_str());
+    ::unlink(metrics_file.c_str());
+    port_ = metrics_port_ = 0;
     std::vector<std::string> args = {TILECD_BINARY,      "--cache_dir=" + cache_dir,
                                      "--port=0",         "--port_file=" + port_file,
                                      "--metrics_port=0", "--metrics_port_file=" + metrics_file,
@@ -116,11 +119,27 @@ class Tilecd {
     return absl::ToDoubleSeconds(absl::Now() - start);
   }
 
+  // SIGKILL, as a crash would end it, and waits for it.
+  void Kill() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status;
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+    stub_.reset();
+    channel_.reset();
+  }
+
   // Sends the server `signal` (false when it is not running).
   bool Signal(int signal) { return pid_ > 0 && ::kill(pid_, signal) == 0; }
 
   // RLIMIT_FSIZE of the server (0: none); set before Start.
   rlim_t fsize_limit = 0;
+  // The server's TMPDIR and port files (a new temporary folder when empty);
+  // set before Start, to find what one server left for the next.
+  std::string work_dir;
+  pid_t pid() const { return pid_; }
 
   tilec::v1::Tilec::Stub* stub() { return stub_.get(); }
   std::shared_ptr<grpc::Channel> channel() { return channel_; }

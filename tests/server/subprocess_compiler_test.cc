@@ -113,6 +113,47 @@ TEST_F(SubprocessCompilerTest, CrashAndSilentExitAreInternalErrors) {
   EXPECT_TRUE(c.Compile(Job("sm_80")).ok());  // still serving
 }
 
+TEST_F(SubprocessCompilerTest, AChildKilledFromOutsideIsUnavailableNotACompilerBug) {
+  SubprocessCompiler c(Options());
+  auto killed = c.Compile(Job("killed"));
+  EXPECT_TRUE(absl::IsUnavailable(killed.status())) << killed.status();
+  EXPECT_NE(killed.status().message().find("killed (SIGKILL) from outside tilecd"),
+            absl::string_view::npos)
+      << killed.status();
+  EXPECT_EQ(killed.status().message().find("compiler bug"), absl::string_view::npos);
+  EXPECT_TRUE(c.Compile(Job("sm_80")).ok());  // still serving
+}
+
+TEST_F(SubprocessCompilerTest, StartingRemovesTheFoldersOfAKilledServersCompiles) {
+  // A tilecd killed mid-compile leaves its children's folders
+  // (tilec-compile-<its pid>-...); the next one removes them, and never the
+  // folders of a server still running.
+  const std::string tmp = tilec::testing::MakeTempDir("leftovers");
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string gone = absl::StrCat(tmp, "/tilec-compile-", dead, "-abcdef");
+  const std::string alive = absl::StrCat(tmp, "/tilec-compile-", ::getppid(), "-abcdef");
+  const std::string other = tmp + "/tilec-compile-notapid";
+  for (const std::string& d : {gone, alive, other}) {
+    ASSERT_TRUE(std::filesystem::create_directories(d + "/sub"));
+    std::ofstream(d + "/sub/out.cubin") << "partial";
+  }
+  const char* saved = ::getenv("TMPDIR");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  { SubprocessCompiler c(Options()); }
+  if (saved != nullptr) {
+    ::setenv("TMPDIR", saved_value.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  EXPECT_FALSE(std::filesystem::exists(gone));
+  EXPECT_TRUE(std::filesystem::exists(alive + "/sub/out.cubin"));
+  EXPECT_TRUE(std::filesystem::exists(other + "/sub/out.cubin"));
+}
+
 TEST_F(SubprocessCompilerTest, MissingChildBinaryIsReported) {
   SubprocessOptions o = Options();
   o.child_argv = {"/nonexistent/tilec-compile-child"};

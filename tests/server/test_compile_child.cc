@@ -9,6 +9,7 @@
 // uid=<uid>"; any other target answers with artifact bytes derived from the
 // request.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ int main() {
     while (true) ::pause();
   }
   if (t == "crash") std::abort();
+  if (t == "killed") ::raise(SIGKILL);  // as an operator or the OOM killer would
   if (t == "silent") return 0;
   if (t == "alloc") {
     std::vector<char*> blocks;

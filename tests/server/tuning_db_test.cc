@@ -1,8 +1,13 @@
 #include "server/tuning_db.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/autotune_core.h"
 #include "tests/testing/temp_dir.h"
@@ -43,6 +48,21 @@ TEST(TuningDb, KeepsRecordsAcrossOpensAndKeysEveryField) {
   auto damaged = (*db)->Get(key);
   ASSERT_TRUE(damaged.ok());
   EXPECT_FALSE(damaged->has_value());
+}
+
+TEST(TuningDb, OpeningRemovesTheTemporaryFilesOfAKilledServer) {
+  const std::string dir = testing::MakeTempDir("tuning_db");
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string gone = absl::StrCat(dir, "/abc.tuning.tmp.", dead, ".0");
+  const std::string alive = absl::StrCat(dir, "/abd.tuning.tmp.", ::getpid(), ".3");
+  std::ofstream(gone) << "half";
+  std::ofstream(alive) << "being written";
+  ASSERT_TRUE(TuningDb::Open(dir).ok());
+  EXPECT_FALSE(std::filesystem::exists(gone));
+  EXPECT_TRUE(std::filesystem::exists(alive));
 }
 
 TEST(Spearman, RankCorrelation) {

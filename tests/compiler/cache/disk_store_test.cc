@@ -232,6 +232,26 @@ TEST_F(DiskStoreTest, UnreferencedBlobsAreSwept) {
   EXPECT_EQ((*hit)->bytes, kept);
 }
 
+TEST_F(DiskStoreTest, OpeningRemovesWhatDeadWritersLeftInTmp) {
+  // A writer killed between creating its temporary file and renaming it
+  // leaves the file in tmp/; the next store to open removes it, however
+  // recent, since writers hold the lock for the whole write.
+  std::string key = Sha256Hex("k"), bytes = RandomBytes(rng_, 300);
+  {
+    auto store = DiskStore::Open(dir_, 1 << 20, &clock_);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Put(key, "", bytes, "{}").ok());
+  }
+  std::ofstream(dir_ + "/tmp/w.half", std::ios::binary) << RandomBytes(rng_, 123);
+  std::ofstream(dir_ + "/tmp/w.empty", std::ios::binary);
+  auto store = DiskStore::Open(dir_, 1 << 20, &clock_);
+  ASSERT_TRUE(store.ok());
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/tmp"));
+  auto hit = (*store)->Get(key);
+  ASSERT_TRUE(hit.ok() && hit->has_value());
+  EXPECT_EQ((*hit)->bytes, bytes);
+}
+
 TEST_F(DiskStoreTest, AHugeDigestIsNotEchoedBack) {
   auto store = DiskStore::Open(dir_, 1 << 20, &clock_);
   ASSERT_TRUE(store.ok());
