@@ -55,7 +55,7 @@ namespace {
 
 struct Candidate {
   recommend::Recommendation rec;
-  std::string digest, metadata_json;
+  std::string digest, metadata_json, cache_key;
   runtime::Artifact artifact;
   tilec::v1::MeasuredCandidate measured;
   absl::StatusOr<MeasureOutcome> outcome = absl::UnknownError("not measured");
@@ -271,6 +271,7 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
     }
     c.digest = cache::Sha256Hex(a->bytes);
     c.metadata_json = a->metadata_json;
+    c.cache_key = a->cache_key;
     c.measured.set_digest(c.digest);
     absl::StatusOr<runtime::Artifact> parsed = runtime::Artifact::Parse(c.metadata_json);
     if (!parsed.ok())
@@ -295,6 +296,11 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
     tilec::v1::MeasureJob job;
     job.set_artifact_digest(c.digest);
     job.set_metadata_json(c.metadata_json);
+    if (deps_.signer != nullptr) {
+      job.set_cache_key(c.cache_key);
+      job.set_signature(deps_.signer->Sign(
+          cache::ArtifactStatement(c.cache_key, c.digest, c.metadata_json)));
+    }
     for (const auto& [name, value] : dims) {
       tilec::v1::NamedValue* v = job.add_dims();
       v->set_name(name);

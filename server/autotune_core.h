@@ -38,6 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "compiler/cache/compiler.h"
+#include "compiler/cache/signing.h"
 #include "compiler/recommend/profile.h"
 #include "proto/tilec/v1/service.pb.h"
 #include "server/request_program.h"
@@ -60,6 +61,7 @@ struct AutotuneDeps {
   CoreLimits limits;
   std::string compiler_version;
   std::string nvrtc_version;
+  const cache::Signer* signer = nullptr;  // signs each job's artifact (may be null)
 };
 
 class AutotuneCore {

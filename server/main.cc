@@ -365,6 +365,7 @@ int main(int argc, char** argv) {
   autotune_deps.limits = limits;
   autotune_deps.compiler_version = tools.compiler_version;
   autotune_deps.nvrtc_version = tools.nvrtc_version;
+  autotune_deps.signer = signer.get();
   server::AutotuneCore autotune_core(autotune_deps);
   core.SetTuned(
       [&autotune_core](const std::string& program_hash,

@@ -10,7 +10,7 @@ namespace tilec::worker {
 std::string Usage() {
   return "usage: tilec-worker --server HOST:PORT --device cuda:N|hip:N|emulator\n"
          "                    [--profile P] [--token_file F] [--tls_ca F]\n"
-         "                    [--cache_dir DIR] [--id NAME]\n"
+         "                    [--cache_dir DIR] [--id NAME] [--verify_key PEM]\n"
          "\n"
          "A GPU worker of tilecd: measures autotuning candidates on one device.\n"
          "  --server HOST:PORT  the tilecd to serve\n"
@@ -22,6 +22,8 @@ std::string Usage() {
          "  --cache_dir DIR     artifact cache; default $XDG_CACHE_HOME/tilec-worker or\n"
          "                      ~/.cache/tilec-worker\n"
          "  --id NAME           worker id; default host:pid:device\n"
+         "  --verify_key PEM    the fleet's Ed25519 public key: load only artifacts whose\n"
+         "                      job carries its signature (tilecd --signing_key)\n"
          "Test-only fault injection (for tests of the server; never in production):\n"
          "  --test_corrupt_output NAME=VALUE  add 1.0 to every sampled output of jobs\n"
          "                      whose artifact config binds NAME=VALUE\n"
@@ -57,7 +59,7 @@ absl::StatusOr<WorkerFlags> ParseWorkerFlags(const std::vector<std::string>& arg
     };
     absl::StatusOr<std::string> v;
     if (name == "--server" || name == "--device" || name == "--profile" || name == "--token_file" ||
-        name == "--tls_ca" || name == "--cache_dir" || name == "--id" ||
+        name == "--tls_ca" || name == "--cache_dir" || name == "--id" || name == "--verify_key" ||
         name == "--test_corrupt_output" || name == "--test_job_delay_s") {
       v = take();
       if (!v.ok()) return v.status();
@@ -83,6 +85,8 @@ absl::StatusOr<WorkerFlags> ParseWorkerFlags(const std::vector<std::string>& arg
       f.cache_dir = *v;
     } else if (name == "--id") {
       f.id = *v;
+    } else if (name == "--verify_key") {
+      f.verify_key = *v;
     } else if (name == "--test_corrupt_output") {
       const size_t eq = v->find('=');
       int64_t n = 0;

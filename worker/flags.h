@@ -2,7 +2,7 @@
 //
 //   tilec-worker --server HOST:PORT --device cuda:N|hip:N|emulator
 //                [--profile P] [--token_file F] [--tls_ca F]
-//                [--cache_dir DIR] [--id NAME]
+//                [--cache_dir DIR] [--id NAME] [--verify_key PEM]
 //
 // Test-only fault injection (for the server's tests; never in production):
 //   --test_corrupt_output NAME=VALUE  jobs whose artifact config binds NAME to
@@ -33,6 +33,7 @@ struct WorkerFlags {
   std::string tls_ca;      // empty: plaintext
   std::string cache_dir;   // empty: DefaultWorkerCacheDir()
   std::string id;          // empty: host:pid:device
+  std::string verify_key;  // empty: artifacts are not checked for a signature
   // Test-only fault injection (see above).
   std::optional<std::pair<std::string, int64_t>> test_corrupt_output;
   double test_job_delay_s = 0;

@@ -129,7 +129,15 @@ int Main(const std::vector<std::string>& args) {
                       GrpcFetcher(channel, token));
   if (absl::Status st = cache.Init(); !st.ok()) return Fail(1, std::string(st.message()));
 
+  std::unique_ptr<cache::Verifier> verifier;
+  if (!flags->verify_key.empty()) {
+    absl::StatusOr<std::unique_ptr<cache::Verifier>> v =
+        cache::Verifier::FromFiles({flags->verify_key});
+    if (!v.ok()) return Fail(2, absl::StrCat("--verify_key: ", v.status().message()));
+    verifier = *std::move(v);
+  }
   MeasureOptions measure;
+  measure.verifier = verifier.get();
   measure.corrupt_output = flags->test_corrupt_output;
   measure.job_delay_s = flags->test_job_delay_s;
   Measurer measurer(backend->get(), &cache, measure);

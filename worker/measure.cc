@@ -69,6 +69,16 @@ absl::StatusOr<runtime::Kernel*> Measurer::KernelFor(const tilec::v1::MeasureJob
       return kernels_.front().kernel.get();
     }
   }
+  if (options_.verifier != nullptr &&
+      !options_.verifier->Verify(
+          cache::ArtifactStatement(job.cache_key(), job.artifact_digest(), job.metadata_json()),
+          job.signature())) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "the artifact ", job.artifact_digest().substr(0, 80), " is ",
+        job.signature().empty() ? "not signed (is tilecd run with --signing_key?)"
+                                : "not signed by the key in --verify_key",
+        "; refusing to load it"));
+  }
   runtime::Artifact artifact = parsed;
   absl::StatusOr<std::string> binary = cache_->Get(job.artifact_digest());
   if (!binary.ok()) return binary.status();

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "proto/tilec/v1/service.pb.h"
 #include "runtime/backend.h"
+#include "compiler/cache/signing.h"
 #include "runtime/kernel.h"
 #include "worker/artifact_cache.h"
 
@@ -40,6 +41,10 @@ struct MeasureOptions {
   // Test-only: seconds to sleep before running a job.
   double job_delay_s = 0;
   size_t max_kernels = 8;  // loaded kernels kept
+  // When set, a job's artifact is loaded only if the job carries a
+  // signature by one of its keys (MeasureJob.signature); else the job fails
+  // with PERMISSION_DENIED and nothing is fetched or loaded.
+  const cache::Verifier* verifier = nullptr;
 };
 
 class Measurer : public JobRunner {

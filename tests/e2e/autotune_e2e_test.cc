@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/tilecd_process.h"
+#include "tests/testing/ed25519_key.h"
 
 namespace tilec::e2e {
 namespace {
@@ -327,6 +328,37 @@ TEST(AutotuneE2E, PoolLeasesChecksDatabaseAndRestart) {
   AutotuneRun none = Autotune(restarted, Request(true));
   EXPECT_EQ(none.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(none.status.error_message(), HasSubstr("no worker serves profile host_emulator"));
+}
+
+// A signing tilecd signs each job (cache key, digest, metadata); a worker
+// given the fleet's public key measures them, one given another key refuses
+// to load them and the autotune says why.
+TEST(AutotuneE2E, WorkersWithAVerifyKeyLoadOnlyWhatTheServerSigned) {
+  const std::string keys = MakeTempDir("autotune_keys");
+  ASSERT_TRUE(tilec::testing::WriteEd25519Key(keys + "/fleet"));
+  ASSERT_TRUE(tilec::testing::WriteEd25519Key(keys + "/other"));
+  const std::vector<std::string> flags = {"--signing_key=" + keys + "/fleet.pem"};
+  {
+    Tilecd d;
+    ASSERT_TRUE(d.Start(MakeTempDir("autotune_cache"), flags));
+    WorkerProcess w(d.address(), "verifying",
+                    std::vector<std::string>{"--verify_key", keys + "/fleet.pub.pem"});
+    ASSERT_TRUE(WaitForWorkers(d, 1));
+    AutotuneRun run = Autotune(d, Request(false));
+    ASSERT_TRUE(run.status.ok()) << run.status.error_message();
+    for (const auto& c : run.last().record().candidates()) {
+      EXPECT_EQ(c.status(), "ok") << c.ShortDebugString();
+    }
+  }
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("autotune_cache"), flags));
+  WorkerProcess w(d.address(), "other_key",
+                  std::vector<std::string>{"--verify_key", keys + "/other.pub.pem"});
+  ASSERT_TRUE(WaitForWorkers(d, 1));
+  AutotuneRun run = Autotune(d, Request(false));
+  EXPECT_FALSE(run.status.ok());
+  EXPECT_THAT(run.status.error_message(),
+              HasSubstr("not signed by the key in --verify_key; refusing to load it"));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 import unittest
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -207,6 +208,101 @@ class NumericsTest(unittest.TestCase):
         got = c_s.astype(np.float64)
         # Both accumulate in float32 (perhaps in another order): one float16 ulp.
         self.check(got, interp, 0.0, 2 * tt.UNIT_ROUNDOFF["float16"], case + " vs interpreter")
+
+
+class SignedArtifactTest(unittest.TestCase):
+    """Artifacts from a tilecd that signs (--signing_key), opened only with
+    the fleet's public key: verify_key refuses another key's signature, a
+    changed metadata file and a missing signature before loading."""
+
+    @classmethod
+    def setUpClass(cls):
+        build = os.environ.get("TILEC_BUILD_DIR", os.path.join(REPO, "build"))
+        tilecd = os.path.join(build, "server", "tilecd")
+        if not os.access(tilecd, os.X_OK) or not shutil.which("openssl"):
+            raise unittest.SkipTest("needs %s and openssl" % tilecd)
+        cls.dir = tempfile.mkdtemp(prefix="tilec-pytest-signed-")
+        for name in ("fleet", "other"):
+            key = os.path.join(cls.dir, name + ".pem")
+            subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", key],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-out",
+                            os.path.join(cls.dir, name + ".pub.pem")], check=True)
+        port_file = os.path.join(cls.dir, "port")
+        cls.server_proc = subprocess.Popen(
+            [tilecd, "--cache_dir=" + os.path.join(cls.dir, "cache"), "--host=127.0.0.1",
+             "--port=0", "--port_file=" + port_file, "--metrics_port=-1",
+             "--signing_key=" + os.path.join(cls.dir, "fleet.pem")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port = ""
+        for _ in range(600):
+            if os.path.isfile(port_file):
+                with open(port_file) as f:
+                    port = f.read().strip()
+            if port or cls.server_proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        if not port:
+            cls.tearDownClass()
+            raise AssertionError("tilecd did not start")
+        cls.server = "127.0.0.1:" + port
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server_proc.terminate()
+        cls.server_proc.wait()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def key(self, name):
+        return os.path.join(self.dir, name + ".pub.pem")
+
+    def test_only_the_fleet_key_opens_the_artifact(self):
+        path, fn, b = CASES["elementwise_add_small"]
+        out = tempfile.mkdtemp(dir=self.dir)
+        k = tilec.compile(path, fn, device="emulator", server=self.server, out_dir=out,
+                          verify_key=self.key("fleet"), **b)
+        base = os.path.join(out, "%s.sm_80" % fn)
+        self.assertTrue(os.path.isfile(base + ".sig"))
+        # It runs: C = A + B, against numpy.
+        rng = rng_for("signed")
+        shape = (b["M"], b["N"])
+        a_s, a = tt.random_tensor(rng, shape, b["in_dtype"])
+        b_s, bb = tt.random_tensor(rng, shape, b["in_dtype"])
+        c_s = tt.empty(shape, b["out_dtype"])
+        k(a_s, b_s, c_s)
+        ref = tt.round_to(a + bb, b["in_dtype"])
+        ok, _, _, msg = tt.compare(tt.to_float(c_s, b["out_dtype"]), ref, 0.0,
+                                   2 * tt.UNIT_ROUNDOFF[b["in_dtype"]])
+        self.assertTrue(ok, "seed %d: %s" % (SEED, msg))
+        k.close()
+        tilec.load(base + ".json", "emulator", verify_key=self.key("fleet")).close()
+
+        def refused(what):
+            with self.assertRaises(tilec.TilecError, msg=what) as e:
+                tilec.load(base + ".json", "emulator", verify_key=self.key("fleet"))
+            self.assertEqual(e.exception.code, tilec._errors.PERMISSION_DENIED, what)
+
+        with self.assertRaises(tilec.TilecError) as e:
+            tilec.load(base + ".json", "emulator", verify_key=self.key("other"))
+        self.assertEqual(e.exception.code, tilec._errors.PERMISSION_DENIED)
+        with open(base + ".json") as f:
+            meta = f.read()
+        with open(base + ".json", "w") as f:
+            f.write(meta.replace('"grid"', '"grid" ', 1))  # same JSON, other bytes
+        refused("changed metadata")
+        tilec.load(base + ".json", "emulator").close()  # unverified: opens
+        with open(base + ".json", "w") as f:
+            f.write(meta)
+        os.unlink(base + ".sig")
+        refused("no signature")
+
+    def test_the_cli_refuses_a_result_the_key_did_not_sign(self):
+        path, fn, b = CASES["elementwise_add_small"]
+        with self.assertRaises(tilec.CompileError) as e:
+            tilec.compile(path, fn, device="emulator", server=self.server,
+                          out_dir=tempfile.mkdtemp(dir=self.dir), verify_key=self.key("other"),
+                          **b)
+        self.assertIn("not signed", e.exception.stderr)
 
 
 class KernelObjectTest(unittest.TestCase):

@@ -19,6 +19,7 @@ TEST(WorkerFlags, ParsesEveryFlag) {
   absl::StatusOr<WorkerFlags> f =
       ParseWorkerFlags({"--server", "localhost:5000", "--device=cuda:1", "--profile", "h100",
                         "--token_file", "/t", "--tls_ca=/ca.pem", "--cache_dir", "/c", "--id", "w1",
+                        "--verify_key", "/fleet.pub.pem",
                         "--test_corrupt_output", "block_M=128", "--test_job_delay_s", "2.5"});
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->server, "localhost:5000");
@@ -28,6 +29,7 @@ TEST(WorkerFlags, ParsesEveryFlag) {
   EXPECT_EQ(f->token_file, "/t");
   EXPECT_EQ(f->tls_ca, "/ca.pem");
   EXPECT_EQ(f->cache_dir, "/c");
+  EXPECT_EQ(f->verify_key, "/fleet.pub.pem");
   EXPECT_EQ(f->id, "w1");
   ASSERT_TRUE(f->test_corrupt_output.has_value());
   EXPECT_EQ(f->test_corrupt_output->first, "block_M");

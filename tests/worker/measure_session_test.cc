@@ -18,6 +18,7 @@
 #include "runtime/tensor_data.h"
 #include "tests/compiler/targets/cuda/emit_testing.h"
 #include "tests/runtime/runtime_testing.h"
+#include "tests/testing/ed25519_key.h"
 #include "tests/worker/fake_tilecd.h"
 #include "worker/grpc_fetch.h"
 #include "worker/measure.h"
@@ -167,6 +168,50 @@ TEST(WorkerOnTheEmulator, MeasuresJobsAndSamplesWhatTheKernelComputed) {
   ExpectScaleSamples(served, r[1], seed, 0);
   ExpectScaleSamples(served, r[2], seed + 17, 0);
   EXPECT_EQ(calls, 2);  // the missing one, then the artifact once: j2 reuses it
+}
+
+// With --verify_key, a job's artifact is fetched and loaded only when the
+// job carries the fleet key's signature of its cache key, digest and
+// metadata: unsigned, signed by another key, or signed for other metadata,
+// it fails with PERMISSION_DENIED before any fetch.
+TEST(WorkerOnTheEmulator, WithAVerifyKeyOnlySignedArtifactsAreLoaded) {
+  const Served served = BuildScale();
+  ASSERT_FALSE(served.digest.empty());
+  const std::string keys = ::testing::TempDir() + "/worker_keys_" + std::to_string(::getpid());
+  std::filesystem::create_directories(keys);
+  ASSERT_TRUE(tilec::testing::WriteEd25519Key(keys + "/fleet"));
+  ASSERT_TRUE(tilec::testing::WriteEd25519Key(keys + "/other"));
+  auto fleet = cache::Signer::FromFile(keys + "/fleet.pem");
+  auto other = cache::Signer::FromFile(keys + "/other.pem");
+  auto verifier = cache::Verifier::FromFiles({keys + "/fleet.pub.pem"});
+  ASSERT_TRUE(fleet.ok() && other.ok() && verifier.ok());
+  const std::string key(64, 'c');
+  auto signed_by = [&](const std::string& id, const cache::Signer& signer,
+                       const std::string& metadata) {
+    WorkerCommand c = Job(id, served, served.digest, 5);
+    c.mutable_job()->set_cache_key(key);
+    c.mutable_job()->set_signature(
+        signer.Sign(cache::ArtifactStatement(key, served.digest, metadata)));
+    return c;
+  };
+  MeasureOptions options;
+  options.verifier = verifier->get();
+  int calls = 0;
+  std::vector<MeasureResult> r =
+      Measure(served,
+              {Job("unsigned", served, served.digest, 5), signed_by("other", **other, served.metadata),
+               signed_by("stale", **fleet, served.metadata + " "),
+               signed_by("good", **fleet, served.metadata)},
+              options, &calls);
+  ASSERT_EQ(r.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(r[i].code(), static_cast<int>(absl::StatusCode::kPermissionDenied)) << r[i].job_id();
+    EXPECT_THAT(r[i].message(), HasSubstr("refusing to load it")) << r[i].job_id();
+  }
+  EXPECT_THAT(r[0].message(), HasSubstr("not signed (is tilecd run with --signing_key?)"));
+  ExpectScaleSamples(served, r[3], 5, 0);
+  EXPECT_EQ(calls, 1);  // only the signed one was fetched
+  std::filesystem::remove_all(keys);
 }
 
 TEST(WorkerOnTheEmulator, TestOnlyCorruptionAddsOneToTheMatchingConfig) {

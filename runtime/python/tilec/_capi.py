@@ -55,6 +55,8 @@ def _declare(lib):
         "tilec_device_synchronize": (ctypes.c_int, [_P, _P]),
         "tilec_device_close": (None, [_P]),
         "tilec_kernel_open": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(_P)]),
+        "tilec_kernel_open_verified": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p,
+                                                      ctypes.POINTER(_P)]),
         "tilec_kernel_metadata": (ctypes.c_char_p, [_P]),
         "tilec_kernel_launch": (ctypes.c_int, [_P, ctypes.POINTER(TilecArg), ctypes.c_int32, _P]),
         "tilec_kernel_time": (ctypes.c_int, [

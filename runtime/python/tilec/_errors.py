@@ -22,6 +22,7 @@ STATUS_NAMES = {
 
 INVALID_ARGUMENT = 3
 NOT_FOUND = 5
+PERMISSION_DENIED = 7
 
 
 class TilecError(Exception):

@@ -50,17 +50,26 @@ class Kernel:
     `kernel.params` order: tensors (torch, numpy on the emulator,
     __cuda_array_interface__ or DLPack objects) and ints/floats for scalars.
     Outputs are written into the tensors passed for them.
+
+    verify_key: the fleet's Ed25519 public key (PEM file): the artifact is
+    opened only if <base>.sig holds that key's signature of it (tilec compile
+    --server writes it when tilecd signs); anything else is refused with
+    PERMISSION_DENIED before the binary is loaded.
     """
 
-    def __init__(self, json_path, device=None):
+    def __init__(self, json_path, device=None, verify_key=None):
         self.device = get_device(device)
         self._lib = _capi.lib()
         self._handle = None
         handle = ctypes.c_void_p()
-        _capi.check(
-            self._lib.tilec_kernel_open(self.device.handle, os.fsencode(json_path),
-                                        ctypes.byref(handle)),
-            "opening %s on %s" % (json_path, self.device.name))
+        if verify_key is not None:
+            code = self._lib.tilec_kernel_open_verified(
+                self.device.handle, os.fsencode(json_path), os.fsencode(verify_key),
+                ctypes.byref(handle))
+        else:
+            code = self._lib.tilec_kernel_open(self.device.handle, os.fsencode(json_path),
+                                               ctypes.byref(handle))
+        _capi.check(code, "opening %s on %s" % (json_path, self.device.name))
         self._handle = handle
         text = self._lib.tilec_kernel_metadata(handle)
         self.metadata = json.loads(text.decode("utf-8")) if text else {}
@@ -161,9 +170,10 @@ class Kernel:
             self.name, self.target, self.device.name, [p.name for p in self.params])
 
 
-def load(json_path, device=None):
-    """Opens an artifact written by `tilec compile --out DIR` (<base>.json)."""
-    return Kernel(json_path, device)
+def load(json_path, device=None, verify_key=None):
+    """Opens an artifact written by `tilec compile --out DIR` (<base>.json);
+    with verify_key, only one signed by that key (see Kernel)."""
+    return Kernel(json_path, device, verify_key)
 
 
 # -- compiling -----------------------------------------------------------
@@ -216,7 +226,7 @@ def default_target(dev):
 
 
 def compile_command(path, fn, target, out_dir, server=None, cache_dir=None, unbound=(),
-                    bindings=None, cli=None):
+                    bindings=None, cli=None, verify_key=None):
     cmd = [cli or _discovery.find_cli(), "compile", os.fspath(path), "--fn", fn]
     for k, v in (bindings or {}).items():
         cmd += ["-D", "%s=%s" % (k, render_value(v))]
@@ -227,11 +237,13 @@ def compile_command(path, fn, target, out_dir, server=None, cache_dir=None, unbo
         cmd += ["--server", server]
     if cache_dir:
         cmd += ["--cache_dir", os.fspath(cache_dir)]
+    if verify_key:
+        cmd += ["--verify_key", os.fspath(verify_key)]
     return cmd
 
 
 def compile(path, fn, target=None, server=None, device=None, cache_dir=None, unbound=(),
-            out_dir=None, timeout=None, **bindings):
+            out_dir=None, timeout=None, verify_key=None, **bindings):
     """Compiles function `fn` of the TileLang file `path` with the tilec CLI
     and opens the artifact on `device`; keyword arguments bind the function's
     parameters (tilec compile -D name=value).
@@ -239,7 +251,9 @@ def compile(path, fn, target=None, server=None, device=None, cache_dir=None, unb
     target: "sm_80" or "sm_90a" (default: from the device's arch; sm_80 on
     the emulator). server: HOST:PORT of a tilecd (default: the CLI's embedded
     cache, or $TILEC_SERVER). out_dir: keep the artifact there (default: a
-    temporary folder, removed once the kernel is open).
+    temporary folder, removed once the kernel is open). verify_key: the
+    fleet's public key (PEM): the server's result must carry its signature,
+    checked by the CLI and again when the artifact is opened (needs server).
 
     Raises CompileError (the CLI's diagnostic in .stderr) or TilecError.
     """
@@ -253,7 +267,8 @@ def compile(path, fn, target=None, server=None, device=None, cache_dir=None, unb
         tmp = tempfile.TemporaryDirectory(prefix="tilec-py-")
         out_dir = tmp.name
     try:
-        cmd = compile_command(path, fn, target, out_dir, server, cache_dir, unbound, bindings)
+        cmd = compile_command(path, fn, target, out_dir, server, cache_dir, unbound, bindings,
+                              verify_key=verify_key)
         try:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   stdin=subprocess.DEVNULL, timeout=timeout)
@@ -272,7 +287,7 @@ def compile(path, fn, target=None, server=None, device=None, cache_dir=None, unb
                     0, "tilec compile succeeded but wrote no %s.%s.json in %s (found %s)\n%s" %
                     (fn, target, out_dir, found or "nothing", stderr), cmd, stdout)
             json_path = found[0]
-        kernel = Kernel(json_path, dev)
+        kernel = Kernel(json_path, dev, verify_key)
         kernel.compile_output = stdout
         kernel.artifact_path = None if tmp else json_path
         return kernel
