@@ -148,6 +148,29 @@ grpc::Status FromAbsl(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
+// GetArtifact of `digest`, refusing (DATA_LOSS) bytes that are not it: what
+// is written to disk is exactly what was asked for, whatever the server.
+grpc::Status FetchArtifact(tilec::v1::Tilec::Stub* stub, const RemoteFlags& f,
+                           const std::string& digest, std::string* bytes) {
+  grpc::ClientContext ctx;
+  Prepare(f, &ctx);
+  tilec::v1::GetArtifactRequest req;
+  req.set_digest(digest);
+  auto reader = stub->GetArtifact(&ctx, req);
+  tilec::v1::ArtifactChunk chunk;
+  while (reader->Read(&chunk)) *bytes += chunk.data();
+  grpc::Status s = reader->Finish();
+  if (s.ok() && cache::Sha256Hex(*bytes) != digest) {
+    const std::string got = cache::Sha256Hex(*bytes);
+    bytes->clear();
+    return grpc::Status(grpc::StatusCode::DATA_LOSS,
+                        absl::StrCat("the server sent bytes that are not the artifact ",
+                                     digest.substr(0, 80), " (their SHA-256 is ", got,
+                                     "); nothing was written"));
+  }
+  return s;
+}
+
 CompileBackend RemoteBackend(const RemoteFlags& f) {
   std::shared_ptr<tilec::v1::Tilec::Stub> stub = tilec::v1::Tilec::NewStub(Connect(f));
   CompileBackend b;
@@ -159,14 +182,7 @@ CompileBackend RemoteBackend(const RemoteFlags& f) {
     return stub->Compile(&ctx, req, resp);
   };
   b.fetch = [stub, &f](const std::string& digest, std::string* bytes) {
-    grpc::ClientContext ctx;
-    Prepare(f, &ctx);
-    tilec::v1::GetArtifactRequest req;
-    req.set_digest(digest);
-    auto reader = stub->GetArtifact(&ctx, req);
-    tilec::v1::ArtifactChunk chunk;
-    while (reader->Read(&chunk)) *bytes += chunk.data();
-    return reader->Finish();
+    return FetchArtifact(stub.get(), f, digest, bytes);
   };
   b.autotune = [stub, &f](const tilec::v1::AutotuneRequest& req) {
     grpc::ClientContext ctx;
@@ -309,6 +325,22 @@ int Compile(const RemoteFlags& f) {
   done.store(true);
   if (progress.joinable()) progress.join();
   if (!s.ok()) return Report(s, backend.remote);
+  // Results name files under --out: each must be for a target asked for,
+  // once, whatever the server says (a target of "../x" would write outside).
+  if (resp.results_size() != req.targets_size()) {
+    std::fprintf(stderr, "tilec: the server answered %d results for %d targets; refusing them\n",
+                 resp.results_size(), req.targets_size());
+    return kRemoteRefused;
+  }
+  for (int i = 0; i < resp.results_size(); ++i) {
+    if (resp.results(i).target() != req.targets(i)) {
+      std::fprintf(stderr,
+                   "tilec: the server answered for target \"%.80s\" where %s was asked; "
+                   "refusing it\n",
+                   resp.results(i).target().c_str(), req.targets(i).c_str());
+      return kRemoteRefused;
+    }
+  }
   for (const auto& r : resp.results()) {
     if (!r.store_error().empty()) {
       std::fprintf(stderr, "tilec: warning: %s: %s\n", r.target().c_str(), r.store_error().c_str());
@@ -383,15 +415,8 @@ int Compile(const RemoteFlags& f) {
 int Get(const RemoteFlags& f) {
   if (f.digest.empty() || f.out.empty()) return Usage("get needs DIGEST and -o FILE");
   auto stub = tilec::v1::Tilec::NewStub(Connect(f));
-  grpc::ClientContext ctx;
-  Prepare(f, &ctx);
-  tilec::v1::GetArtifactRequest req;
-  req.set_digest(f.digest);
-  auto reader = stub->GetArtifact(&ctx, req);
   std::string bytes;
-  tilec::v1::ArtifactChunk chunk;
-  while (reader->Read(&chunk)) bytes += chunk.data();
-  grpc::Status s = reader->Finish();
+  grpc::Status s = FetchArtifact(stub.get(), f, f.digest, &bytes);
   if (!s.ok()) return Report(s);
   std::ofstream out(f.out, std::ios::binary);
   out << bytes;

@@ -3,10 +3,16 @@
 // the same embedded (frontend + verifier + the in-process CUDA compiler, as
 // `tilec compile` without a server) and served (a real tilecd on loopback,
 // its compile children sandboxed).
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "compiler/cache/cuda_compiler.h"
 #include "compiler/frontend/frontend.h"
 #include "compiler/ir/limits.h"
@@ -301,6 +307,123 @@ TEST_F(SecurityE2E, OutOfRangeLiteralsAndGridsAreLocatedInvalidArgument) {
     grpc::Status served = Served(d_, SourceRequest(text));
     EXPECT_EQ(served.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << served.error_message();
     EXPECT_EQ(Stripped(served.error_message()), std::string(embedded.message()));
+  }
+}
+
+// The frontend reads nothing but the source it is given: an import is a
+// name (a module beside the source is never read), and calls that would
+// read files or run commands are located errors, embedded and served alike,
+// with nothing run. (The frontend and IR libraries call no such function at
+// all: ctest frontend_and_ir_do_no_io.)
+TEST_F(SecurityE2E, ImportsAreNamesAndFileOrProcessCallsNeverRun) {
+  const std::string dir = MakeTempDir("imports");
+  std::ofstream(dir + "/helper.py") << "SIZE = 64\n";
+  const std::string marker = dir + "/ran";
+  auto kernel = [](const std::string& module_code, const std::string& extent) {
+    return absl::StrCat(kHeader, module_code,
+                        "\n@T.prim_func\n"
+                        "def k(A: T.Tensor((128,), \"float32\"), B: T.Tensor((128,), \"float32\")):\n"
+                        "    with T.Kernel(1, threads=128) as bx:\n"
+                        "        for i in T.Parallel(",
+                        extent, "):\n            B[i] = A[i]\n");
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {kernel("from helper import SIZE\n", "SIZE"), "got module `helper.SIZE`"},
+      {kernel("import helper\n", "helper.SIZE"), "helper.SIZE"},
+      {kernel("N = len(open(\"/etc/passwd\").read())\n", "N"), "name `open` is not defined"},
+      {kernel(absl::StrCat("import os\nN = os.system(\"touch ", marker, "\")\n"), "N"),
+       "`os.system` is not supported by tilec"},
+      {kernel(absl::StrCat("N = __import__(\"os\").system(\"touch ", marker, "\")\n"), "N"),
+       "__import__"},
+      {kernel("N = exec(\"import os\")\n", "N"), "exec"},
+  };
+  for (const auto& [text, expected] : cases) {
+    tilec::v1::CompileRequest req = SourceRequest(text);
+    req.mutable_source()->set_path(dir + "/k.py");
+    absl::Status embedded = Embedded(text);
+    EXPECT_TRUE(absl::IsInvalidArgument(embedded)) << embedded << "\n" << text;
+    EXPECT_NE(embedded.message().find(expected), absl::string_view::npos) << embedded;
+    grpc::Status served = Served(d_, req);
+    EXPECT_EQ(served.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << served.error_message();
+    EXPECT_NE(served.error_message().find(expected), std::string::npos) << served.error_message();
+    EXPECT_EQ(served.error_message().find("root:"), std::string::npos);
+  }
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+// Digests and hashes from clients are names in the cache only when they are
+// 64 hex digits: paths are refused before any file is opened.
+TEST_F(SecurityE2E, DigestsAndHashesNeverBecomePaths) {
+  for (const std::string& digest :
+       {std::string("../../../../etc/passwd"), std::string("/etc/passwd"), std::string(".."),
+        std::string("blobs/../keys"), std::string(64, '.'),
+        absl::StrCat("../", std::string(61, 'a'))}) {
+    grpc::ClientContext ctx;
+    tilec::v1::GetArtifactRequest get;
+    get.set_digest(digest);
+    auto reader = d_.stub()->GetArtifact(&ctx, get);
+    tilec::v1::ArtifactChunk chunk;
+    std::string bytes;
+    while (reader->Read(&chunk)) bytes += chunk.data();
+    grpc::Status s = reader->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << digest << ": "
+                                                                  << s.error_message();
+    EXPECT_TRUE(bytes.empty()) << digest;
+    tilec::v1::CompileRequest by_hash;
+    by_hash.set_program_hash(digest);
+    by_hash.add_targets("sm_80");
+    tilec::v1::CompileResponse resp;
+    grpc::Status h = Compile(d_, by_hash, &resp);
+    EXPECT_FALSE(h.ok()) << digest;
+    EXPECT_EQ(h.error_message().find("root:"), std::string::npos);
+  }
+}
+
+// The metrics (plain HTTP, no token) say counts, never what clients sent:
+// no token, source text, function or file name, cache folder or target a
+// client invented (which would also grow the label set without bound).
+TEST(SecurityMetricsE2E, MetricsSayNothingAClientSent) {
+  const std::string dir = MakeTempDir("metrics_tokens");
+  const std::string token = "tok-9f3c1a-secret";
+  std::ofstream(dir + "/tokens") << token << "\n";
+  const std::string cache = MakeTempDir("metrics_cache");
+  Tilecd d;
+  ASSERT_TRUE(d.Start(cache, {"--tokens_file=" + dir + "/tokens"}));
+  const std::string marker = "MARKER_7d41e0";
+  tilec::v1::CompileRequest good = SourceRequest(
+      absl::StrCat("# ", marker, "\n",
+                   Kernel("        for i in T.Parallel(128):\n            B[i] = A[i]\n")));
+  good.mutable_source()->set_path(marker + "/probe.py");
+  tilec::v1::CompileResponse resp;
+  EXPECT_TRUE(Compile(d, good, &resp, token).ok());
+  tilec::v1::CompileRequest bad = good;
+  bad.set_targets(0, "sm_" + marker);
+  EXPECT_FALSE(Compile(d, bad, &resp, token).ok());
+  tilec::v1::CompileRequest broken = good;
+  broken.mutable_source()->set_function(marker);
+  EXPECT_FALSE(Compile(d, broken, &resp, token).ok());
+  EXPECT_FALSE(Compile(d, good, &resp, "not-" + token).ok());
+  const std::string metrics = HttpGet(d.metrics_port(), "/metrics");
+  ASSERT_NE(metrics.find("tilec_cache_hits_total"), std::string::npos) << metrics;
+  for (const std::string& secret : {token, marker, cache, dir}) {
+    EXPECT_EQ(metrics.find(secret), std::string::npos) << secret << " in\n" << metrics;
+  }
+  // Label keys: a closed set.
+  const std::set<std::string> allowed = {"grpc_type", "grpc_service", "grpc_method", "grpc_code",
+                                         "code", "target", "le", "quantile"};
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t open = line.find('{'), close = line.find('}');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    for (absl::string_view pair : absl::StrSplit(line.substr(open + 1, close - open - 1), ',')) {
+      const std::string key(pair.substr(0, pair.find('=')));
+      EXPECT_TRUE(allowed.count(key)) << "label " << key << " in " << line;
+      if (key == "target") {
+        EXPECT_TRUE(absl::StrContains(pair, "\"sm_80\"") || absl::StrContains(pair, "\"sm_90a\""))
+            << line;
+      }
+    }
   }
 }
 
