@@ -20,6 +20,17 @@
 // the metrics port to --metrics_port_file) once the server listens. The
 // hidden first argument `compile-child` runs the compile child instead
 // (compile_child.h): tilecd execs itself for every compile.
+#if defined(__SANITIZE_ADDRESS__)
+#define TILECD_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TILECD_ADDRESS_SANITIZER 1
+#endif
+#endif
+#ifndef TILECD_ADDRESS_SANITIZER
+#define TILECD_ADDRESS_SANITIZER 0
+#endif
+
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -236,6 +247,16 @@ int main(int argc, char** argv) {
   server::SubprocessOptions sub;
   sub.child_argv = {"/proc/self/exe", server::kCompileChildCommand};
   sub.memory_limit_bytes = absl::GetFlag(FLAGS_compile_memory_mb) << 20;
+#if TILECD_ADDRESS_SANITIZER
+  // AddressSanitizer reserves terabytes of address space for its shadow at
+  // start: under any RLIMIT_AS the compile child could not start.
+  if (sub.memory_limit_bytes > 0) {
+    std::fprintf(stderr,
+                 "tilecd: built with AddressSanitizer, whose shadow memory does not fit any "
+                 "address-space limit: --compile_memory_mb is not applied\n");
+    sub.memory_limit_bytes = 0;
+  }
+#endif
   sub.time_limit = absl::Seconds(absl::GetFlag(FLAGS_compile_timeout_s));
   sub.max_parallel = absl::GetFlag(FLAGS_jobs);
   sub.sandbox.user = absl::GetFlag(FLAGS_compile_user);
