@@ -1,8 +1,10 @@
 // Compile hits at key-value speed: the responses to requests whose every
 // target was served or stored by the cache, remembered by the request's
-// bytes, so that a repeated request is answered without running the
+// bytes as received, and kept serialized as a hit, so that a repeated
+// request is answered with those bytes without parsing it or running the
 // frontend again (CompileCore would parse, verify and hash the program to
-// find the same cache keys).
+// find the same cache keys). A request that means the same but is encoded
+// otherwise is another key: it takes the normal path.
 //
 // Only responses that depend on nothing but the request are kept: every
 // result stored in the cache (no store_error), no tile parameter chosen by
@@ -39,19 +41,24 @@ class ResponseMemo {
                std::function<std::string(const std::string&)> stamp)
       : capacity_(capacity), touch_(std::move(touch)), stamp_(std::move(stamp)) {}
 
-  // The memo key of a request: SHA-256 of its deterministic serialization.
-  static std::string KeyOf(const tilec::v1::CompileRequest& request);
+  // The memo key of a request: SHA-256 of its bytes as received.
+  static std::string KeyOf(const std::string& request_bytes);
 
-  std::optional<tilec::v1::CompileResponse> Get(const std::string& key);
+  // The remembered response, serialized, every result a cache hit with
+  // compile_seconds 0.
+  std::optional<std::string> Get(const std::string& key);
   // Remembers `response` when it may be (see above).
   void Put(const std::string& key, const tilec::v1::CompileResponse& response);
 
   int64_t hits() const { return hits_.load(); }
 
  private:
+  struct Checked {  // per result: what must still be stored, unchanged
+    std::string cache_key, digest, stamp;
+  };
   struct Slot {
-    tilec::v1::CompileResponse response;
-    std::vector<std::string> stamps;  // per result
+    std::string bytes;  // the response as a hit
+    std::vector<Checked> results;
     std::list<std::string>::iterator order;
   };
   size_t capacity_;

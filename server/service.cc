@@ -36,6 +36,13 @@ class UnaryReactor : public grpc::ServerUnaryReactor {
     if (status.ok()) Serialize(response, out_);
     Finish(ToGrpc(status));
   }
+  // Succeeds with `bytes`, a response serialized before.
+  void FinishWithBytes(const std::string& bytes) {
+    metrics_->RpcHandled(method_, "unary", absl::StatusCode::kOk,
+                         absl::ToDoubleSeconds(absl::Now() - start_));
+    SetBytes(bytes, out_);
+    Finish(grpc::Status::OK);
+  }
   void OnCancel() override { cancel_->Cancel(); }
   void OnDone() override { delete this; }
   std::shared_ptr<CallCancellation> cancel() { return cancel_; }
@@ -149,7 +156,20 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
       return reactor;
     }
   }
-  if (absl::Status s = ParseRequest(*in, &reactor->request); !s.ok()) {
+  const std::string request_bytes = RequestBytes(*in);
+  // A request answered before with cached artifacts only: answered here
+  // with the bytes sent then, without parsing the request, the frontend or
+  // a thread hand-off.
+  ResponseMemo* memo = deps_.memo;
+  std::string memo_key;
+  if (memo != nullptr) {
+    memo_key = ResponseMemo::KeyOf(request_bytes);
+    if (std::optional<std::string> bytes = memo->Get(memo_key)) {
+      reactor->FinishWithBytes(*bytes);
+      return reactor;
+    }
+  }
+  if (absl::Status s = ParseRequestBytes(request_bytes, &reactor->request); !s.ok()) {
     reactor->FinishWith(s);
     return reactor;
   }
@@ -158,18 +178,6 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
   absl::Time deadline = DeadlineOf(context);
   CompileCore* core = deps_.core;
   Scheduler* compiles = deps_.compile_scheduler;
-  // A request answered before with cached artifacts only: answered here,
-  // without the frontend or a thread hand-off.
-  ResponseMemo* memo = deps_.memo;
-  std::string memo_key;
-  if (memo != nullptr) {
-    memo_key = ResponseMemo::KeyOf(*request);
-    if (std::optional<tilec::v1::CompileResponse> r = memo->Get(memo_key)) {
-      *response = *std::move(r);
-      reactor->FinishWith(absl::OkStatus());
-      return reactor;
-    }
-  }
   // A response is signed (when the server has a key), remembered, sent.
   const cache::Signer* signer = deps_.signer;
   auto deliver = [=](tilec::v1::CompileResponse r) {

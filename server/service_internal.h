@@ -50,8 +50,7 @@ class CallCancellation : public cache::Cancellation {
 // The request bytes as `Msg`, or INVALID_ARGUMENT saying so. (gRPC's own
 // parsing would answer UNIMPLEMENTED with no message, which reads like a
 // missing method; tilecd parses the raw bytes itself.)
-template <class Msg>
-absl::Status ParseRequest(const grpc::ByteBuffer& in, Msg* msg) {
+inline std::string RequestBytes(const grpc::ByteBuffer& in) {
   std::vector<grpc::Slice> slices;
   std::string bytes;
   if (in.Valid() && in.Dump(&slices).ok()) {
@@ -59,6 +58,11 @@ absl::Status ParseRequest(const grpc::ByteBuffer& in, Msg* msg) {
       bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
     }
   }
+  return bytes;
+}
+
+template <class Msg>
+absl::Status ParseRequestBytes(const std::string& bytes, Msg* msg) {
   // Programs nest deeper than protobuf's default limit allows: one wire
   // parser, with one limit that fits the verifier's nesting limit.
   if (ir::ParseWire(bytes, msg)) return absl::OkStatus();
@@ -70,10 +74,18 @@ absl::Status ParseRequest(const grpc::ByteBuffer& in, Msg* msg) {
 }
 
 template <class Msg>
-void Serialize(const Msg& msg, grpc::ByteBuffer* out) {
-  std::string bytes = msg.SerializeAsString();
+absl::Status ParseRequest(const grpc::ByteBuffer& in, Msg* msg) {
+  return ParseRequestBytes(RequestBytes(in), msg);
+}
+
+inline void SetBytes(const std::string& bytes, grpc::ByteBuffer* out) {
   grpc::Slice slice(bytes);
   *out = grpc::ByteBuffer(&slice, 1);
+}
+
+template <class Msg>
+void Serialize(const Msg& msg, grpc::ByteBuffer* out) {
+  SetBytes(msg.SerializeAsString(), out);
 }
 
 }  // namespace tilec::server

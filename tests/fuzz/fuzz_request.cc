@@ -5,7 +5,7 @@
 // examples (benchmarks/fuzz.sh).
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
+#include <string>
 
 #include "compiler/ir/hash.h"
 #include "compiler/ir/wire.h"
@@ -14,12 +14,10 @@
 #include "server/response_memo.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  (void)tilec::server::ResponseMemo::KeyOf(bytes);
   tilec::v1::CompileRequest request;
-  if (!tilec::ir::ParseWire(std::string_view(reinterpret_cast<const char*>(data), size),
-                            &request)) {
-    return 0;
-  }
-  (void)tilec::server::ResponseMemo::KeyOf(request);
+  if (!tilec::ir::ParseWire(bytes, &request)) return 0;
   tilec::server::CoreLimits limits;
   limits.max_source_bytes = 1 << 16;
   absl::StatusOr<tilec::ir::Program> program =

@@ -41,14 +41,18 @@ TEST(ResponseMemo, ServesARepeatedRequestWhileItsArtifactsAreStoredUnchanged) {
   store.keys = {"k1"};
   store.stamps["d1"] = "100:7:1.0";
   ResponseMemo memo = store.Memo(8);
-  const std::string key = ResponseMemo::KeyOf(Request("f"));
-  EXPECT_NE(key, ResponseMemo::KeyOf(Request("g")));
+  const std::string key = ResponseMemo::KeyOf(Request("f").SerializeAsString());
+  EXPECT_NE(key, ResponseMemo::KeyOf(Request("g").SerializeAsString()));
   EXPECT_FALSE(memo.Get(key).has_value());
   memo.Put(key, Response("k1", "d1"));
-  std::optional<tilec::v1::CompileResponse> r = memo.Get(key);
-  ASSERT_TRUE(r.has_value());
-  EXPECT_TRUE(r->results(0).cache_hit());
-  EXPECT_EQ(r->results(0).compile_seconds(), 0);
+  std::optional<std::string> bytes = memo.Get(key);
+  ASSERT_TRUE(bytes.has_value());
+  tilec::v1::CompileResponse r;
+  ASSERT_TRUE(r.ParseFromString(*bytes));
+  EXPECT_EQ(r.results(0).cache_key(), "k1");
+  EXPECT_EQ(r.results(0).digest(), "d1");
+  EXPECT_TRUE(r.results(0).cache_hit());
+  EXPECT_EQ(r.results(0).compile_seconds(), 0);
   EXPECT_EQ(memo.hits(), 1);
   store.stamps["d1"] = "100:7:2.0";  // modified in place
   EXPECT_FALSE(memo.Get(key).has_value());
