@@ -149,6 +149,66 @@ TEST(FlashAttention, BothGemmsRunAsWgmmaOnSm90a) {
   EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
 }
 
+// Decode attention at the configs TileLang's examples use on Hopper (64
+// query heads per block): on sm_90a every gemm is wgmma, GQA's P V with P
+// from registers; no mma.sync, no spills, no local memory.
+struct DecodeCase {
+  const char* file;
+  const char* function;
+  ::tilec::testing::BindingList bindings;
+  std::vector<const char*> calls;                 // in the generated source
+  std::vector<std::pair<const char*, int>> hgmma;  // SASS opcode, count
+};
+
+void ExpectAllWgmma(const DecodeCase& c) {
+  absl::StatusOr<ir::Program> program = CompileExample(c.file, c.function, c.bindings);
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  for (const char* call : c.calls) EXPECT_THAT(src->code, HasSubstr(call));
+  absl::StatusOr<NvrtcResult> r =
+      CompileCuda(src->code, std::string(c.function) + ".cu", CudaArch::kSm90a);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const PtxasKernelInfo& k : r->kernels) {
+    EXPECT_EQ(k.spill_store_bytes, 0) << k.name;
+    EXPECT_EQ(k.spill_load_bytes, 0) << k.name;
+  }
+  absl::StatusOr<std::string> sass = DisassembleCubin(r->cubin);
+  if (!sass.ok()) {
+    std::printf("no SASS check: %s\n", std::string(sass.status().message()).c_str());
+    return;
+  }
+  for (const auto& [opcode, count] : c.hgmma) EXPECT_EQ(CountOpcode(*sass, opcode), count) << opcode;
+  EXPECT_EQ(CountOpcode(*sass, "HMMA"), 0);
+  EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
+}
+
+TEST(DecodeAttention, GqaRunsBothGemmsAsWgmmaOnSm90a) {
+  ExpectAllWgmma({"gqa_decode.py",
+                  "gqa_decode",
+                  {{"batch", "1"}, {"heads", "32"}, {"groups", "8"}, {"seqlen_kv", "8192"},
+                   {"dim", "128"}, {"num_split", "8"}, {"block_N", "64"}, {"block_H", "64"},
+                   {"num_stages", "2"}, {"threads", "128"}},
+                  {"tl::gemm_ss_wgmma<64, 64, 128, 1, 1, false, true",
+                   "tl::gemm_rs_wgmma<64, 128, 64, 1, 1, false"},
+                  // Q K^T: 128 / 16 k-steps; P V: 64 / 16.
+                  {{"HGMMA.64x64x16.F32", 8}, {"HGMMA.64x128x16.F32", 4}}});
+}
+
+TEST(DecodeAttention, MlaRunsEveryGemmAsWgmmaOnSm90a) {
+  ExpectAllWgmma({"mla_decode.py",
+                  "mla_decode",
+                  {{"batch", "1"}, {"heads", "128"}, {"seqlen_kv", "8192"}, {"dim", "512"},
+                   {"pe_dim", "64"}, {"block_N", "64"}, {"block_H", "64"}, {"num_stages", "2"},
+                   {"threads", "256"}},
+                  {"tl::gemm_ss_wgmma<64, 64, 512, 1, 2, false, true",
+                   "tl::gemm_ss_wgmma<64, 64, 64, 1, 2, false, true",
+                   "tl::gemm_ss_wgmma<64, 512, 64, 1, 2, false, false"},
+                  // Two warpgroups side by side: the scores' (512 + 64) / 16
+                  // k-steps at n32 each, P V's 64 / 16 at n256.
+                  {{"HGMMA.64x32x16.F32", 36}, {"HGMMA.64x256x16.F32", 4}}});
+}
+
 // The generated GEMM has the shape docs/cuda_backend.md shows.
 TEST(DefaultGemm, SourceReadsLikeTheDocs) {
   absl::StatusOr<ir::Program> program = CompileExample("gemm.py", "matmul",
