@@ -2,7 +2,8 @@
 // with a connection of its own, sending a mix of cache hits and misses (cold
 // compiles) for a fixed time, beside idle connections (TCP open, nothing
 // sent), half handshakes (part of the HTTP/2 preface) and artifact streams
-// that are started and never read. A probe client asks for a hit every
+// that are started and never read. Clients wait for their connection to be
+// ready (gRPC's wait_for_ready). A probe client asks for a hit every
 // 250 ms throughout: its slowest answer says whether anyone was starved.
 //
 //   tilec_load [--tilecd PATH] [--clients N] [--seconds S] [--miss_percent P]
@@ -266,6 +267,10 @@ int main(int argc, char** argv) {
         const int m = miss ? next_miss.fetch_add(1) : 256 + static_cast<int>(rng() % digests.size());
         grpc::ClientContext ctx;
         ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
+        // As long-lived clients do: a connection being (re)established is
+        // waited for, not failed at once; one that never comes up ends as
+        // DEADLINE_EXCEEDED, an error.
+        ctx.set_wait_for_ready(true);
         tilec::v1::CompileResponse resp;
         Clock::time_point t0 = Clock::now();
         grpc::Status s = stub->Compile(&ctx, GemmRequest(text, m, "sm_80"), &resp);

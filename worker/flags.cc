@@ -2,8 +2,10 @@
 
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace tilec::worker {
 
@@ -13,7 +15,9 @@ std::string Usage() {
          "                    [--cache_dir DIR] [--id NAME] [--verify_key PEM]\n"
          "\n"
          "A GPU worker of tilecd: measures autotuning candidates on one device.\n"
-         "  --server HOST:PORT  the tilecd to serve\n"
+         "  --server HOST:PORT  the tilecd to serve; repeat it (or separate by commas) to\n"
+         "                      serve several (a fleet): a session with each, one job at\n"
+         "                      a time on the device\n"
          "  --device D          cuda:N, hip:N or emulator\n"
          "  --profile P         the hardware profile (id or alias) the device must match;\n"
          "                      default: the one it matches\n"
@@ -68,7 +72,9 @@ absl::StatusOr<WorkerFlags> ParseWorkerFlags(const std::vector<std::string>& arg
     }
     if (v->empty()) return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
     if (name == "--server") {
-      f.server = *v;
+      for (absl::string_view s : absl::StrSplit(*v, ',', absl::SkipWhitespace())) {
+        f.servers.emplace_back(absl::StripAsciiWhitespace(s));
+      }
     } else if (name == "--device") {
       absl::StatusOr<runtime::DeviceSpec> d = runtime::DeviceSpec::Parse(*v);
       if (!d.ok())
@@ -105,7 +111,7 @@ absl::StatusOr<WorkerFlags> ParseWorkerFlags(const std::vector<std::string>& arg
     }
   }
   if (f.help) return f;
-  if (f.server.empty()) return absl::InvalidArgumentError("--server HOST:PORT is required");
+  if (f.servers.empty()) return absl::InvalidArgumentError("--server HOST:PORT is required");
   if (!device_given) {
     return absl::InvalidArgumentError("--device is required (cuda:N, hip:N or emulator)");
   }

@@ -1,6 +1,6 @@
 // tilec-worker's command line.
 //
-//   tilec-worker --server HOST:PORT --device cuda:N|hip:N|emulator
+//   tilec-worker --server HOST:PORT[,HOST:PORT...] --device cuda:N|hip:N|emulator
 //                [--profile P] [--token_file F] [--tls_ca F]
 //                [--cache_dir DIR] [--id NAME] [--verify_key PEM]
 //
@@ -26,7 +26,9 @@
 namespace tilec::worker {
 
 struct WorkerFlags {
-  std::string server;  // HOST:PORT
+  // HOST:PORT of each tilecd served (--server, repeated or comma-separated):
+  // a session with each, one job at a time on the device.
+  std::vector<std::string> servers;
   runtime::DeviceSpec device;
   std::string profile;     // empty: the matched one
   std::string token_file;  // empty: $TILEC_TOKEN, if set

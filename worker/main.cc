@@ -27,7 +27,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "compiler/cache/cache_key.h"
 #include "compiler/recommend/profile.h"
 #include "worker/artifact_cache.h"
@@ -69,6 +71,21 @@ tilec::v1::DeviceDescription Describe(const runtime::DeviceSpec& spec,
   d.set_toolkit_version(cache::CompilerVersion());
   return d;
 }
+
+// Jobs of every session, one at a time on the device (timings must not
+// overlap).
+class OneJobAtATime : public JobRunner {
+ public:
+  OneJobAtATime(JobRunner* runner, absl::Mutex* device) : runner_(runner), device_(device) {}
+  tilec::v1::MeasureResult Run(const tilec::v1::MeasureJob& job) override {
+    absl::MutexLock lock(device_);
+    return runner_->Run(job);
+  }
+
+ private:
+  JobRunner* runner_;
+  absl::Mutex* device_;
+};
 
 int Main(const std::vector<std::string>& args) {
   // Before any thread exists, so that every thread inherits the mask and
@@ -121,14 +138,6 @@ int Main(const std::vector<std::string>& args) {
       ResolveProfile(info->name, *matched, flags->profile, recommend::BuiltinProfiles());
   if (!profile.ok()) return Fail(2, std::string(profile.status().message()));
 
-  grpc::ChannelArguments channel_args;
-  channel_args.SetMaxReceiveMessageSize(64 << 20);
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(flags->server, creds, channel_args);
-  ArtifactCache cache(flags->cache_dir.empty() ? DefaultWorkerCacheDir() : flags->cache_dir,
-                      GrpcFetcher(channel, token));
-  if (absl::Status st = cache.Init(); !st.ok()) return Fail(1, std::string(st.message()));
-
   std::unique_ptr<cache::Verifier> verifier;
   if (!flags->verify_key.empty()) {
     absl::StatusOr<std::unique_ptr<cache::Verifier>> v =
@@ -140,10 +149,8 @@ int Main(const std::vector<std::string>& args) {
   measure.verifier = verifier.get();
   measure.corrupt_output = flags->test_corrupt_output;
   measure.job_delay_s = flags->test_job_delay_s;
-  Measurer measurer(backend->get(), &cache, measure);
 
   SessionOptions session;
-  session.channel = channel;
   session.token = token;
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
@@ -152,14 +159,43 @@ int Main(const std::vector<std::string>& args) {
                         : flags->id);
   *session.hello.mutable_device() = Describe(flags->device, *info);
   session.hello.set_profile(*profile);
-  std::fprintf(stderr, "tilec-worker %s: %s (%s), profile %s, server %s, cache %s\n",
+
+  // A session with each server, each with its own artifact fetcher (the
+  // folder is shared: files are named by digest) and kernels; the device
+  // runs one job at a time, whichever server sent it.
+  const std::string cache_dir =
+      flags->cache_dir.empty() ? DefaultWorkerCacheDir() : flags->cache_dir;
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(64 << 20);
+  absl::Mutex device;
+  struct Served {
+    std::unique_ptr<ArtifactCache> cache;
+    std::unique_ptr<Measurer> measurer;
+    std::unique_ptr<OneJobAtATime> runner;
+    std::unique_ptr<WorkerLoop> loop;
+  };
+  std::vector<Served> served;
+  for (const std::string& server : flags->servers) {
+    std::shared_ptr<grpc::Channel> channel =
+        grpc::CreateCustomChannel(server, creds, channel_args);
+    Served s;
+    s.cache = std::make_unique<ArtifactCache>(cache_dir, GrpcFetcher(channel, token));
+    if (absl::Status st = s.cache->Init(); !st.ok()) return Fail(1, std::string(st.message()));
+    s.measurer = std::make_unique<Measurer>(backend->get(), s.cache.get(), measure);
+    s.runner = std::make_unique<OneJobAtATime>(s.measurer.get(), &device);
+    SessionOptions options = session;
+    options.channel = channel;
+    s.loop = std::make_unique<WorkerLoop>(options, s.runner.get());
+    served.push_back(std::move(s));
+  }
+  std::fprintf(stderr, "tilec-worker %s: %s (%s), profile %s, server%s %s, cache %s\n",
                session.hello.worker_id().c_str(), flags->device.ToString().c_str(),
-               info->name.c_str(), profile->c_str(), flags->server.c_str(), cache.dir().c_str());
+               info->name.c_str(), profile->c_str(), flags->servers.size() > 1 ? "s" : "",
+               absl::StrJoin(flags->servers, ", ").c_str(), cache_dir.c_str());
   if (flags->test_corrupt_output || flags->test_job_delay_s > 0) {
     std::fprintf(stderr, "tilec-worker: TEST-ONLY fault injection is on\n");
   }
 
-  WorkerLoop loop(session, &measurer);
   std::atomic<bool> done{false};
   std::thread signal_thread([&] {
     for (;;) {
@@ -168,10 +204,18 @@ int Main(const std::vector<std::string>& args) {
       if (done) return;
       std::fprintf(stderr, "tilec-worker: %s: draining (finishing the current job)\n",
                    sig == SIGINT ? "SIGINT" : "SIGTERM");
-      loop.Drain();
+      for (Served& s : served) s.loop->Drain();
     }
   });
-  const int code = loop.Run();
+  // Each session on its own thread; 1 when any server refused its session.
+  std::atomic<int> code{0};
+  std::vector<std::thread> sessions;
+  for (Served& s : served) {
+    sessions.emplace_back([&code, &s] {
+      if (s.loop->Run() != 0) code = 1;
+    });
+  }
+  for (std::thread& t : sessions) t.join();
   done = true;
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();

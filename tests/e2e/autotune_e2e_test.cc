@@ -361,5 +361,28 @@ TEST(AutotuneE2E, WorkersWithAVerifyKeyLoadOnlyWhatTheServerSigned) {
               HasSubstr("not signed by the key in --verify_key; refusing to load it"));
 }
 
+// One worker serving two tilecd (a fleet without a shared pool): it holds a
+// session with each, both list it, and an autotune through either is
+// measured on it; SIGTERM drains both sessions and exits 0.
+TEST(AutotuneE2E, OneWorkerServesSeveralServers) {
+  Tilecd a, b;
+  ASSERT_TRUE(a.Start(MakeTempDir("autotune_cache_a")));
+  ASSERT_TRUE(b.Start(MakeTempDir("autotune_cache_b")));
+  WorkerProcess w(a.address() + "," + b.address(), "shared");
+  ASSERT_TRUE(WaitForWorkers(a, 1));
+  ASSERT_TRUE(WaitForWorkers(b, 1));
+  for (Tilecd* d : {&a, &b}) {
+    AutotuneRun run = Autotune(*d, Request(false));
+    ASSERT_TRUE(run.status.ok()) << run.status.error_message();
+    ASSERT_EQ(run.last().record().candidates_size(), 3);
+    for (const auto& c : run.last().record().candidates()) {
+      EXPECT_EQ(c.status(), "ok") << c.ShortDebugString();
+      EXPECT_EQ(c.worker_id(), "shared");
+    }
+  }
+  const int status = w.Signal(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
 }  // namespace
 }  // namespace tilec::e2e

@@ -22,7 +22,7 @@ TEST(WorkerFlags, ParsesEveryFlag) {
                         "--verify_key", "/fleet.pub.pem",
                         "--test_corrupt_output", "block_M=128", "--test_job_delay_s", "2.5"});
   ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_EQ(f->server, "localhost:5000");
+  EXPECT_EQ(f->servers, std::vector<std::string>{"localhost:5000"});
   EXPECT_EQ(f->device.backend, runtime::DeviceSpec::Backend::kCuda);
   EXPECT_EQ(f->device.ordinal, 1);
   EXPECT_EQ(f->profile, "h100");
@@ -36,6 +36,13 @@ TEST(WorkerFlags, ParsesEveryFlag) {
   EXPECT_EQ(f->test_corrupt_output->second, 128);
   EXPECT_DOUBLE_EQ(f->test_job_delay_s, 2.5);
   EXPECT_FALSE(f->help);
+}
+
+TEST(WorkerFlags, ServesEveryServerNamed) {
+  absl::StatusOr<WorkerFlags> f = ParseWorkerFlags(
+      {"--server", "a:1", "--device=emulator", "--server=b:2, c:3", "--server", "d:4,"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->servers, (std::vector<std::string>{"a:1", "b:2", "c:3", "d:4"}));
 }
 
 TEST(WorkerFlags, DefaultsAreEmpty) {
