@@ -18,12 +18,16 @@
 // - the fleet: a program compiled through A, asked of B (a first hit there,
 //   served from the shared tier), with B's compile count (0 expected).
 // Every client is a thread with its own connection; latencies are per
-// request, wall time on the client. Not run by ctest.
+// request, wall time on the client. Each row also says the CPU time per
+// request of the answering server process and of the clients (this
+// process), user plus system: on a machine the clients share, the sum is
+// what bounds throughput. Not run by ctest.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,11 +63,36 @@ using tilec::bench::Stop;
 struct Sample {
   double p50_us = 0, p99_us = 0, per_second = 0;
   int64_t requests = 0, errors = 0;
+  // CPU time per request: of the server process, and of this one (the
+  // clients), user plus system.
+  double server_cpu_us = 0, client_cpu_us = 0;
 };
 
+// User plus system CPU seconds of process `pid` (this process for 0).
+double CpuSeconds(pid_t pid) {
+  if (pid == 0) {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  }
+  std::string stat = tilec::bench::ReadText("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::atof(field.c_str());  // utime, stime
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 // Runs `op` from `clients` threads for `seconds`; `make` builds each
-// client's state (its connection) and returns its operation.
-Sample Measure(int clients, double seconds, const std::function<std::function<bool()>()>& make) {
+// client's state (its connection) and returns its operation. `server` is
+// the process answering (for its CPU time).
+Sample Measure(int clients, double seconds, pid_t server,
+               const std::function<std::function<bool()>()>& make) {
   std::vector<std::function<bool()>> ops;
   for (int i = 0; i < clients; ++i) ops.push_back(make());
   for (auto& op : ops) op();  // warm each connection
@@ -71,6 +100,7 @@ Sample Measure(int clients, double seconds, const std::function<std::function<bo
   std::atomic<int64_t> errors{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
+  const double server_cpu = CpuSeconds(server), client_cpu = CpuSeconds(0);
   Clock::time_point start = Clock::now();
   for (int i = 0; i < clients; ++i) {
     threads.emplace_back([&, i] {
@@ -86,6 +116,8 @@ Sample Measure(int clients, double seconds, const std::function<std::function<bo
   stop.store(true);
   for (auto& t : threads) t.join();
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const double server_used = CpuSeconds(server) - server_cpu;
+  const double client_used = CpuSeconds(0) - client_cpu;
   std::vector<double> all;
   for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
@@ -97,6 +129,10 @@ Sample Measure(int clients, double seconds, const std::function<std::function<bo
     s.p99_us = all[std::min(all.size() - 1, all.size() * 99 / 100)];
   }
   s.per_second = static_cast<double>(all.size()) / wall;
+  if (!all.empty()) {
+    s.server_cpu_us = 1e6 * server_used / static_cast<double>(all.size());
+    s.client_cpu_us = 1e6 * client_used / static_cast<double>(all.size());
+  }
   return s;
 }
 
@@ -104,8 +140,9 @@ using tilec::bench::GemmRequest;
 using tilec::bench::NewStub;
 
 void Row(const char* what, int clients, const Sample& s) {
-  std::printf("%-28s %8d %12.1f %12.1f %14.0f %10lld %7lld\n", what, clients, s.p50_us, s.p99_us,
-              s.per_second, static_cast<long long>(s.requests), static_cast<long long>(s.errors));
+  std::printf("%-28s %8d %12.1f %12.1f %14.0f %10lld %7lld %11.1f %11.1f\n", what, clients,
+              s.p50_us, s.p99_us, s.per_second, static_cast<long long>(s.requests),
+              static_cast<long long>(s.errors), s.server_cpu_us, s.client_cpu_us);
 }
 
 }  // namespace
@@ -265,12 +302,13 @@ int main(int argc, char** argv) {
 
   std::printf("\ncache hits: artifact %lld bytes, %.1f s per row, blob seed %llu\n",
               static_cast<long long>(blob_size), seconds, static_cast<unsigned long long>(seed));
-  std::printf("%-28s %8s %12s %12s %14s %10s %7s\n", "operation", "clients", "p50 us", "p99 us",
-              "requests/s", "requests", "errors");
+  std::printf("%-28s %8s %12s %12s %14s %10s %7s %11s %11s\n", "operation", "clients", "p50 us",
+              "p99 us", "requests/s", "requests", "errors", "server cpu", "client cpu");
+  std::printf("(cpu: microseconds of CPU per request, the server's process and the clients')\n");
   std::vector<redisContext*> redis_conns;
   for (int clients : {1, 16, 256}) {
-    auto compile_hits = [&](const std::string& where) {
-      return Measure(clients, seconds, [&]() -> std::function<bool()> {
+    auto compile_hits = [&](const std::string& where, pid_t pid) {
+      return Measure(clients, seconds, pid, [&]() -> std::function<bool()> {
         auto s = std::shared_ptr<tilec::v1::Tilec::Stub>(NewStub(where));
         return [s, &hit_request]() {
           grpc::ClientContext ctx;
@@ -279,18 +317,18 @@ int main(int argc, char** argv) {
         };
       });
     };
-    Sample compile_hit = compile_hits(address);
+    Sample compile_hit = compile_hits(address, server);
     Row("tilecd Compile (hit)", clients, compile_hit);
-    Sample compile_hit_b = compile_hits(address_b);
+    Sample compile_hit_b = compile_hits(address_b, server_b);
     Row("tilecd B Compile (hit)", clients, compile_hit_b);
-    Sample compile_hit_n = compile_hits(address_n);
+    Sample compile_hit_n = compile_hits(address_n, server_n);
     Row("tilecd Compile (hit, no memo)", clients, compile_hit_n);
     // Asked by key (CompileRequest.program_hash), as tilec compile does
     // first: no source in the request, no frontend on the server.
     tilec::v1::CompileRequest by_hash;
     by_hash.set_program_hash(hit_hash);
     *by_hash.mutable_targets() = hit_request.targets();
-    Sample compile_by_hash = Measure(clients, seconds, [&]() -> std::function<bool()> {
+    Sample compile_by_hash = Measure(clients, seconds, server, [&]() -> std::function<bool()> {
       auto s = std::shared_ptr<tilec::v1::Tilec::Stub>(NewStub(address));
       return [s, &by_hash]() {
         grpc::ClientContext ctx;
@@ -299,7 +337,7 @@ int main(int argc, char** argv) {
       };
     });
     Row("tilecd Compile by hash (hit)", clients, compile_by_hash);
-    Sample get = Measure(clients, seconds, [&]() -> std::function<bool()> {
+    Sample get = Measure(clients, seconds, server, [&]() -> std::function<bool()> {
       auto s = std::shared_ptr<tilec::v1::Tilec::Stub>(NewStub(address));
       return [s, &digest, blob_size]() {
         grpc::ClientContext ctx;
@@ -313,7 +351,7 @@ int main(int argc, char** argv) {
       };
     });
     Row("tilecd GetArtifact", clients, get);
-    Sample redis_get = Measure(clients, seconds, [&]() -> std::function<bool()> {
+    Sample redis_get = Measure(clients, seconds, redis_pid, [&]() -> std::function<bool()> {
       redisContext* c = redisConnect("127.0.0.1", redis_port);
       redis_conns.push_back(c);
       return [c, blob_size]() {
