@@ -32,6 +32,7 @@
 #endif
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -590,7 +591,14 @@ int main(int argc, char** argv) {
   // the server runs degraded (disk and local compiles).
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   int shared_state = -1;
+  absl::Time trimmed = absl::Now();
   while (!g_stop.load()) {
+    // glibc keeps what a burst of connections freed (a load peak, a flood);
+    // give it back to the system every 10 s.
+    if (absl::Now() - trimmed > absl::Seconds(10)) {
+      ::malloc_trim(0);
+      trimmed = absl::Now();
+    }
     if (g_reload.exchange(false) && auth) {
       absl::Status reloaded = auth->Reload();
       if (reloaded.ok()) {
