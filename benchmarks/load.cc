@@ -39,6 +39,7 @@
 #include "benchmarks/bench_process.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tilec/v1/service.grpc.pb.h"
+#include "tests/testing/loopback.h"
 
 namespace {
 
@@ -67,19 +68,6 @@ Usage UsageOf(pid_t pid) {
     ++u.fds;
   }
   return u;
-}
-
-int Connect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 double Percentile(std::vector<double> v, double p) {
@@ -214,7 +202,7 @@ int main(int argc, char** argv) {
   // Idle connections and half handshakes: sockets that never finish.
   std::vector<int> idle_fds;
   for (int i = 0; i < idle; ++i) {
-    int fd = Connect(port);
+    int fd = tilec::testing::ConnectLoopback(port);
     if (fd < 0) continue;
     if (i % 2 == 1) (void)::write(fd, "PRI * HTTP/2.0\r\n", 16);  // the preface, cut short
     idle_fds.push_back(fd);

@@ -270,15 +270,8 @@ TEST(AvailabilityE2E, HealthIsPublicReflectionIsOffUnlessAsked) {
 
 // A TCP connection to 127.0.0.1:`port` that sends `bytes` and stays open.
 int OpenIdle(int port, const std::string& bytes) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  const int fd = tilec::testing::ConnectLoopback(port);
+  if (fd < 0) return -1;
   if (!bytes.empty()) (void)::write(fd, bytes.data(), bytes.size());
   return fd;
 }

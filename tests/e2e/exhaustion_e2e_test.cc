@@ -37,17 +37,7 @@ int OpenFds(pid_t pid) {
 }
 
 int ConnectTo(const std::string& address) {
-  const int port = std::stoi(address.substr(address.rfind(':') + 1));
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+  return tilec::testing::ConnectLoopback(std::stoi(address.substr(address.rfind(':') + 1)));
 }
 
 // Whether the server closed `fd` (EOF or reset) within `limit`; what it

@@ -24,6 +24,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tilec/v1/service.grpc.pb.h"
+#include "tests/testing/loopback.h"
 #include "tests/testing/temp_dir.h"
 
 namespace tilec::e2e {
@@ -215,15 +216,8 @@ inline grpc::Status Compile(Tilecd& d, const tilec::v1::CompileRequest& req,
 // The body of GET http://127.0.0.1:<port><path> (HTTP/1.0); "" when the
 // connection fails or the response has no body.
 inline std::string HttpGet(int port, const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return "";
-  }
+  const int fd = tilec::testing::ConnectLoopback(port);
+  if (fd < 0) return "";
   std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
   (void)::write(fd, req.data(), req.size());
   std::string out;
