@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "benchmarks/bench_process.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tilec/v1/service.grpc.pb.h"
@@ -74,28 +75,6 @@ double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-std::string CodeName(grpc::StatusCode c) {
-  static const char* names[] = {"OK",
-                                "CANCELLED",
-                                "UNKNOWN",
-                                "INVALID_ARGUMENT",
-                                "DEADLINE_EXCEEDED",
-                                "NOT_FOUND",
-                                "ALREADY_EXISTS",
-                                "PERMISSION_DENIED",
-                                "RESOURCE_EXHAUSTED",
-                                "FAILED_PRECONDITION",
-                                "ABORTED",
-                                "OUT_OF_RANGE",
-                                "UNIMPLEMENTED",
-                                "INTERNAL",
-                                "UNAVAILABLE",
-                                "DATA_LOSS",
-                                "UNAUTHENTICATED"};
-  int i = static_cast<int>(c);
-  return i >= 0 && i <= 16 ? names[i] : std::to_string(i);
 }
 
 }  // namespace
@@ -263,7 +242,8 @@ int main(int argc, char** argv) {
         Clock::time_point t0 = Clock::now();
         grpc::Status s = stub->Compile(&ctx, GemmRequest(text, m, "sm_80"), &resp);
         double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-        std::string key = (miss ? "miss " : "hit ") + CodeName(s.error_code());
+        std::string key = (miss ? "miss " : "hit ") +
+                          absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code()));
         if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
           const auto& trailers = ctx.GetServerTrailingMetadata();
           bool hint = trailers.find("grpc-retry-pushback-ms") != trailers.end();

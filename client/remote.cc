@@ -358,14 +358,16 @@ int Compile(const RemoteFlags& f) {
     if (f.out.empty()) continue;
     std::string bytes;
     if (!r.store_error().empty()) {
-      bytes = r.artifact();  // not in the cache: the response holds the only copy
+      // Not in the cache: the response holds the only copy (fetches are
+      // checked against the digest where they are read).
+      bytes = r.artifact();
+      if (cache::Sha256Hex(bytes) != r.digest()) {
+        std::fprintf(stderr, "tilec: %s: the bytes answered are not the artifact %s\n",
+                     r.target().c_str(), r.digest().c_str());
+        return kRemoteRefused;
+      }
     } else if (grpc::Status gs = backend.fetch(r.digest(), &bytes); !gs.ok()) {
       return Report(gs, backend.remote);
-    }
-    if (verifier && cache::Sha256Hex(bytes) != r.digest()) {
-      std::fprintf(stderr, "tilec: %s: the bytes fetched are not the signed artifact %s\n",
-                   r.target().c_str(), r.digest().c_str());
-      return kRemoteRefused;
     }
     std::string base = absl::StrCat(f.out, "/", f.function, ".", r.target());
     std::ofstream cubin(base + ".cubin", std::ios::binary);

@@ -54,16 +54,6 @@ bool ClosedWithin(int fd, absl::Duration limit) {
   return false;
 }
 
-grpc::Status GetArtifact(Tilecd& d, const std::string& digest, std::string* bytes) {
-  grpc::ClientContext ctx;
-  tilec::v1::GetArtifactRequest get;
-  get.set_digest(digest);
-  auto reader = d.stub()->GetArtifact(&ctx, get);
-  tilec::v1::ArtifactChunk chunk;
-  while (reader->Read(&chunk)) *bytes += chunk.data();
-  return reader->Finish();
-}
-
 // A cache on a tmpfs of 256 KiB, filled: compiles are answered with their
 // bytes and the reason (ENOSPC) and nothing is stored, torn or left in
 // tmp/; once space is freed the same server stores and serves them.

@@ -86,16 +86,7 @@ class Tilecd {
   // Stops the server (SIGTERM, as an operator would) and waits for it. The
   // test's channel is closed first so the server's graceful shutdown has no
   // connection to drain.
-  void Stop() {
-    stub_.reset();
-    channel_.reset();
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-  }
+  void Stop() { End(SIGTERM); }
   ~Tilecd() { Stop(); }
 
   // SIGTERM, then the seconds until the server exited (SIGKILL and -1 past
@@ -121,16 +112,7 @@ class Tilecd {
   }
 
   // SIGKILL, as a crash would end it, and waits for it.
-  void Kill() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int status;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-    stub_.reset();
-    channel_.reset();
-  }
+  void Kill() { End(SIGKILL); }
 
   // Sends the server `signal` (false when it is not running).
   bool Signal(int signal) { return pid_ > 0 && ::kill(pid_, signal) == 0; }
@@ -153,6 +135,18 @@ class Tilecd {
   std::string work_, address_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<tilec::v1::Tilec::Stub> stub_;
+
+  // Closes the test's channel, sends `signal` and waits for the server.
+  void End(int signal) {
+    stub_.reset();
+    channel_.reset();
+    if (pid_ > 0) {
+      ::kill(pid_, signal);
+      int status;
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+  }
 };
 
 // The whole of a file ("" when it cannot be read).
@@ -211,6 +205,18 @@ inline grpc::Status Compile(Tilecd& d, const tilec::v1::CompileRequest& req,
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(170));
   if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
   return d.stub()->Compile(&ctx, req, resp);
+}
+
+// GetArtifact of `digest` (60 s deadline), every chunk appended to `bytes`.
+inline grpc::Status GetArtifact(Tilecd& d, const std::string& digest, std::string* bytes) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  tilec::v1::GetArtifactRequest get;
+  get.set_digest(digest);
+  auto reader = d.stub()->GetArtifact(&ctx, get);
+  tilec::v1::ArtifactChunk chunk;
+  while (reader->Read(&chunk)) *bytes += chunk.data();
+  return reader->Finish();
 }
 
 // The body of GET http://127.0.0.1:<port><path> (HTTP/1.0); "" when the
