@@ -118,14 +118,19 @@ TEST(CrashE2E, ServerKilledDuringColdCompilesNeverServesATornArtifact) {
     for (int c = 0; c < kClients; ++c) {
       std::vector<int> ms;
       for (int i = 0; i < kPerClient; ++i) ms.push_back(next_m++);
-      clients.emplace_back([&d, &mu, &answered, &submitted, ms] {
+      // Each client has its own connection: the kill resets the test's.
+      std::shared_ptr<tilec::v1::Tilec::Stub> stub = tilec::v1::Tilec::NewStub(
+          grpc::CreateChannel(d.address(), grpc::InsecureChannelCredentials()));
+      clients.emplace_back([stub, &mu, &answered, &submitted, ms] {
         for (int m : ms) {
           {
             std::lock_guard<std::mutex> lock(mu);
             submitted.insert(m);
           }
+          grpc::ClientContext ctx;
+          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(170));
           tilec::v1::CompileResponse resp;
-          grpc::Status s = Compile(d, GemmRequest(m), &resp);
+          grpc::Status s = stub->Compile(&ctx, GemmRequest(m), &resp);
           if (!s.ok()) return;  // the server was killed
           std::lock_guard<std::mutex> lock(mu);
           answered[m] = resp.results(0).digest();
