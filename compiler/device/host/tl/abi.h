@@ -25,7 +25,7 @@
 
 namespace tl::host {
 
-inline constexpr uint32_t kAbiVersion = 2;
+inline constexpr uint32_t kAbiVersion = 3;
 
 // CUDA's uint3 / dim3 as seen by a thread.
 struct Dim3 {
@@ -117,6 +117,41 @@ enum MbarrierOp : uint32_t {
   kActiveMask = 12,          // bar: null; returns the lanes of the warp not exited
 };
 
+// The emulator's CUtensorMap (tl::TmaMap, 128 bytes, 64-byte aligned): the
+// geometry cuTensorMapEncodeTiled takes, in the order it takes it, with
+// interleave none, element strides 1, zero fill out of bounds. Dimension 0
+// is the innermost (contiguous) one; strides[0] is the element size and
+// strides[d] (d >= 1) the byte distance between consecutive indices of d.
+// swizzle_bytes: 0 (none), 32, 64 or 128: 16-byte chunk bits 4.. of each
+// shared address are XORed with bits 7.. (Swizzle<1|2|3, 4, 3>).
+inline constexpr uint32_t kTensorMapMagic = 0x746d6170;  // "tmap"
+inline constexpr int kTensorMapMaxRank = 5;
+
+struct TensorMapDesc {
+  uint32_t magic;  // kTensorMapMagic once encoded
+  uint32_t rank;   // 1 .. 5
+  uint32_t elem_bytes;
+  uint32_t swizzle_bytes;
+  const void* base;
+  uint64_t dims[kTensorMapMaxRank];
+  uint64_t strides[kTensorMapMaxRank];
+  uint32_t box[kTensorMapMaxRank];
+  uint32_t reserved;
+};
+static_assert(sizeof(TensorMapDesc) == 128, "a tensor map is 128 bytes");
+
+// cp.async.bulk.tensor.<rank>d.shared::cluster.global.mbarrier::complete_tx::bytes:
+// the box at `coords` (dimension 0 first; out-of-bounds elements read as
+// zero) into shared memory at `smem`, completing box bytes of transactions
+// on the mbarrier `bar`.
+struct TmaLoadIn {
+  void* smem;
+  const TensorMapDesc* map;
+  void* bar;
+  int32_t rank;  // of the instruction: must be the map's
+  int32_t coords[kTensorMapMaxRank];
+};
+
 struct Thread;
 
 // Operations the runtime provides. All of them may throw (a runtime error
@@ -161,6 +196,12 @@ struct Runtime {
   // is marked written / checked.
   void (*smem_written)(Thread* self, const void* p, uint64_t bytes);
   void (*smem_read)(Thread* self, const void* p, uint64_t bytes, const void* pc);
+  // --- version 3 ---
+  // A TMA load (TmaLoadIn). Like the hardware at its latest, the emulator
+  // lands the box when a thread waits on (or tests) the barrier, or at once
+  // when threads already wait on it; shared memory before then holds what it
+  // held, so a read that does not wait sees old data.
+  void (*tma_load)(Thread* self, const TmaLoadIn* in);
 };
 
 // One emulated thread. The runtime owns it; the kernel reads it through

@@ -13,6 +13,7 @@
 #define __host__
 #define __forceinline__ __attribute__((always_inline)) inline
 #define __launch_bounds__(...)
+#define __grid_constant__
 
 #define threadIdx (::tl::host::self()->thread_idx)
 #define blockIdx (::tl::host::self()->block_idx)

@@ -21,6 +21,7 @@
 #include "tl/atomic.h"
 #include "tl/mbarrier.h"
 #include "tl/wgmma.h"
+#include "tl/tma.h"
 #include "tl/math.h"
 #include "tl/buffer.h"
 #include "tl/entry.h"

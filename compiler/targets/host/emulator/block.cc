@@ -70,6 +70,9 @@ const tl::host::Runtime BlockRunner::Impl::kRuntime = {
     [](tl::host::Thread* t, const void* p, uint64_t bytes, const void* pc) {
       Self(t).runner->SmemRead(Self(t), p, bytes, pc);
     },
+    [](tl::host::Thread* t, const tl::host::TmaLoadIn* in) {
+      Self(t).runner->TmaLoad(Self(t), *in);
+    },
 };
 
 BlockRunner::Impl::Impl(const GridContext& grid)
@@ -146,6 +149,7 @@ absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
   runnable_.clear();
   at_barrier_ = 0;
   done_ = 0;
+  tma_pending_.clear();
   error_ = absl::OkStatus();
   error_pc_ = nullptr;
   std::fill(written_.begin(), written_.end(), uint8_t{0});
@@ -178,6 +182,7 @@ absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
     t.fiber = std::move(t.fiber).resume();
   }
   if (error_.ok() && done_ != nthreads_) error_ = Diagnose();
+  if (error_.ok()) error_ = TmaLeftPending();
   TearDown();
   if (!error_.ok() && error_pc_ != nullptr) {
     error_ = absl::Status(error_.code(), absl::StrCat(error_.message(), At(error_pc_)));

@@ -1,7 +1,7 @@
 // The block runner's internals, shared by its implementation files:
 // block.cc (fibers, scheduling, barriers, warp collectives, cp.async),
 // block_checks.cc (bounds checks, the watchdog, uninitialised shared reads)
-// and block_sync.cc (votes and mbarriers). Internal to the emulator.
+// and block_sync.cc (votes and mbarriers) and block_tma.cc (TMA loads). Internal to the emulator.
 #ifndef TILEC_COMPILER_TARGETS_HOST_EMULATOR_BLOCK_IMPL_H_
 #define TILEC_COMPILER_TARGETS_HOST_EMULATOR_BLOCK_IMPL_H_
 
@@ -86,6 +86,8 @@ class BlockRunner::Impl {
   // block_sync.cc
   uint64_t BlockOp(ThreadState& t, uint32_t op, void* bar, uint64_t arg);
   void Vote(ThreadState& t, const tl::host::VoteIn& in, uint64_t* out);
+  // block_tma.cc
+  void TmaLoad(ThreadState& t, const tl::host::TmaLoadIn& in);
 
  private:
   struct WarpState {
@@ -123,6 +125,20 @@ class BlockRunner::Impl {
   // The mbarrier at `bar` after checking its address, for the runtime ops.
   uint64_t* BarrierWord(ThreadState& t, void* bar);
   std::string BarrierName(const void* bar) const;
+  // TMA loads issued and not landed yet (block_tma.cc).
+  struct PendingTma {
+    tl::host::TensorMapDesc map;
+    uint8_t* smem = nullptr;
+    void* bar = nullptr;
+    uint64_t bytes = 0;
+    int32_t coords[tl::host::kTensorMapMaxRank] = {};
+    const void* pc = nullptr;
+  };
+  // Lands the pending loads on `bar`, in issue order, completing their
+  // transactions (which may complete the phase and release its waiters).
+  void LandTma(ThreadState& t, void* bar);
+  bool TmaPendingOn(const void* bar) const;
+  absl::Status TmaLeftPending() const;  // OK when none is pending
 
   const GridContext& grid_;
   const int nthreads_;
@@ -134,6 +150,7 @@ class BlockRunner::Impl {
   std::vector<WarpState> warps_;
   std::vector<LaneOperands> lanes_;  // scratch for ExecuteWarpOp
   std::deque<int> runnable_;
+  std::vector<PendingTma> tma_pending_;
   int at_barrier_ = 0;
   int done_ = 0;
   absl::Status error_;

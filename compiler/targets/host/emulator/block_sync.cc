@@ -143,6 +143,11 @@ uint64_t BlockRunner::Impl::BlockOp(ThreadState& t, uint32_t op, void* bar, uint
   switch (op) {
     case tl::host::kMbarInit:
     case tl::host::kMbarInval: {
+      if (TmaPendingOn(bar)) {
+        fail(absl::FailedPreconditionError(
+            absl::StrCat(op == tl::host::kMbarInit ? "mbarrier_init" : "mbarrier_inval",
+                         " while a TMA load completes on it")));
+      }
       if (std::vector<int> w = waiters(); !w.empty()) {
         fail(absl::FailedPreconditionError(
             absl::StrCat(op == tl::host::kMbarInit ? "mbarrier_init" : "mbarrier_inval",
@@ -189,6 +194,7 @@ uint64_t BlockRunner::Impl::BlockOp(ThreadState& t, uint32_t op, void* bar, uint
     case tl::host::kMbarTestWait:
     case tl::host::kMbarTestWaitParity: {
       const uint32_t parity = parity_of(op == tl::host::kMbarTestWait);
+      LandTma(t, bar);
       decode();
       Release(t);  // let the block's other threads run first: a spin loop progresses
       Yield(t);
@@ -198,6 +204,7 @@ uint64_t BlockRunner::Impl::BlockOp(ThreadState& t, uint32_t op, void* bar, uint
     case tl::host::kMbarTryWait:
     case tl::host::kMbarTryWaitParity: {
       const uint32_t parity = parity_of(op == tl::host::kMbarTryWait);
+      LandTma(t, bar);
       while (decode().phase == parity) {
         t.state = State::kMbarrierWait;
         t.wait_bar = bar;
