@@ -238,13 +238,53 @@ absl::StatusOr<Artifact> Artifact::Parse(std::string_view text) {
     spec.smem_bytes = smem->int_value();
     if (const json::Value* regs = k.Find("registers"); regs && regs->is_int())
       spec.registers = static_cast<int>(regs->int_value());
+    std::map<std::string, KernelArgRef> kernel_names = names;
+    if (const json::Value* maps = k.Find("tensor_maps")) {
+      if (!maps->is_array()) return r.Error(field + ".tensor_maps", "must be an array");
+      for (size_t j = 0; j < maps->array().size(); ++j) {
+        const json::Value& m = maps->array()[j];
+        const std::string mfield = absl::StrCat(field, ".tensor_maps[", j, "]");
+        if (!m.is_object()) return r.Error(mfield, "must be an object");
+        TensorMapSpec t;
+        ASSIGN_OR_RETURN(const json::Value* mname, r.Member(m, mfield, "name", Kind::kString));
+        t.name = mname->string();
+        ASSIGN_OR_RETURN(const json::Value* tensor, r.Member(m, mfield, "tensor", Kind::kString));
+        auto it = names.find(tensor->string());
+        if (it == names.end() || it->second.kind != KernelArgRef::Kind::kParam ||
+            a.params[it->second.index].kind != ParamSpec::Kind::kTensor) {
+          return r.Error(mfield + ".tensor", "\"" + tensor->string() + "\" is not a tensor parameter");
+        }
+        t.param = it->second.index;
+        const ParamSpec& tp = a.params[t.param];
+        if (!tp.strides.empty() || tp.dtype.bits % 8 != 0) {
+          return r.Error(mfield + ".tensor", "TMA needs a contiguous tensor of whole bytes");
+        }
+        ASSIGN_OR_RETURN(const json::Value* box, r.Member(m, mfield, "box", Kind::kArray));
+        for (const json::Value& b : box->array()) {
+          if (!b.is_int() || b.int_value() < 1 || b.int_value() > 256)
+            return r.Error(mfield + ".box", "must be integers in [1, 256]");
+          t.box.push_back(b.int_value());
+        }
+        if (t.box.size() != tp.shape.size())
+          return r.Error(mfield + ".box", "must have one extent per dimension of the tensor");
+        ASSIGN_OR_RETURN(const json::Value* sw, r.Member(m, mfield, "swizzle", Kind::kInt));
+        const int64_t swz = sw->int_value();
+        if (swz != 0 && swz != 32 && swz != 64 && swz != 128)
+          return r.Error(mfield + ".swizzle", "must be 0, 32, 64 or 128");
+        t.swizzle_bytes = static_cast<int>(swz);
+        if (kernel_names.count(t.name)) return r.Error(mfield + ".name", "names another argument");
+        kernel_names[t.name] = {KernelArgRef::Kind::kTensorMap,
+                                static_cast<int>(spec.tensor_maps.size())};
+        spec.tensor_maps.push_back(std::move(t));
+      }
+    }
     ASSIGN_OR_RETURN(const json::Value* kparams, r.Member(k, field, "params", Kind::kArray));
     for (size_t j = 0; j < kparams->array().size(); ++j) {
       const json::Value& p = kparams->array()[j];
       const std::string pfield = absl::StrCat(field, ".params[", j, "]");
       if (!p.is_string()) return r.Error(pfield, "must be a name");
-      auto it = names.find(p.string());
-      if (it == names.end()) {
+      auto it = kernel_names.find(p.string());
+      if (it == kernel_names.end()) {
         return r.Error(pfield,
                        "\"" + p.string() + "\" is not a parameter, workspace or dynamic dim");
       }

@@ -57,9 +57,18 @@ struct WorkspaceSpec {
 };
 
 struct KernelArgRef {
-  enum class Kind { kParam, kWorkspace, kDynDim };
+  enum class Kind { kParam, kWorkspace, kDynDim, kTensorMap };
   Kind kind = Kind::kParam;
-  int index = 0;  // into params, workspaces or dyn_dims
+  int index = 0;  // into params, workspaces, dyn_dims or the kernel's tensor_maps
+};
+
+// A TMA tensor map a kernel takes: made at launch from the tensor argument
+// `param` (its address and shape) with this box and swizzle.
+struct TensorMapSpec {
+  std::string name;
+  int param = 0;              // into Artifact::params (a tensor)
+  std::vector<int64_t> box;   // outermost first, one per dimension of the tensor
+  int swizzle_bytes = 0;      // 0, 32, 64, 128
 };
 
 struct KernelSpec {
@@ -69,6 +78,7 @@ struct KernelSpec {
   int64_t smem_bytes = 0;
   int registers = 0;
   std::vector<KernelArgRef> args;  // the kernel's signature order
+  std::vector<TensorMapSpec> tensor_maps;
 };
 
 struct Artifact {

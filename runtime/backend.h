@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/device/host/tl/abi.h"
 #include "runtime/artifact.h"
 
 namespace tilec::runtime {
@@ -103,6 +104,14 @@ class Backend {
   // Checks that `ptr` is memory of this device that a kernel can read (the
   // CUDA backend asks the driver); `what` names the argument in the error.
   virtual absl::Status CheckPointer(const void* ptr, const std::string& what) = 0;
+
+  // A TMA tensor map (128 bytes, 64-byte aligned at `out`) for `map` (the
+  // geometry of tl/abi.h, checked by the caller): cuTensorMapEncodeTiled on
+  // CUDA, the emulator's own encoding on the emulator; UNIMPLEMENTED where
+  // the device has no TMA.
+  virtual absl::Status EncodeTensorMap(const tl::host::TensorMapDesc& map, void* out) {
+    return absl::UnimplementedError("this device has no TMA tensor maps");
+  }
 
   // Device-side timing: a started event pair around work on `stream`.
   class Timer {

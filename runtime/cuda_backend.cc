@@ -69,6 +69,12 @@ struct Driver {
   CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  // Optional (drivers before CUDA 12 lack it; only TMA artifacts need it).
+  CUresult (*cuTensorMapEncodeTiled)(void* map, int dtype, uint32_t rank, void* base,
+                                     const uint64_t* dims, const uint64_t* strides,
+                                     const uint32_t* box, const uint32_t* element_strides,
+                                     int interleave, int swizzle, int l2_promotion,
+                                     int oob_fill);
 };
 
 // Loads libcuda.so.1 once; FAILED_PRECONDITION naming what is missing.
@@ -89,6 +95,9 @@ absl::StatusOr<const Driver*> LoadDriver() {
         missing = absl::FailedPreconditionError(
             absl::StrCat("libcuda.so.1 lacks ", name, ": the driver is too old for tilec"));
     };
+    driver.cuTensorMapEncodeTiled =
+        reinterpret_cast<decltype(driver.cuTensorMapEncodeTiled)>(
+            dlsym(driver.handle, "cuTensorMapEncodeTiled"));
 #define TILEC_CU(name) sym(driver.name, #name)
     TILEC_CU(cuInit);
     TILEC_CU(cuDriverGetVersion);
@@ -255,6 +264,36 @@ class CudaBackend : public Backend {
     CU_RETURN_IF_ERROR(driver_->cuDriverGetVersion(&v), "cuDriverGetVersion");
     info.driver_version = absl::StrCat(v / 1000, ".", (v % 1000) / 10);
     return info;
+  }
+
+  absl::Status EncodeTensorMap(const tl::host::TensorMapDesc& m, void* out) override {
+    if (driver_->cuTensorMapEncodeTiled == nullptr) {
+      return absl::FailedPreconditionError(
+          "this artifact loads through TMA tensor maps, and libcuda.so.1 lacks "
+          "cuTensorMapEncodeTiled (a driver for CUDA 12 or later has it)");
+    }
+    // CU_TENSOR_MAP_DATA_TYPE_UINT8/16/32/64: TMA copies bits, converting nothing.
+    int dtype = 0;
+    switch (m.elem_bytes) {
+      case 1: dtype = 0; break;
+      case 2: dtype = 1; break;
+      case 4: dtype = 2; break;
+      case 8: dtype = 4; break;
+      default:
+        return absl::InvalidArgumentError(absl::StrCat("a tensor map of ", m.elem_bytes,
+                                                       "-byte elements"));
+    }
+    // CU_TENSOR_MAP_SWIZZLE_NONE/32B/64B/128B.
+    const int swizzle = m.swizzle_bytes == 128 ? 3 : m.swizzle_bytes == 64 ? 2 : m.swizzle_bytes == 32 ? 1 : 0;
+    const uint32_t element_strides[5] = {1, 1, 1, 1, 1};
+    CU_RETURN_IF_ERROR(driver_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+    // Interleave none, L2 promotion 128 bytes, out-of-bounds elements zero.
+    CU_RETURN_IF_ERROR(driver_->cuTensorMapEncodeTiled(out, dtype, m.rank,
+                                                       const_cast<void*>(m.base), m.dims,
+                                                       m.strides + 1, m.box, element_strides, 0,
+                                                       swizzle, 2, 0),
+                       "cuTensorMapEncodeTiled");
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::unique_ptr<Module>> Load(const Artifact& artifact) override {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/targets/host/launch.h"
+#include "compiler/targets/host/tensor_map.h"
 #include "compiler/targets/host/toolchain.h"
 #include "runtime/backend.h"
 
@@ -55,6 +56,13 @@ class EmulatorBackend : public Backend {
     info.multiprocessors = options_.os_threads;
     info.driver_version = "none";
     return info;
+  }
+
+  absl::Status EncodeTensorMap(const tl::host::TensorMapDesc& m, void* out) override {
+    absl::StatusOr<tl::host::TensorMapDesc> encoded = host::EncodeHostTensorMap(m, "a tensor");
+    if (!encoded.ok()) return encoded.status();
+    std::memcpy(out, &*encoded, sizeof *encoded);
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::unique_ptr<Module>> Load(const Artifact& artifact) override {

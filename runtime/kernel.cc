@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/targets/host/tensor_map.h"
 #include "runtime/tensor_data.h"
 
 namespace tilec::runtime {
@@ -383,10 +384,22 @@ absl::Status Kernel::Run(absl::Span<const Arg> args, const std::map<std::string,
     status = backend_->Zero(*p, static_cast<size_t>(*bytes), stream);
     buffers.push_back({*p, static_cast<size_t>(*bytes), a.workspaces[w].name});
   }
+  struct alignas(64) MapBytes {
+    unsigned char bytes[128];
+  };
   for (size_t ki = 0; ki < a.kernels.size() && status.ok(); ++ki) {
     const KernelSpec& k = a.kernels[ki];
     std::vector<uint64_t> values(k.args.size());
     std::vector<void*> ptrs(k.args.size());
+    std::vector<MapBytes> maps(k.tensor_maps.size());
+    for (size_t m = 0; m < k.tensor_maps.size() && status.ok(); ++m) {
+      const TensorMapSpec& t = k.tensor_maps[m];
+      const ParamSpec& p = a.params[t.param];
+      absl::StatusOr<tl::host::TensorMapDesc> desc = host::DescribeTensorMap(
+          args[t.param].data, args[t.param].shape, p.dtype.bits / 8, t.box, t.swizzle_bytes,
+          absl::StrCat("parameter ", p.name));
+      status = desc.ok() ? backend_->EncodeTensorMap(*desc, maps[m].bytes) : desc.status();
+    }
     for (size_t j = 0; j < k.args.size() && status.ok(); ++j) {
       const KernelArgRef& ref = k.args[j];
       switch (ref.kind) {
@@ -411,8 +424,12 @@ absl::Status Kernel::Run(absl::Span<const Arg> args, const std::map<std::string,
           std::memcpy(&values[j], &v, sizeof v);
           break;
         }
+        case KernelArgRef::Kind::kTensorMap:
+          break;
       }
-      ptrs[j] = &values[j];
+      ptrs[j] = ref.kind == KernelArgRef::Kind::kTensorMap
+                    ? static_cast<void*>(maps[ref.index].bytes)
+                    : static_cast<void*>(&values[j]);
     }
     if (status.ok())
       status = module_->Launch(static_cast<int>(ki), configs[ki], ptrs.data(), buffers, stream);

@@ -21,6 +21,7 @@ struct TargetInfo {
   bool supports_ldmatrix = false;       // ldmatrix shared->register loads
   bool supports_mma = false;            // m16n8k16 mma.sync (T.gemm)
   bool supports_wgmma = false;          // warpgroup wgmma.mma_async (Hopper)
+  bool supports_tma = false;            // cp.async.bulk.tensor through tensor maps (Hopper)
 
   // NVIDIA A100 class (compute capability 8.0): 163 KiB of shared memory per
   // block.
@@ -29,7 +30,7 @@ struct TargetInfo {
   }
   // NVIDIA H100/H200 class (9.0a): 227 KiB of shared memory per block.
   static TargetInfo Sm90a() {
-    return TargetInfo{"sm_90a", 32, 1024, 227 * 1024, 16, true, true, true, true};
+    return TargetInfo{"sm_90a", 32, 1024, 227 * 1024, 16, true, true, true, true, true};
   }
 };
 

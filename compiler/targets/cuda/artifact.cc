@@ -39,6 +39,7 @@ absl::string_view KindName(CudaKernelParam::Kind k) {
     case CudaKernelParam::Kind::kScalar: return "scalar";
     case CudaKernelParam::Kind::kWorkspace: return "workspace";
     case CudaKernelParam::Kind::kDynDim: return "dyn_dim";
+    case CudaKernelParam::Kind::kTensorMap: return "tensor_map";
   }
   return "?";
 }
@@ -192,8 +193,14 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
     const CudaKernel& k = a.source.kernels[i];
     std::vector<ir::Expr> grid = k.grid;
     while (grid.size() < 3) grid.push_back(ir::IntImm(1));
-    std::vector<std::string> kparams;
-    for (const CudaKernelParam& p : k.params) kparams.push_back(JsonQuote(p.name));
+    std::vector<std::string> kparams, maps;
+    for (const CudaKernelParam& p : k.params) {
+      kparams.push_back(JsonQuote(p.name));
+      if (p.kind != CudaKernelParam::Kind::kTensorMap) continue;
+      maps.push_back(absl::StrCat("{\"name\": ", JsonQuote(p.name), ", \"tensor\": ",
+                                  JsonQuote(p.tensor), ", \"box\": [", absl::StrJoin(p.box, ", "),
+                                  "], \"swizzle\": ", p.swizzle_bytes, "}"));
+    }
     std::vector<std::string> mma;
     for (const std::string& instruction : k.mma) mma.push_back(JsonQuote(instruction));
     std::vector<std::string> shared;
@@ -209,7 +216,9 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
         ", \"spill_store_bytes\": ", info.spill_store_bytes, ", \"spill_load_bytes\": ",
         info.spill_load_bytes, ", \"stack_frame_bytes\": ", info.stack_frame_bytes,
         ", \"params\": [", absl::StrJoin(kparams, ", "), "], \"mma\": [", absl::StrJoin(mma, ", "),
-        "], \"shared\": [", absl::StrJoin(shared, ", "), "]}"));
+        "], \"shared\": [", absl::StrJoin(shared, ", "), "]",
+        maps.empty() ? "" : absl::StrCat(", \"tensor_maps\": [", absl::StrJoin(maps, ", "), "]"),
+        "}"));
   }
   return absl::StrCat(
       "{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", JsonQuote(a.program),

@@ -37,6 +37,13 @@
 //                                                that accesses it ([-1, -1]:
 //                                                never); buffers whose ranges
 //                                                are disjoint may share bytes
+//       "tensor_maps": [                         TMA tensor maps among the
+//         {"name": "A_tmap", "tensor": "A",      params (omitted when none):
+//          "box": [128, 64], "swizzle": 128}]}], made at launch from the
+//                                                tensor's address and shape
+//                                                (box outermost first,
+//                                                elements; swizzle in bytes,
+//                                                0 none; zero fill)
 //    "source": "..."}                            the generated CUDA C++ (what
 //                                                the emulator builds; what
 //                                                users read)

@@ -236,7 +236,33 @@ void EmitContext::BeginKernel(std::string where, int64_t threads, std::string sc
   pending_async_ = false;
   pipeline_depth_ = 0;
   stage_index_.clear();
+  tensor_maps_.clear();
+  mbarrier_count_ = 0;
+  mbarrier_array_.clear();
   mma_.clear();
+}
+
+std::string EmitContext::TensorMap(const inference::TmaCopyPlan& plan) {
+  for (const TensorMapParam& m : tensor_maps_) {
+    if (m.param == plan.param && m.box == plan.box && m.swizzle_bytes == plan.swizzle_bytes) {
+      return m.name;
+    }
+  }
+  TensorMapParam m;
+  m.name = Fresh(absl::StrCat(program_.params[plan.param].tensor->name, "_tmap"));
+  m.param = plan.param;
+  m.box = plan.box;
+  m.swizzle_bytes = plan.swizzle_bytes;
+  m.elem_bytes = plan.elem_bytes;
+  tensor_maps_.push_back(m);
+  return m.name;
+}
+
+std::string EmitContext::Mbarriers(int64_t count) {
+  if (mbarrier_array_.empty()) mbarrier_array_ = Fresh("mbar");
+  const int64_t first = mbarrier_count_;
+  mbarrier_count_ += count;
+  return first == 0 ? mbarrier_array_ : absl::StrCat("(", mbarrier_array_, " + ", first, ")");
 }
 
 bool EmitContext::uses_wgmma() const {
@@ -512,6 +538,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
     const int64_t rows = std::max(
         l.rows, scan.padded_rows.count(b.get()) ? scan.padded_rows.at(b.get()) : int64_t{0});
     info.bytes = std::max(*n, rows * l.cols) * ElemBytes(b->dtype);
+    info.rows = rows;
     if (stages.count(b.get())) {
       info.stages = stages.at(b.get());
       info.bytes = AlignUp(info.bytes, smem_align);  // every stage aligned
@@ -574,7 +601,19 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   const int64_t area_bytes = AlignUp(ctx.scratch_bytes(), kSmemAlign);
   const int64_t scratch_end =
       scratch_offset + (ctx.scratch_area1_used() ? 2 * area_bytes : area_bytes);
-  const int64_t smem_bytes = ctx.scratch_bytes() > 0 ? scratch_end : offset;
+  int64_t smem_bytes = ctx.scratch_bytes() > 0 ? scratch_end : offset;
+  // TMA's mbarriers last.
+  const int64_t mbarrier_offset = AlignUp(smem_bytes, 8);
+  if (ctx.mbarrier_count() > 0) smem_bytes = mbarrier_offset + 8 * ctx.mbarrier_count();
+  for (const EmitContext::TensorMapParam& m : ctx.tensor_maps()) {
+    const ir::Buffer& t = program.params[m.param].tensor;
+    params.push_back(absl::StrCat("const __grid_constant__ tl::TmaMap ", m.name));
+    CudaKernelParam p{CudaKernelParam::Kind::kTensorMap, m.name, t->dtype, t->shape};
+    p.tensor = t->name;
+    p.box = m.box;
+    p.swizzle_bytes = m.swizzle_bytes;
+    out.params.push_back(std::move(p));
+  }
   out.smem_bytes = smem_bytes;
   if (smem_bytes > ctx.target().info.shared_memory_per_block) {
     if (ctx.scratch_area1_used()) return kTryOneScratchArea;
@@ -636,6 +675,11 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
       file.Line(absl::StrCat("uint8_t* ", scratch1, " = ", smem, " + ", scratch_offset + area_bytes,
                              ";  // the next operator's"));
     }
+  }
+  if (ctx.mbarrier_count() > 0) {
+    file.Line(absl::StrCat("uint64_t* ", ctx.mbarrier_array(), " = reinterpret_cast<uint64_t*>(",
+                           smem, " + ", mbarrier_offset, ");  // ", ctx.mbarrier_count(),
+                           " mbarriers of TMA loads"));
   }
   file.Splice(body);
   file.Indent(-1);

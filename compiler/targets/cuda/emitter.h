@@ -14,7 +14,8 @@
 // - name `<program name>_k<index>`;
 // - parameters: Program.params in order (tensors as `T* __restrict__`,
 //   scalars by value), then one pointer per global workspace the kernel
-//   uses, then one `int` per dynamic dim in Program.dyn_dims order;
+//   uses, then one `int` per dynamic dim in Program.dyn_dims order, then
+//   one TMA tensor map per (tensor, box, swizzle) its TMA loads use;
 // - grid extents as IR expressions over the dynamic dims, the thread count,
 //   and the dynamic shared memory in bytes (every shared buffer and the
 //   scratch the tile operators need, 128-byte aligned offsets; the kernel
@@ -49,7 +50,7 @@ namespace tilec::cuda {
 
 // One parameter of a generated kernel, in signature order.
 struct CudaKernelParam {
-  enum class Kind : uint8_t { kTensor, kScalar, kWorkspace, kDynDim };
+  enum class Kind : uint8_t { kTensor, kScalar, kWorkspace, kDynDim, kTensorMap };
   Kind kind = Kind::kTensor;
   std::string name;  // the program's name for it (C++ name in the source)
   ir::DType dtype = ir::DType::kInt32;
@@ -57,6 +58,13 @@ struct CudaKernelParam {
   // Tensors: the strides (elements) of a strided tensor (T.StridedTensor),
   // whose shape is then the tensor's, not its storage's; empty: row-major.
   std::vector<ir::Expr> strides = {};
+  // kTensorMap: a TMA tensor map (`const __grid_constant__ tl::TmaMap`) of
+  // the tensor parameter named `tensor`, made at launch from its address and
+  // shape: box (elements per dimension, outermost first), swizzle (0, 32, 64
+  // or 128 bytes), dtype the tensor's.
+  std::string tensor = {};
+  std::vector<int64_t> box = {};
+  int64_t swizzle_bytes = 0;
 };
 
 struct CudaKernel {

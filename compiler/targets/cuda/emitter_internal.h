@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "compiler/inference/layout.h"
 #include "compiler/inference/layout_inference.h"
+#include "compiler/inference/tma_plan.h"
 #include "compiler/ir/ir.h"
 #include "compiler/ir/thread_dependence.h"
 #include "compiler/targets/cuda/emitter.h"
@@ -93,6 +94,7 @@ struct BufferInfo {
   int64_t smem_offset = 0;
   int64_t bytes = 0;        // bytes of one copy of the buffer
   int64_t stages = 1;       // copies for a multi-stage T.Pipelined loop
+  int64_t rows = 0;         // rows of its layout as allocated (padding included)
   std::string layout_type;  // C++ alias of the tl layout type
   const inference::SharedLayout* shared = nullptr;
   // kFragment
@@ -301,6 +303,24 @@ class EmitContext {
   };
   ScratchArea Scratch(int64_t bytes, absl::string_view ctype);
 
+  // TMA (emitter_pipeline.cc): the tensor maps the kernel takes, as
+  // parameters after the others, and its mbarriers (an array of 8-byte
+  // objects after everything else in shared memory).
+  struct TensorMapParam {
+    std::string name;  // C++ name of the `const __grid_constant__ tl::TmaMap` parameter
+    int param = -1;    // Program.params index of the tensor
+    std::vector<int64_t> box;  // outermost first
+    int64_t swizzle_bytes = 0;
+    int64_t elem_bytes = 0;
+  };
+  // The map for `plan`'s tensor, box and swizzle (one per distinct triple).
+  std::string TensorMap(const inference::TmaCopyPlan& plan);
+  const std::vector<TensorMapParam>& tensor_maps() const { return tensor_maps_; }
+  // Reserves `count` mbarriers: the C++ expression of the first's address.
+  std::string Mbarriers(int64_t count);
+  int64_t mbarrier_count() const { return mbarrier_count_; }
+  const std::string& mbarrier_array() const { return mbarrier_array_; }
+
   // Kernel-level state, managed by emitter.cc.
   // Starts a kernel: `where` names it in messages.
   void BeginKernel(std::string where, int64_t threads, std::string scratch0, std::string scratch1);
@@ -353,6 +373,9 @@ class EmitContext {
   int next_scratch_ = 0;
   bool one_scratch_area_ = false;
   std::map<const ir::BufferNode*, std::string> stage_index_;
+  std::vector<TensorMapParam> tensor_maps_;
+  int64_t mbarrier_count_ = 0;
+  std::string mbarrier_array_;
   std::vector<std::string> mma_;
   std::set<int64_t> wgmma_n_, wgmma_rs_n_;
   std::string wgmma_group_;

@@ -34,6 +34,8 @@
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/inference/tma_plan.h"
 #include "compiler/ir/visitor.h"
 #include "compiler/targets/cuda/emitter_internal.h"
 
@@ -211,10 +213,86 @@ std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::S
   return info;
 }
 
+namespace {
+
+// The producers TMA loads (tma_plan.h), on a target that has TMA; a comment
+// in the generated code says why each other producer is not one.
+std::map<const ir::StmtNode*, inference::TmaCopyPlan> PlanTmaProducers(
+    EmitContext& ctx, const std::vector<ir::Stmt>& body, const PipelineInfo& info) {
+  std::map<const ir::StmtNode*, inference::TmaCopyPlan> plans;
+  if (!ctx.target().info.supports_tma) return plans;
+  int64_t bytes = 0;
+  for (const ir::Stmt& s : body) {
+    const auto* c = s->as<ir::CopyNode>();
+    if (!c || !info.producers.count(c)) continue;
+    const BufferInfo* bi = ctx.Info(c->dst.buffer.get());
+    if (!bi || !bi->shared) continue;
+    absl::StatusOr<inference::TmaCopyPlan> p = inference::PlanTmaCopy(
+        ctx.program(), *c, *bi->shared, bi->rows, bi->smem_offset, bi->bytes);
+    if (!p.ok()) {
+      ctx.w().Line(absl::StrCat("// ", bi->name, ": cp.async, not TMA: ", p.status().message()));
+      continue;
+    }
+    bytes += p->bytes;
+    plans.emplace(c, *std::move(p));
+  }
+  // An mbarrier's tx-count holds at most 2^20 - 1 bytes.
+  if (bytes >= (int64_t{1} << 20)) {
+    ctx.w().Line(absl::StrCat("// cp.async, not TMA: a stage of ", bytes,
+                              " bytes is more than an mbarrier counts"));
+    plans.clear();
+  }
+  return plans;
+}
+
+// One thread's TMA loads of a stage: arrive on the stage's barrier expecting
+// every load's bytes, then the loads, coordinates innermost first.
+absl::Status EmitTmaLoads(EmitContext& ctx, const std::vector<ir::Stmt>& body,
+                          const std::map<const ir::StmtNode*, inference::TmaCopyPlan>& plans,
+                          const std::map<const ir::VarNode*, ir::Expr>& map,
+                          const std::string& bar) {
+  int64_t bytes = 0;
+  for (const auto& [c, p] : plans) bytes += p.bytes;
+  ctx.w().Open("if (tx == 0)");
+  ctx.w().Line(absl::StrCat("tl::mbarrier_arrive_expect_tx(", bar, ", ", bytes, ");"));
+  for (const ir::Stmt& s : body) {
+    auto it = plans.find(s.get());
+    if (it == plans.end()) continue;
+    const auto* c = s->as<ir::CopyNode>();
+    const inference::TmaCopyPlan& p = it->second;
+    const std::string tmap = ctx.TensorMap(p);
+    auto stage = ctx.stage_index().find(c->dst.buffer.get());
+    if (stage == ctx.stage_index().end()) {
+      return ctx.Internal(absl::StrCat("TMA load into ", c->dst.buffer->name, " without a stage"));
+    }
+    for (const inference::TmaCopyPlan::Load& l : p.loads) {
+      std::vector<std::string> coords;
+      const size_t rank = c->src.mins.size();
+      for (size_t j = rank; j-- > 0;) {
+        ir::Expr m = Substitute(c->src.mins[j], map);
+        if (j + 1 == rank && l.last_dim_offset != 0) {
+          m = AddI(m, ir::IntImm(l.last_dim_offset, m->dtype));
+        }
+        coords.push_back(ctx.Expr(m));
+      }
+      ctx.w().Line(absl::StrCat("tl::tma_load(&", stage->second, "[", l.smem_elements, "], ", tmap,
+                                ", ", bar, ", ", absl::StrJoin(coords, ", "), ");"));
+    }
+  }
+  ctx.w().Close();
+  return ctx.status();
+}
+
+}  // namespace
+
 absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const PipelineInfo& info) {
   const int64_t S = info.stages;
   std::vector<ir::Stmt> body;
   Flatten(f->body, body);
+  const std::map<const ir::StmtNode*, inference::TmaCopyPlan> tma =
+      PlanTmaProducers(ctx, body, info);
+  // Producers that stay on cp.async.
+  const bool cp_async = tma.size() < info.producers.size();
   // With asynchronous wgmma the group of iteration k - 1 may still read its
   // stage during iteration k: copies run S - 2 iterations ahead instead.
   const std::vector<const ir::GemmNode*> async_gemms = AsyncWgmmaGemms(ctx, body, info);
@@ -227,6 +305,17 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   // The prologue overwrites stages a previous run of this loop may have left
   // being read.
   ctx.BeforeShared(staged);
+  // TMA loads complete on one mbarrier per stage; the phase of iteration k's
+  // barrier (stage k % S) has parity (k / S) % 2.
+  std::string bars;
+  if (!tma.empty()) {
+    bars = ctx.Mbarriers(S);
+    ctx.w().Open("if (tx == 0)");
+    ctx.w().Line(absl::StrCat("for (int s = 0; s < ", S, "; ++s) tl::mbarrier_init(&", bars,
+                              "[s], 1);"));
+    ctx.w().Close();
+    ctx.w().Line("tl::syncthreads();");
+  }
   const std::string n = Hoist(ctx, absl::StrCat(f->var->name, "_iters"), ctx.Expr(f->extent));
   ctx.w().Line(absl::StrCat("// T.Pipelined over ", f->var->name, ", ", S, " stages: copies run ",
                             D, " iterations ahead",
@@ -251,9 +340,16 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
     for (const auto& [var, value] : info.lets) map[var] = Substitute(value, map);
     DeclareStages(stage, "_fill");
     ctx.staged_copy() = true;
+    if (!tma.empty()) {
+      if (absl::Status st =
+              EmitTmaLoads(ctx, body, tma, map, absl::StrCat("&", bars, "[", stage, "]"));
+          !st.ok()) {
+        return st;
+      }
+    }
     for (const ir::Stmt& s : body) {
       const auto* c = s->as<ir::CopyNode>();
-      if (!c || !info.producers.count(c)) continue;
+      if (!c || !info.producers.count(c) || tma.count(c)) continue;
       ir::Region src = c->src;
       for (ir::Expr& e : src.mins) e = Substitute(e, map);
       for (ir::Expr& e : src.extents) e = Substitute(e, map);
@@ -279,7 +375,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   ctx.w().Open(absl::StrCat("if (", pn, " < ", n, ")"));
   if (absl::Status st = producers(AddI(f->min, p), pn); !st.ok()) return st;
   ctx.w().Close();
-  ctx.w().Line("tl::cp_async_commit();");
+  if (cp_async) ctx.w().Line("tl::cp_async_commit();");
   ctx.w().Close();
   if (!async_gemms.empty()) {
     ctx.wgmma_group() = ctx.Fresh("wgmma_group");
@@ -292,7 +388,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   const std::string rel = zero_min ? k : absl::StrCat("(", k, " - ", min, ")");
   ctx.w().Open(absl::StrCat("for (int ", k, " = ", min, "; ", k, " < ",
                             zero_min ? n : absl::StrCat(min, " + ", n), "; ++", k, ")"));
-  ctx.w().Line(absl::StrCat("tl::cp_async_wait<", D - 1, ">();"));
+  if (cp_async) ctx.w().Line(absl::StrCat("tl::cp_async_wait<", D - 1, ">();"));
   ctx.WriteBarrier();
   ctx.written().clear();
   ctx.read().clear();
@@ -307,7 +403,11 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
     return st;
   }
   ctx.w().Close();
-  ctx.w().Line("tl::cp_async_commit();");
+  if (cp_async) ctx.w().Line("tl::cp_async_commit();");
+  if (!tma.empty()) {
+    ctx.w().Line(absl::StrCat("tl::mbarrier_wait_parity(&", bars, "[", rel, " % ", S, "], (", rel,
+                              " / ", S, ") & 1);"));
+  }
   DeclareStages(absl::StrCat("(", rel, " % ", S, ")"), "_stage");
   for (const ir::Stmt& s : body) {
     const auto* c = s->as<ir::CopyNode>();
@@ -328,7 +428,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
     }
     ctx.wgmma_group().clear();
   }
-  ctx.w().Line("tl::cp_async_wait<0>();");
+  if (cp_async) ctx.w().Line("tl::cp_async_wait<0>();");
   // The last iterations' readers may still be reading the stages.
   ctx.AfterShared(staged);
   return ctx.status();

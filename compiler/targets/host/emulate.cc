@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/inference/index_expr.h"
 #include "compiler/ir/limits.h"
+#include "compiler/targets/host/tensor_map.h"
 #include "compiler/targets/host/toolchain.h"
 
 namespace tilec::host {
@@ -56,13 +57,37 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
   }
   for (auto& [name, bytes] : workspaces)
     options.buffers.push_back({bytes.data(), bytes.size(), name});
+  struct alignas(64) MapStorage {
+    tl::host::TensorMapDesc desc;
+  };
   for (const cuda::CudaKernel& k : src.kernels) {
     std::vector<std::unique_ptr<uint64_t>> values;  // storage for each argument value
+    std::vector<std::unique_ptr<MapStorage>> maps;
     std::vector<void*> ptrs;
     size_t param = 0;
     for (const cuda::CudaKernelParam& p : k.params) {
+      if (p.kind == cuda::CudaKernelParam::Kind::kTensorMap) {
+        size_t i = 0;
+        while (i < program.params.size() &&
+               !(program.params[i].tensor && program.params[i].tensor->name == p.tensor)) {
+          ++i;
+        }
+        if (i >= program.params.size() || i >= args.size()) {
+          return absl::InternalError(absl::StrCat("kernel ", k.name, ": tensor map ", p.name,
+                                                  " of no tensor parameter (a compiler bug)"));
+        }
+        absl::StatusOr<tl::host::TensorMapDesc> d = DescribeTensorMap(
+            args[i].mutable_bytes().data(), args[i].shape(), ir::DTypeBits(p.dtype) / 8, p.box,
+            p.swizzle_bytes, p.tensor);
+        if (d.ok()) d = EncodeHostTensorMap(*d, p.tensor);
+        if (!d.ok()) return d.status();
+        maps.push_back(std::make_unique<MapStorage>(MapStorage{*d}));
+        ptrs.push_back(maps.back().get());
+        continue;
+      }
       auto v = std::make_unique<uint64_t>(0);
       switch (p.kind) {
+        case cuda::CudaKernelParam::Kind::kTensorMap: break;
         case cuda::CudaKernelParam::Kind::kTensor: {
           void* data = args[param++].mutable_bytes().data();
           std::memcpy(v.get(), &data, sizeof data);

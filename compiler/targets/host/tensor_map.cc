@@ -51,6 +51,37 @@ absl::Status CheckTensorMap(const tl::host::TensorMapDesc& m, const std::string&
   return absl::OkStatus();
 }
 
+absl::StatusOr<tl::host::TensorMapDesc> DescribeTensorMap(const void* base,
+                                                          const std::vector<int64_t>& shape,
+                                                          int64_t elem_bytes,
+                                                          const std::vector<int64_t>& box,
+                                                          int64_t swizzle_bytes,
+                                                          const std::string& what) {
+  tl::host::TensorMapDesc m{};
+  if (shape.empty() || shape.size() > static_cast<size_t>(tl::host::kTensorMapMaxRank) ||
+      box.size() != shape.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("a TMA tensor map of ", what, ": ",
+                                                   shape.size(), " dimensions and a box of ",
+                                                   box.size()));
+  }
+  const size_t rank = shape.size();
+  m.rank = static_cast<uint32_t>(rank);
+  m.elem_bytes = static_cast<uint32_t>(elem_bytes);
+  m.swizzle_bytes = static_cast<uint32_t>(swizzle_bytes);
+  m.base = base;
+  uint64_t stride = static_cast<uint64_t>(elem_bytes);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t n = shape[rank - 1 - d];
+    const int64_t b = box[rank - 1 - d];
+    m.dims[d] = n < 0 ? 0 : static_cast<uint64_t>(n);
+    m.box[d] = b < 0 || b > (int64_t{1} << 20) ? 0 : static_cast<uint32_t>(b);
+    m.strides[d] = stride;
+    stride *= m.dims[d];
+  }
+  if (absl::Status s = CheckTensorMap(m, what); !s.ok()) return s;
+  return m;
+}
+
 absl::StatusOr<tl::host::TensorMapDesc> EncodeHostTensorMap(tl::host::TensorMapDesc map,
                                                             const std::string& what) {
   map.magic = 0;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -22,6 +23,16 @@ namespace tilec::host {
 // multiples of 16 below 2^40; every box dim in [1, 256], box[0] times the
 // element size a multiple of 16 and, with a swizzle, at most its span.
 absl::Status CheckTensorMap(const tl::host::TensorMapDesc& map, const std::string& what);
+
+// The map of a row-major tensor at `base` of `shape` (outermost first) with
+// `box` (outermost first) and a swizzle of `swizzle_bytes`, checked by
+// CheckTensorMap; not yet encoded for either device.
+absl::StatusOr<tl::host::TensorMapDesc> DescribeTensorMap(const void* base,
+                                                          const std::vector<int64_t>& shape,
+                                                          int64_t elem_bytes,
+                                                          const std::vector<int64_t>& box,
+                                                          int64_t swizzle_bytes,
+                                                          const std::string& what);
 
 // `map` checked and marked encoded (magic set): the emulator's tensor map.
 absl::StatusOr<tl::host::TensorMapDesc> EncodeHostTensorMap(tl::host::TensorMapDesc map,

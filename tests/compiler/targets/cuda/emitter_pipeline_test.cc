@@ -9,7 +9,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/interp/compare.h"
+#include "compiler/interp/interp.h"
 #include "compiler/targets/cuda/emitter.h"
+#include "compiler/targets/host/emulate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/targets/cuda/emit_testing.h"
@@ -104,8 +107,11 @@ TEST(PipelinedWgmma, RunsOneGroupBehindWithFourOrMoreStages) {
                                        "  tl::wgmma_fence_operand<64>(C_local);"));
       EXPECT_THAT(src->code, HasSubstr(absl::StrCat("copies run ", s - 2,
                                                     " iterations ahead, wgmma one group behind")));
-      EXPECT_THAT(src->code, HasSubstr(absl::StrCat("tl::cp_async_wait<", s - 3, ">();")));
     }
+    // The copies are TMA loads: each iteration waits for its stage's barrier.
+    EXPECT_THAT(src->code, HasSubstr(absl::StrCat("tl::mbarrier_wait_parity(&mbar[ko % ", s,
+                                                  "], (ko / ", s, ") & 1);")));
+    EXPECT_THAT(src->code, ::testing::Not(HasSubstr("cp_async")));
     ::tilec::testing::ExpectEmulatorMatchesInterpreter(
         *p, *src, {.seed = ::tilec::testing::TestSeed(20261126)});
   }
@@ -135,6 +141,69 @@ TEST(PipelinedWithLet, AnOrderEntryForTheLetIsRejected) {
               HasSubstr("pipelined.py:9:13: error: T.Pipelined order= has 4 entries but the loop "
                         "body has 2 statements (one entry per statement; a local bound in the "
                         "body is not one)"));
+}
+
+// TMA on sm_90a (inference/tma_plan.h): the copies of a pipelined loop
+// become TMA loads when the tensor's strides allow them; a copy they do not
+// allow stays on cp.async, and the generated code says why. Both match the
+// interpreter on ragged shapes; a loop that does not wait for its stage's
+// barrier gives wrong numbers on the emulator, as on the GPU.
+TEST(PipelinedTma, LoadsWhereTheStridesAllowAndSaysWhyNot) {
+  struct Case {
+    const char* k;
+    bool tma_a;  // A [M, K]: rows of K * 2 bytes must be a multiple of 16
+  };
+  for (const Case& c : {Case{"200", true}, Case{"100", false}}) {
+    SCOPED_TRACE(c.k);
+    absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource(
+        "pipelined.py", kStagedGemm, "gemm", {{"M", "136"}, {"N", "72"}, {"K", c.k}, {"stages", "3"}});
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+    ASSERT_TRUE(src.ok()) << src.status();
+    // B [K, 72]: 144-byte rows, always TMA (box [32, 64], 128-byte swizzle).
+    EXPECT_THAT(src->code, HasSubstr("tl::tma_load(&B_shared_fill[0], B_tmap,"));
+    if (c.tma_a) {
+      EXPECT_THAT(src->code, HasSubstr("tl::tma_load(&A_shared_fill[0], A_tmap,"));
+      EXPECT_THAT(src->code, ::testing::Not(HasSubstr("cp_async")));
+    } else {
+      EXPECT_THAT(src->code, HasSubstr("// A_shared: cp.async, not TMA: dimension 0 of A has a "
+                                       "stride of 200 bytes, not a multiple of 16"));
+      EXPECT_THAT(src->code, HasSubstr("tl::cp_async_wait<1>();"));
+      EXPECT_THAT(src->code, ::testing::Not(HasSubstr("A_tmap")));
+    }
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *p, *src, {.seed = ::tilec::testing::TestSeed(20261127)});
+  }
+}
+
+TEST(PipelinedTma, ALoopThatDoesNotWaitForItsStageGetsWrongNumbers) {
+  absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource(
+      "pipelined.py", kStagedGemm, "gemm", {{"M", "128"}, {"N", "64"}, {"K", "256"}, {"stages", "3"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  const std::string wait = "tl::mbarrier_wait_parity(&mbar[ko % 3], (ko / 3) & 1);";
+  const size_t at = src->code.find(wait);
+  ASSERT_NE(at, std::string::npos) << src->code;
+  // Reading the stage before its load lands: the wait moved after the gemm.
+  CudaSource broken = *src;
+  broken.code.erase(at, wait.size());
+  const std::string gemm_end = "(A_shared_stage, B_shared_stage, C_local);";
+  const size_t g = broken.code.find(gemm_end);
+  ASSERT_NE(g, std::string::npos) << broken.code;
+  broken.code.insert(g + gemm_end.size(), "\n    " + wait);
+  std::vector<interp::Tensor> expected, actual;
+  absl::StatusOr<std::vector<interp::Tensor>> inputs =
+      interp::MakeInputs(*p, {}, ::tilec::testing::TestSeed(5));
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  expected = actual = *inputs;
+  ASSERT_TRUE(interp::RunProgram(*p, expected).ok());
+  absl::Status ran = host::EmulateProgram(*p, broken, actual, {});
+  ASSERT_TRUE(ran.ok()) << ran;
+  absl::StatusOr<interp::CompareResult> cmp =
+      interp::CompareTensors(actual[2], expected[2], interp::DefaultTolerance(actual[2].dtype()));
+  ASSERT_TRUE(cmp.ok()) << cmp.status();
+  EXPECT_FALSE(cmp->ok) << "a read before the wait must see old data: " << cmp->Summary();
 }
 
 }  // namespace

@@ -104,11 +104,24 @@ TEST(DefaultGemm, CompilesWithoutSpillsForBothTargets) {
       EXPECT_EQ(CountOpcode(*sass, "HGMMA.64x128x16.F32"), 4);
       EXPECT_EQ(CountOpcode(*sass, "HMMA"), 0);
       EXPECT_EQ(CountOpcode(*sass, "LDSM"), 0);
+      // The pipelined loop's copies are TMA loads (A [128, 32]: one 64-byte
+      // swizzled box; B [32, 128]: two 128-byte column blocks), in the
+      // prologue and the loop: no cp.async.
+      EXPECT_GT(CountOpcode(*sass, "UTMALDG.2D"), 0);
+      EXPECT_EQ(CountOpcode(*sass, "LDGSTS"), 0);
+      EXPECT_THAT(src->code, HasSubstr("const __grid_constant__ tl::TmaMap A_tmap"));
+      ASSERT_EQ(src->kernels[0].params.size(), 5u);
+      const CudaKernelParam& b_map = src->kernels[0].params[4];
+      EXPECT_EQ(b_map.kind, CudaKernelParam::Kind::kTensorMap);
+      EXPECT_EQ(b_map.tensor, "B");
+      EXPECT_EQ(b_map.box, (std::vector<int64_t>{32, 64}));
+      EXPECT_EQ(b_map.swizzle_bytes, 128);
     } else {
       EXPECT_GT(CountOpcode(*sass, "HMMA"), 0);
       EXPECT_GT(CountOpcode(*sass, "LDSM"), 0);
+      EXPECT_GT(CountOpcode(*sass, "LDGSTS"), 0);  // cp.async in the pipelined loop
+      EXPECT_EQ(CountOpcode(*sass, "UTMALDG"), 0);
     }
-    EXPECT_GT(CountOpcode(*sass, "LDGSTS"), 0);  // cp.async in the pipelined loop
     EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
   }
 }
@@ -145,6 +158,8 @@ TEST(FlashAttention, BothGemmsRunAsWgmmaOnSm90a) {
   }
   // Eight k-steps of 16 per gemm (head dim 128, block_N 128).
   EXPECT_EQ(CountOpcode(*sass, "HGMMA.64x128x16.F32"), 16);
+  // K and V tiles arrive by TMA (head dim 128 = two 128-byte column blocks).
+  EXPECT_GT(CountOpcode(*sass, "UTMALDG.4D"), 0);
   EXPECT_EQ(CountOpcode(*sass, "HMMA"), 0);
   EXPECT_FALSE(CountLocalMemoryTraffic(*sass).any());
 }
