@@ -239,6 +239,7 @@ void EmitContext::BeginKernel(std::string where, int64_t threads, std::string sc
   tensor_maps_.clear();
   mbarrier_count_ = 0;
   mbarrier_array_.clear();
+  ws_ = nullptr;
   mma_.clear();
 }
 
@@ -274,6 +275,10 @@ bool EmitContext::uses_wgmma() const {
 
 void EmitContext::WriteBarrier() {
   if (uses_wgmma()) w().Line("tl::fence_proxy_async();  // shared writes -> wgmma");
+  if (ws_) {
+    w().Line(absl::StrCat("tl::named_barrier_sync(1, ", ws_->consumers, ");  // the consumers"));
+    return;
+  }
   w().Line("tl::syncthreads();");
 }
 
@@ -588,13 +593,23 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   const int64_t offset = shared_plan.total_bytes;
   const int64_t scratch_offset = offset;
 
-  // Body.
+  // Body, after the producer warpgroup's branch in a warp-specialised kernel.
   CodeWriter body;
   CodeWriter* outer = ctx.SetWriter(&body);
-  absl::Status st = ctx.EmitStmt(k.body);
+  std::optional<WarpSpecialization> ws = PlanWarpSpecialization(ctx, k, *threads);
+  absl::Status st;
+  if (ws) {
+    st = EmitProducerBranch(ctx, *ws);
+    ctx.set_ws(&*ws);
+  }
+  if (st.ok()) st = ctx.EmitStmt(k.body);
+  if (ws) ctx.w().Close();
+  ctx.set_ws(nullptr);
   ctx.set_thread_dependence(nullptr);
   ctx.SetWriter(outer);
   if (!st.ok()) return st;
+  const int64_t block_threads = ws ? *threads + 128 : *threads;
+  out.threads = block_threads;
   if (!ctx.ok()) return ctx.status();
   out.mma = ctx.mma();
 
@@ -651,7 +666,8 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
     for (absl::string_view line : absl::StrSplit(k.prelude, '\n')) file.Line(line);
     file.Blank();
   }
-  file.Line(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", *threads, ") ",
+  file.Line(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", block_threads,
+                         ws ? ", 1" : "", ") ",
                          out.name, "("));
   // Every kernel takes all of the program's parameters; one this kernel does
   // not use (another kernel of the program does) is [[maybe_unused]].

@@ -34,6 +34,8 @@
 
 namespace tilec::cuda {
 
+struct WarpSpecialization;  // emitter_ws.cc
+
 // Lines of generated code with indentation (two spaces per level).
 class CodeWriter {
  public:
@@ -290,9 +292,13 @@ class EmitContext {
   // barrier is preceded by fence.proxy.async so that what the threads wrote
   // to shared memory is visible to wgmma.
   bool uses_wgmma() const;
-  // Writes "tl::syncthreads();", after tl::fence_proxy_async() when
+  // Writes "tl::syncthreads();" (in a warp-specialised kernel the
+  // consumers' named barrier), after tl::fence_proxy_async() when
   // uses_wgmma().
   void WriteBarrier();
+  // The kernel's warp specialisation, or null.
+  const WarpSpecialization* ws() const { return ws_; }
+  void set_ws(const WarpSpecialization* ws) { ws_ = ws; }
   // Scratch shared memory for one operator: at least `bytes` bytes in one of
   // two areas that alternate between consecutive operators, so an operator
   // writing its area never waits for the previous operator's readers (whose
@@ -374,6 +380,7 @@ class EmitContext {
   bool one_scratch_area_ = false;
   std::map<const ir::BufferNode*, std::string> stage_index_;
   std::vector<TensorMapParam> tensor_maps_;
+  const WarpSpecialization* ws_ = nullptr;
   int64_t mbarrier_count_ = 0;
   std::string mbarrier_array_;
   std::vector<std::string> mma_;
@@ -401,6 +408,49 @@ struct PipelineInfo {
 std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::Stmt& kernel_body,
                                             const CudaTarget& target);
 absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const PipelineInfo& info);
+// The statements of a (nested) sequence, in order.
+void FlattenBody(const ir::Stmt& s, std::vector<ir::Stmt>& out);
+// The producers of `body` that TMA loads (inference/tma_plan.h) on a target
+// with TMA; with `explain`, a comment in the generated code says why each
+// other producer is not one.
+std::map<const ir::StmtNode*, inference::TmaCopyPlan> PlanTmaProducers(
+    EmitContext& ctx, const std::vector<ir::Stmt>& body, const PipelineInfo& info, bool explain);
+// One thread's TMA loads of a stage (under `guard` when not empty): arrive on
+// `bar` expecting every load's bytes, then the loads of the producers in
+// `plans`, their regions with `map` applied (the loop variable for the
+// iteration), into the stage pointers ctx.stage_index() names.
+absl::Status EmitTmaLoads(EmitContext& ctx, const std::vector<ir::Stmt>& body,
+                          const std::map<const ir::StmtNode*, inference::TmaCopyPlan>& plans,
+                          const std::map<const ir::VarNode*, ir::Expr>& map, const std::string& bar,
+                          const std::string& guard);
+// The loop's gemms that run as asynchronous wgmma (one group in flight), or
+// none (see emitter_pipeline.cc).
+std::vector<const ir::GemmNode*> AsyncWgmmaGemms(EmitContext& ctx,
+                                                 const std::vector<ir::Stmt>& body,
+                                                 const PipelineInfo& info, int64_t min_stages);
+
+// Warp specialisation (emitter_ws.cc): on sm_90a a kernel whose one
+// T.Pipelined loop loads every producer with TMA gets a producer warpgroup
+// after its threads; see PlanWarpSpecialization.
+struct WarpSpecialization {
+  const ir::ForNode* loop = nullptr;
+  PipelineInfo info;
+  std::map<const ir::StmtNode*, inference::TmaCopyPlan> tma;
+  int64_t consumers = 0;      // the T.Kernel's threads (whole warpgroups)
+  int64_t producer_regs = 0;  // setmaxnreg of the producer / consumer
+  int64_t consumer_regs = 0;  // warpgroups (0: none)
+  std::string full, empty;    // the barrier arrays (C++), one of each per stage
+};
+// nullopt unless the kernel qualifies.
+std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
+                                                         const ir::KernelNode& k,
+                                                         int64_t threads);
+// The barriers' initialisation and the producer branch, ending in
+// `} else {` (the consumer branch: the kernel body, then one Close()).
+absl::Status EmitProducerBranch(EmitContext& ctx, WarpSpecialization& ws);
+// The consumer side of the specialised loop.
+absl::Status EmitConsumerLoop(EmitContext& ctx, const ir::ForNode* f,
+                              const WarpSpecialization& ws);
 
 // Tile operator lowerings (registered in target.cc).
 absl::Status LowerCopy(EmitContext& ctx, const ir::Stmt& s);

@@ -40,15 +40,16 @@
 #include "compiler/targets/cuda/emitter_internal.h"
 
 namespace tilec::cuda {
-namespace {
 
-void Flatten(const ir::Stmt& s, std::vector<ir::Stmt>& out) {
+void FlattenBody(const ir::Stmt& s, std::vector<ir::Stmt>& out) {
   if (const auto* q = s->as<ir::SeqNode>()) {
-    for (const ir::Stmt& x : q->stmts) Flatten(x, out);
+    for (const ir::Stmt& x : q->stmts) FlattenBody(x, out);
   } else {
     out.push_back(s);
   }
 }
+
+namespace {
 
 // Variables and loads an expression uses.
 struct ExprUses : ir::IRVisitor {
@@ -118,17 +119,17 @@ std::set<const ir::StmtNode*> StmtsIn(const ir::Stmt& s) {
   return v.all;
 }
 
+}  // namespace
+
 // The gemms of a pipelined loop that run as asynchronous wgmma, or none:
-// with at least 4 stages on a target with wgmma (with 3, copies one
-// iteration ahead hide less than the one group in flight gains: measured on
-// an H200), when every statement of the
-// body but its producers and lets is a T.gemm the plan runs as wgmma,
-// accumulating (no clear_accum) into a float32 fragment.
+// with at least `min_stages` stages on a target with wgmma, when every
+// statement of the body but its producers and lets is a T.gemm the plan runs
+// as wgmma, accumulating (no clear_accum) into a float32 fragment.
 std::vector<const ir::GemmNode*> AsyncWgmmaGemms(EmitContext& ctx,
                                                  const std::vector<ir::Stmt>& body,
-                                                 const PipelineInfo& info) {
+                                                 const PipelineInfo& info, int64_t min_stages) {
   std::vector<const ir::GemmNode*> gemms;
-  if (!ctx.target().info.supports_wgmma || info.stages < 4) return {};
+  if (!ctx.target().info.supports_wgmma || info.stages < min_stages) return {};
   for (const ir::Stmt& s : body) {
     if (info.producers.count(s.get()) || s->kind == ir::StmtKind::kLet) continue;
     const auto* g = s->as<ir::GemmNode>();
@@ -143,15 +144,13 @@ std::vector<const ir::GemmNode*> AsyncWgmmaGemms(EmitContext& ctx,
   return gemms;
 }
 
-}  // namespace
-
 std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::Stmt& kernel_body,
                                             const CudaTarget& target) {
   if (loop.kind != ir::ForKind::kPipelined || !target.info.supports_cp_async) return std::nullopt;
   std::optional<int64_t> stages = loop.num_stages ? ConstValue(loop.num_stages) : std::nullopt;
   if (!stages || *stages < 2) return std::nullopt;
   std::vector<ir::Stmt> body;
-  Flatten(loop.body, body);
+  FlattenBody(loop.body, body);
   BufferUses uses;
   uses.Visit(kernel_body);
   const std::set<const ir::StmtNode*> inside = StmtsIn(loop.body);
@@ -213,12 +212,8 @@ std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::S
   return info;
 }
 
-namespace {
-
-// The producers TMA loads (tma_plan.h), on a target that has TMA; a comment
-// in the generated code says why each other producer is not one.
 std::map<const ir::StmtNode*, inference::TmaCopyPlan> PlanTmaProducers(
-    EmitContext& ctx, const std::vector<ir::Stmt>& body, const PipelineInfo& info) {
+    EmitContext& ctx, const std::vector<ir::Stmt>& body, const PipelineInfo& info, bool explain) {
   std::map<const ir::StmtNode*, inference::TmaCopyPlan> plans;
   if (!ctx.target().info.supports_tma) return plans;
   int64_t bytes = 0;
@@ -230,7 +225,9 @@ std::map<const ir::StmtNode*, inference::TmaCopyPlan> PlanTmaProducers(
     absl::StatusOr<inference::TmaCopyPlan> p = inference::PlanTmaCopy(
         ctx.program(), *c, *bi->shared, bi->rows, bi->smem_offset, bi->bytes);
     if (!p.ok()) {
-      ctx.w().Line(absl::StrCat("// ", bi->name, ": cp.async, not TMA: ", p.status().message()));
+      if (explain) {
+        ctx.w().Line(absl::StrCat("// ", bi->name, ": cp.async, not TMA: ", p.status().message()));
+      }
       continue;
     }
     bytes += p->bytes;
@@ -238,22 +235,22 @@ std::map<const ir::StmtNode*, inference::TmaCopyPlan> PlanTmaProducers(
   }
   // An mbarrier's tx-count holds at most 2^20 - 1 bytes.
   if (bytes >= (int64_t{1} << 20)) {
-    ctx.w().Line(absl::StrCat("// cp.async, not TMA: a stage of ", bytes,
-                              " bytes is more than an mbarrier counts"));
+    if (explain) {
+      ctx.w().Line(absl::StrCat("// cp.async, not TMA: a stage of ", bytes,
+                                " bytes is more than an mbarrier counts"));
+    }
     plans.clear();
   }
   return plans;
 }
 
-// One thread's TMA loads of a stage: arrive on the stage's barrier expecting
-// every load's bytes, then the loads, coordinates innermost first.
 absl::Status EmitTmaLoads(EmitContext& ctx, const std::vector<ir::Stmt>& body,
                           const std::map<const ir::StmtNode*, inference::TmaCopyPlan>& plans,
-                          const std::map<const ir::VarNode*, ir::Expr>& map,
-                          const std::string& bar) {
+                          const std::map<const ir::VarNode*, ir::Expr>& map, const std::string& bar,
+                          const std::string& guard) {
   int64_t bytes = 0;
   for (const auto& [c, p] : plans) bytes += p.bytes;
-  ctx.w().Open("if (tx == 0)");
+  if (!guard.empty()) ctx.w().Open(absl::StrCat("if (", guard, ")"));
   ctx.w().Line(absl::StrCat("tl::mbarrier_arrive_expect_tx(", bar, ", ", bytes, ");"));
   for (const ir::Stmt& s : body) {
     auto it = plans.find(s.get());
@@ -279,23 +276,25 @@ absl::Status EmitTmaLoads(EmitContext& ctx, const std::vector<ir::Stmt>& body,
                                 ", ", bar, ", ", absl::StrJoin(coords, ", "), ");"));
     }
   }
-  ctx.w().Close();
+  if (!guard.empty()) ctx.w().Close();
   return ctx.status();
 }
-
-}  // namespace
 
 absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const PipelineInfo& info) {
   const int64_t S = info.stages;
   std::vector<ir::Stmt> body;
-  Flatten(f->body, body);
+  FlattenBody(f->body, body);
+  if (ctx.ws() && ctx.ws()->loop == f) return EmitConsumerLoop(ctx, f, *ctx.ws());
   const std::map<const ir::StmtNode*, inference::TmaCopyPlan> tma =
-      PlanTmaProducers(ctx, body, info);
+      PlanTmaProducers(ctx, body, info, /*explain=*/true);
   // Producers that stay on cp.async.
   const bool cp_async = tma.size() < info.producers.size();
   // With asynchronous wgmma the group of iteration k - 1 may still read its
   // stage during iteration k: copies run S - 2 iterations ahead instead.
-  const std::vector<const ir::GemmNode*> async_gemms = AsyncWgmmaGemms(ctx, body, info);
+  // Without warp specialisation, with 4 stages or more (with 3, copies one
+  // iteration ahead hide less than the one group in flight gains: measured
+  // on an H200).
+  const std::vector<const ir::GemmNode*> async_gemms = AsyncWgmmaGemms(ctx, body, info, 4);
   const int64_t D = async_gemms.empty() ? S - 1 : S - 2;
   EmitContext::Access2 staged;
   for (const ir::BufferNode* b : info.staged) {
@@ -342,7 +341,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
     ctx.staged_copy() = true;
     if (!tma.empty()) {
       if (absl::Status st =
-              EmitTmaLoads(ctx, body, tma, map, absl::StrCat("&", bars, "[", stage, "]"));
+              EmitTmaLoads(ctx, body, tma, map, absl::StrCat("&", bars, "[", stage, "]"), "tx == 0");
           !st.ok()) {
         return st;
       }

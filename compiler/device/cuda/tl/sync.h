@@ -19,6 +19,27 @@ __device__ __forceinline__ uint8_t* dynamic_smem() {
 
 __device__ __forceinline__ void syncthreads() { asm volatile("bar.sync 0;" ::: "memory"); }
 
+// bar.sync id, count: a barrier among `count` threads (whole warps), e.g. the
+// consumer warpgroups of a warp-specialised kernel.
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+// setmaxnreg (sm_90a): moves register budget between warpgroups; every warp
+// of the warpgroup executes it.
+template <int Count>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  static_assert(Count >= 24 && Count <= 256 && Count % 8 == 0,
+                "setmaxnreg takes 24 to 256 registers, a multiple of 8");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Count));
+}
+template <int Count>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  static_assert(Count >= 24 && Count <= 256 && Count % 8 == 0,
+                "setmaxnreg takes 24 to 256 registers, a multiple of 8");
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Count));
+}
+
 namespace detail {
 
 // 32-bit .shared window address of a generic pointer into shared memory.

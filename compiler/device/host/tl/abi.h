@@ -202,6 +202,9 @@ struct Runtime {
   // when threads already wait on it; shared memory before then holds what it
   // held, so a read that does not wait sees old data.
   void (*tma_load)(Thread* self, const TmaLoadIn* in);
+  // bar.sync id, count (id 1 .. 15; count a multiple of the warp size, at
+  // most the block's threads, the same for every thread using the barrier).
+  void (*named_barrier)(Thread* self, uint32_t id, uint32_t count);
 };
 
 // One emulated thread. The runtime owns it; the kernel reads it through

@@ -23,6 +23,29 @@ TL_HOST_NOINLINE inline void syncthreads() {
   host::current_thread = t;
 }
 
+// bar.sync id, count: the `count` threads (whole warps) that use barrier `id`
+// (1 .. 15) wait for each other; the others run on. Warp-specialised kernels
+// sync their consumer warpgroups this way while the producer runs free.
+TL_HOST_NOINLINE inline void named_barrier_sync(uint32_t id, uint32_t count) {
+  host::Thread* t = host::current_thread;
+  t->pc = TL_HOST_CALLER();
+  t->rt->named_barrier(t, id, count);
+  host::current_thread = t;
+}
+
+// setmaxnreg.{inc,dec}.sync.aligned.u32: a warpgroup's register budget moves
+// between warpgroups on the GPU; here only the operand's rules are checked.
+template <int Count>
+inline void setmaxnreg_inc() {
+  static_assert(Count >= 24 && Count <= 256 && Count % 8 == 0,
+                "setmaxnreg takes 24 to 256 registers, a multiple of 8");
+}
+template <int Count>
+inline void setmaxnreg_dec() {
+  static_assert(Count >= 24 && Count <= 256 && Count % 8 == 0,
+                "setmaxnreg takes 24 to 256 registers, a multiple of 8");
+}
+
 // Host-only hook: aborts the launch unless [ptr, ptr + bytes) lies inside a
 // global buffer registered with the launch (no-op when none was registered).
 inline void check_global(const void* ptr, uint64_t bytes) {

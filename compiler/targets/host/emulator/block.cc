@@ -73,6 +73,9 @@ const tl::host::Runtime BlockRunner::Impl::kRuntime = {
     [](tl::host::Thread* t, const tl::host::TmaLoadIn* in) {
       Self(t).runner->TmaLoad(Self(t), *in);
     },
+    [](tl::host::Thread* t, uint32_t id, uint32_t count) {
+      Self(t).runner->NamedBarrier(Self(t), id, count);
+    },
 };
 
 BlockRunner::Impl::Impl(const GridContext& grid)
@@ -148,6 +151,7 @@ absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
   std::memset(smem_, grid_.smem_fill, grid_.smem_bytes);
   runnable_.clear();
   at_barrier_ = 0;
+  for (NamedBarrierState& b : named_) b = NamedBarrierState();
   done_ = 0;
   tma_pending_.clear();
   error_ = absl::OkStatus();
@@ -226,8 +230,13 @@ absl::Status BlockRunner::Impl::Diagnose() const {
     if (t.state == State::kDone) exited.push_back(t.tid);
   }
   if (!waiting.empty()) {
+    const uint32_t id = threads_[waiting.front()].barrier_id;
+    const std::string at =
+        id == 0 ? std::string("syncthreads")
+                : absl::StrCat("bar.sync ", id, ", ", named_[id].count, " (", named_[id].arrived,
+                               " arrived)");
     return absl::AbortedError(absl::StrCat("barrier divergence in ", Where(), ": threads ",
-                                           Ranges(waiting), " wait at syncthreads but threads ",
+                                           Ranges(waiting), " wait at ", at, " but threads ",
                                            Ranges(exited), " have exited (linear thread ids)"));
   }
   return absl::InternalError(
@@ -236,13 +245,43 @@ absl::Status BlockRunner::Impl::Diagnose() const {
 
 void BlockRunner::Impl::Syncthreads(ThreadState& t) {
   t.state = State::kBarrier;
+  t.barrier_id = 0;
   if (++at_barrier_ < nthreads_) {
     Yield(t);  // resumed once the last thread arrives
     return;
   }
   at_barrier_ = 0;
   for (ThreadState& u : threads_) {
-    if (&u != &t && u.state == State::kBarrier) Release(u);
+    if (&u != &t && u.state == State::kBarrier && u.barrier_id == 0) Release(u);
+  }
+  t.state = State::kRunning;
+}
+
+void BlockRunner::Impl::NamedBarrier(ThreadState& t, uint32_t id, uint32_t count) {
+  if (id < 1 || id > 15) Trap(t, absl::StrCat("bar.sync ", id, ": named barriers are 1 to 15"), t.pub.pc);
+  if (count == 0 || count % t.pub.warp_size != 0 || count > static_cast<uint32_t>(nthreads_)) {
+    Trap(t,
+         absl::StrCat("bar.sync ", id, ", ", count, ": the count must be a multiple of ",
+                      t.pub.warp_size, " up to the block's ", nthreads_, " threads"),
+         t.pub.pc);
+  }
+  NamedBarrierState& b = named_[id];
+  if (b.arrived > 0 && b.count != count) {
+    Trap(t,
+         absl::StrCat("bar.sync ", id, ", ", count, " while ", b.arrived,
+                      " threads wait at bar.sync ", id, ", ", b.count),
+         t.pub.pc);
+  }
+  b.count = count;
+  t.state = State::kBarrier;
+  t.barrier_id = id;
+  if (++b.arrived < count) {
+    Yield(t);  // resumed once the count is reached
+    return;
+  }
+  b.arrived = 0;
+  for (ThreadState& u : threads_) {
+    if (&u != &t && u.state == State::kBarrier && u.barrier_id == id) Release(u);
   }
   t.state = State::kRunning;
 }

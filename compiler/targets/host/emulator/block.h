@@ -29,6 +29,7 @@ struct GridContext {
   double time_limit_s = 0;            // 0: none
   std::chrono::steady_clock::time_point deadline;
   bool check_uninit = false;
+  bool tma_land_early = false;
   std::string symbolizer;
 };
 

@@ -53,6 +53,7 @@ struct ThreadState {
   ctx::fiber fiber;   // this thread while it is suspended (or not started)
   ctx::fiber caller;  // the scheduler while this thread runs
   uint32_t op = 0;    // the collective it waits at
+  uint32_t barrier_id = 0;  // the bar.sync it waits at (0: syncthreads)
   LaneOperands operands;
   uint64_t vote_mask = 0;                  // the member mask of the vote it waits at
   void* wait_bar = nullptr;                // the mbarrier it waits on
@@ -70,6 +71,7 @@ class BlockRunner::Impl {
 
   // The runtime table's operations, on the calling thread's fiber.
   void Syncthreads(ThreadState& t);
+  void NamedBarrier(ThreadState& t, uint32_t id, uint32_t count);
   void Collective(ThreadState& t, uint32_t op, const void* in, void* out);
   void CpAsync(ThreadState& t, void* smem, const void* gmem, uint32_t bytes, uint32_t src_bytes);
   void CpAsyncCommit(ThreadState& t);
@@ -151,6 +153,10 @@ class BlockRunner::Impl {
   std::vector<LaneOperands> lanes_;  // scratch for ExecuteWarpOp
   std::deque<int> runnable_;
   std::vector<PendingTma> tma_pending_;
+  struct NamedBarrierState {
+    uint32_t arrived = 0, count = 0;
+  };
+  NamedBarrierState named_[16];
   int at_barrier_ = 0;
   int done_ = 0;
   absl::Status error_;

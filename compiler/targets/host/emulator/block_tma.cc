@@ -3,7 +3,7 @@
 // an mbarrier. A load is checked when it is issued (the map, the box against
 // the destination, the barrier) and lands as late as the hardware may: when a
 // thread waits on or tests its barrier, or at once when threads already wait
-// on it. Loads still pending when the block ends were never waited for, an
+// on it (EmulatorOptions::tma_land_early: at once, always). Loads still pending when the block ends were never waited for, an
 // error (the GPU may write the shared memory of the next block).
 #include <cstring>
 
@@ -50,6 +50,10 @@ void BlockRunner::Impl::TmaLoad(ThreadState& t, const tl::host::TmaLoadIn& in) {
   for (int d = 0; d < in.rank; ++d) p.coords[d] = in.coords[d];
   p.pc = t.pub.pc;
   tma_pending_.push_back(p);
+  if (grid_.tma_land_early) {
+    LandTma(t, in.bar);
+    return;
+  }
   for (const ThreadState& u : threads_) {
     if (u.state == State::kMbarrierWait && u.wait_bar == in.bar) {
       LandTma(t, in.bar);

@@ -82,6 +82,11 @@ struct EmulatorOptions {
   // has written (stores through such pointers, cp.async landing) are errors.
   // Slower.
   bool check_uninit = false;
+  // When TMA loads land: false, as late as the hardware may (when a thread
+  // waits on the barrier: a read that does not wait sees old data); true, as
+  // early (when issued: a load that overwrites a stage still being read
+  // corrupts it). Running both exposes both kinds of race.
+  bool tma_land_early = false;
   // Resolves code addresses to lines of the generated source in messages; a
   // name looked up on PATH, or a path; empty: no lines.
   std::string symbolizer = "llvm-symbolizer-19";

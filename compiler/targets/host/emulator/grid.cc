@@ -72,6 +72,7 @@ absl::Status RunGrid(absl::string_view kernel_name, KernelEntry entry, void** ar
                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                      std::chrono::duration<double>(std::max(options.time_limit_s, 0.0)));
   ctx.check_uninit = options.check_uninit;
+  ctx.tma_land_early = options.tma_land_early;
   ctx.symbolizer = options.symbolizer;
   std::sort(ctx.buffers.begin(), ctx.buffers.end(),
             [](const GlobalBuffer& a, const GlobalBuffer& b) {

@@ -1,0 +1,256 @@
+// Warp specialisation on sm_90a (docs/cuda_backend.md "Warp specialisation").
+//
+// A kernel whose one T.Pipelined loop (at the kernel's top level) loads every
+// producer with TMA, whose threads are whole warpgroups, and whose loads
+// depend on nothing but the loop index, the block indices, the dynamic dims
+// and scalar parameters (so a thread that runs none of the kernel's other
+// statements can compute them) runs with one more warpgroup, the producer:
+//
+//   if (tx == 0) { init full[s] (1 arrival), empty[s] (T arrivals) }
+//   syncthreads();
+//   if (tx >= T) {                         // the producer warpgroup
+//     setmaxnreg_dec<40>();
+//     if (tx == T) for k: { if (k >= S) wait empty[k % S], phase k / S - 1;
+//                           arrive_expect_tx(full[k % S]); TMA loads of k }
+//   } else {                               // the consumers: the kernel body
+//     setmaxnreg_inc<R>();
+//     ... for k: { wait full[k % S], phase k / S; body on stage k % S;
+//                  arrive empty[stage read last] } ...
+//   }
+//
+// The consumers release a stage when they are done with it: after the body,
+// or, when the body's gemms run as asynchronous wgmma (one group in flight),
+// the stage of iteration k - 1 once iteration k's wait retires its group.
+// Every block barrier among the consumers is `bar.sync 1, T`, so the
+// producer warpgroup never takes part. setmaxnreg moves registers from the
+// producer (40) to the consumers when there are two or more consumer
+// warpgroups (the kernel is launched with __launch_bounds__(T + 128, 1)).
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/ir/visitor.h"
+#include "compiler/targets/cuda/emitter_internal.h"
+
+namespace tilec::cuda {
+namespace {
+
+constexpr int64_t kWarpgroup = 128;
+constexpr int64_t kProducerRegs = 40;
+
+struct VarUses : ir::IRVisitor {
+  std::set<const ir::VarNode*> vars;
+  int pipelined = 0;
+  void Visit(const ir::Expr& e) override {
+    if (!e) return;
+    if (const auto* v = e->as<ir::VarNode>()) vars.insert(v);
+    IRVisitor::Visit(e);
+  }
+  void Visit(const ir::Stmt& s) override {
+    if (!s) return;
+    if (const auto* f = s->as<ir::ForNode>(); f && f->kind == ir::ForKind::kPipelined) ++pipelined;
+    IRVisitor::Visit(s);
+  }
+};
+
+}  // namespace
+
+std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
+                                                         const ir::KernelNode& k,
+                                                         int64_t threads) {
+  const inference::TargetInfo& target = ctx.target().info;
+  if (!target.supports_tma || !target.supports_wgmma) return std::nullopt;
+  if (threads % kWarpgroup != 0 || threads + kWarpgroup > target.max_threads_per_block) {
+    return std::nullopt;
+  }
+  VarUses all;
+  all.Visit(k.body);
+  if (all.pipelined != 1) return std::nullopt;
+  std::vector<ir::Stmt> top;
+  FlattenBody(k.body, top);
+  const ir::ForNode* loop = nullptr;
+  for (const ir::Stmt& s : top) {
+    if (const auto* f = s->as<ir::ForNode>(); f && f->kind == ir::ForKind::kPipelined) loop = f;
+  }
+  if (!loop) return std::nullopt;  // inside a branch or another loop
+  std::optional<PipelineInfo> info = AnalyzePipeline(*loop, k.body, ctx.target());
+  if (!info) return std::nullopt;
+  std::vector<ir::Stmt> body;
+  FlattenBody(loop->body, body);
+  WarpSpecialization ws;
+  ws.tma = PlanTmaProducers(ctx, body, *info, /*explain=*/false);
+  if (ws.tma.empty() || ws.tma.size() != info->producers.size()) return std::nullopt;
+  // What the producer thread computes may use only what it has.
+  std::set<const ir::VarNode*> allowed = {loop->var.get()};
+  for (const ir::Var& v : k.block_vars) allowed.insert(v.get());
+  for (const ir::Var& v : ctx.program().dyn_dims) allowed.insert(v.get());
+  for (const ir::Param& p : ctx.program().params) {
+    if (p.scalar) allowed.insert(p.scalar.get());
+  }
+  for (const auto& [var, value] : info->lets) allowed.insert(var);
+  VarUses used;
+  used.Visit(loop->min);
+  used.Visit(loop->extent);
+  for (const auto& [var, value] : info->lets) used.Visit(value);
+  for (const auto& [c, plan] : ws.tma) {
+    for (const ir::Expr& e : c->as<ir::CopyNode>()->src.mins) used.Visit(e);
+  }
+  for (const ir::VarNode* v : used.vars) {
+    if (!allowed.count(v)) return std::nullopt;
+  }
+  ws.loop = loop;
+  ws.info = *std::move(info);
+  ws.consumers = threads;
+  const int64_t consumer_groups = threads / kWarpgroup;
+  if (consumer_groups >= 2) {
+    // 64K registers: 512 per thread of one warp per warpgroup, shared out.
+    ws.producer_regs = kProducerRegs;
+    ws.consumer_regs = std::min<int64_t>(256, (512 - kProducerRegs) / consumer_groups / 8 * 8);
+  }
+  return ws;
+}
+
+absl::Status EmitProducerBranch(EmitContext& ctx, WarpSpecialization& ws) {
+  const ir::ForNode* f = ws.loop;
+  const int64_t S = ws.info.stages;
+  const int64_t T = ws.consumers;
+  const std::string full = ctx.Mbarriers(S), empty = ctx.Mbarriers(S);
+  ws.full = ctx.Fresh("full");
+  ws.empty = ctx.Fresh("empty");
+  ctx.w().Line(absl::StrCat("uint64_t* const ", ws.full, " = ", full, ";  // loaded: 1 arrival + bytes"));
+  ctx.w().Line(absl::StrCat("uint64_t* const ", ws.empty, " = ", empty, ";  // read: ", T,
+                            " arrivals"));
+  ctx.w().Line(absl::StrCat("// Warp-specialised: threads ", T, "..", T + kWarpgroup - 1,
+                            " load the stages of the T.Pipelined loop over ", f->var->name,
+                            " with TMA; threads 0..", T - 1, " compute"));
+  ctx.w().Open("if (tx == 0)");
+  ctx.w().Open(absl::StrCat("for (int s = 0; s < ", S, "; ++s)"));
+  ctx.w().Line(absl::StrCat("tl::mbarrier_init(&", ws.full, "[s], 1);"));
+  ctx.w().Line(absl::StrCat("tl::mbarrier_init(&", ws.empty, "[s], ", T, ");"));
+  ctx.w().Close();
+  ctx.w().Close();
+  ctx.w().Line("tl::syncthreads();");
+  ctx.w().Open(absl::StrCat("if (tx >= ", T, ")"));
+  if (ws.producer_regs > 0) {
+    ctx.w().Line(absl::StrCat("tl::setmaxnreg_dec<", ws.producer_regs, ">();"));
+  }
+  ctx.w().Open(absl::StrCat("if (tx == ", T, ")"));
+  std::vector<ir::Stmt> body;
+  FlattenBody(f->body, body);
+  // The producer's own loop variable (the consumers declare f->var).
+  ir::Var kp = ir::MakeVar(absl::StrCat(f->var->name, "_load"));
+  ctx.KeepAlive(kp);
+  const std::string k = ctx.DeclareVar(kp);
+  const std::string min = ctx.Operand(f->min, 4);
+  const bool zero_min = ConstValue(f->min) == 0;
+  const std::string n = ctx.Expr(f->extent);
+  if (ctx.NonNegative(f->min)) ctx.MarkNonNegative(kp);
+  const std::string rel = zero_min ? k : absl::StrCat("(", k, " - ", min, ")");
+  ctx.w().Open(absl::StrCat("for (int ", k, " = ", min, "; ", k, " < ",
+                            zero_min ? n : absl::StrCat(min, " + ", n), "; ++", k, ")"));
+  const std::string stage = absl::StrCat("(", rel, " % ", S, ")");
+  ctx.w().Line(absl::StrCat("if (", rel, " >= ", S, ") tl::mbarrier_wait_parity(&", ws.empty, "[",
+                            stage, "], (", rel, " / ", S, " + 1) & 1);  // its last readers"));
+  std::map<const ir::VarNode*, ir::Expr> map;
+  map[f->var.get()] = kp;
+  for (const auto& [var, value] : ws.info.lets) map[var] = Substitute(value, map);
+  for (const ir::BufferNode* b : ws.info.staged) {
+    BufferInfo* bi = ctx.Info(b);
+    if (!bi) return ctx.Internal(absl::StrCat("staged buffer ", b->name, " without a plan"));
+    std::string name = ctx.Fresh(absl::StrCat(bi->name, "_fill"));
+    ctx.w().Line(absl::StrCat("auto ", name, " = ", bi->name, " + ", stage, " * ",
+                              bi->bytes / ElemBytes(b->dtype), ";"));
+    ctx.stage_index()[b] = name;
+  }
+  absl::Status st = EmitTmaLoads(ctx, body, ws.tma, map,
+                                 absl::StrCat("&", ws.full, "[", stage, "]"), /*guard=*/"");
+  for (const ir::BufferNode* b : ws.info.staged) ctx.stage_index().erase(b);
+  if (!st.ok()) return st;
+  ctx.w().Close();  // for
+  ctx.w().Close();  // if (tx == T)
+  ctx.w().Close();  // if (tx >= T)
+  ctx.w().Open("else");
+  if (ws.consumer_regs > 0) {
+    ctx.w().Line(absl::StrCat("tl::setmaxnreg_inc<", ws.consumer_regs, ">();"));
+  }
+  return ctx.status();
+}
+
+absl::Status EmitConsumerLoop(EmitContext& ctx, const ir::ForNode* f,
+                              const WarpSpecialization& ws) {
+  const int64_t S = ws.info.stages;
+  std::vector<ir::Stmt> body;
+  FlattenBody(f->body, body);
+  const std::vector<const ir::GemmNode*> async_gemms = AsyncWgmmaGemms(ctx, body, ws.info, 2);
+  // A body of gemms alone has no hazard among the consumers; anything else
+  // (shared scratch of reductions, shared buffers it writes) keeps the
+  // barrier at the top of each iteration.
+  bool gemms_only = true;
+  for (const ir::Stmt& s : body) {
+    if (ws.info.producers.count(s.get()) || s->kind == ir::StmtKind::kLet) continue;
+    gemms_only = gemms_only && s->kind == ir::StmtKind::kGemm;
+  }
+  EmitContext::Access2 staged;
+  for (const ir::BufferNode* b : ws.info.staged) staged.reads.insert(b);
+  ctx.BeforeShared(staged);
+  const std::string n = Hoist(ctx, absl::StrCat(f->var->name, "_iters"), ctx.Expr(f->extent));
+  ctx.w().Line(absl::StrCat("// T.Pipelined over ", f->var->name, ", ", S,
+                            " stages loaded by the producer warpgroup",
+                            async_gemms.empty() ? "" : ", wgmma one group behind"));
+  if (!async_gemms.empty()) {
+    ctx.wgmma_group() = ctx.Fresh("wgmma_group");
+    ctx.w().Line(absl::StrCat("tl::WgmmaGroup ", ctx.wgmma_group(), ";"));
+  }
+  const std::string min = ctx.Operand(f->min, 4);
+  const bool zero_min = ConstValue(f->min) == 0;
+  const std::string k = ctx.DeclareVar(f->var);
+  if (ctx.NonNegative(f->min)) ctx.MarkNonNegative(f->var);
+  const std::optional<int64_t> cmin = ConstValue(f->min), cn = ConstValue(f->extent);
+  if (cmin && cn && *cn > 0) ctx.SetRange(f->var, *cmin, *cmin + *cn - 1);
+  const std::string rel = zero_min ? k : absl::StrCat("(", k, " - ", min, ")");
+  ctx.w().Open(absl::StrCat("for (int ", k, " = ", min, "; ", k, " < ",
+                            zero_min ? n : absl::StrCat(min, " + ", n), "; ++", k, ")"));
+  if (!gemms_only) {
+    ctx.WriteBarrier();
+    ctx.written().clear();
+    ctx.read().clear();
+  }
+  ctx.w().Line(absl::StrCat("tl::mbarrier_wait_parity(&", ws.full, "[", rel, " % ", S, "], (", rel,
+                            " / ", S, ") & 1);"));
+  for (const ir::BufferNode* b : ws.info.staged) {
+    BufferInfo* bi = ctx.Info(b);
+    if (!bi) return ctx.Internal(absl::StrCat("staged buffer ", b->name, " without a plan"));
+    std::string name = ctx.Fresh(absl::StrCat(bi->name, "_stage"));
+    ctx.w().Line(absl::StrCat("auto ", name, " = ", bi->name, " + (", rel, " % ", S, ") * ",
+                              bi->bytes / ElemBytes(b->dtype), ";"));
+    ctx.stage_index()[b] = name;
+  }
+  for (const ir::Stmt& s : body) {
+    if (ws.info.producers.count(s.get())) continue;
+    if (absl::Status st = ctx.EmitStmt(s); !st.ok()) return st;
+  }
+  for (const ir::BufferNode* b : ws.info.staged) ctx.stage_index().erase(b);
+  if (async_gemms.empty()) {
+    ctx.w().Line(absl::StrCat("tl::mbarrier_arrive(&", ws.empty, "[", rel, " % ", S,
+                              "]);  // this stage is free"));
+  } else {
+    // The wait above retired the previous iteration's group.
+    ctx.w().Line(absl::StrCat("if (", rel, " > 0) tl::mbarrier_arrive(&", ws.empty, "[(", rel,
+                              " - 1) % ", S, "]);  // the previous stage is free"));
+  }
+  ctx.w().Close();
+  if (!async_gemms.empty()) {
+    ctx.w().Line(absl::StrCat("tl::wgmma_wait<0>(", ctx.wgmma_group(), ");"));
+    std::set<const ir::BufferNode*> done;
+    for (const ir::GemmNode* g : async_gemms) {
+      BufferInfo* ci = ctx.Info(g->c.buffer.get());
+      const inference::FragmentLayout* cl = ctx.FragmentOf(g->c.buffer.get());
+      if (!ci || !cl || !done.insert(g->c.buffer.get()).second) continue;
+      ctx.w().Line(absl::StrCat("tl::wgmma_fence_operand<", cl->local_size, ">(", ci->name, ");"));
+    }
+    ctx.wgmma_group().clear();
+  }
+  ctx.AfterShared(staged);
+  return ctx.status();
+}
+
+}  // namespace tilec::cuda

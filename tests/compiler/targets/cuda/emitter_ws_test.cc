@@ -1,0 +1,171 @@
+// Warp specialisation on sm_90a (emitter_ws.cc): a pipelined GEMM whose
+// copies are all TMA loads gets a producer warpgroup after its threads,
+// full/empty mbarriers per stage, setmaxnreg and consumer-only barriers; it
+// matches the interpreter on ragged shapes with TMA loads landing as late and
+// as early as the hardware may, and the races a wrong schedule would have
+// give wrong numbers on the emulator.
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/interp/compare.h"
+#include "compiler/interp/interp.h"
+#include "compiler/targets/cuda/emitter.h"
+#include "compiler/targets/host/emulate.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/targets/cuda/emit_testing.h"
+
+namespace tilec::cuda {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kGemm[] = R"(
+import tilelang.language as T
+
+def gemm(M, N, K, stages, threads, block_M=128, block_N=128, block_K=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), "float16")
+            B_shared = T.alloc_shared((block_K, block_N), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+                T.copy(B[ko * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+    return main
+)";
+
+absl::StatusOr<ir::Program> Gemm(const std::string& stages, const std::string& threads,
+                                 const std::string& k = "232") {
+  return ::tilec::testing::CompileSource("ws.py", kGemm, "gemm",
+                                         {{"M", "200"}, {"N", "136"}, {"K", k}, {"stages", stages},
+                                          {"threads", threads}});
+}
+
+TEST(WarpSpecialized, GemmGetsAProducerWarpgroupAndMatchesTheInterpreter) {
+  for (const char* stages : {"2", "3", "4"}) {
+    SCOPED_TRACE(absl::StrCat(stages, " stages"));
+    absl::StatusOr<ir::Program> p = Gemm(stages, "256");
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+    ASSERT_TRUE(src.ok()) << src.status();
+    const std::string& code = src->code;
+    ASSERT_EQ(src->kernels.size(), 1u);
+    EXPECT_EQ(src->kernels[0].threads, 384);
+    EXPECT_THAT(code, HasSubstr("__launch_bounds__(384, 1)"));
+    EXPECT_THAT(code, HasSubstr("if (tx >= 256) {\n    tl::setmaxnreg_dec<40>();"));
+    EXPECT_THAT(code, HasSubstr("tl::setmaxnreg_inc<232>();"));
+    EXPECT_THAT(code, HasSubstr("tl::tma_load(&A_shared_fill[0], A_tmap"));
+    // The consumers' loop has no block barrier.
+    EXPECT_EQ(code.find("tl::syncthreads();"), code.rfind("tl::syncthreads();"))
+        << "one block barrier: after the mbarriers' initialisation";
+    EXPECT_THAT(code, Not(HasSubstr("cp_async")));
+    EXPECT_THAT(code, HasSubstr("wgmma one group behind"));
+    for (bool early : {false, true}) {
+      SCOPED_TRACE(early ? "TMA lands early" : "TMA lands late");
+      host::LaunchOptions launch;
+      launch.tma_land_early = early;
+      ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+          *p, *src, {.seed = ::tilec::testing::TestSeed(20261127), .launch = launch});
+    }
+  }
+}
+
+TEST(WarpSpecialized, OneConsumerWarpgroupKeepsItsRegistersAndCopiesTmaCannotDoStay) {
+  absl::StatusOr<ir::Program> p = Gemm("3", "128");
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_EQ(src->kernels[0].threads, 256);
+  EXPECT_THAT(src->code, HasSubstr("if (tx >= 128)"));
+  EXPECT_THAT(src->code, Not(HasSubstr("setmaxnreg")));
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+      *p, *src, {.seed = ::tilec::testing::TestSeed(20261128)});
+  // K = 100: A's rows are 200 bytes, which TMA cannot stride; no specialisation.
+  p = Gemm("3", "256", "100");
+  ASSERT_TRUE(p.ok()) << p.status();
+  src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_EQ(src->kernels[0].threads, 256);
+  EXPECT_THAT(src->code, Not(HasSubstr("tx >= 256")));
+  EXPECT_THAT(src->code, HasSubstr("cp.async, not TMA"));
+}
+
+// The documented GEMM (a C_shared epilogue through stmatrix): the consumers'
+// barriers are `bar.sync 1, 256`, leaving the producer warpgroup out.
+TEST(WarpSpecialized, ConsumerBarriersLeaveTheProducerOut) {
+  absl::StatusOr<ir::Program> p = ::tilec::testing::CompileExample(
+      "gemm.py", "matmul",
+      {{"M", "200"}, {"N", "136"}, {"K", "232"}, {"block_M", "128"}, {"block_N", "128"},
+       {"block_K", "32"}, {"threads", "256"}, {"num_stages", "3"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_THAT(src->code, HasSubstr("tl::named_barrier_sync(1, 256);  // the consumers"));
+  EXPECT_EQ(src->code.find("tl::syncthreads();"), src->code.rfind("tl::syncthreads();"));
+  for (bool early : {false, true}) {
+    host::LaunchOptions launch;
+    launch.tma_land_early = early;
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *p, *src, {.seed = ::tilec::testing::TestSeed(20261129), .launch = launch});
+  }
+}
+
+// Emulates `code` instead of the emitted source; true when it runs and C
+// matches (a race shows as wrong numbers or as a fault the emulator reports).
+bool Matches(const ir::Program& p, const CudaSource& src, const std::string& code, bool early) {
+  CudaSource broken = src;
+  broken.code = code;
+  absl::StatusOr<std::vector<interp::Tensor>> inputs =
+      interp::MakeInputs(p, {}, ::tilec::testing::TestSeed(11));
+  EXPECT_TRUE(inputs.ok()) << inputs.status();
+  if (!inputs.ok()) return false;
+  std::vector<interp::Tensor> expected = *inputs, actual = *inputs;
+  EXPECT_TRUE(interp::RunProgram(p, expected).ok());
+  host::LaunchOptions options;
+  options.tma_land_early = early;
+  absl::Status ran = host::EmulateProgram(p, broken, actual, {}, options);
+  if (!ran.ok()) {
+    std::printf("emulator: %s\n", std::string(ran.message()).c_str());
+    return false;
+  }
+  absl::StatusOr<interp::CompareResult> cmp =
+      interp::CompareTensors(actual[2], expected[2], interp::DefaultTolerance(actual[2].dtype()));
+  EXPECT_TRUE(cmp.ok()) << cmp.status();
+  return cmp.ok() && cmp->ok;
+}
+
+TEST(WarpSpecialized, StagesReleasedTooEarlyOrReadBeforeTheirLoadGiveWrongNumbers) {
+  absl::StatusOr<ir::Program> p = Gemm("2", "256", "256");
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  const std::string& code = src->code;
+  ASSERT_TRUE(Matches(*p, *src, code, true));
+  ASSERT_TRUE(Matches(*p, *src, code, false));
+  // The consumers release the stage whose wgmma group may still run.
+  const std::string release = "if (ko > 0) tl::mbarrier_arrive(&empty[(ko - 1) % 2]);";
+  size_t at = code.find(release);
+  ASSERT_NE(at, std::string::npos) << code;
+  std::string early_release = code;
+  early_release.replace(at, release.size(), "tl::mbarrier_arrive(&empty[ko % 2]);");
+  EXPECT_FALSE(Matches(*p, *src, early_release, true))
+      << "a stage refilled while its wgmma group reads it";
+  // The consumers do not wait for the stage's load.
+  const std::string wait = "tl::mbarrier_wait_parity(&full[ko % 2], (ko / 2) & 1);";
+  at = code.find(wait);
+  ASSERT_NE(at, std::string::npos) << code;
+  std::string no_wait = code;
+  no_wait.erase(at, wait.size());
+  EXPECT_FALSE(Matches(*p, *src, no_wait, false)) << "stages read before their loads land";
+}
+
+}  // namespace
+}  // namespace tilec::cuda
