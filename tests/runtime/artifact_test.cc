@@ -147,5 +147,42 @@ TEST(RuntimeArtifact, MalformedMetadataNamesTheField) {
   EXPECT_THAT(not_json.status().message(), HasSubstr("artifact metadata: JSON at byte"));
 }
 
+TEST(RuntimeArtifact, TensorMapsAreReadAndChecked) {
+  const std::string good =
+      R"json({"schema": "tilec.cuda.artifact.v1", "program": "p", "target": "sm_90a",
+    "config": {}, "dyn_dims": ["M"],
+    "params": [{"name": "A", "kind": "tensor", "dtype": "float16", "shape": ["M", "64"]}],
+    "workspaces": [],
+    "kernels": [{"name": "k0", "grid": ["1", "1", "1"], "block": [384, 1, 1],
+                 "smem_bytes": 0, "params": ["A", "M", "A_tmap"],
+                 "tensor_maps": [{"name": "A_tmap", "tensor": "A", "box": [128, 64],
+                                  "swizzle": 128}]}]})json";
+  absl::StatusOr<Artifact> a = Artifact::Parse(good);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->kernels[0].tensor_maps.size(), 1u);
+  const TensorMapSpec& m = a->kernels[0].tensor_maps[0];
+  EXPECT_EQ(m.param, 0);
+  EXPECT_EQ(m.box, (std::vector<int64_t>{128, 64}));
+  EXPECT_EQ(m.swizzle_bytes, 128);
+  ASSERT_EQ(a->kernels[0].args.size(), 3u);
+  EXPECT_EQ(a->kernels[0].args[2].kind, KernelArgRef::Kind::kTensorMap);
+  struct Case {
+    std::string from, to, message;
+  } cases[] = {
+      {"\"tensor\": \"A\"", "\"tensor\": \"M\"", "tensor_maps[0].tensor: \"M\" is not a tensor"},
+      {"[128, 64]", "[128, 512]", "tensor_maps[0].box: must be integers in [1, 256]"},
+      {"[128, 64]", "[128]", "tensor_maps[0].box: must have one extent per dimension"},
+      {"\"swizzle\": 128", "\"swizzle\": 96", "tensor_maps[0].swizzle: must be 0, 32, 64 or 128"},
+      {"\"name\": \"A_tmap\"", "\"name\": \"M\"", "tensor_maps[0].name: names another"},
+  };
+  for (const Case& c : cases) {
+    std::string text = absl::StrReplaceAll(good, {{c.from, c.to}});
+    ASSERT_NE(text, good) << c.from;
+    absl::StatusOr<Artifact> bad = Artifact::Parse(text);
+    ASSERT_FALSE(bad.ok()) << c.message;
+    EXPECT_THAT(bad.status().message(), HasSubstr(c.message));
+  }
+}
+
 }  // namespace
 }  // namespace tilec::runtime

@@ -75,6 +75,23 @@ TEST_P(RuntimeExamples, EmulatorLaunchMatchesTheInterpreter) {
   ExpectRuntimeMatchesInterpreter(*built, emulator.get(), {}, Seed(), /*launches=*/2);
 }
 
+// On sm_90a the runtime makes the TMA tensor maps of a warp-specialised
+// GEMM and of FlashAttention (4-d boxes) at launch, from the arguments.
+TEST(RuntimeTma, TensorMapsAreMadeAtLaunch) {
+  for (const char* name : {"gemm_f16_nn_ragged", "flash_attention_causal_small"}) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<ir::Program> program = CompileExampleCase(name);
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<BuiltArtifact> built = BuildForRuntime(*program, cuda::CudaArch::kSm90a);
+    ASSERT_TRUE(built.ok()) << built.status();
+    bool maps = false;
+    for (const KernelSpec& k : built->artifact.kernels) maps = maps || !k.tensor_maps.empty();
+    EXPECT_TRUE(maps) << "no TMA in " << name;
+    std::unique_ptr<Backend> emulator = OpenEmulatorBackend();
+    ExpectRuntimeMatchesInterpreter(*built, emulator.get(), {}, Seed(), /*launches=*/2);
+  }
+}
+
 // Shapes that do not divide the tiles; several kernels with workspaces
 // (gqa_decode); a pipelined gemm.
 INSTANTIATE_TEST_SUITE_P(Cases, RuntimeExamples,

@@ -111,7 +111,7 @@ TEST(StmatrixEpilogue, WgmmaAccumulatorWithTwoInstructionsPerWarpgroup) {
            {"block_N", "128"},
            {"block_K", "32"}},
           {"tl::store_acc_stmatrix<tl::half_t, 128, 128, 4, 1, C_shared_layout, true>",
-           "tl::gemm_ss_wgmma<128, 128, 32, 1, 1, false, false"});
+           "tl::gemm_ss_wgmma_issue<128, 128, 32, 1, 1, false, false"});
 }
 
 // Two warpgroups side by side along N (m64n64 each).
@@ -124,7 +124,7 @@ TEST(StmatrixEpilogue, WgmmaAccumulatorOfTwoWarpgroupsAlongN) {
            {"block_K", "64"},
            {"threads", "256"}},
           {"tl::store_acc_stmatrix<tl::half_t, 64, 128, 4, 2, C_shared_layout, true>",
-           "tl::gemm_ss_wgmma<64, 128, 64, 1, 2, false, false"});
+           "tl::gemm_ss_wgmma_issue<64, 128, 64, 1, 2, false, false"});
 }
 
 // 4 x 1 warps, 16 x 24 per warp: three 8-column tiles, one x4 and one x2.

@@ -405,7 +405,7 @@ TEST(Float8Gemm, UsesFloat8WgmmaOnSm90aAndF16OnSm80) {
               : absl::StrCat("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.", b_ptx);
       EXPECT_THAT(src->kernels[0].mma, ::testing::ElementsAre(mma));
       EXPECT_THAT(src->code,
-                  HasSubstr(arch == CudaArch::kSm80 ? "tl::gemm_ss_fp8<" : "tl::gemm_ss_wgmma<"));
+                  HasSubstr(arch == CudaArch::kSm80 ? "tl::gemm_ss_fp8<" : "tl::gemm_ss_wgmma"));
       absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "matmul_fp8.cu", arch);
       ASSERT_TRUE(r.ok()) << r.status();
       ASSERT_EQ(r->kernels.size(), 1u);
