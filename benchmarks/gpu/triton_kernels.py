@@ -1,9 +1,12 @@
-"""Triton baselines for the GPU benchmark: GEMM, row softmax, LayerNorm and
-RMSNorm, written for this harness (imported only on the GPU path).
+"""Triton baselines for the GPU benchmark: GEMM, FlashAttention forward, row
+softmax, LayerNorm and RMSNorm, written for this harness (imported only on
+the GPU path).
 
 Each wrapper writes into a preallocated `out` so that a timed call is one
 kernel launch and nothing else.
 """
+
+import math
 
 import triton
 import triton.language as tl
@@ -139,4 +142,85 @@ def rms_norm(x, weight, eps, out):
     _layer_norm_kernel[(M,)](x, weight, weight, out, N, x.stride(0), out.stride(0), eps,
                              BLOCK_N=block, HAS_BIAS=False, RMS=True,
                              num_warps=_row_warps(block))
+    return out
+
+
+# -- FlashAttention forward ------------------------------------------------------------
+# One program per (BLOCK_M queries, batch * head): Q stays in registers, K and
+# V blocks stream through with the online softmax (running max m, sum l, the
+# accumulator rescaled by exp2(m_old - m_new)); q, k, v, o are (batch, seq,
+# heads, dim) as the example takes them. Causal masking is top-left aligned
+# (query i sees keys 0..i), as the example's.
+
+
+def _attn_configs():
+    out = []
+    for bm, bn, warps, stages in [(128, 128, 8, 3), (128, 64, 8, 3), (128, 64, 4, 3),
+                                  (64, 64, 4, 4)]:
+        out.append(triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps,
+                                 num_stages=stages))
+    return out
+
+
+@triton.autotune(configs=_attn_configs(), key=["seq_q", "seq_kv", "HEAD_DIM", "CAUSAL"])
+@triton.jit
+def _attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_q, seq_kv, heads, qk_scale,
+                     stride_qb, stride_qs, stride_qh, stride_kb, stride_ks, stride_kh,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr,
+                     BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = bh // heads
+    h = bh % heads
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_base = q_ptr + b * stride_qb + h * stride_qh
+    k_base = k_ptr + b * stride_kb + h * stride_kh
+    v_base = v_ptr + b * stride_kb + h * stride_kh
+    row_ok = offs_m[:, None] < seq_q
+    q = tl.load(q_base + offs_m[:, None] * stride_qs + offs_d[None, :], mask=row_ok, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    hi = seq_kv
+    if CAUSAL:
+        hi = tl.minimum(seq_kv, (start_m + 1) * BLOCK_M)
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + offs_n
+        k = tl.load(k_base + cols[None, :] * stride_ks + offs_d[:, None],
+                    mask=cols[None, :] < seq_kv, other=0.0)
+        s = tl.dot(q, k) * qk_scale
+        keep = cols[None, :] < seq_kv
+        if CAUSAL:
+            keep = keep & (offs_m[:, None] >= cols[None, :])
+        s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(v_base + cols[:, None] * stride_ks + offs_d[None, :],
+                    mask=cols[:, None] < seq_kv, other=0.0)
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+    acc = acc / l_i[:, None]
+    o_base = o_ptr + b * stride_qb + h * stride_qh
+    tl.store(o_base + offs_m[:, None] * stride_qs + offs_d[None, :],
+             acc.to(o_ptr.dtype.element_ty), mask=row_ok)
+
+
+def flash_attention(q, k, v, out, causal):
+    batch, seq_q, heads, dim = q.shape
+    seq_kv = k.shape[1]
+    assert k.stride() == v.stride() and q.stride() == out.stride()
+    # exp(x / sqrt(d)) = exp2(x * log2(e) / sqrt(d))
+    qk_scale = 1.4426950408889634 / math.sqrt(dim)
+
+    def grid(meta):
+        return (triton.cdiv(seq_q, meta["BLOCK_M"]), batch * heads)
+
+    _attn_fwd_kernel[grid](q, k, v, out, seq_q, seq_kv, heads, qk_scale, q.stride(0),
+                           q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
+                           HEAD_DIM=dim, CAUSAL=causal)
     return out

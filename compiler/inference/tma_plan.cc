@@ -5,19 +5,26 @@
 
 namespace tilec::inference {
 
-absl::StatusOr<TmaCopyPlan> PlanTmaCopy(const ir::Program& program, const ir::CopyNode& copy,
-                                        const SharedLayout& layout, int64_t rows_allocated,
-                                        int64_t smem_offset, int64_t stage_bytes) {
-  auto no = [](auto&&... why) {
-    return absl::FailedPreconditionError(absl::StrCat(why...));
-  };
-  const ir::Buffer& src = copy.src.buffer;
-  const ir::Buffer& dst = copy.dst.buffer;
-  if (src->scope != ir::Scope::kGlobal || dst->scope != ir::Scope::kShared) {
-    return no("not a global -> shared copy");
+namespace {
+
+template <typename... T>
+absl::Status No(const T&... why) {
+  return absl::FailedPreconditionError(absl::StrCat(why...));
+}
+
+// The box of `global` (a region of a tensor parameter) that is the whole
+// shared buffer `shared.buffer`, either way.
+absl::StatusOr<TmaCopyPlan> PlanBox(const ir::Program& program, const ir::Region& global,
+                                    const ir::Region& shared, const SharedLayout& layout,
+                                    int64_t rows_allocated, int64_t smem_offset,
+                                    int64_t stage_bytes) {
+  auto no = [](auto&&... why) { return No(why...); };
+  const ir::Buffer& src = global.buffer;
+  const ir::Buffer& dst = shared.buffer;
+  if (src->dtype != dst->dtype) {
+    return no("the copy converts ", std::string(ir::DTypeName(src->dtype)), " to ",
+              std::string(ir::DTypeName(dst->dtype)));
   }
-  if (src->dtype != dst->dtype) return no("the copy converts ", std::string(ir::DTypeName(src->dtype)), " to ",
-                                          std::string(ir::DTypeName(dst->dtype)));
   TmaCopyPlan plan;
   for (size_t i = 0; i < program.params.size(); ++i) {
     if (program.params[i].tensor == src) plan.param = static_cast<int>(i);
@@ -44,7 +51,7 @@ absl::StatusOr<TmaCopyPlan> PlanTmaCopy(const ir::Program& program, const ir::Co
     }
   }
   std::vector<int64_t> extents;
-  for (const ir::Expr& x : copy.src.extents) {
+  for (const ir::Expr& x : global.extents) {
     std::optional<int64_t> v = ir::AsConstInt(x);
     if (!v) return no("the copy's extents are not constants");
     extents.push_back(*v);
@@ -52,9 +59,9 @@ absl::StatusOr<TmaCopyPlan> PlanTmaCopy(const ir::Program& program, const ir::Co
   std::vector<int64_t> shape;
   for (size_t j = 0; j < dst->shape.size(); ++j) {
     std::optional<int64_t> n = ir::AsConstInt(dst->shape[j]);
-    std::optional<int64_t> m = ir::AsConstInt(copy.dst.mins[j]);
-    std::optional<int64_t> x = ir::AsConstInt(copy.dst.extents[j]);
-    if (!n || m != 0 || x != n) return no("the copy fills part of ", dst->name);
+    std::optional<int64_t> m = ir::AsConstInt(shared.mins[j]);
+    std::optional<int64_t> x = ir::AsConstInt(shared.extents[j]);
+    if (!n || m != 0 || x != n) return no("the copy moves part of ", dst->name);
     shape.push_back(*n);
   }
   std::vector<int64_t> a, b;
@@ -97,6 +104,28 @@ absl::StatusOr<TmaCopyPlan> PlanTmaCopy(const ir::Program& program, const ir::Co
   }
   plan.bytes = rows * row_bytes;
   return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<TmaCopyPlan> PlanTmaCopy(const ir::Program& program, const ir::CopyNode& copy,
+                                        const SharedLayout& layout, int64_t rows_allocated,
+                                        int64_t smem_offset, int64_t stage_bytes) {
+  if (copy.src.buffer->scope != ir::Scope::kGlobal ||
+      copy.dst.buffer->scope != ir::Scope::kShared) {
+    return No("not a global -> shared copy");
+  }
+  return PlanBox(program, copy.src, copy.dst, layout, rows_allocated, smem_offset, stage_bytes);
+}
+
+absl::StatusOr<TmaCopyPlan> PlanTmaStore(const ir::Program& program, const ir::CopyNode& copy,
+                                         const SharedLayout& layout, int64_t rows_allocated,
+                                         int64_t smem_offset) {
+  if (copy.src.buffer->scope != ir::Scope::kShared ||
+      copy.dst.buffer->scope != ir::Scope::kGlobal) {
+    return No("not a shared -> global copy");
+  }
+  return PlanBox(program, copy.dst, copy.src, layout, rows_allocated, smem_offset, 0);
 }
 
 }  // namespace tilec::inference

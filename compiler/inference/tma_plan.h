@@ -54,6 +54,12 @@ absl::StatusOr<TmaCopyPlan> PlanTmaCopy(const ir::Program& program, const ir::Co
                                         const SharedLayout& layout, int64_t rows_allocated,
                                         int64_t smem_offset, int64_t stage_bytes);
 
+// The same for a TMA store: a T.copy of a whole shared buffer to a box of a
+// tensor parameter (elements outside the tensor are dropped, as T.copy's are).
+absl::StatusOr<TmaCopyPlan> PlanTmaStore(const ir::Program& program, const ir::CopyNode& copy,
+                                         const SharedLayout& layout, int64_t rows_allocated,
+                                         int64_t smem_offset);
+
 }  // namespace tilec::inference
 
 #endif  // TILEC_COMPILER_INFERENCE_TMA_PLAN_H_

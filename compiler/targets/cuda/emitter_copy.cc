@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/inference/index_expr.h"
+#include "compiler/inference/tma_plan.h"
 #include "compiler/targets/cuda/emitter_internal.h"
 
 namespace tilec::cuda {
@@ -422,6 +423,46 @@ absl::Status PartitionedCopy(EmitContext& ctx, const ir::CopyNode* c,
   return ctx.status();
 }
 
+// On sm_90a in a program whose barriers fence the async proxy (wgmma
+// programs), a whole shared buffer copied to a box of a tensor parameter is
+// one TMA store per column block, issued by thread 0, which waits for the
+// writes before it reaches the next barrier (so the buffer may be reused
+// after it). Returns false (nothing emitted) when the copy does not qualify.
+bool TmaStoreCopy(EmitContext& ctx, const ir::CopyNode* c) {
+  if (!ctx.target().info.supports_tma || !ctx.uses_wgmma() || ctx.staged_copy() ||
+      ctx.in_per_thread() || !ctx.slot_loops().empty() ||
+      c->src.buffer->scope != Scope::kShared || c->dst.buffer->scope != Scope::kGlobal ||
+      ctx.stage_index().count(c->src.buffer.get())) {
+    return false;
+  }
+  const BufferInfo* bi = ctx.Info(c->src.buffer.get());
+  if (!bi || !bi->shared || bi->stages != 1) return false;
+  absl::StatusOr<inference::TmaCopyPlan> p =
+      inference::PlanTmaStore(ctx.program(), *c, *bi->shared, bi->rows, bi->smem_offset);
+  if (!p.ok()) return false;
+  const std::string tmap = ctx.TensorMap(*p);
+  ctx.w().Line(absl::StrCat("// ", bi->name, " -> ", c->dst.buffer->name,
+                            " by TMA (outside the tensor: dropped)"));
+  ctx.w().Open("if (tx == 0)");
+  const size_t rank = c->dst.mins.size();
+  for (const inference::TmaCopyPlan::Load& l : p->loads) {
+    std::vector<std::string> coords;
+    for (size_t j = rank; j-- > 0;) {
+      ir::Expr m = c->dst.mins[j];
+      if (j + 1 == rank && l.last_dim_offset != 0) {
+        m = AddI(m, ir::IntImm(l.last_dim_offset, m->dtype));
+      }
+      coords.push_back(ctx.Expr(m));
+    }
+    ctx.w().Line(absl::StrCat("tl::tma_store(", tmap, ", &", bi->name, "[", l.smem_elements, "], ",
+                              absl::StrJoin(coords, ", "), ");"));
+  }
+  ctx.w().Line("tl::tma_store_commit();");
+  ctx.w().Line("tl::tma_store_wait<0>();");
+  ctx.w().Close();
+  return true;
+}
+
 }  // namespace
 
 absl::Status LowerCopy(EmitContext& ctx, const ir::Stmt& s) {
@@ -439,6 +480,7 @@ absl::Status LowerCopyAs(EmitContext& ctx, const ir::CopyNode& copy, const ir::S
                                      " has no loop partition in the plan"));
   }
   if (it->second.exchange) return ExchangeCopy(ctx, c);
+  if (TmaStoreCopy(ctx, c)) return ctx.status();
   return PartitionedCopy(ctx, c, it->second);
 }
 

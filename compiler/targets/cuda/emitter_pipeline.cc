@@ -312,6 +312,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
     ctx.w().Open("if (tx == 0)");
     ctx.w().Line(absl::StrCat("for (int s = 0; s < ", S, "; ++s) tl::mbarrier_init(&", bars,
                               "[s], 1);"));
+    ctx.w().Line("tl::fence_barrier_init();");
     ctx.w().Close();
     ctx.w().Line("tl::syncthreads();");
   }

@@ -127,6 +127,7 @@ absl::Status EmitProducerBranch(EmitContext& ctx, WarpSpecialization& ws) {
   ctx.w().Line(absl::StrCat("tl::mbarrier_init(&", ws.full, "[s], 1);"));
   ctx.w().Line(absl::StrCat("tl::mbarrier_init(&", ws.empty, "[s], ", T, ");"));
   ctx.w().Close();
+  ctx.w().Line("tl::fence_barrier_init();");
   ctx.w().Close();
   ctx.w().Line("tl::syncthreads();");
   ctx.w().Open(absl::StrCat("if (tx >= ", T, ")"));

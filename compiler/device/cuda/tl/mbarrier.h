@@ -54,6 +54,15 @@ __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
                : "memory");
 }
 
+// fence.mbarrier_init: makes barriers just initialised visible to the
+// asynchronous proxy (TMA's complete_tx) before the block barrier that
+// publishes them (sm_90).
+__device__ __forceinline__ void fence_barrier_init() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar) {
   uint64_t token;
   asm volatile("mbarrier.arrive.shared.b64 %0, [%1];"

@@ -61,6 +61,56 @@ __device__ __forceinline__ void tma_load(void* dst, const TmaMap& map, uint64_t*
 
 #undef TL_TMA_LOAD_HEAD
 
+// TMA stores: the box at `src` (shared memory, in the map's swizzle) to the
+// tensor at coordinates (c0 innermost, ...), elements outside the tensor
+// dropped; one bulk async-group per commit. Shared memory written by the
+// threads must be made visible to the async proxy first (fence_proxy_async
+// before the block barrier).
+#define TL_TMA_STORE_HEAD(rank) "cp.async.bulk.tensor." #rank "d.global.shared::cta.bulk_group [%0, {"
+
+__device__ __forceinline__ void tma_store(const TmaMap& map, const void* src, int c0) {
+  asm volatile(TL_TMA_STORE_HEAD(1) "%2}], [%1];" ::"l"(reinterpret_cast<uint64_t>(&map)),
+               "r"(detail::smem_addr(src)), "r"(c0)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store(const TmaMap& map, const void* src, int c0, int c1) {
+  asm volatile(TL_TMA_STORE_HEAD(2) "%2, %3}], [%1];" ::"l"(reinterpret_cast<uint64_t>(&map)),
+               "r"(detail::smem_addr(src)), "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store(const TmaMap& map, const void* src, int c0, int c1,
+                                          int c2) {
+  asm volatile(TL_TMA_STORE_HEAD(3) "%2, %3, %4}], [%1];" ::"l"(reinterpret_cast<uint64_t>(&map)),
+               "r"(detail::smem_addr(src)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store(const TmaMap& map, const void* src, int c0, int c1,
+                                          int c2, int c3) {
+  asm volatile(TL_TMA_STORE_HEAD(4) "%2, %3, %4, %5}], [%1];" ::"l"(
+                   reinterpret_cast<uint64_t>(&map)),
+               "r"(detail::smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store(const TmaMap& map, const void* src, int c0, int c1,
+                                          int c2, int c3, int c4) {
+  asm volatile(TL_TMA_STORE_HEAD(5) "%2, %3, %4, %5, %6}], [%1];" ::"l"(
+                   reinterpret_cast<uint64_t>(&map)),
+               "r"(detail::smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+               : "memory");
+}
+
+#undef TL_TMA_STORE_HEAD
+
+// cp.async.bulk.commit_group / wait_group N: the thread's bulk stores so far
+// form a group; waiting leaves at most N groups pending (their writes done).
+__device__ __forceinline__ void tma_store_commit() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void tma_store_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
 }  // namespace tl
 
 #endif  // TILEC_DEVICE_CUDA_TL_TMA_H_

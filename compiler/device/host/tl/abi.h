@@ -205,6 +205,11 @@ struct Runtime {
   // bar.sync id, count (id 1 .. 15; count a multiple of the warp size, at
   // most the block's threads, the same for every thread using the barrier).
   void (*named_barrier)(Thread* self, uint32_t id, uint32_t count);
+  // TMA stores: `in` (bar unused) queues a store of the box at in->smem to
+  // the tensor; in == null commits the queued ones as a group (wait < 0) or
+  // retires all but the newest `wait` groups: reads their boxes from shared
+  // memory then and writes them (elements outside the tensor dropped).
+  void (*tma_store)(Thread* self, const TmaLoadIn* in, int32_t wait);
 };
 
 // One emulated thread. The runtime owns it; the kernel reads it through

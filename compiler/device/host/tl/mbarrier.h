@@ -36,6 +36,8 @@ TL_HOST_NOINLINE inline uint64_t mbarrier_op(uint32_t op, void* bar, uint64_t ar
 inline void mbarrier_init(uint64_t* bar, uint32_t count) {
   host::mbarrier_op(host::kMbarInit, bar, count);
 }
+// The emulator's barriers are visible to its TMA at once.
+inline void fence_barrier_init() {}
 inline uint64_t mbarrier_arrive(uint64_t* bar, uint32_t count = 1) {
   return host::mbarrier_op(host::kMbarArrive, bar, count);
 }

@@ -36,7 +36,44 @@ TL_HOST_NOINLINE inline void tma_load_op(void* dst, const TmaMap& map, uint64_t*
   current_thread = t;
 }
 
+TL_HOST_NOINLINE inline void tma_store_op(const TmaMap& map, const void* src,
+                                          std::initializer_list<int> coords) {
+  Thread* t = current_thread;
+  t->pc = TL_HOST_CALLER();
+  TmaLoadIn in{};
+  in.smem = const_cast<void*>(src);
+  in.map = &map.desc;
+  in.bar = nullptr;
+  in.rank = static_cast<int32_t>(coords.size());
+  int d = 0;
+  for (int c : coords) in.coords[d++] = c;
+  t->rt->tma_store(t, &in, -1);
+  current_thread = t;
+}
+
+TL_HOST_NOINLINE inline void tma_store_group(int32_t wait) {
+  Thread* t = current_thread;
+  t->pc = TL_HOST_CALLER();
+  t->rt->tma_store(t, nullptr, wait);
+  current_thread = t;
+}
+
 }  // namespace host
+
+// TMA stores (cuda/tl/tma.h): the box is read from shared memory and written
+// when a wait retires its group, as late as the hardware may, so shared
+// memory overwritten before the wait corrupts it, as on the GPU.
+template <typename... C>
+inline void tma_store(const TmaMap& map, const void* src, C... coords) {
+  static_assert(sizeof...(C) >= 1 && sizeof...(C) <= 5, "TMA takes 1 to 5 coordinates");
+  host::tma_store_op(map, src, {static_cast<int>(coords)...});
+}
+inline void tma_store_commit() { host::tma_store_group(-1); }
+template <int N>
+inline void tma_store_wait() {
+  static_assert(N >= 0, "wait_group takes a count");
+  host::tma_store_group(N);
+}
 
 template <typename... C>
 inline void tma_load(void* dst, const TmaMap& map, uint64_t* bar, C... coords) {

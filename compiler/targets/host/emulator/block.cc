@@ -76,6 +76,9 @@ const tl::host::Runtime BlockRunner::Impl::kRuntime = {
     [](tl::host::Thread* t, uint32_t id, uint32_t count) {
       Self(t).runner->NamedBarrier(Self(t), id, count);
     },
+    [](tl::host::Thread* t, const tl::host::TmaLoadIn* in, int32_t wait) {
+      Self(t).runner->TmaStore(Self(t), in, wait);
+    },
 };
 
 BlockRunner::Impl::Impl(const GridContext& grid)
@@ -164,6 +167,8 @@ absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
       t.state = State::kReady;
       t.open_group.clear();
       t.groups.clear();
+      t.store_open.clear();
+      t.store_groups.clear();
       t.pub.pc = nullptr;
       StartFiber(t);
       runnable_.push_back(t.tid);

@@ -31,6 +31,14 @@ struct CopyOp {
   uint32_t src_bytes;
 };
 
+// A TMA store queued by a thread (block_tma.cc).
+struct TmaStoreOp {
+  tl::host::TensorMapDesc map;
+  uint8_t* smem = nullptr;
+  int32_t coords[tl::host::kTensorMapMaxRank] = {};
+  const void* pc = nullptr;
+};
+
 // Thrown on a fiber to unwind it after a fault; caught at the fiber boundary.
 // `pc` (when set) is resolved to a source line once the block has stopped.
 struct KernelFault {
@@ -60,6 +68,8 @@ struct ThreadState {
   uint32_t wait_parity = 0;                // ... for the phase of this parity to complete
   std::vector<CopyOp> open_group;          // cp.async not yet committed
   std::deque<std::vector<CopyOp>> groups;  // committed, oldest first
+  std::vector<TmaStoreOp> store_open;      // TMA stores not yet committed
+  std::deque<std::vector<TmaStoreOp>> store_groups;  // committed, oldest first
 };
 
 class BlockRunner::Impl {
@@ -90,6 +100,7 @@ class BlockRunner::Impl {
   void Vote(ThreadState& t, const tl::host::VoteIn& in, uint64_t* out);
   // block_tma.cc
   void TmaLoad(ThreadState& t, const tl::host::TmaLoadIn& in);
+  void TmaStore(ThreadState& t, const tl::host::TmaLoadIn* in, int32_t wait);
 
  private:
   struct WarpState {
@@ -139,6 +150,13 @@ class BlockRunner::Impl {
   // Lands the pending loads on `bar`, in issue order, completing their
   // transactions (which may complete the phase and release its waiters).
   void LandTma(ThreadState& t, void* bar);
+  // Checks `in` against its map and the destination's alignment; the box's bytes.
+  uint64_t CheckTmaBox(ThreadState& t, const tl::host::TmaLoadIn& in, const char* what);
+  // Moves the box at `coords` between the tensor and shared memory at `smem`
+  // (swizzled as the map says): loads zero-fill outside the tensor, stores
+  // drop what lies outside.
+  void TransferBox(ThreadState& t, const tl::host::TensorMapDesc& m, uint8_t* smem,
+                   const int32_t* coords, bool store);
   bool TmaPendingOn(const void* bar) const;
   absl::Status TmaLeftPending() const;  // OK when none is pending
 

@@ -109,8 +109,11 @@ TEST(DefaultGemm, CompilesWithoutSpillsForBothTargets) {
       // prologue and the loop: no cp.async.
       EXPECT_GT(CountOpcode(*sass, "UTMALDG.2D"), 0);
       EXPECT_EQ(CountOpcode(*sass, "LDGSTS"), 0);
+      // The C_shared epilogue leaves by TMA store.
+      EXPECT_GT(CountOpcode(*sass, "UTMASTG.2D"), 0);
+      EXPECT_THAT(src->code, HasSubstr("tl::tma_store(C_tmap, &C_shared[0], bx * 128, by * 128);"));
       EXPECT_THAT(src->code, HasSubstr("const __grid_constant__ tl::TmaMap A_tmap"));
-      ASSERT_EQ(src->kernels[0].params.size(), 5u);
+      ASSERT_EQ(src->kernels[0].params.size(), 6u);
       const CudaKernelParam& b_map = src->kernels[0].params[4];
       EXPECT_EQ(b_map.kind, CudaKernelParam::Kind::kTensorMap);
       EXPECT_EQ(b_map.tensor, "B");

@@ -109,6 +109,8 @@ TEST(WarpSpecialized, ConsumerBarriersLeaveTheProducerOut) {
   absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_THAT(src->code, HasSubstr("tl::named_barrier_sync(1, 256);  // the consumers"));
+  // The epilogue leaves C_shared by TMA store (dropping what lies past M, N).
+  EXPECT_THAT(src->code, HasSubstr("tl::tma_store(C_tmap, &C_shared[0], bx * 128, by * 128);"));
   EXPECT_EQ(src->code.find("tl::syncthreads();"), src->code.rfind("tl::syncthreads();"));
   for (bool early : {false, true}) {
     host::LaunchOptions launch;

@@ -86,6 +86,28 @@ extern "C" __global__ void raw_box(const tl::TmaMap map, int dst, int c0, int c1
   for (int i = threadIdx.x; i < bytes; i += blockDim.x) out[i] = smem[dst + i];
 }
 
+// Threads fill a [32, 32] tile of 16-bit values in tl::Swizzled<32, 32, 2>
+// (the 64-byte swizzle), value r * 32 + c + 1; thread 0 stores it by TMA at
+// (r0, c0). `overwrite` zeroes the tile after the commit but before the
+// wait (a bug: the store reads shared memory until the wait).
+extern "C" __global__ void store_tile(const tl::TmaMap map, int r0, int c0, int overwrite,
+                                      int wait) {
+  using L = tl::Swizzled<32, 32, 2>;
+  uint16_t* tile = reinterpret_cast<uint16_t*>(tl::dynamic_smem());
+  for (int i = threadIdx.x; i < 32 * 32; i += blockDim.x) {
+    tile[L::offset(i / 32, i % 32)] = static_cast<uint16_t>(i + 1);
+  }
+  tl::syncthreads();
+  if (threadIdx.x == 0) {
+    tl::tma_store(map, tile, c0, r0);
+    tl::tma_store_commit();
+    if (overwrite) {
+      for (int i = 0; i < 32 * 32; ++i) tile[i] = 0;
+    }
+    if (wait) tl::tma_store_wait<0>();  // @store_wait
+  }
+}
+
 // A load nobody waits for.
 extern "C" __global__ void never_waited(const tl::TmaMap map) {
   uint8_t* smem = tl::dynamic_smem();
@@ -288,6 +310,34 @@ TEST(TmaTest, ALoadNobodyWaitsForIsAnError) {
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
   EXPECT_TRUE(Contains(s, "never waited for")) << s;
   EXPECT_TRUE(Contains(s, MarkerLine(kKernels, "tma.cu", "issue"))) << s;
+}
+
+TEST(TmaTest, StoresWriteTheBoxInsideTheTensorWhenWaitedFor) {
+  ASSERT_MODULE();
+  for (int overwrite : {0, 1}) {
+    SCOPED_TRACE(overwrite ? "tile overwritten before the wait" : "tile kept");
+    // A [50, 40] tensor; the tile at (30, 20) hangs over both edges.
+    std::vector<uint16_t> t(50 * 40, 7);
+    Map map = Map2d(t.data(), 50, 40, 32, 32, 64);
+    int r0 = 30, c0 = 20, wait = 1;
+    absl::Status s = Launch(*Module(), "store_tile", {1, 1, 1}, {128, 1, 1}, 2048,
+                            {Arg(map), Arg(r0), Arg(c0), Arg(overwrite), Arg(wait)});
+    ASSERT_TRUE(s.ok()) << s;
+    for (int r = 0; r < 50; ++r) {
+      for (int c = 0; c < 40; ++c) {
+        const int tr = r - r0, tc = c - c0;
+        const bool in_tile = tr >= 0 && tr < 32 && tc >= 0 && tc < 32;
+        const uint16_t want = !in_tile ? 7 : overwrite ? 0 : static_cast<uint16_t>(tr * 32 + tc + 1);
+        ASSERT_EQ(t[r * 40 + c], want) << "(" << r << ", " << c << ")";
+      }
+    }
+  }
+  std::vector<uint16_t> t(64 * 64, 7);
+  Map map = Map2d(t.data(), 64, 64, 32, 32, 64);
+  int r0 = 0, c0 = 0, overwrite = 0, wait = 0;
+  absl::Status s = Launch(*Module(), "store_tile", {1, 1, 1}, {128, 1, 1}, 2048,
+                          {Arg(map), Arg(r0), Arg(c0), Arg(overwrite), Arg(wait)});
+  EXPECT_TRUE(Contains(s, "a TMA store from shared offset 0 was never waited for")) << s;
 }
 
 TEST(TmaTest, MapsTheDriverWouldRefuseAreRefused) {
