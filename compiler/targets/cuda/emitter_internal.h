@@ -429,6 +429,14 @@ std::vector<const ir::GemmNode*> AsyncWgmmaGemms(EmitContext& ctx,
                                                  const std::vector<ir::Stmt>& body,
                                                  const PipelineInfo& info, int64_t min_stages);
 
+// Declares `<buffer><suffix> = <buffer> + <stage> * <elements per stage>`
+// for every staged buffer and makes accesses use it (ctx.stage_index()).
+void DeclareStagePointers(EmitContext& ctx, const std::vector<const ir::BufferNode*>& staged,
+                          const std::string& stage, absl::string_view suffix);
+// After a loop of asynchronous wgmma: waits for the last group and fences
+// the accumulators before anything reads them.
+void FinishAsyncWgmma(EmitContext& ctx, const std::vector<const ir::GemmNode*>& async_gemms);
+
 // Warp specialisation (emitter_ws.cc): on sm_90a a kernel whose one
 // T.Pipelined loop loads every producer with TMA gets a producer warpgroup
 // after its threads; see PlanWarpSpecialization.

@@ -144,6 +144,32 @@ std::vector<const ir::GemmNode*> AsyncWgmmaGemms(EmitContext& ctx,
   return gemms;
 }
 
+void DeclareStagePointers(EmitContext& ctx, const std::vector<const ir::BufferNode*>& staged,
+                          const std::string& stage, absl::string_view suffix) {
+  for (const ir::BufferNode* b : staged) {
+    BufferInfo* bi = ctx.Info(b);
+    if (!bi) continue;
+    std::string name = ctx.Fresh(absl::StrCat(bi->name, suffix));
+    ctx.w().Line(absl::StrCat("auto ", name, " = ", bi->name, " + ", stage, " * ",
+                              bi->bytes / ElemBytes(b->dtype), ";"));
+    ctx.stage_index()[b] = name;
+  }
+}
+
+void FinishAsyncWgmma(EmitContext& ctx, const std::vector<const ir::GemmNode*>& async_gemms) {
+  if (async_gemms.empty()) return;
+  // The last group lands before anything reads the accumulators.
+  ctx.w().Line(absl::StrCat("tl::wgmma_wait<0>(", ctx.wgmma_group(), ");"));
+  std::set<const ir::BufferNode*> done;
+  for (const ir::GemmNode* g : async_gemms) {
+    BufferInfo* ci = ctx.Info(g->c.buffer.get());
+    const inference::FragmentLayout* cl = ctx.FragmentOf(g->c.buffer.get());
+    if (!ci || !cl || !done.insert(g->c.buffer.get()).second) continue;
+    ctx.w().Line(absl::StrCat("tl::wgmma_fence_operand<", cl->local_size, ">(", ci->name, ");"));
+  }
+  ctx.wgmma_group().clear();
+}
+
 std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::Stmt& kernel_body,
                                             const CudaTarget& target) {
   if (loop.kind != ir::ForKind::kPipelined || !target.info.supports_cp_async) return std::nullopt;
@@ -320,17 +346,8 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   ctx.w().Line(absl::StrCat("// T.Pipelined over ", f->var->name, ", ", S, " stages: copies run ",
                             D, " iterations ahead",
                             async_gemms.empty() ? "" : ", wgmma one group behind"));
-  // Declares `<buffer><suffix> = <buffer> + stage * <elements>` for every staged
-  // buffer and makes accesses use it.
   auto DeclareStages = [&](const std::string& stage, absl::string_view suffix) {
-    for (const ir::BufferNode* b : info.staged) {
-      BufferInfo* bi = ctx.Info(b);
-      if (!bi) continue;
-      std::string name = ctx.Fresh(absl::StrCat(bi->name, suffix));
-      ctx.w().Line(absl::StrCat("auto ", name, " = ", bi->name, " + ", stage, " * ",
-                                bi->bytes / ElemBytes(b->dtype), ";"));
-      ctx.stage_index()[b] = name;
-    }
+    DeclareStagePointers(ctx, info.staged, stage, suffix);
   };
   // Producers for iteration `iter` (an IR expression of the loop index) into
   // stage `stage` (C++ text).
@@ -416,18 +433,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   }
   for (const ir::BufferNode* b : info.staged) ctx.stage_index().erase(b);
   ctx.w().Close();
-  if (!async_gemms.empty()) {
-    // The last group lands before anything reads the accumulators.
-    ctx.w().Line(absl::StrCat("tl::wgmma_wait<0>(", ctx.wgmma_group(), ");"));
-    std::set<const ir::BufferNode*> done;
-    for (const ir::GemmNode* g : async_gemms) {
-      BufferInfo* ci = ctx.Info(g->c.buffer.get());
-      const inference::FragmentLayout* cl = ctx.FragmentOf(g->c.buffer.get());
-      if (!ci || !cl || !done.insert(g->c.buffer.get()).second) continue;
-      ctx.w().Line(absl::StrCat("tl::wgmma_fence_operand<", cl->local_size, ">(", ci->name, ");"));
-    }
-    ctx.wgmma_group().clear();
-  }
+  FinishAsyncWgmma(ctx, async_gemms);
   if (cp_async) ctx.w().Line("tl::cp_async_wait<0>();");
   // The last iterations' readers may still be reading the stages.
   ctx.AfterShared(staged);

@@ -154,14 +154,7 @@ absl::Status EmitProducerBranch(EmitContext& ctx, WarpSpecialization& ws) {
   std::map<const ir::VarNode*, ir::Expr> map;
   map[f->var.get()] = kp;
   for (const auto& [var, value] : ws.info.lets) map[var] = Substitute(value, map);
-  for (const ir::BufferNode* b : ws.info.staged) {
-    BufferInfo* bi = ctx.Info(b);
-    if (!bi) return ctx.Internal(absl::StrCat("staged buffer ", b->name, " without a plan"));
-    std::string name = ctx.Fresh(absl::StrCat(bi->name, "_fill"));
-    ctx.w().Line(absl::StrCat("auto ", name, " = ", bi->name, " + ", stage, " * ",
-                              bi->bytes / ElemBytes(b->dtype), ";"));
-    ctx.stage_index()[b] = name;
-  }
+  DeclareStagePointers(ctx, ws.info.staged, stage, "_fill");
   absl::Status st = EmitTmaLoads(ctx, body, ws.tma, map,
                                  absl::StrCat("&", ws.full, "[", stage, "]"), /*guard=*/"");
   for (const ir::BufferNode* b : ws.info.staged) ctx.stage_index().erase(b);
@@ -217,14 +210,7 @@ absl::Status EmitConsumerLoop(EmitContext& ctx, const ir::ForNode* f,
   }
   ctx.w().Line(absl::StrCat("tl::mbarrier_wait_parity(&", ws.full, "[", rel, " % ", S, "], (", rel,
                             " / ", S, ") & 1);"));
-  for (const ir::BufferNode* b : ws.info.staged) {
-    BufferInfo* bi = ctx.Info(b);
-    if (!bi) return ctx.Internal(absl::StrCat("staged buffer ", b->name, " without a plan"));
-    std::string name = ctx.Fresh(absl::StrCat(bi->name, "_stage"));
-    ctx.w().Line(absl::StrCat("auto ", name, " = ", bi->name, " + (", rel, " % ", S, ") * ",
-                              bi->bytes / ElemBytes(b->dtype), ";"));
-    ctx.stage_index()[b] = name;
-  }
+  DeclareStagePointers(ctx, ws.info.staged, absl::StrCat("(", rel, " % ", S, ")"), "_stage");
   for (const ir::Stmt& s : body) {
     if (ws.info.producers.count(s.get())) continue;
     if (absl::Status st = ctx.EmitStmt(s); !st.ok()) return st;
@@ -239,17 +225,7 @@ absl::Status EmitConsumerLoop(EmitContext& ctx, const ir::ForNode* f,
                               " - 1) % ", S, "]);  // the previous stage is free"));
   }
   ctx.w().Close();
-  if (!async_gemms.empty()) {
-    ctx.w().Line(absl::StrCat("tl::wgmma_wait<0>(", ctx.wgmma_group(), ");"));
-    std::set<const ir::BufferNode*> done;
-    for (const ir::GemmNode* g : async_gemms) {
-      BufferInfo* ci = ctx.Info(g->c.buffer.get());
-      const inference::FragmentLayout* cl = ctx.FragmentOf(g->c.buffer.get());
-      if (!ci || !cl || !done.insert(g->c.buffer.get()).second) continue;
-      ctx.w().Line(absl::StrCat("tl::wgmma_fence_operand<", cl->local_size, ">(", ci->name, ");"));
-    }
-    ctx.wgmma_group().clear();
-  }
+  FinishAsyncWgmma(ctx, async_gemms);
   ctx.AfterShared(staged);
   return ctx.status();
 }
