@@ -1,4 +1,4 @@
-// The device header library (compiler/device/{common,cuda,host}/tl/*.h),
+// The device header library (compiler/device/{common,cuda,host,hip}/tl/*.h),
 // embedded in the tilec binary at build time so that compiling generated code
 // does not depend on the source tree or the working directory.
 //
@@ -18,6 +18,7 @@ namespace tilec::device {
 enum class DeviceTarget {
   kCuda,  // NVRTC (sm_80, sm_90a): cuda/ + common/
   kHost,  // the SIMT emulator (clang-19): host/ + common/
+  kHip,   // AMD GPUs (clang-19, amdgcn-amd-amdhsa): hip/
 };
 
 struct DeviceHeader {

@@ -40,8 +40,9 @@ endfunction()
 
 embed_target(cuda_entries cuda common)
 embed_target(host_entries host common)
+embed_target(hip_entries hip)
 
-file(WRITE "${OUT}.tmp" "// Generated from compiler/device/{common,cuda,host} by \
+file(WRITE "${OUT}.tmp" "// Generated from compiler/device/{common,cuda,host,hip} by \
 compiler/device/embed_headers.cmake.
 // Do not edit.
 #include <span>
@@ -60,12 +61,16 @@ ${cuda_entries}};
 constexpr DeviceHeader kHostHeaders[] = {
 ${host_entries}};
 
+constexpr DeviceHeader kHipHeaders[] = {
+${hip_entries}};
+
 }  // namespace
 
 std::span<const DeviceHeader> DeviceHeaders(DeviceTarget target) {
   switch (target) {
     case DeviceTarget::kCuda: return kCudaHeaders;
     case DeviceTarget::kHost: return kHostHeaders;
+    case DeviceTarget::kHip: return kHipHeaders;
   }
   return {};
 }

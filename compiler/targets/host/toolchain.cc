@@ -22,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "compiler/device/device_headers.h"
 #include "compiler/device/host/tl/abi.h"
+#include "compiler/targets/tools/tool_run.h"
 
 extern char** environ;
 
@@ -29,6 +30,11 @@ namespace tilec::host {
 namespace {
 
 namespace fs = std::filesystem;
+using tools::ReadAll;
+using tools::ResolveProgram;
+using tools::RunTool;
+using tools::Trim;
+using tools::WriteFile;
 
 bool IsIdent(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -101,54 +107,9 @@ class Scanner {
   bool line_start_ = true;
 };
 
-std::string Trim(const std::string& log) {
-  constexpr size_t kHead = 3000, kTail = 2000;
-  if (log.size() <= kHead + kTail) return log;
-  return absl::StrCat(log.substr(0, kHead), "\n... (", log.size() - kHead - kTail,
-                      " bytes omitted) ...\n", log.substr(log.size() - kTail));
-}
 
-absl::Status WriteFile(const fs::path& path, std::string_view text) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path, std::ios::binary);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (ec || !out) return absl::InternalError(absl::StrCat("cannot write ", path.string()));
-  return absl::OkStatus();
-}
 
-// Runs argv with stdout and stderr into `log_path`; the exit status.
-absl::StatusOr<int> RunTool(const std::vector<std::string>& argv, const std::string& log_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  const int err = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot run the host compiler ", argv[0], ": ", std::strerror(err)));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return absl::InternalError("waitpid failed for the host compiler");
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // FNV-1a, 64 bits: stable across processes and machines.
 class Fnv64 {
@@ -163,17 +124,6 @@ class Fnv64 {
   uint64_t h_ = 0xcbf29ce484222325ull;
 };
 
-// The file `program` runs: itself when it has a '/', else the first match on
-// PATH; empty when not found.
-std::string ResolveProgram(const std::string& program) {
-  if (program.find('/') != std::string::npos) return program;
-  const char* path = std::getenv("PATH");
-  for (absl::string_view d : absl::StrSplit(path != nullptr ? path : "", ':')) {
-    const std::string candidate = absl::StrCat(d.empty() ? "." : d, "/", program);
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
 
 // The embedded headers written into `root`/<key>/include, and tl/tl.h
 // precompiled with exactly the flags of the kernel compiles (the key covers
@@ -239,7 +189,7 @@ absl::StatusOr<HeaderCache> PrepareHeaders(const fs::path& root,
       }
       // A failure here is not fatal: the kernel compiles without the PCH and
       // reports whatever is wrong itself.
-      absl::StatusOr<int> rc = RunTool(argv, (entry / "pch.log").string());
+      absl::StatusOr<int> rc = RunTool(argv, (entry / "pch.log").string(), "the host compiler");
       if (!rc.ok() || *rc != 0) fs::remove(cache.pch, ec);
     }
     if (absl::Status s = WriteFile(ready, ""); !s.ok()) return s;
@@ -351,7 +301,7 @@ absl::StatusOr<HostModule> CompileHost(const std::string& source, const HostOpti
     argv.push_back(f);
   }
   const std::string log_path = (dir / "clang.log").string();
-  absl::StatusOr<int> rc = RunTool(argv, log_path);
+  absl::StatusOr<int> rc = RunTool(argv, log_path, "the host compiler");
   if (!rc.ok()) return rc.status();
   if (*rc != 0) {
     return absl::InternalError(absl::StrCat("clang rejected the host kernel source (exit ", *rc,

@@ -64,8 +64,20 @@ TEST(DeviceHeadersTest, HostEmbedsHostAndCommonFoldersByteForByte) {
   }
 }
 
+TEST(DeviceHeadersTest, HipEmbedsItsFolderByteForByte) {
+  const auto disk = HeadersOnDisk({"hip"});
+  const auto embedded = Embedded(DeviceTarget::kHip);
+  EXPECT_EQ(embedded.size(), disk.size());
+  EXPECT_TRUE(embedded.count("tl/tl.h"));
+  for (const auto& [path, text] : disk) {
+    auto it = embedded.find(path);
+    ASSERT_NE(it, embedded.end()) << path << " is not embedded";
+    EXPECT_EQ(it->second, text) << path << " differs from the file";
+  }
+}
+
 TEST(DeviceHeadersTest, PathsAreSortedAndRelativeToTheIncludeRoot) {
-  for (DeviceTarget t : {DeviceTarget::kCuda, DeviceTarget::kHost}) {
+  for (DeviceTarget t : {DeviceTarget::kCuda, DeviceTarget::kHost, DeviceTarget::kHip}) {
     const auto headers = DeviceHeaders(t);
     for (size_t i = 0; i < headers.size(); ++i) {
       EXPECT_TRUE(headers[i].path.starts_with("tl/")) << headers[i].path;
