@@ -34,6 +34,7 @@
 #include "compiler/recommend/kernel_stats.h"
 #include "compiler/targets/cuda/artifact.h"
 #include "compiler/targets/cuda/target.h"
+#include "compiler/targets/registry.h"
 #include "runtime/kernel.h"
 
 namespace tilec::cli {
@@ -93,7 +94,11 @@ int BenchCommand(const Flags& flags) {
     if (!t.ok()) return ReportError(t.status());
     target_name = *t;
   }
-  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(target_name);
+  // The registry says what the name means (an AMD target is known but not
+  // compiled for yet); the CUDA target then has the details.
+  const absl::Status known = targets::CompileTarget(target_name).status();
+  absl::StatusOr<cuda::CudaTarget> target =
+      known.ok() ? cuda::CudaTarget::FromName(target_name) : absl::StatusOr<cuda::CudaTarget>(known);
   if (!target.ok()) {
     std::fprintf(stderr, "tilec: --target: %s\n", std::string(target.status().message()).c_str());
     return kUsageError;

@@ -19,6 +19,7 @@
 #include "compiler/recommend/auto_bind.h"
 #include "compiler/targets/cuda/artifact.h"
 #include "compiler/targets/cuda/target.h"
+#include "compiler/targets/registry.h"
 
 namespace tilec::cli {
 namespace {
@@ -36,7 +37,11 @@ std::string GridText(const cuda::CudaKernel& k) {
 }  // namespace
 
 int CompileCommand(const Flags& flags) {
-  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(flags.target);
+  // The registry says what the name means (an AMD target is known but not
+  // compiled for yet); the CUDA target then has the details.
+  const absl::Status known = targets::CompileTarget(flags.target).status();
+  absl::StatusOr<cuda::CudaTarget> target =
+      known.ok() ? cuda::CudaTarget::FromName(flags.target) : absl::StatusOr<cuda::CudaTarget>(known);
   if (!target.ok()) {
     std::fprintf(stderr, "tilec: --target: %s\n", std::string(target.status().message()).c_str());
     return kUsageError;

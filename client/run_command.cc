@@ -15,6 +15,7 @@
 #include "compiler/targets/cuda/emitter.h"
 #include "compiler/targets/cuda/target.h"
 #include "compiler/targets/host/emulate.h"
+#include "compiler/targets/registry.h"
 
 namespace tilec::cli {
 namespace {
@@ -71,7 +72,11 @@ absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> BindDims(
 absl::Status Emulate(const ir::Program& program, const Flags& flags,
                      const absl::flat_hash_map<std::string, int64_t>& dims,
                      std::vector<interp::Tensor>& args) {
-  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(flags.target);
+  // The registry says what the name means (an AMD target is known but not
+  // compiled for yet); the CUDA target then has the details.
+  const absl::Status known = targets::CompileTarget(flags.target).status();
+  absl::StatusOr<cuda::CudaTarget> target =
+      known.ok() ? cuda::CudaTarget::FromName(flags.target) : absl::StatusOr<cuda::CudaTarget>(known);
   if (!target.ok()) return target.status();
   absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target->info);
   if (!plan.ok()) return plan.status();

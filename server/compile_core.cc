@@ -12,6 +12,7 @@
 #include "compiler/recommend/auto_bind.h"
 #include "compiler/recommend/bind.h"
 #include "compiler/targets/cuda/nvrtc.h"
+#include "compiler/targets/registry.h"
 
 namespace tilec::server {
 namespace {
@@ -58,10 +59,11 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::LookupByHash(
   }
   if (request.targets().empty() || request.targets_size() > kMaxTargets) {
     return absl::InvalidArgumentError(
-        absl::StrCat("a request names 1 to ", kMaxTargets, " targets (sm_80, sm_90a)"));
+        absl::StrCat("a request names 1 to ", kMaxTargets, " targets (",
+                     targets::TargetNames(/*compiled_only=*/true), ")"));
   }
   for (const std::string& t : request.targets()) {
-    if (absl::Status s = cuda::ParseCudaArch(t).status(); !s.ok()) return s;
+    if (absl::Status s = targets::CompileTarget(t).status(); !s.ok()) return s;
   }
   if (request.options().max_registers() < 0) {
     return absl::InvalidArgumentError("max_registers must not be negative");
@@ -92,14 +94,16 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepar
     const tilec::v1::CompileRequest& request, absl::Time deadline,
     std::shared_ptr<const cache::Cancellation> cancel) {
   if (request.targets().empty()) {
-    return absl::InvalidArgumentError("the request names no target (sm_80, sm_90a)");
+    return absl::InvalidArgumentError(absl::StrCat("the request names no target (",
+                                                   targets::TargetNames(/*compiled_only=*/true),
+                                                   ")"));
   }
   if (request.targets_size() > kMaxTargets) {
     return absl::InvalidArgumentError(
         absl::StrCat("at most ", kMaxTargets, " targets per request"));
   }
   for (const std::string& t : request.targets()) {
-    if (absl::Status s = cuda::ParseCudaArch(t).status(); !s.ok()) return s;
+    if (absl::Status s = targets::CompileTarget(t).status(); !s.ok()) return s;
   }
   if (request.options().max_registers() < 0) {
     return absl::InvalidArgumentError("max_registers must not be negative");

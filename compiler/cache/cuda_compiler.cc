@@ -9,6 +9,7 @@
 #include "compiler/targets/cuda/artifact.h"
 #include "compiler/targets/cuda/nvrtc.h"
 #include "compiler/targets/cuda/target.h"
+#include "compiler/targets/registry.h"
 
 namespace tilec::cache {
 namespace {
@@ -26,7 +27,7 @@ absl::Status CheckStillWanted(const CompileJob& job) {
 }  // namespace
 
 absl::Status CheckCudaTarget(const std::string& target) {
-  return cuda::ParseCudaArch(target).status();
+  return targets::CompileTarget(target).status();
 }
 
 absl::StatusOr<Artifact> CudaCompiler::Compile(const CompileJob& job) {

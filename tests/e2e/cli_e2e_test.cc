@@ -108,6 +108,24 @@ TEST(CliE2E, CompileThroughServerHitGetStatsHealth) {
 
 // A Compile request by program hash: answered from the cache, NOT_FOUND
 // when the program is not cached, INVALID_ARGUMENT for a malformed hash.
+// An AMD target is known but not compiled for yet: the embedded compile and
+// the server both say so, naming the targets tilec compiles for.
+TEST(CliE2E, AnAmdTargetIsRefusedWithWhatTilecCompilesFor) {
+  const std::string cache = MakeTempDir("cli_amd");
+  RunResult local = RunTilec(With(GemmArgs("gfx942"), {"--cache_dir", cache}));
+  EXPECT_NE(local.code, 0);
+  EXPECT_NE(local.err.find("tilec does not emit code for gfx942 (AMD) yet"), std::string::npos) << local.err;
+  EXPECT_NE(local.err.find("it compiles for sm_80, sm_90a"), std::string::npos) << local.err;
+  Tilecd d;
+  ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--metrics_port=-1"}));
+  RunResult served = RunTilec(With(GemmArgs("gfx90a"), {"--server", d.address()}));
+  EXPECT_NE(served.code, 0);
+  EXPECT_NE(served.err.find("gfx90a (AMD)"), std::string::npos) << served.err;
+  RunResult unknown = RunTilec(With(GemmArgs("sm_75"), {"--server", d.address()}));
+  EXPECT_NE(unknown.code, 0);
+  EXPECT_NE(unknown.err.find("unknown target 'sm_75'"), std::string::npos) << unknown.err;
+}
+
 TEST(CliE2E, CompileByProgramHash) {
   Tilecd d;
   ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--metrics_port=-1"}));
