@@ -18,7 +18,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(frontend wire npy artifact request)
+[[ ${#targets[@]} -gt 0 ]] || targets=(frontend wire npy artifact request code_object)
 out=$root/out/fuzz
 jobs=${JOBS:-2}
 
@@ -48,6 +48,10 @@ for c in "gemm.py matmul M=128 N=128 K=64 block_M=64 block_N=64 block_K=32" \
     rm -rf "$tmp"
   done
 done
+
+# AMD code objects: the ones committed as regressions (clang-19 output).
+mkdir -p "$seeds/code_object"
+cp "$root/tests/fuzz/regressions/code_object/"* "$seeds/code_object/"
 
 status=0
 total=0

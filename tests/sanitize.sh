@@ -19,7 +19,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build-sanitize}
-unit=(lexer_test parser_test frontend_test ir_test verifier_test wire_test proto_convert_test
+unit=(lexer_test parser_test amdgpu_toolchain_test target_registry_test frontend_test ir_test verifier_test wire_test proto_convert_test
       hash_test interp_test layout_test layout_inference_test runtime_json_test
       runtime_artifact_test
       auth_test scheduler_test service_test compile_core_test response_memo_test disk_store_test
