@@ -1,7 +1,6 @@
 #include "compiler/targets/amdgpu/code_object.h"
 
 #include <cstring>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -31,12 +30,13 @@ struct Value {
   int64_t i = 0;
   double f = 0;
   std::string s;
-  std::vector<Value> array;
-  std::vector<std::pair<std::string, Value>> map;  // string keys only (as the note has)
+  std::vector<Value> array;       // kArray; kMap: the values
+  std::vector<std::string> keys;  // kMap: the keys (strings, as the note has)
 
   const Value* Find(std::string_view key) const {
-    for (const auto& [k, v] : map) {
-      if (k == key) return &v;
+    if (kind != Kind::kMap) return nullptr;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] == key) return &array[i];
     }
     return nullptr;
   }
@@ -172,7 +172,8 @@ class MsgPack {
       if (key.kind != Value::Kind::kString) return Bad("metadata map with a key that is no string");
       Value value;
       if (absl::Status s = Read(value, depth + 1); !s.ok()) return s;
-      v.map.emplace_back(std::move(key.s), std::move(value));
+      v.keys.push_back(std::move(key.s));
+      v.array.push_back(std::move(value));
     }
     return absl::OkStatus();
   }
