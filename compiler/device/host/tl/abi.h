@@ -210,6 +210,12 @@ struct Runtime {
   // retires all but the newest `wait` groups: reads their boxes from shared
   // memory then and writes them (elements outside the tensor dropped).
   void (*tma_store)(Thread* self, const TmaLoadIn* in, int32_t wait);
+  // With check_uninit, shared memory written through the generic proxy
+  // (threads' stores, cp.async, stmatrix) stays unfenced until its writer
+  // executes fence.proxy.async; an async-proxy read (a wgmma operand, a TMA
+  // store's box) of unfenced bytes is an error, as is one of unwritten bytes.
+  void (*fence_proxy_async)(Thread* self);
+  void (*async_read)(Thread* self, const void* p, uint64_t bytes, const void* pc);
 };
 
 // One emulated thread. The runtime owns it; the kernel reads it through

@@ -46,7 +46,16 @@ inline uint32_t wgmma_smem_addr(const void* p) {
   return static_cast<uint32_t>(static_cast<const uint8_t*>(p) - host::self()->smem);
 }
 
-inline void fence_proxy_async() {}
+// fence.proxy.async: this thread's generic-proxy writes to shared memory
+// become visible to the async proxy (wgmma, TMA); checked with check_uninit.
+TL_HOST_NOINLINE inline void fence_proxy_async() {
+  host::Thread* t = host::current_thread;
+  if (t->check_uninit) {
+    t->pc = TL_HOST_CALLER();
+    t->rt->fence_proxy_async(t);
+    host::current_thread = t;
+  }
+}
 inline void wgmma_fence() {}
 
 template <int Count>
@@ -95,7 +104,7 @@ inline float wgmma_load(uint64_t desc, bool mn_major, int mn, int k) {
   if (static_cast<uint64_t>(at) + sizeof(T) > t->smem_bytes) {
     t->rt->check_shared(t, t->smem + at, sizeof(T), "wgmma operand (matrix descriptor)");
   }
-  if (t->check_uninit) t->rt->smem_read(t, t->smem + at, sizeof(T), t->pc);
+  if (t->check_uninit) t->rt->async_read(t, t->smem + at, sizeof(T), t->pc);
   decltype(T{}.bits()) bits;
   std::memcpy(&bits, t->smem + at, sizeof(T));
   return float(T::from_bits(bits));

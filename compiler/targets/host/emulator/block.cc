@@ -65,7 +65,7 @@ const tl::host::Runtime BlockRunner::Impl::kRuntime = {
       return Self(t).runner->BlockOp(Self(t), op, bar, arg);
     },
     [](tl::host::Thread* t, const void* p, uint64_t bytes) {
-      Self(t).runner->SmemWritten(p, bytes);
+      Self(t).runner->SmemWritten(p, bytes, Self(t).tid);
     },
     [](tl::host::Thread* t, const void* p, uint64_t bytes, const void* pc) {
       Self(t).runner->SmemRead(Self(t), p, bytes, pc);
@@ -79,6 +79,10 @@ const tl::host::Runtime BlockRunner::Impl::kRuntime = {
     [](tl::host::Thread* t, const tl::host::TmaLoadIn* in, int32_t wait) {
       Self(t).runner->TmaStore(Self(t), in, wait);
     },
+    [](tl::host::Thread* t) { Self(t).runner->FenceProxyAsync(Self(t)); },
+    [](tl::host::Thread* t, const void* p, uint64_t bytes, const void* pc) {
+      Self(t).runner->AsyncRead(Self(t), p, bytes, pc);
+    },
 };
 
 BlockRunner::Impl::Impl(const GridContext& grid)
@@ -91,7 +95,10 @@ BlockRunner::Impl::Impl(const GridContext& grid)
   const size_t bytes = (std::max<size_t>(grid.smem_bytes, 1) + 127) / 128 * 128;
   smem_ = static_cast<uint8_t*>(std::aligned_alloc(128, bytes));
   if (smem_ == nullptr) throw std::bad_alloc();
-  if (grid.check_uninit) written_.resize(grid.smem_bytes);
+  if (grid.check_uninit) {
+    written_.resize(grid.smem_bytes);
+    unfenced_.resize(grid.smem_bytes);
+  }
   const int ws = grid.warp_size;
   for (int w = 0; w * ws < nthreads_; ++w) {
     warps_.push_back(WarpState{w * ws, std::min(ws, nthreads_ - w * ws), 0, 0});
@@ -160,6 +167,7 @@ absl::Status BlockRunner::Impl::Run(Dim3 block_idx) {
   error_ = absl::OkStatus();
   error_pc_ = nullptr;
   std::fill(written_.begin(), written_.end(), uint8_t{0});
+  std::fill(unfenced_.begin(), unfenced_.end(), 0);
   for (WarpState& w : warps_) w.arrived = 0;
   try {
     for (ThreadState& t : threads_) {
@@ -398,7 +406,7 @@ void BlockRunner::Impl::CpAsyncWait(ThreadState& t, int32_t n) {
       } else {
         std::memcpy(c.dst, c.src, c.bytes);
       }
-      SmemWritten(c.dst, c.bytes);
+      SmemWritten(c.dst, c.bytes, t.tid);  // cp.async: the generic proxy
     }
     t.groups.pop_front();
   }

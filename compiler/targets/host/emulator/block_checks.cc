@@ -68,11 +68,40 @@ void BlockRunner::Impl::Poll(ThreadState& t, const void* pc) {
   if (Expired()) throw KernelFault{DeadlineError(t, pc)};
 }
 
-void BlockRunner::Impl::SmemWritten(const void* p, uint64_t bytes) {
+void BlockRunner::Impl::SmemWritten(const void* p, uint64_t bytes, int writer) {
   if (written_.empty()) return;
   const auto* b = static_cast<const uint8_t*>(p);
   if (b < smem_ || b + bytes > smem_ + written_.size()) return;
   std::fill_n(written_.begin() + (b - smem_), bytes, uint8_t{1});
+  std::fill_n(unfenced_.begin() + (b - smem_), bytes, writer + 1);
+  if (writer >= 0) threads_[writer].unfenced = true;
+}
+
+void BlockRunner::Impl::FenceProxyAsync(ThreadState& t) {
+  if (unfenced_.empty() || !t.unfenced) return;
+  const int32_t mine = t.tid + 1;
+  for (int32_t& w : unfenced_) {
+    if (w == mine) w = 0;
+  }
+  t.unfenced = false;
+}
+
+void BlockRunner::Impl::AsyncRead(ThreadState& t, const void* p, uint64_t bytes, const void* pc) {
+  SmemRead(t, p, bytes, pc);
+  if (unfenced_.empty()) return;
+  const auto* b = static_cast<const uint8_t*>(p);
+  if (b < smem_ || b + bytes > smem_ + unfenced_.size()) return;
+  const size_t offset = static_cast<size_t>(b - smem_);
+  for (uint64_t i = 0; i < bytes; ++i) {
+    if (const int32_t w = unfenced_[offset + i]; w != 0) {
+      Trap(t,
+           absl::StrCat("the async proxy (wgmma, TMA) reads shared byte ", offset + i,
+                        ", which thread ", Dims(threads_[w - 1].pub.thread_idx),
+                        " wrote through the generic proxy with no fence.proxy.async since "
+                        "(tl::fence_proxy_async() before the barrier)"),
+           pc);
+    }
+  }
 }
 
 void BlockRunner::Impl::SmemRead(ThreadState& t, const void* p, uint64_t bytes, const void* pc) {

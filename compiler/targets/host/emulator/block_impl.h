@@ -62,6 +62,7 @@ struct ThreadState {
   ctx::fiber caller;  // the scheduler while this thread runs
   uint32_t op = 0;    // the collective it waits at
   uint32_t barrier_id = 0;  // the bar.sync it waits at (0: syncthreads)
+  bool unfenced = false;    // wrote shared memory (generic proxy) since its last fence
   LaneOperands operands;
   uint64_t vote_mask = 0;                  // the member mask of the vote it waits at
   void* wait_bar = nullptr;                // the mbarrier it waits on
@@ -93,8 +94,12 @@ class BlockRunner::Impl {
   int32_t LookupGlobal(ThreadState& t, const void* p, tl::host::BufferBounds* out);
   [[noreturn]] void AccessFault(ThreadState& t, const tl::host::AccessFault& f);
   void Poll(ThreadState& t, const void* pc);
-  void SmemWritten(const void* p, uint64_t bytes);
+  // `writer`: the thread whose generic-proxy write it is, or -1 for an
+  // async-proxy write (a TMA load), which needs no fence.
+  void SmemWritten(const void* p, uint64_t bytes, int writer);
   void SmemRead(ThreadState& t, const void* p, uint64_t bytes, const void* pc);
+  void FenceProxyAsync(ThreadState& t);
+  void AsyncRead(ThreadState& t, const void* p, uint64_t bytes, const void* pc);
   // block_sync.cc
   uint64_t BlockOp(ThreadState& t, uint32_t op, void* bar, uint64_t arg);
   void Vote(ThreadState& t, const tl::host::VoteIn& in, uint64_t* out);
@@ -165,6 +170,9 @@ class BlockRunner::Impl {
   tl::host::Dim3 block_idx_{0, 0, 0};
   uint8_t* smem_ = nullptr;
   std::vector<uint8_t> written_;  // per shared byte, when check_uninit
+  // Per shared byte, when check_uninit: 1 + the thread whose generic-proxy
+  // write no fence.proxy.async of its has covered yet; 0 when none.
+  std::vector<int32_t> unfenced_;
   StackPool stacks_;
   std::vector<ThreadState> threads_;
   std::vector<WarpState> warps_;

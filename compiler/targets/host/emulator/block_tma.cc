@@ -103,7 +103,7 @@ void BlockRunner::Impl::TransferBox(ThreadState& t, const tl::host::TensorMapDes
       const bool in = static_cast<int64_t>(c) >= lo && static_cast<int64_t>(c) < hi;
       if (store) {
         if (in) {
-          SmemRead(t, s, e, t.pub.pc);
+          AsyncRead(t, s, e, t.pub.pc);
           std::memcpy(g + (c0 + c) * e, s, e);
         }
       } else {
@@ -112,7 +112,7 @@ void BlockRunner::Impl::TransferBox(ThreadState& t, const tl::host::TensorMapDes
         } else {
           std::memset(s, 0, e);
         }
-        SmemWritten(s, e);
+        SmemWritten(s, e, -1);  // the async proxy: no fence needed
       }
     }
   }

@@ -120,6 +120,31 @@ TEST(PipelinedWgmma, RunsOneGroupBehindWithFourOrMoreStages) {
   }
 }
 
+// cp.async writes through the generic proxy: the emitted fence before the
+// barrier is what lets wgmma read them. Without it the emulator (tracking
+// shared memory, check_uninit) reports the read.
+TEST(PipelinedWgmma, CpAsyncStagesNeedTheProxyFence) {
+  absl::StatusOr<ir::Program> p =
+      Compile(kStagedGemm, "gemm", {{"M", "136"}, {"N", "72"}, {"K", "196"}, {"stages", "4"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  ::tilec::testing::EmulatorCheck check{.seed = ::tilec::testing::TestSeed(20261131)};
+  check.launch.check_uninit = true;
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(*p, *src, check);
+  CudaSource unfenced = *src;
+  const std::string fence = "tl::fence_proxy_async();";
+  for (size_t at; (at = unfenced.code.find(fence)) != std::string::npos;) {
+    unfenced.code.erase(at, fence.size());
+  }
+  absl::StatusOr<std::vector<interp::Tensor>> inputs =
+      interp::MakeInputs(*p, {}, ::tilec::testing::TestSeed(3));
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  absl::Status ran = host::EmulateProgram(*p, unfenced, *inputs, {}, check.launch);
+  EXPECT_EQ(ran.code(), absl::StatusCode::kAborted) << ran;
+  EXPECT_THAT(std::string(ran.message()), HasSubstr("with no fence.proxy.async since")) << ran;
+}
+
 TEST(PipelinedWithLet, OrderAndStageIndexTheStatementsOtherThanLets) {
   absl::StatusOr<ir::Program> program =
       Compile(kGemm, "gemm", {{"M", "100"}, {"N", "72"}, {"K", "88"}});

@@ -121,6 +121,26 @@ extern "C" __global__ void rs_probe(const tl::half_t* A, const tl::half_t* B, fl
   }
 }
 
+// B [8, 16] stored by the threads (generic proxy), then one m64n8k16 with A
+// zero in registers; `fence` 0 leaves out fence.proxy.async before the
+// barrier (a bug the hardware punishes with stale operands).
+extern "C" __global__ void operand_fence(const tl::half_t* B, float* D, int fence) {
+  using LB = tl::Swizzled<8, 16, 2>;
+  // A checked shared buffer: its stores are tracked (check_uninit).
+  auto Bs = tl::smem_buffer<tl::half_t>(tl::dynamic_smem(), 0, 8 * 16, "Bs");
+  for (int i = threadIdx.x; i < 8 * 16; i += 128) Bs[LB::offset(i / 16, i % 16)] = B[i];
+  if (fence) tl::fence_proxy_async();
+  tl::syncthreads();
+  uint32_t a[4] = {0, 0, 0, 0};
+  float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  tl::WgmmaGroup group;
+  tl::wgmma_fence();
+  tl::wgmma_rs<8, 0, 0>(group, d, a, tl::detail::wgmma_desc<LB, false>(Bs), 1u);  // @wgmma
+  tl::wgmma_commit(group);
+  tl::wgmma_wait<0>(group);  // @wait
+  for (int i = 0; i < 4; ++i) D[threadIdx.x * 4 + i] = d[i];
+}
+
 // The emulator's address of element (mn, k) of a wgmma operand, for mn <
 // 64, k < 16: out[mn * 16 + k].
 extern "C" __global__ void element_addresses(uint64_t desc, int mn_major, int bytes,
@@ -345,6 +365,27 @@ TEST(WgmmaTest, RegisterAFollowsTheIsaFragment) {
       EXPECT_GT(mismatches, 64 * 8 / 2) << "swapped A registers must give wrong numbers";
     } else {
       EXPECT_EQ(mismatches, 0);
+    }
+  }
+}
+
+TEST(WgmmaTest, OperandsWrittenWithoutAProxyFenceAreReported) {
+  ASSERT_MODULE();
+  std::vector<tl::half_t> b(8 * 16, tl::half_t(1.0f));
+  std::vector<float> d(128 * 4, -1.0f);
+  for (int fence : {1, 0}) {
+    SCOPED_TRACE(fence ? "fenced" : "no fence");
+    tl::half_t* pb = b.data();
+    float* pd = d.data();
+    LaunchOptions options;
+    options.check_uninit = true;
+    absl::Status s = Launch(*Module(), "operand_fence", {1, 1, 1}, {128, 1, 1}, 1024,
+                            {Arg(pb), Arg(pd), Arg(fence)}, options);
+    if (fence) {
+      EXPECT_TRUE(s.ok()) << s;
+    } else {
+      EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+      EXPECT_TRUE(Contains(s, "with no fence.proxy.async since")) << s;
     }
   }
 }
