@@ -446,18 +446,9 @@ bool TmaStoreCopy(EmitContext& ctx, const ir::CopyNode* c) {
   ctx.w().Line(absl::StrCat("// ", bi->name, " stored through ", tmap,
                             " by TMA (outside the tensor: dropped)"));
   ctx.w().Open("if (tx == 0)");
-  const size_t rank = c->dst.mins.size();
   for (const inference::TmaCopyPlan::Load& l : p->loads) {
-    std::vector<std::string> coords;
-    for (size_t j = rank; j-- > 0;) {
-      ir::Expr m = c->dst.mins[j];
-      if (j + 1 == rank && l.last_dim_offset != 0) {
-        m = AddI(m, ir::IntImm(l.last_dim_offset, m->dtype));
-      }
-      coords.push_back(ctx.Expr(m));
-    }
     ctx.w().Line(absl::StrCat("tl::tma_store(", tmap, ", &", bi->name, "[", l.smem_elements, "], ",
-                              absl::StrJoin(coords, ", "), ");"));
+                              TmaCoords(ctx, c->dst.mins, l), ");"));
   }
   ctx.w().Line("tl::tma_store_commit();");
   ctx.w().Line("tl::tma_store_wait<0>();");

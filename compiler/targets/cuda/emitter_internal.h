@@ -415,6 +415,10 @@ void FlattenBody(const ir::Stmt& s, std::vector<ir::Stmt>& out);
 // other producer is not one.
 std::map<const ir::StmtNode*, inference::TmaCopyPlan> PlanTmaProducers(
     EmitContext& ctx, const std::vector<ir::Stmt>& body, const PipelineInfo& info, bool explain);
+// The coordinates of one TMA box (inference::TmaCopyPlan::Load) whose
+// region starts at `mins` (outermost first): innermost first, C++ text.
+std::string TmaCoords(EmitContext& ctx, const std::vector<ir::Expr>& mins,
+                      const inference::TmaCopyPlan::Load& load);
 // One thread's TMA loads of a stage (under `guard` when not empty): arrive on
 // `bar` expecting every load's bytes, then the loads of the producers in
 // `plans`, their regions with `map` applied (the loop variable for the

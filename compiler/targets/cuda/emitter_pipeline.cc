@@ -270,6 +270,19 @@ std::map<const ir::StmtNode*, inference::TmaCopyPlan> PlanTmaProducers(
   return plans;
 }
 
+std::string TmaCoords(EmitContext& ctx, const std::vector<ir::Expr>& mins,
+                      const inference::TmaCopyPlan::Load& load) {
+  std::vector<std::string> coords;
+  for (size_t j = mins.size(); j-- > 0;) {
+    ir::Expr m = mins[j];
+    if (j + 1 == mins.size() && load.last_dim_offset != 0) {
+      m = AddI(m, ir::IntImm(load.last_dim_offset, m->dtype));
+    }
+    coords.push_back(ctx.Expr(m));
+  }
+  return absl::StrJoin(coords, ", ");
+}
+
 absl::Status EmitTmaLoads(EmitContext& ctx, const std::vector<ir::Stmt>& body,
                           const std::map<const ir::StmtNode*, inference::TmaCopyPlan>& plans,
                           const std::map<const ir::VarNode*, ir::Expr>& map, const std::string& bar,
@@ -288,18 +301,11 @@ absl::Status EmitTmaLoads(EmitContext& ctx, const std::vector<ir::Stmt>& body,
     if (stage == ctx.stage_index().end()) {
       return ctx.Internal(absl::StrCat("TMA load into ", c->dst.buffer->name, " without a stage"));
     }
+    std::vector<ir::Expr> mins;
+    for (const ir::Expr& e : c->src.mins) mins.push_back(Substitute(e, map));
     for (const inference::TmaCopyPlan::Load& l : p.loads) {
-      std::vector<std::string> coords;
-      const size_t rank = c->src.mins.size();
-      for (size_t j = rank; j-- > 0;) {
-        ir::Expr m = Substitute(c->src.mins[j], map);
-        if (j + 1 == rank && l.last_dim_offset != 0) {
-          m = AddI(m, ir::IntImm(l.last_dim_offset, m->dtype));
-        }
-        coords.push_back(ctx.Expr(m));
-      }
       ctx.w().Line(absl::StrCat("tl::tma_load(&", stage->second, "[", l.smem_elements, "], ", tmap,
-                                ", ", bar, ", ", absl::StrJoin(coords, ", "), ");"));
+                                ", ", bar, ", ", TmaCoords(ctx, mins, l), ");"));
     }
   }
   if (!guard.empty()) ctx.w().Close();

@@ -21,17 +21,23 @@ static_assert(sizeof(TmaMap) == 128);
 
 namespace host {
 
-TL_HOST_NOINLINE inline void tma_load_op(void* dst, const TmaMap& map, uint64_t* bar,
-                                         std::initializer_list<int> coords) {
-  Thread* t = current_thread;
-  t->pc = TL_HOST_CALLER();
+inline TmaLoadIn tma_request(const void* smem, const TmaMap& map, uint64_t* bar,
+                             std::initializer_list<int> coords) {
   TmaLoadIn in{};
-  in.smem = dst;
+  in.smem = const_cast<void*>(smem);
   in.map = &map.desc;
   in.bar = bar;
   in.rank = static_cast<int32_t>(coords.size());
   int d = 0;
   for (int c : coords) in.coords[d++] = c;
+  return in;
+}
+
+TL_HOST_NOINLINE inline void tma_load_op(void* dst, const TmaMap& map, uint64_t* bar,
+                                         std::initializer_list<int> coords) {
+  Thread* t = current_thread;
+  t->pc = TL_HOST_CALLER();
+  const TmaLoadIn in = tma_request(dst, map, bar, coords);
   t->rt->tma_load(t, &in);
   current_thread = t;
 }
@@ -40,13 +46,7 @@ TL_HOST_NOINLINE inline void tma_store_op(const TmaMap& map, const void* src,
                                           std::initializer_list<int> coords) {
   Thread* t = current_thread;
   t->pc = TL_HOST_CALLER();
-  TmaLoadIn in{};
-  in.smem = const_cast<void*>(src);
-  in.map = &map.desc;
-  in.bar = nullptr;
-  in.rank = static_cast<int32_t>(coords.size());
-  int d = 0;
-  for (int c : coords) in.coords[d++] = c;
+  const TmaLoadIn in = tma_request(src, map, nullptr, coords);
   t->rt->tma_store(t, &in, -1);
   current_thread = t;
 }
