@@ -8,9 +8,9 @@
 // - T.copy(src, dst): each operand is a buffer (the whole buffer), a region
 //   (`A[i, lo:hi]`: a scalar index is an extent-1 dim) or a head address
 //   (`A[i, j]`, every index scalar) whose extents come from the other operand,
-//   aligned from the trailing dim. coalesced_width, disable_tma,
-//   eviction_policy, loop_layout and annotations are performance hints:
-//   accepted and ignored.
+//   aligned from the trailing dim. disable_tma=True keeps the copy off TMA
+//   (a constant; sm_90a). coalesced_width, eviction_policy, loop_layout and
+//   annotations are performance hints: accepted and ignored.
 // - T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum): operands
 //   are buffers or regions. k_pack only changes how AMD MFMA loads operands
 //   (accepted, ignored); wg_wait must be 0 (other values leave the result
@@ -274,7 +274,13 @@ absl::StatusOr<Value> Copy(Builder& b, CallArgs& args) {
       }
     }
   }
-  absl::Status s = b.Emit(ir::Copy(p->first, p->second), args.loc, "T.copy");
+  bool disable_tma = false;
+  if ((*a)[3]) {
+    absl::StatusOr<bool> v = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "disable_tma");
+    if (!v.ok()) return v.status();
+    disable_tma = *v;
+  }
+  absl::Status s = b.Emit(ir::Copy(p->first, p->second, disable_tma), args.loc, "T.copy");
   if (!s.ok()) return s;
   return Value::None();
 }

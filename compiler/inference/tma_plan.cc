@@ -114,6 +114,7 @@ absl::StatusOr<TmaCopyPlan> PlanTmaCopy(const ir::Program& program, const ir::Co
       copy.dst.buffer->scope != ir::Scope::kShared) {
     return No("not a global -> shared copy");
   }
+  if (copy.disable_tma) return No("T.copy(..., disable_tma=True)");
   return PlanBox(program, copy.src, copy.dst, layout, rows_allocated, smem_offset, stage_bytes);
 }
 
@@ -124,6 +125,7 @@ absl::StatusOr<TmaCopyPlan> PlanTmaStore(const ir::Program& program, const ir::C
       copy.dst.buffer->scope != ir::Scope::kGlobal) {
     return No("not a shared -> global copy");
   }
+  if (copy.disable_tma) return No("T.copy(..., disable_tma=True)");
   return PlanBox(program, copy.dst, copy.src, layout, rows_allocated, smem_offset, 0);
 }
 

@@ -59,6 +59,7 @@ enum class Tag : uint8_t {
   kAtomicMax = 63,
   kAtomicMin = 64,
   kWhile = 65,
+  kDisableTma = 66,  // a T.copy that must not use TMA
 };
 
 // How a variable or buffer reference is resolved.
@@ -422,6 +423,8 @@ class Encoder {
         T(Tag::kCopy);
         R(n->src);
         R(n->dst);
+        // Only when set, so every program hashed before the flag keeps its hash.
+        if (n->disable_tma) T(Tag::kDisableTma);
         return;
       }
       case StmtKind::kGemm: {

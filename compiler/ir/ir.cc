@@ -273,8 +273,8 @@ Stmt For(Var v, Expr min, Expr extent, ForKind kind, Stmt body) {
   f->body = std::move(body);
   return f;
 }
-Stmt Copy(Region src, Region dst) {
-  return std::make_shared<CopyNode>(std::move(src), std::move(dst));
+Stmt Copy(Region src, Region dst, bool disable_tma) {
+  return std::make_shared<CopyNode>(std::move(src), std::move(dst), disable_tma);
 }
 Stmt Fill(Region dst, Expr value) {
   return std::make_shared<FillNode>(std::move(dst), std::move(value));

@@ -395,7 +395,11 @@ struct LetNode : StmtNode {
 struct CopyNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kCopy;
   Region src, dst;
-  CopyNode(Region s, Region d) : StmtNode(kKind), src(std::move(s)), dst(std::move(d)) {}
+  // T.copy(..., disable_tma=True): the copy must not become a TMA load or
+  // store (it changes no value; a backend without TMA ignores it).
+  bool disable_tma = false;
+  CopyNode(Region s, Region d, bool no_tma = false)
+      : StmtNode(kKind), src(std::move(s)), dst(std::move(d)), disable_tma(no_tma) {}
 };
 
 enum class GemmPolicy : uint8_t { kSquare, kFullRow, kFullCol };
@@ -489,7 +493,7 @@ Stmt While(Expr cond, Stmt body);
 Stmt Store(Buffer b, std::vector<Expr> indices, Expr value);
 Stmt Let(Var v, Expr value);
 Stmt For(Var v, Expr min, Expr extent, ForKind kind, Stmt body);
-Stmt Copy(Region src, Region dst);
+Stmt Copy(Region src, Region dst, bool disable_tma = false);
 Stmt Fill(Region dst, Expr value);
 
 // ---------------------------------------------------------------------------

@@ -446,7 +446,8 @@ void Printer::S(const Stmt& s, int indent) {
     }
     case StmtKind::kCopy: {
       const auto* n = s->as<CopyNode>();
-      Line(indent, absl::StrCat("T.copy(", RegionText(n->src), ", ", RegionText(n->dst), ")"));
+      Line(indent, absl::StrCat("T.copy(", RegionText(n->src), ", ", RegionText(n->dst),
+                                n->disable_tma ? ", disable_tma=True" : "", ")"));
       return;
     }
     case StmtKind::kGemm: {

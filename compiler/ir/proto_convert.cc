@@ -187,6 +187,7 @@ class Writer {
         v1::CopyStmt* c = out->mutable_copy();
         WriteRegion(n->src, c->mutable_src());
         WriteRegion(n->dst, c->mutable_dst());
+        if (n->disable_tma) c->set_disable_tma(true);
         return;
       }
       case StmtKind::kGemm: {

@@ -467,7 +467,7 @@ class Reader {
         const v1::CopyStmt& c = s.copy();
         PC_ASSIGN_OR_RETURN(Region src, ReadRegion(c.has_src(), c.src(), "src"));
         PC_ASSIGN_OR_RETURN(Region dst, ReadRegion(c.has_dst(), c.dst(), "dst"));
-        return Copy(std::move(src), std::move(dst));
+        return Copy(std::move(src), std::move(dst), c.disable_tma());
       }
       case v1::Stmt::kGemm: {
         const v1::GemmStmt& g = s.gemm();

@@ -313,7 +313,7 @@ Stmt IRMutator::Mutate(const Stmt& s) {
       const auto* n = s->as<CopyNode>();
       Region src = MutateRegion(n->src), dst = MutateRegion(n->dst);
       if (SameRegion(src, n->src) && SameRegion(dst, n->dst)) return s;
-      return Copy(std::move(src), std::move(dst));
+      return Copy(std::move(src), std::move(dst), n->disable_tma);
     }
     case StmtKind::kGemm: {
       const auto* n = s->as<GemmNode>();

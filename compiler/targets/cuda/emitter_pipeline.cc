@@ -378,7 +378,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
       for (ir::Expr& e : src.extents) e = Substitute(e, map);
       ir::Region dst = c->dst;
       for (ir::Expr& e : dst.mins) e = Substitute(e, map);
-      ir::CopyNode shifted(src, dst);
+      ir::CopyNode shifted(src, dst, c->disable_tma);
       if (absl::Status st = LowerCopyAs(ctx, shifted, c); !st.ok()) return st;
     }
     ctx.staged_copy() = false;

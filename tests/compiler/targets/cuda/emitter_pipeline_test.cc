@@ -11,6 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/interp/compare.h"
 #include "compiler/interp/interp.h"
+#include "compiler/ir/hash.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/proto_convert.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "compiler/targets/host/emulate.h"
 #include "gmock/gmock.h"
@@ -244,6 +247,35 @@ TEST(PipelinedTma, LoopsRunAgainReinitialiseTheirBarriers) {
     ::tilec::testing::ExpectEmulatorMatchesInterpreter(
         *p, *src, {.seed = ::tilec::testing::TestSeed(20261130)});
   }
+}
+
+// T.copy(..., disable_tma=True) keeps that copy on cp.async (and the loop
+// off warp specialisation); the flag is part of the program: printed, kept
+// by the wire form, and in the hash.
+TEST(PipelinedTma, DisableTmaKeepsACopyOnCpAsync) {
+  std::string text = kStagedGemm;
+  const std::string copy_a = "T.copy(A[by * block_M, ko * block_K], A_shared)";
+  const size_t at = text.find(copy_a);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, copy_a.size(), "T.copy(A[by * block_M, ko * block_K], A_shared, disable_tma=True)");
+  const ::tilec::testing::BindingList bindings = {
+      {"M", "136"}, {"N", "72"}, {"K", "200"}, {"stages", "3"}};
+  absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource("pipelined.py", text, "gemm", bindings);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<ir::Program> plain = Compile(kStagedGemm, "gemm", bindings);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_NE(ir::ProgramHash(*p), ir::ProgramHash(*plain));
+  EXPECT_THAT(ir::Print(*p), HasSubstr("A_shared, disable_tma=True)"));
+  absl::StatusOr<ir::Program> back = ir::FromProto(ir::ToProto(*p));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(ir::ProgramHash(*back), ir::ProgramHash(*p));
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_THAT(src->code, HasSubstr("// A_shared: cp.async, not TMA: T.copy(..., disable_tma=True)"));
+  EXPECT_THAT(src->code, HasSubstr("tl::tma_load(&B_shared_fill[0], B_tmap"));
+  EXPECT_EQ(src->kernels[0].threads, 128) << "no producer warpgroup";
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+      *p, *src, {.seed = ::tilec::testing::TestSeed(20261132)});
 }
 
 TEST(PipelinedTma, ALoopThatDoesNotWaitForItsStageGetsWrongNumbers) {
