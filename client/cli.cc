@@ -27,18 +27,21 @@ std::string Usage() {
   return "usage:\n"
          "  tilec parse FILE --fn NAME [-D name=value ...] [-U name ...] [--print] [--json]\n"
          "  tilec run FILE --fn NAME [-D name=value ...] --interp|--emulate|--compare\n"
-         "            [--target sm_80|sm_90a] [--seed S]\n"
+         "            [--target sm_80|sm_90a|gfx942|gfx90a] [--seed S]\n"
          "            [--dim name=size ...] [--in x.npy ...] [--out DIR] [--shuffle-blocks]\n"
          "            [--timeout_s S (emulator, default 60)] [--check_uninit]\n"
          "  tilec recommend FILE --fn NAME [-D name=value ...] [-U name ...] --target PROFILE\n"
          "            [--top K] [--dim name=size ...] [--json]\n"
          "            [--profiles DIR | --server HOST:PORT [--token_file F] [--tls_ca F]]\n"
          "            [--timeout_s S]\n"
-         "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...] --target sm_80|sm_90a\n"
+         "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...]\n"
+         "            --target sm_80|sm_90a|gfx942|gfx90a\n"
          "            --local -o DIR [--profile P] [--profiles DIR] [--json]\n"
-         "            (in this process, no cache; writes .cubin .cu .json)\n"
+         "            (in this process, no cache; writes .cubin .cu .json,\n"
+         "            or .hsaco .hip .json for AMD)\n"
          "  tilec bench FILE --fn NAME [-D name=value ...] [-U name ...] [--device cuda:0|emulator]\n"
-         "            [--target sm_80|sm_90a] [--dim name=size ...] [--seed S] [--warmup W]\n"
+         "            [--target sm_80|sm_90a|gfx942|gfx90a] [--dim name=size ...] [--seed S]\n"
+         "            [--warmup W]\n"
          "            [--iters N] [--no-flush] [--no-check] [--profile P] [--json]\n"
          "            (compile, load through the runtime, check against the interpreter, time)\n"
          "  -U name leaves a parameter with a Python default unbound: recommend searches it,\n"
@@ -189,16 +192,18 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
     return Bad("--profile applies to compile and bench (recommend takes the profile as --target)");
   }
   if (f.command == "compile" && (f.target.empty() || f.out_dir.empty())) {
-    return Bad("compile --local needs --target sm_80|sm_90a and -o DIR");
+    return Bad("compile --local needs --target sm_80|sm_90a|gfx942|gfx90a and -o DIR");
   }
   if (f.command == "run") {
     if (f.compare) f.interp = f.emulate = true;
     if (!f.interp && !f.emulate) {
       return Bad("run needs an executor: --interp (the reference interpreter), --emulate "
-                 "--target sm_80|sm_90a (the generated CUDA on the SIMT emulator), or --compare "
-                 "(both)");
+                 "--target sm_80|sm_90a|gfx942|gfx90a (the generated code on the SIMT "
+                 "emulator), or --compare (both)");
     }
-    if (f.emulate && f.target.empty()) return Bad("run --emulate needs --target sm_80|sm_90a");
+    if (f.emulate && f.target.empty()) {
+      return Bad("run --emulate needs --target sm_80|sm_90a|gfx942|gfx90a");
+    }
   }
   return f;
 }

@@ -37,8 +37,8 @@ std::string GridText(const cuda::CudaKernel& k) {
 }  // namespace
 
 int CompileCommand(const Flags& flags) {
-  // The registry says what the name means (an AMD target is known but not
-  // compiled for yet); the CUDA target then has the details.
+  // The registry says what the name means; the emitter's target then has
+  // the details.
   const absl::Status known = targets::CompileTarget(flags.target).status();
   absl::StatusOr<cuda::CudaTarget> target =
       known.ok() ? cuda::CudaTarget::FromName(flags.target) : absl::StatusOr<cuda::CudaTarget>(known);
@@ -72,10 +72,11 @@ int CompileCommand(const Flags& flags) {
     return kOk;
   }
   const std::string base = (std::filesystem::path(flags.out_dir) / program->name).string();
-  std::printf("%s for %s (NVRTC %s, %.2f s): %s.cubin (%zu bytes), %s.cu, %s.json\n",
-              program->name.c_str(), artifact->target.c_str(), artifact->nvrtc_version.c_str(),
-              artifact->compile_seconds, base.c_str(), artifact->cubin.size(), base.c_str(),
-              base.c_str());
+  std::printf("%s for %s (%s %s, %.2f s): %s%s (%zu bytes), %s%s, %s.json\n",
+              program->name.c_str(), artifact->target.c_str(), artifact->amd ? "clang" : "NVRTC",
+              artifact->nvrtc_version.c_str(), artifact->compile_seconds, base.c_str(),
+              cuda::BinarySuffix(*artifact).c_str(), artifact->cubin.size(), base.c_str(),
+              cuda::SourceSuffix(*artifact).c_str(), base.c_str());
   for (const std::string& q : artifact->device_queries) {
     std::printf("  device query answered from the target's profile: %s\n", q.c_str());
   }

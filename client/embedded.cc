@@ -25,8 +25,7 @@ class LocalCompiler : public EmbeddedCompiler {
   explicit LocalCompiler(std::unique_ptr<cache::DiskStore> store)
       : store_(std::move(store)),
         caching_(std::make_unique<cache::CudaCompiler>(), store_.get(),
-                 cache::ToolchainInfo{cache::CompilerVersion(), cuda::NvrtcVersion(),
-                                      cache::DeviceHeadersHash()}),
+                 cache::CurrentToolchain()),
         core_(&caching_, kLocalLimits) {}
 
   absl::StatusOr<tilec::v1::CompileResponse> Compile(const tilec::v1::CompileRequest& request,

@@ -23,6 +23,7 @@
 #include "compiler/cache/digest.h"
 #include "compiler/cache/signing.h"
 #include "compiler/frontend/frontend.h"
+#include "compiler/targets/registry.h"
 #include "compiler/ir/hash.h"
 #include "compiler/recommend/auto_bind.h"
 #include "compiler/recommend/profile.h"
@@ -370,7 +371,9 @@ int Compile(const RemoteFlags& f) {
       return Report(gs, backend.remote);
     }
     std::string base = absl::StrCat(f.out, "/", f.function, ".", r.target());
-    std::ofstream cubin(base + ".cubin", std::ios::binary);
+    absl::StatusOr<const targets::Target*> target = targets::FindTarget(r.target());
+    const std::string suffix = target.ok() ? std::string((*target)->binary_suffix) : ".bin";
+    std::ofstream cubin(base + suffix, std::ios::binary);
     cubin << bytes;
     std::ofstream meta(base + ".json");
     meta << r.metadata_json() << "\n";
@@ -378,7 +381,7 @@ int Compile(const RemoteFlags& f) {
       std::ofstream(base + ".sig") << cache::SignatureFile(r.cache_key(), r.signature());
     }
     if (!cubin || !meta) {
-      std::fprintf(stderr, "tilec: cannot write %s.{cubin,json}\n", base.c_str());
+      std::fprintf(stderr, "tilec: cannot write %s%s and .json\n", base.c_str(), suffix.c_str());
       return 4;
     }
   }

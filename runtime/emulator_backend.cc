@@ -18,14 +18,18 @@ namespace {
 class EmulatorModule : public Module {
  public:
   EmulatorModule(host::HostModule module, std::vector<std::string> kernels,
-                 const EmulatorBackendOptions& options)
-      : module_(std::move(module)), kernels_(std::move(kernels)), options_(options) {}
+                 const EmulatorBackendOptions& options, int warp_size)
+      : module_(std::move(module)),
+        kernels_(std::move(kernels)),
+        options_(options),
+        warp_size_(warp_size) {}
 
   absl::Status Launch(int kernel, const LaunchConfig& config, void** args,
                       const std::vector<LaunchBuffer>& buffers, void* stream) override {
     host::LaunchOptions options;
     options.time_limit_s = options_.time_limit_s;
     options.os_threads = options_.os_threads;
+    options.warp_size = warp_size_;
     for (const LaunchBuffer& b : buffers) options.buffers.push_back({b.data, b.bytes, b.name});
     host::Dim3 grid{config.grid[0], config.grid[1], config.grid[2]};
     host::Dim3 block{config.block[0], config.block[1], config.block[2]};
@@ -41,6 +45,7 @@ class EmulatorModule : public Module {
   host::HostModule module_;
   std::vector<std::string> kernels_;
   EmulatorBackendOptions options_;
+  int warp_size_;  // 64 for AMD code (wavefronts)
 };
 
 class EmulatorBackend : public Backend {
@@ -66,10 +71,9 @@ class EmulatorBackend : public Backend {
   }
 
   absl::StatusOr<std::unique_ptr<Module>> Load(const Artifact& artifact) override {
-    if (artifact.vendor() != "cuda") {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the emulator runs CUDA artifacts; ", artifact.program, " is for ", artifact.target));
-    }
+    // CUDA and AMD artifacts alike: the generated source is built for the
+    // host; AMD code runs with 64-lane wavefronts.
+    const bool amd = artifact.vendor() == "hip";
     if (artifact.source.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "artifact ", artifact.program,
@@ -79,7 +83,7 @@ class EmulatorBackend : public Backend {
     host::HostOptions options;
     options.clang = options_.clang;
     options.work_dir = options_.work_dir;
-    options.source_name = artifact.program + ".cu";
+    options.source_name = artifact.program + (amd ? ".hip" : ".cu");
     absl::StatusOr<host::HostModule> module = host::CompileHost(artifact.source, options);
     if (!module.ok()) return module.status();
     std::vector<std::string> kernels;
@@ -95,7 +99,8 @@ class EmulatorBackend : public Backend {
       }
       kernels.push_back(k.name);
     }
-    return std::make_unique<EmulatorModule>(*std::move(module), std::move(kernels), options_);
+    return std::make_unique<EmulatorModule>(*std::move(module), std::move(kernels), options_,
+                                            amd ? 64 : 32);
   }
 
   absl::StatusOr<void*> Alloc(size_t bytes) override {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "compiler/cache/cuda_compiler.h"
@@ -91,6 +93,10 @@ int RunCompileChild() {
       job.target = request.target();
       job.options.line_info = request.options().line_info();
       job.options.max_registers = request.options().max_registers();
+      // An AMD compile runs clang-19 on files: they go in this child's own
+      // folder, its working directory, named relatively (the user the child
+      // runs as may not walk the path above it).
+      if (absl::StartsWith(job.target, "gfx")) ::setenv("TMPDIR", ".", 1);
       cache::CudaCompiler compiler;
       absl::StatusOr<cache::Artifact> artifact = compiler.Compile(job);
       if (artifact.ok()) {

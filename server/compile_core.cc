@@ -60,7 +60,7 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::LookupByHash(
   if (request.targets().empty() || request.targets_size() > kMaxTargets) {
     return absl::InvalidArgumentError(
         absl::StrCat("a request names 1 to ", kMaxTargets, " targets (",
-                     targets::TargetNames(/*compiled_only=*/true), ")"));
+                     targets::TargetNames(), ")"));
   }
   for (const std::string& t : request.targets()) {
     if (absl::Status s = targets::CompileTarget(t).status(); !s.ok()) return s;
@@ -95,7 +95,7 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepar
     std::shared_ptr<const cache::Cancellation> cancel) {
   if (request.targets().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("the request names no target (",
-                                                   targets::TargetNames(/*compiled_only=*/true),
+                                                   targets::TargetNames(),
                                                    ")"));
   }
   if (request.targets_size() > kMaxTargets) {

@@ -59,6 +59,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "compiler/cache/cache_key.h"
+#include "compiler/cache/cuda_compiler.h"
 #include "compiler/cache/caching_compiler.h"
 #include "compiler/cache/disk_store.h"
 #include "compiler/cache/single_flight.h"
@@ -274,8 +275,7 @@ int main(int argc, char** argv) {
                subprocess_ptr->DescribeProtections().c_str());
   auto measured = std::make_unique<server::MetricsCompiler>(std::move(subprocess), &metrics);
   server::MetricsCompiler* measured_ptr = measured.get();
-  cache::ToolchainInfo tools{cache::CompilerVersion(), cuda::NvrtcVersion(),
-                             cache::DeviceHeadersHash()};
+  cache::ToolchainInfo tools = cache::CurrentToolchain();
   // The shared tier sits between the disk cache and the compiler: a disk
   // miss looks in Redis, then compiles under the fleet-wide lock.
   std::unique_ptr<cache::Compiler> below_disk = std::move(measured);

@@ -16,10 +16,13 @@
 namespace tilec::cache {
 
 std::string CacheKey::Encode() const {
+  const bool amd = absl::StartsWith(target, "gfx");
   return absl::StrCat("schema=", kCacheSchema, "\nprogram=", program_hash, "\ntarget=", target,
                       "\ncompiler=", toolchain.compiler_version,
-                      "\nnvrtc=", toolchain.nvrtc_version,
-                      "\ndevice_headers=", toolchain.device_headers_hash,
+                      amd ? "\nclang=" : "\nnvrtc=",
+                      amd ? toolchain.clang_version : toolchain.nvrtc_version,
+                      "\ndevice_headers=",
+                      amd ? toolchain.amd_headers_hash : toolchain.device_headers_hash,
                       "\nline_info=", options.line_info ? 1 : 0,
                       "\nmax_registers=", options.max_registers, "\n");
 }
@@ -48,9 +51,9 @@ std::string CompilerVersion() {
   return *version;
 }
 
-std::string DeviceHeadersHash() {
+std::string DeviceHeadersHash(device::DeviceTarget target) {
   std::string all;
-  for (const device::DeviceHeader& h : device::DeviceHeaders(device::DeviceTarget::kCuda)) {
+  for (const device::DeviceHeader& h : device::DeviceHeaders(target)) {
     absl::StrAppend(&all, h.path.size(), ":", std::string(h.path), h.text.size(), ":",
                     std::string(h.text));
   }

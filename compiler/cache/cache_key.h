@@ -16,6 +16,9 @@
 //                   source into different SASS.
 //   device_headers  SHA-256 of the embedded tl device headers the generated
 //                   code includes (DeviceHeadersHash()).
+//   For an AMD target (gfx942, gfx90a) nvrtc is replaced by clang (clang-19's
+//   `--version` line) and device_headers hashes the AMD device headers: the
+//   CUDA entries' encoding is unchanged.
 //   line_info, max_registers
 //                   the compile options (CompileOptions), each changing the
 //                   cubin.
@@ -28,6 +31,7 @@
 #include <string>
 
 #include "compiler/cache/compiler.h"
+#include "compiler/device/device_headers.h"
 
 namespace tilec::cache {
 
@@ -39,6 +43,8 @@ struct ToolchainInfo {
   std::string compiler_version;
   std::string nvrtc_version;
   std::string device_headers_hash;
+  std::string clang_version = {};     // AMD targets
+  std::string amd_headers_hash = {};  // AMD targets
 };
 
 struct CacheKey {
@@ -62,8 +68,9 @@ CacheKey MakeCacheKey(const CompileJob& job, const ToolchainInfo& toolchain);
 // older build of the same commit wrote.
 std::string CompilerVersion();
 
-// SHA-256 over the CUDA device headers' paths and texts, in their sorted order.
-std::string DeviceHeadersHash();
+// SHA-256 over a target's device headers' paths and texts, in their sorted
+// order.
+std::string DeviceHeadersHash(device::DeviceTarget target = device::DeviceTarget::kCuda);
 
 }  // namespace tilec::cache
 

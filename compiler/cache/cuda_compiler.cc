@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/targets/amdgpu/toolchain.h"
 #include "compiler/targets/cuda/artifact.h"
 #include "compiler/targets/cuda/nvrtc.h"
 #include "compiler/targets/cuda/target.h"
@@ -28,6 +29,13 @@ absl::Status CheckStillWanted(const CompileJob& job) {
 
 absl::Status CheckCudaTarget(const std::string& target) {
   return targets::CompileTarget(target).status();
+}
+
+ToolchainInfo CurrentToolchain() {
+  ToolchainInfo t{CompilerVersion(), cuda::NvrtcVersion(), DeviceHeadersHash()};
+  t.clang_version = amdgpu::ClangVersion().value_or("");
+  t.amd_headers_hash = DeviceHeadersHash(device::DeviceTarget::kHip);
+  return t;
 }
 
 absl::StatusOr<Artifact> CudaCompiler::Compile(const CompileJob& job) {

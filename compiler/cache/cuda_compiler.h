@@ -1,5 +1,6 @@
-// The real Compiler for the CUDA targets: the tilec pipeline run in this
-// process, from a verified tile program to a cubin and its launch metadata.
+// The real Compiler for every target: the tilec pipeline run in this process,
+// from a verified tile program to a cubin (hsaco for AMD) and its launch
+// metadata.
 // It is cuda::BuildCudaArtifact (compiler/targets/cuda/artifact.h: inference,
 // emission, NVRTC) behind the Compiler interface, so tilecd's compile children, the
 // embedded CLI and `tilec compile --local` run one pipeline.
@@ -18,6 +19,7 @@
 #ifndef TILEC_COMPILER_CACHE_CUDA_COMPILER_H_
 #define TILEC_COMPILER_CACHE_CUDA_COMPILER_H_
 
+#include "compiler/cache/cache_key.h"
 #include "compiler/cache/compiler.h"
 
 namespace tilec::cache {
@@ -27,8 +29,13 @@ class CudaCompiler : public Compiler {
   absl::StatusOr<Artifact> Compile(const CompileJob& job) override;
 };
 
-// INVALID_ARGUMENT unless `target` is a CUDA target tilec compiles for.
+// INVALID_ARGUMENT unless `target` is a target tilec compiles for.
 absl::Status CheckCudaTarget(const std::string& target);
+
+// The toolchains of this process, for cache keys: tilec's version, NVRTC's,
+// clang-19's (empty when it cannot be run: AMD compiles then fail) and the
+// CUDA and AMD device headers' hashes.
+ToolchainInfo CurrentToolchain();
 
 }  // namespace tilec::cache
 

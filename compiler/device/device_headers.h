@@ -18,7 +18,7 @@ namespace tilec::device {
 enum class DeviceTarget {
   kCuda,  // NVRTC (sm_80, sm_90a): cuda/ + common/
   kHost,  // the SIMT emulator (clang-19): host/ + common/
-  kHip,   // AMD GPUs (clang-19, amdgcn-amd-amdhsa): hip/
+  kHip,   // AMD GPUs (clang-19, amdgcn-amd-amdhsa): hip/ + common/
 };
 
 struct DeviceHeader {

@@ -40,7 +40,7 @@ endfunction()
 
 embed_target(cuda_entries cuda common)
 embed_target(host_entries host common)
-embed_target(hip_entries hip)
+embed_target(hip_entries hip common)
 
 file(WRITE "${OUT}.tmp" "// Generated from compiler/device/{common,cuda,host,hip} by \
 compiler/device/embed_headers.cmake.

@@ -249,8 +249,12 @@ bool SameLayout(const FragmentLayout& a, const FragmentLayout& b) {
 
 // ---------------------------------------------------------------------------
 
-GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t n, int64_t warps) {
-  auto divides = [&](int64_t wm, int64_t wn) { return m % (16 * wm) == 0 && n % (8 * wn) == 0; };
+namespace {
+
+// ChooseWarpPartition for tiles of gm x gn elements per warp step.
+GemmWarpPartition Partition(ir::GemmPolicy policy, int64_t m, int64_t n, int64_t warps,
+                            int64_t gm, int64_t gn) {
+  auto divides = [&](int64_t wm, int64_t wn) { return m % (gm * wm) == 0 && n % (gn * wn) == 0; };
   // Square over the factorisations of w (only the exact ones, or all ranked
   // by padded tile size first); warps_m == 0 when there is none.
   auto square = [&](int64_t w, bool exact_only) {
@@ -261,8 +265,8 @@ GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t 
       const int64_t wn = w / wm;
       if (exact_only && !divides(wm, wn)) continue;
       double area = exact_only ? 0.0
-                               : static_cast<double>(RoundUp(m, 16 * wm)) *
-                                     static_cast<double>(RoundUp(n, 8 * wn));
+                               : static_cast<double>(RoundUp(m, gm * wm)) *
+                                     static_cast<double>(RoundUp(n, gn * wn));
       double diff = std::fabs(static_cast<double>(m) / wm - static_cast<double>(n) / wn);
       // wm grows, so replacing on a tie gives ties to the larger warps_m.
       if (best.warps_m == 0 || area < best_area || (area == best_area && diff <= best_diff)) {
@@ -285,9 +289,24 @@ GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t 
       return p;
     }
   }
-  if (policy == ir::GemmPolicy::kFullRow && m % (16 * warps) == 0) return {warps, 1, 1, false};
-  if (policy == ir::GemmPolicy::kFullCol && n % (8 * warps) == 0) return {1, warps, 1, false};
+  if (policy == ir::GemmPolicy::kFullRow && m % (gm * warps) == 0) return {warps, 1, 1, false};
+  if (policy == ir::GemmPolicy::kFullCol && n % (gn * warps) == 0) return {1, warps, 1, false};
   return square(warps, /*exact_only=*/false);
+}
+
+}  // namespace
+
+GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t n, int64_t warps) {
+  return Partition(policy, m, n, warps, 16, 8);
+}
+
+GemmWarpPartition ChooseMfmaPartition(ir::GemmPolicy policy, int64_t m, int64_t n, int64_t waves) {
+  GemmWarpPartition big = Partition(policy, m, n, waves, 32, 32);
+  GemmWarpPartition small = Partition(policy, m, n, waves, 16, 16);
+  const bool use_big = big.exact && big.replicas <= small.replicas;
+  GemmWarpPartition p = use_big ? big : small;
+  p.mfma = use_big ? 32 : 16;
+  return p;
 }
 
 std::optional<GemmWarpPartition> ChooseWgmmaPartition(int64_t m, int64_t n, int64_t warps,
@@ -313,7 +332,62 @@ std::optional<GemmWarpPartition> ChooseWgmmaPartition(int64_t m, int64_t n, int6
   return std::nullopt;
 }
 
+namespace {
+
+std::string PartitionName(const char* what, const GemmWarpPartition& p) {
+  return absl::StrCat(what, "(waves=", p.warps_m, "x", p.warps_n,
+                      p.replicas > 1 ? absl::StrCat("x", p.replicas) : "", ", mfma", p.mfma, ")");
+}
+
+// The MFMA D registers of an [M, N] output (layout.h, MmaAccumulator).
+FragmentLayout MfmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p) {
+  const int64_t t = p.mfma;
+  const int64_t wm_tile = RoundUp(m, t * p.warps_m) / p.warps_m;
+  const int64_t wn_tile = RoundUp(n, t * p.warps_n) / p.warps_n;
+  const int64_t mi = wm_tile / t, ni = wn_tile / t;
+  std::vector<LayoutDigit> digits;
+  if (t == 32) {
+    // row = wm * WM + mi * 32 + 8 * (r / 4) + 4 * (lane / 32) + r % 4
+    digits = {ThreadDigit(0, p.warps_m, 64), LocalDigit(0, mi, 16 * ni), LocalDigit(0, 4, 4),
+              ThreadDigit(0, 2, 32), LocalDigit(0, 4, 1),
+              // col = wn * WN + ni * 32 + lane % 32
+              ThreadDigit(1, p.warps_n, 64 * p.warps_m), LocalDigit(1, ni, 16),
+              ThreadDigit(1, 32, 1)};
+  } else {
+    // row = wm * WM + mi * 16 + 4 * (lane / 16) + r
+    digits = {ThreadDigit(0, p.warps_m, 64), LocalDigit(0, mi, 4 * ni), ThreadDigit(0, 4, 16),
+              LocalDigit(0, 4, 1),
+              // col = wn * WN + ni * 16 + lane % 16
+              ThreadDigit(1, p.warps_n, 64 * p.warps_m), LocalDigit(1, ni, 4),
+              ThreadDigit(1, 16, 1)};
+  }
+  digits.push_back(ThreadDigit(-1, p.replicas, 64 * p.warps_m * p.warps_n));
+  return MustMake(PartitionName("mfma_accumulator", p), {m, n},
+                  64 * p.warps_m * p.warps_n * p.replicas, std::move(digits));
+}
+
+// The MFMA A operand of an [M, K] tile (layout.h, RegisterA).
+FragmentLayout MfmaRegisterA(int64_t m, int64_t k, const GemmWarpPartition& p, bool transposed) {
+  const int64_t t = p.mfma, kstep = t == 32 ? 8 : 16;
+  const int64_t wm_tile = RoundUp(m, t * p.warps_m) / p.warps_m;
+  const int64_t mi = wm_tile / t, ki = RoundUp(k, kstep) / kstep;
+  const int row = transposed ? 1 : 0, col = transposed ? 0 : 1;
+  std::vector<LayoutDigit> digits = {
+      // row = wm * WM + mi * T + lane % T
+      ThreadDigit(row, p.warps_m, 64), LocalDigit(row, mi, 4 * ki), ThreadDigit(row, t, 1),
+      // k = kk * kstep + 4 * (lane / T) + j
+      LocalDigit(col, ki, 4), ThreadDigit(col, 64 / t, t), LocalDigit(col, 4, 1),
+      // every wave column (and every replica group) holds the same A
+      ThreadDigit(-1, p.warps_n * p.replicas, 64 * p.warps_m)};
+  std::vector<int64_t> shape = transposed ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
+  return MustMake(PartitionName(transposed ? "mfma_a_transposed" : "mfma_a", p), std::move(shape),
+                  64 * p.warps_m * p.warps_n * p.replicas, std::move(digits));
+}
+
+}  // namespace
+
 FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p) {
+  if (p.mfma != 0) return MfmaAccumulator(m, n, p);
   if (p.wgmma) {
     const int64_t wg_m = p.warps_m / 4, wg_n = p.warps_n;
     const int64_t mi = m / wg_m / 64, ni = n / wg_n / 8;
@@ -348,6 +422,7 @@ FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p) 
 }
 
 FragmentLayout RegisterA(int64_t m, int64_t k, const GemmWarpPartition& p, bool transposed) {
+  if (p.mfma != 0) return MfmaRegisterA(m, k, p, transposed);
   const int64_t wm_tile = RoundUp(m, 16 * p.warps_m) / p.warps_m;
   const int64_t mi = wm_tile / 16, ki = RoundUp(k, 8) / 8;
   const int row = transposed ? 1 : 0, col = transposed ? 0 : 1;

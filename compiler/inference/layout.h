@@ -133,9 +133,15 @@ struct GemmWarpPartition {
   // m64nNk16 (k32 for float8) instructions, MI = M / wg_m / 64 of them per
   // k-step. Always exact.
   bool wgmma = false;
+  // AMD's matrix cores (docs/amdgpu.md "MFMA"): 0, or the MFMA tile edge.
+  // Warps are then 64-lane wavefronts (the block has 64 * warps_m * warps_n
+  // * replicas threads) and each computes its part in MFMA x MFMA tiles:
+  // 32 (v_mfma_f32_32x32x8, k-steps of 8) or 16 (v_mfma_f32_16x16x16,
+  // k-steps of 16).
+  int64_t mfma = 0;
   bool operator==(const GemmWarpPartition& o) const {
     return warps_m == o.warps_m && warps_n == o.warps_n && replicas == o.replicas &&
-           exact == o.exact && wgmma == o.wgmma;
+           exact == o.exact && wgmma == o.wgmma && mfma == o.mfma;
   }
 };
 
@@ -165,6 +171,12 @@ GemmWarpPartition ChooseWarpPartition(ir::GemmPolicy policy, int64_t m, int64_t 
 std::optional<GemmWarpPartition> ChooseWgmmaPartition(int64_t m, int64_t n, int64_t warps,
                                                       int64_t n_align, bool one_tile = false);
 
+// The MFMA partition of an [M, N] tile over `waves` 64-lane wavefronts: the
+// ChooseWarpPartition rules with 32 x 32 tiles (mfma = 32) when they give an
+// exact partition with no more replicas than 16 x 16 tiles would, else the
+// 16 x 16 partition (mfma = 16, padded when not exact).
+GemmWarpPartition ChooseMfmaPartition(ir::GemmPolicy policy, int64_t m, int64_t n, int64_t waves);
+
 // ---------------------------------------------------------------------------
 // Fragment layout constructors. Each requires positive sizes.
 
@@ -182,6 +194,13 @@ std::optional<GemmWarpPartition> ChooseWgmmaPartition(int64_t m, int64_t n, int6
 // ((mi * NI + ni) * 2 + h) * 2 + e holds row wgm * WGM + mi * 64 + (w % 4) *
 // 16 + h * 8 + g, column wgn * WGN + ni * 8 + 2 * q + e. With MI = 1 this is
 // the m16n8k16 accumulator of the same warps_m x warps_n.
+//
+// With p.mfma (AMD's MFMA D registers, wave64; lane = tx % 64, w = tx / 64,
+// MI = WM / T, NI = WN / T for the tile T = p.mfma): with T = 32, slot
+// (mi * NI + ni) * 16 + r holds row wm * WM + mi * 32 + 8 * (r / 4) + 4 *
+// (lane / 32) + r % 4, column wn * WN + ni * 32 + lane % 32; with T = 16,
+// slot (mi * NI + ni) * 4 + r holds row wm * WM + mi * 16 + 4 * (lane / 16)
+// + r, column wn * WN + ni * 16 + lane % 16.
 FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p);
 
 // The register A operand of gemm_rs for an [M, K] A (shape [K, M] when
@@ -190,6 +209,11 @@ FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p);
 // partition: slot ((mi * (K / 8) + kk) * 2 + h) * 2 + e holds row wm * WM +
 // mi * 16 + h * 8 + g, k = kk * 8 + 2 * q + e. threads = 32 * warps_m *
 // warps_n * replicas; replicate = warps_n * replicas.
+//
+// With p.mfma it is the MFMA A operand (wave64): with T = 32, slot (mi * KI
+// + kk) * 4 + j holds row wm * WM + mi * 32 + lane % 32, k = kk * 8 + 4 *
+// (lane / 32) + j (KI = K / 8); with T = 16, row wm * WM + mi * 16 + lane %
+// 16, k = kk * 16 + 4 * (lane / 16) + j (KI = K / 16).
 FragmentLayout RegisterA(int64_t m, int64_t k, const GemmWarpPartition& p, bool transposed);
 
 // Row-major flat index split into `vector`-element runs dealt round-robin to

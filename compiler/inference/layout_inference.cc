@@ -342,13 +342,26 @@ class KernelInference {
   }
 
   absl::Status VisitGemm(const ir::GemmNode& g) {
-    if (!target_.supports_mma) {
+    if (!target_.supports_mma && !target_.supports_mfma) {
       return absl::UnimplementedError(
           absl::StrCat(Where(), ": T.gemm is not supported on ", target_.name));
     }
-    if (target_.warp_size != 32 || threads_ % 32 != 0) {
-      return absl::UnimplementedError(absl::StrCat(
-          Where(), ": T.gemm needs whole 32-thread warps; the kernel has ", threads_, " threads"));
+    const int64_t wave = target_.supports_mfma ? 64 : 32;
+    if (target_.warp_size != wave || threads_ % wave != 0) {
+      return absl::UnimplementedError(absl::StrCat(Where(), ": T.gemm needs whole ", wave,
+                                                   wave == 64 ? "-lane wavefronts" : "-thread warps",
+                                                   "; the kernel has ", threads_, " threads"));
+    }
+    if (target_.supports_mfma) {
+      for (const ir::Region* r : {&g.a, &g.b}) {
+        const ir::DType t = r->buffer->dtype;
+        if (t != ir::DType::kFloat16 && t != ir::DType::kBFloat16) {
+          return absl::UnimplementedError(absl::StrCat(
+              Where(), ": T.gemm on ", target_.name, " takes float16 or bfloat16 operands; ",
+              r->buffer->name, " is ", std::string(ir::DTypeName(t)),
+              " (float8 MFMA is not lowered yet)"));
+        }
+      }
     }
     auto dims2 = [&](const ir::Region& r,
                      const char* what) -> absl::StatusOr<std::vector<int64_t>> {
@@ -376,7 +389,9 @@ class KernelInference {
     const int64_t m = (*c)[0], n = (*c)[1], k = g.transpose_a ? (*a)[0] : (*a)[1];
     auto wg = wgmma_.find(&g);
     GemmWarpPartition p =
-        wg != wgmma_.end() ? wg->second : ChooseWarpPartition(g.policy, m, n, threads_ / 32);
+        wg != wgmma_.end()       ? wg->second
+        : target_.supports_mfma ? ChooseMfmaPartition(g.policy, m, n, threads_ / 64)
+                                : ChooseWarpPartition(g.policy, m, n, threads_ / 32);
     plan_->gemms[&g] = p;
     const std::string where = Where();
     if (g.c.buffer->scope == ir::Scope::kFragment) {

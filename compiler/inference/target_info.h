@@ -2,12 +2,13 @@
 //
 // Inference and lowering ask this record, never vendor code. A target folder
 // (compiler/targets/...) or a hardware profile fills it in; the presets below
-// are the CUDA architectures tilec compiles for.
+// are the architectures tilec compiles for.
 #ifndef TILEC_COMPILER_INFERENCE_TARGET_INFO_H_
 #define TILEC_COMPILER_INFERENCE_TARGET_INFO_H_
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace tilec::inference {
 
@@ -22,6 +23,7 @@ struct TargetInfo {
   bool supports_mma = false;            // m16n8k16 mma.sync (T.gemm)
   bool supports_wgmma = false;          // warpgroup wgmma.mma_async (Hopper)
   bool supports_tma = false;            // cp.async.bulk.tensor through tensor maps (Hopper)
+  bool supports_mfma = false;           // AMD matrix cores (T.gemm as v_mfma, wave64)
 
   // NVIDIA A100 class (compute capability 8.0): 163 KiB of shared memory per
   // block.
@@ -31,6 +33,17 @@ struct TargetInfo {
   // NVIDIA H100/H200 class (9.0a): 227 KiB of shared memory per block.
   static TargetInfo Sm90a() {
     return TargetInfo{"sm_90a", 32, 1024, 227 * 1024, 16, true, true, true, true, true};
+  }
+  // AMD CDNA3 (MI300X, gfx942) and CDNA2 (MI250X, gfx90a): 64-lane
+  // wavefronts, 64 KiB of LDS per workgroup, MFMA.
+  static TargetInfo Gfx942() { return Amd("gfx942"); }
+  static TargetInfo Gfx90a() { return Amd("gfx90a"); }
+
+ private:
+  static TargetInfo Amd(std::string name) {
+    TargetInfo t{std::move(name), 64, 1024, 64 * 1024, 16};
+    t.supports_mfma = true;
+    return t;
   }
 };
 

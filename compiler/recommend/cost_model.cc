@@ -27,7 +27,11 @@ KernelCost PredictKernel(const KernelStats& k, const HardwareProfile& p) {
   const double t_shared = k.shared_read_bytes / shared_rate_sm;
   const double t_vector = k.vector_flops / vector_rate_sm;
   const double t_loop = k.loop_trips * kIterationCycles / (p.boost_clock_mhz() * 1e6);
-  const double compute_s = busiest * (std::max(t_matrix, t_shared) + t_vector + t_loop);
+  const double warps = std::ceil(static_cast<double>(std::max<int64_t>(k.threads, 1)) /
+                                 std::max(1.0, static_cast<double>(p.warp_size())));
+  const double partitions_busy = std::min(1.0, resident * warps / kSchedulersPerSm);
+  const double compute_s =
+      busiest * (std::max(t_matrix, t_shared) + t_vector + t_loop) / partitions_busy;
 
   const double bandwidth = p.memory_bandwidth_gbps() * 1e9;
   const double stage_bytes = k.bytes_per_stage > 0 ? k.bytes_per_stage : k.global_bytes;

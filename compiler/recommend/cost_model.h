@@ -7,7 +7,12 @@
 //   compute = W * (max(matrix flops / per-SM matrix peak of A's dtype,
 //                      shared operand bytes / per-SM shared bandwidth)
 //                  + vector flops / per-SM FP32 rate
-//                  + loop trips * kIterationCycles / clock)
+//                  + loop trips * kIterationCycles / clock) / U
+//             where U = min(1, min(R, W) * warps per block / kSchedulersPerSm):
+//             an SM's matrix and vector units sit in kSchedulersPerSm
+//             partitions (NVIDIA's SM sub-partitions, AMD's SIMDs), each
+//             fed by its own warps, so a block of one warp alone uses a
+//             quarter of them
 //   memory  = max(DRAM bytes / achieved bandwidth, B * global bytes / L2
 //             bandwidth). Tile traffic beyond the kernel's unique bytes
 //             (re-reads of the same tensors by other blocks) hits L2 with
@@ -45,6 +50,8 @@ inline constexpr double kL2BandwidthFactor = 3.0;
 // Cost of one main-loop iteration beyond its work (barriers, waits on the
 // pipeline, address arithmetic), in SM clock cycles.
 inline constexpr double kIterationCycles = 100.0;
+// Partitions of an SM / CU that each issue from their own warps.
+inline constexpr double kSchedulersPerSm = 4.0;
 
 struct KernelCost {
   double time_us = 0;

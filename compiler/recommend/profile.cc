@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/recommend/builtin_profiles.h"
+#include "compiler/targets/registry.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
@@ -201,15 +202,24 @@ double MatrixPeakTflops(const HardwareProfile& profile, ir::DType dtype) {
 }
 
 inference::TargetInfo TargetInfoFor(const HardwareProfile& p) {
+  const std::string arch =
+      p.vendor() == "host" ? (p.emulates().empty() ? p.arch() : p.emulates()) : p.arch();
+  // The lowering of the target the profile is for (the registry's features:
+  // wave size, mma / wgmma / MFMA, TMA), within the profile's limits.
   inference::TargetInfo t;
-  t.name = p.vendor() == "host" ? (p.emulates().empty() ? p.arch() : p.emulates()) : p.arch();
-  t.warp_size = 32;
+  if (absl::StatusOr<const targets::Target*> known = targets::FindTarget(arch); known.ok()) {
+    t = (*known)->info;
+  } else {
+    t.warp_size = p.warp_size() > 0 ? p.warp_size() : 32;
+    t.vector_bytes = 16;
+    t.supports_ldmatrix = p.vendor() == "nvidia";
+    t.supports_mma = p.vendor() != "amd";
+    t.supports_mfma = p.vendor() == "amd";
+  }
+  t.name = arch;
   t.max_threads_per_block = p.max_threads_per_block();
   t.shared_memory_per_block = p.shared_memory_per_block_bytes();
-  t.vector_bytes = 16;
-  t.supports_cp_async = p.async_copy();
-  t.supports_ldmatrix = p.vendor() != "amd";
-  t.supports_mma = true;
+  t.supports_cp_async = t.supports_cp_async && p.async_copy();
   return t;
 }
 

@@ -3,10 +3,10 @@
 // registry what a target name means and whether tilec emits code for it.
 //
 //   name     vendor  toolchain  wave  default profile  binary
-//   sm_80    nvidia  nvrtc       32   a100             .cubin   compiles
-//   sm_90a   nvidia  nvrtc       32   h100_sxm         .cubin   compiles
-//   gfx942   amd     clang-19    64   mi300x           .hsaco   toolchain only (no emitter yet)
-//   gfx90a   amd     clang-19    64   mi250x           .hsaco   toolchain only (no emitter yet)
+//   sm_80    nvidia  nvrtc       32   a100             .cubin
+//   sm_90a   nvidia  nvrtc       32   h100_sxm         .cubin
+//   gfx942   amd     clang-19    64   mi300x           .hsaco
+//   gfx90a   amd     clang-19    64   mi250x           .hsaco
 //
 // A new target is a row here and its own folder under compiler/targets/.
 #ifndef TILEC_COMPILER_TARGETS_REGISTRY_H_
@@ -29,7 +29,6 @@ struct Target {
   std::string_view toolchain;        // "nvrtc", "clang-19"
   std::string_view default_profile;  // the hardware profile recommendation uses by default
   std::string_view binary_suffix;    // ".cubin", ".hsaco"
-  bool emits = false;                // whether tilec compiles programs for it yet
   inference::TargetInfo info;        // what inference and lowering need (wave size, limits)
 };
 
@@ -39,12 +38,12 @@ std::span<const Target> Targets();
 // The target named `name`; INVALID_ARGUMENT naming the known ones otherwise.
 absl::StatusOr<const Target*> FindTarget(std::string_view name);
 
-// The target, when tilec compiles programs for it: UNIMPLEMENTED for a known
-// target it does not emit code for yet, naming those it does.
+// The target named `name`, for a compile: tilec compiles for every target
+// it knows. INVALID_ARGUMENT naming the known ones otherwise.
 absl::StatusOr<const Target*> CompileTarget(std::string_view name);
 
-// "sm_80, sm_90a, gfx942, gfx90a" (all), or those tilec compiles for.
-std::string TargetNames(bool compiled_only = false);
+// "sm_80, sm_90a, gfx942, gfx90a".
+std::string TargetNames();
 
 }  // namespace tilec::targets
 

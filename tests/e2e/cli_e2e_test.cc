@@ -108,22 +108,36 @@ TEST(CliE2E, CompileThroughServerHitGetStatsHealth) {
 
 // A Compile request by program hash: answered from the cache, NOT_FOUND
 // when the program is not cached, INVALID_ARGUMENT for a malformed hash.
-// An AMD target is known but not compiled for yet: the embedded compile and
-// the server both say so, naming the targets tilec compiles for.
-TEST(CliE2E, AnAmdTargetIsRefusedWithWhatTilecCompilesFor) {
+// AMD targets compile like CUDA ones: embedded (local cache) and through the
+// server, each writing the code object clang-19 made (.hsaco, an ELF) and
+// metadata naming the compiler; an unknown target is refused naming the
+// known ones.
+TEST(CliE2E, AnAmdTargetCompilesEmbeddedAndThroughTheServer) {
   const std::string cache = MakeTempDir("cli_amd");
-  RunResult local = RunTilec(With(GemmArgs("gfx942"), {"--cache_dir", cache}));
-  EXPECT_NE(local.code, 0);
-  EXPECT_NE(local.err.find("tilec does not emit code for gfx942 (AMD) yet"), std::string::npos) << local.err;
-  EXPECT_NE(local.err.find("it compiles for sm_80, sm_90a"), std::string::npos) << local.err;
+  const std::string local_out = MakeTempDir("cli_amd_out");
+  RunResult local =
+      RunTilec(With(GemmArgs("gfx942"), {"--cache_dir", cache, "--out", local_out, "--json"}));
+  ASSERT_EQ(local.code, 0) << local.err;
+  const std::string local_hsaco = ReadFile(local_out + "/matmul.gfx942.hsaco");
+  EXPECT_EQ(local_hsaco.substr(0, 4),
+            "\x7f"
+            "ELF");
+  EXPECT_EQ(JsonString(local.out, "digest"), cache::Sha256Hex(local_hsaco));
+  const std::string meta = ReadFile(local_out + "/matmul.gfx942.json");
+  EXPECT_NE(meta.find("\"clang\": \"19."), std::string::npos) << meta;
+  EXPECT_NE(meta.find("v_mfma_f32_"), std::string::npos) << meta;
   Tilecd d;
   ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--metrics_port=-1"}));
-  RunResult served = RunTilec(With(GemmArgs("gfx90a"), {"--server", d.address()}));
-  EXPECT_NE(served.code, 0);
-  EXPECT_NE(served.err.find("gfx90a (AMD)"), std::string::npos) << served.err;
+  const std::string out = MakeTempDir("cli_amd_served");
+  RunResult served = RunTilec(With(GemmArgs("gfx90a"), {"--server", d.address(), "--out", out}));
+  ASSERT_EQ(served.code, 0) << served.err;
+  EXPECT_EQ(ReadFile(out + "/matmul.gfx90a.hsaco").substr(0, 4),
+            "\x7f"
+            "ELF");
   RunResult unknown = RunTilec(With(GemmArgs("sm_75"), {"--server", d.address()}));
   EXPECT_NE(unknown.code, 0);
   EXPECT_NE(unknown.err.find("unknown target 'sm_75'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("gfx942"), std::string::npos) << unknown.err;
 }
 
 TEST(CliE2E, CompileByProgramHash) {

@@ -17,6 +17,7 @@
 #include "compiler/inference/layout_inference.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
+#include "compiler/targets/amdgpu/toolchain.h"
 
 namespace tilec::cuda {
 namespace {
@@ -116,7 +117,48 @@ absl::Status BlamePrelude(const ir::Program& program, const std::string& code,
   return status;
 }
 
+// The code object of an AMD target, by clang-19 (amdgpu/toolchain.h), and
+// each kernel's resources from its metadata.
+absl::Status CompileForAmd(const ir::Program& program, const CudaTarget& target,
+                           const CudaSource& source, CudaArtifact& a) {
+  amdgpu::HsacoOptions options;
+  options.source_name = absl::StrCat(program.name, ".hip");
+  absl::StatusOr<amdgpu::Hsaco> hsaco =
+      amdgpu::CompileHsaco(source.code, std::string(target.name()), options);
+  if (!hsaco.ok()) return hsaco.status();
+  absl::StatusOr<std::string> version = amdgpu::ClangVersion();
+  if (!version.ok()) return version.status();
+  // "Debian clang version 19.1.7 (3+b1)" -> "19.1.7"
+  std::string v = *version;
+  if (size_t at = v.find("version "); at != std::string::npos) v = v.substr(at + 8);
+  a.nvrtc_version = v.substr(0, v.find(' '));
+  a.cubin = std::move(hsaco->code_object);
+  a.compile_seconds = hsaco->seconds;
+  for (const CudaKernel& k : source.kernels) {
+    PtxasKernelInfo info;
+    info.name = k.name;
+    for (const amdgpu::AmdKernelInfo& ki : hsaco->info.kernels) {
+      if (ki.name != k.name) continue;
+      // On gfx90a and gfx942 the VGPR count is the unified file's total:
+      // architectural VGPRs and AGPRs (which it includes) together.
+      info.registers = static_cast<int>(ki.vgprs);
+      info.stack_frame_bytes = ki.scratch_bytes;
+      if (ki.vgpr_spills + ki.sgpr_spills > 0) {
+        info.spill_store_bytes = info.spill_load_bytes = ki.scratch_bytes;
+      }
+      info.shared_bytes = ki.lds_bytes;
+    }
+    a.ptxas.push_back(info);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string BinarySuffix(const CudaArtifact& artifact) {
+  return artifact.amd ? ".hsaco" : ".cubin";
+}
+std::string SourceSuffix(const CudaArtifact& artifact) { return artifact.amd ? ".hip" : ".cu"; }
 
 absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const CudaTarget& target,
                                                const NvrtcOptions& options) {
@@ -131,23 +173,28 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const
   if (!plan.ok()) return plan.status();
   absl::StatusOr<CudaSource> source = EmitCuda(program, *plan, target);
   if (!source.ok()) return source.status();
-  const std::string file_name = absl::StrCat(program.name, ".cu");
-  absl::StatusOr<NvrtcResult> nvrtc = CompileCuda(source->code, file_name, target.arch, options);
-  if (!nvrtc.ok()) return BlamePrelude(program, source->code, file_name, nvrtc.status());
-
   CudaArtifact a;
   a.program = program.name;
   a.target = std::string(target.name());
-  a.nvrtc_version = nvrtc->nvrtc_version;
-  a.cubin = std::move(nvrtc->cubin);
-  a.compile_seconds = nvrtc->compile_seconds;
-  for (const CudaKernel& k : source->kernels) {
-    PtxasKernelInfo info;
-    info.name = k.name;
-    for (const PtxasKernelInfo& p : nvrtc->kernels) {
-      if (p.name == k.name) info = p;
+  a.amd = target.amd;
+  if (target.amd) {
+    absl::Status st = CompileForAmd(program, target, *source, a);
+    if (!st.ok()) return st;
+  } else {
+    const std::string file_name = absl::StrCat(program.name, ".cu");
+    absl::StatusOr<NvrtcResult> nvrtc = CompileCuda(source->code, file_name, target.arch, options);
+    if (!nvrtc.ok()) return BlamePrelude(program, source->code, file_name, nvrtc.status());
+    a.nvrtc_version = nvrtc->nvrtc_version;
+    a.cubin = std::move(nvrtc->cubin);
+    a.compile_seconds = nvrtc->compile_seconds;
+    for (const CudaKernel& k : source->kernels) {
+      PtxasKernelInfo info;
+      info.name = k.name;
+      for (const PtxasKernelInfo& p : nvrtc->kernels) {
+        if (p.name == k.name) info = p;
+      }
+      a.ptxas.push_back(info);
     }
-    a.ptxas.push_back(info);
   }
   a.source = *std::move(source);
   for (const ir::TileParam& t : program.tile_params) a.config.emplace_back(t.var->name, *t.value);
@@ -222,7 +269,8 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
   }
   return absl::StrCat(
       "{\"schema\": \"tilec.cuda.artifact.v1\", \"program\": ", JsonQuote(a.program),
-      ", \"target\": ", JsonQuote(a.target), ", \"nvrtc\": ", JsonQuote(a.nvrtc_version),
+      ", \"target\": ", JsonQuote(a.target), a.amd ? ", \"clang\": " : ", \"nvrtc\": ",
+      JsonQuote(a.nvrtc_version),
       ",\n \"config\": {", absl::StrJoin(config, ", "), "},\n \"dyn_dims\": [",
       absl::StrJoin(dims, ", "), "],",
       queries.empty()
@@ -242,7 +290,7 @@ absl::Status WriteCudaArtifact(const CudaArtifact& a, const std::string& dir,
         absl::StrCat("cannot create the output folder ", dir, ": ", ec.message()));
   }
   const std::pair<std::string, const std::string*> files[] = {
-      {".cubin", &a.cubin}, {".cu", &a.source.code}, {".json", nullptr}};
+      {BinarySuffix(a), &a.cubin}, {SourceSuffix(a), &a.source.code}, {".json", nullptr}};
   const std::string json = CudaArtifactMetadataJson(a);
   for (const auto& [ext, text] : files) {
     const std::string path = (std::filesystem::path(dir) / (base + ext)).string();

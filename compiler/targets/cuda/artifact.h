@@ -70,14 +70,22 @@
 
 namespace tilec::cuda {
 
+// For an AMD target (gfx942, gfx90a) the same record holds the code object:
+// `cubin` is the hsaco ELF clang-19 wrote, `nvrtc_version` is clang's
+// version ("19.1.7"), and the files are .hsaco and .hip; the metadata names
+// the compiler as "clang" instead of "nvrtc", and each kernel's registers
+// are its VGPRs (on gfx90a and gfx942 the unified file's total, AGPRs
+// included), its stack frame the scratch bytes per lane
+// (spill bytes are the scratch bytes when the code object reports spills).
 struct CudaArtifact {
   std::string program;        // the program's name
-  std::string target;         // "sm_80", "sm_90a"
-  std::string nvrtc_version;  // "13.0"
+  std::string target;         // "sm_80", "sm_90a", "gfx942", "gfx90a"
+  bool amd = false;           // an AMD code object
+  std::string nvrtc_version;  // "13.0"; clang's "19.1.7" for AMD
   CudaSource source;          // generated code, kernels, workspaces
-  std::string cubin;
+  std::string cubin;          // the hsaco for AMD
   // ptxas's report for source.kernels[i] (same order; zeros if ptxas did not
-  // report a kernel).
+  // report a kernel); the code object's metadata for AMD.
   std::vector<PtxasKernelInfo> ptxas;
   std::vector<std::pair<std::string, int64_t>> config;  // bound tile parameters
   std::vector<std::string> dyn_dims;
@@ -95,10 +103,15 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const
 
 std::string CudaArtifactMetadataJson(const CudaArtifact& artifact);
 
-// Writes <dir>/<base>.cubin, <dir>/<base>.cu and <dir>/<base>.json, creating
+// Writes <dir>/<base>.cubin, <dir>/<base>.cu and <dir>/<base>.json (.hsaco
+// and .hip for AMD: BinarySuffix, SourceSuffix), creating
 // `dir` if needed. PERMISSION_DENIED / NOT_FOUND style errors name the file.
 absl::Status WriteCudaArtifact(const CudaArtifact& artifact, const std::string& dir,
                                const std::string& base);
+
+// ".cubin" or ".hsaco"; ".cu" or ".hip".
+std::string BinarySuffix(const CudaArtifact& artifact);
+std::string SourceSuffix(const CudaArtifact& artifact);
 
 // `s` as a JSON string literal, quotes included (control characters escaped).
 std::string JsonQuote(absl::string_view s);

@@ -100,6 +100,9 @@ struct CudaWorkspace {
 
 struct CudaSource {
   std::string code;
+  // Threads per warp of the target the code is for (64: AMD wavefronts);
+  // the emulator runs it with warps of this size.
+  int warp_size = 32;
   std::vector<CudaKernel> kernels;  // launch order
   std::vector<CudaWorkspace> workspaces;
 };

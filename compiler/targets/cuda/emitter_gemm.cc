@@ -94,7 +94,6 @@ std::optional<SharedPart> PartOfShared(EmitContext& ctx, const std::string& base
   return out;
 }
 
-bool IsFloat8(ir::DType t) { return t == ir::DType::kFloat8E4M3 || t == ir::DType::kFloat8E5M2; }
 
 // The PTX type name of a float8 dtype.
 const char* Float8PtxName(ir::DType t) { return t == ir::DType::kFloat8E4M3 ? "e4m3" : "e5m2"; }
@@ -209,6 +208,11 @@ absl::Status MmaCall(EmitContext& ctx, const ir::GemmNode& gemm,
                     ? absl::StrCat("mma.sync.aligned.m16n8k32.row.col.f32.",
                                    Float8PtxName(a->dtype), ".", Float8PtxName(b->dtype), ".f32")
                     : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  } else if (p.mfma != 0) {
+    // AMD's matrix cores: the template's last argument is the MFMA tile.
+    native = absl::StrCat(", ", p.mfma);
+    ctx.NoteMma(absl::StrCat(p.mfma == 32 ? "v_mfma_f32_32x32x8" : "v_mfma_f32_16x16x16",
+                             f16 ? "_f16" : "_bf16"));
   } else {
     ctx.NoteMma(f16 ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
                     : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
@@ -228,7 +232,7 @@ absl::Status MmaCall(EmitContext& ctx, const ir::GemmNode& gemm,
       a_arg = part->pointer;
       layout_a = part->layout;
     }
-    fn = fp8 ? "tl::gemm_ss_fp8" : "tl::gemm_ss";
+    fn = fp8 ? "tl::gemm_ss_fp8" : p.mfma != 0 ? "tl::gemm_ss_mfma" : "tl::gemm_ss";
   } else if (a->scope == ir::Scope::kFragment) {
     // A transposed register A ([K, M]) holds element (k, m) in the slot the
     // untransposed layout gives (m, k): the registers are op(A) either way,
@@ -238,7 +242,7 @@ absl::Status MmaCall(EmitContext& ctx, const ir::GemmNode& gemm,
       return ctx.Internal(absl::StrCat("the register A operand ", a->name,
                                        " of T.gemm is not in the register-A layout"));
     }
-    fn = "tl::gemm_rs";
+    fn = p.mfma != 0 ? "tl::gemm_rs_mfma" : "tl::gemm_rs";
     a_arg = ai->name;
     // gemm_rs does not read LayoutA; pass B's so the template is complete.
     layout_a = layout_b;
@@ -250,7 +254,7 @@ absl::Status MmaCall(EmitContext& ctx, const ir::GemmNode& gemm,
     ctx.w().Line(absl::StrCat("// padded to whole mma tiles: ", mp, " x ", np,
                               " (the extra rows of C are never read)"));
   }
-  const bool trans_a = g->transpose_a && fn != "tl::gemm_rs";
+  const bool trans_a = g->transpose_a && a->scope != ir::Scope::kFragment;
   call =
       absl::StrCat(fn, "<", mp, ", ", np, ", ", k, ", ", p.warps_m, ", ", p.warps_n, ", ",
                    trans_a ? "true" : "false", ", ", g->transpose_b ? "true" : "false", ", ",
@@ -351,8 +355,11 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
                      " (tensor-core gemm takes float16, bfloat16 or float8 (e4m3, e5m2) "
                      "operands with a float32 or float16 accumulator)"));
   }
-  // The k-step of the mma: 32 for 8-bit operands, 16 otherwise.
-  const int64_t k_step = fp8 ? 32 : 16;
+  // The k-step of the mma: 32 for 8-bit operands, 16 otherwise; MFMA's is
+  // 8 for its 32 x 32 tile. Its tiles: 16 x 8 (mma.sync), T x T (MFMA).
+  const int64_t k_step = fp8 ? 32 : p.mfma == 32 ? 8 : 16;
+  const int64_t tile_m = p.mfma != 0 ? p.mfma : 16, tile_n = p.mfma != 0 ? p.mfma : 8;
+  const int64_t wave = p.mfma != 0 ? 64 : 32;
   if (c->scope != ir::Scope::kFragment) {
     return ctx.Unimplemented(
         absl::StrCat(shape, " accumulating into a ", Sv(ir::ScopeName(c->scope)), " buffer"));
@@ -362,17 +369,17 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   }
   // The tile the templates compute: M and N rounded up to whole mma tiles
   // when the partition is inexact (the accumulator layout is then padded).
-  const int64_t mp = (m + 16 * p.warps_m - 1) / (16 * p.warps_m) * (16 * p.warps_m);
-  const int64_t np = (n + 8 * p.warps_n - 1) / (8 * p.warps_n) * (8 * p.warps_n);
+  const int64_t mp = (m + tile_m * p.warps_m - 1) / (tile_m * p.warps_m) * (tile_m * p.warps_m);
+  const int64_t np = (n + tile_n * p.warps_n - 1) / (tile_n * p.warps_n) * (tile_n * p.warps_n);
   const bool pad_ok = (mp == m || (a->scope == ir::Scope::kShared && !g->transpose_a)) &&
                       (np == n || g->transpose_b);
-  if (k % k_step != 0 || !pad_ok || 32 * p.warps_m * p.warps_n * p.replicas != ctx.threads()) {
+  if (k % k_step != 0 || !pad_ok || wave * p.warps_m * p.warps_n * p.replicas != ctx.threads()) {
     return ctx.Unimplemented(absl::StrCat(
-        shape, " over ", ctx.threads() / 32, " warps (", p.warps_m, " x ", p.warps_n,
-        "): K must be a multiple of ", k_step,
+        shape, " over ", ctx.threads() / wave, wave == 64 ? " wavefronts (" : " warps (", p.warps_m,
+        " x ", p.warps_n, "): K must be a multiple of ", k_step,
         ", and a tile that does not split into whole mma tiles "
-        "(M a multiple of 16 * ",
-        p.warps_m, ", N of 8 * ", p.warps_n, ") needs A and B stored with M and N as their rows"));
+        "(M a multiple of ", tile_m, " * ", p.warps_m, ", N of ", tile_n, " * ", p.warps_n,
+        ") needs A and B stored with M and N as their rows"));
   }
   const inference::FragmentLayout* cl = ctx.FragmentOf(c.get());
   if (!cl || !inference::SameLayout(*cl, inference::MmaAccumulator(m, n, p))) {

@@ -288,7 +288,9 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     ctx.w().Close();
   }
   std::vector<int> lane_bits, warp_bits;
-  for (int b : bits) (b < 5 ? lane_bits : warp_bits).push_back(b);
+  // Thread-index bits below log2(warp size) are lanes of one warp.
+  const int lane_width = ctx.target().info.warp_size == 64 ? 6 : 5;
+  for (int b : bits) (b < lane_width ? lane_bits : warp_bits).push_back(b);
   if (!lane_bits.empty()) {
     bool consecutive = true;
     for (size_t i = 0; i < lane_bits.size(); ++i)

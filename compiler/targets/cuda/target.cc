@@ -17,8 +17,17 @@ CudaTarget CudaTarget::ForArch(CudaArch arch) {
 }
 
 absl::StatusOr<CudaTarget> CudaTarget::FromName(absl::string_view name) {
+  if (name == "gfx942" || name == "gfx90a") {
+    CudaTarget t;
+    t.amd = true;
+    t.info = name == "gfx942" ? inference::TargetInfo::Gfx942() : inference::TargetInfo::Gfx90a();
+    return t;
+  }
   absl::StatusOr<CudaArch> arch = ParseCudaArch(std::string_view(name.data(), name.size()));
-  if (!arch.ok()) return arch.status();
+  if (!arch.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown target '", name, "'; tilec emits code for sm_80, sm_90a, gfx942 and gfx90a"));
+  }
   return ForArch(*arch);
 }
 
@@ -72,11 +81,11 @@ const LoweringRegistry& CudaLowerings() {
         {ir::StmtKind::kGemm, &LowerGemm},     {ir::StmtKind::kReduce, &LowerReduce},
         {ir::StmtKind::kCumsum, &LowerCumsum}, {ir::StmtKind::kAtomicAdd, &LowerAtomicAdd},
     };
-    // sm_90a runs the sm_80 lowerings (mma.sync, ldmatrix, cp.async) until
-    // its own (wgmma, TMA) are registered in their place.
-    for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
+    // One set of lowerings: each reads the target's features (wgmma, TMA,
+    // MFMA, cp.async) from the layout plan and TargetInfo.
+    for (const char* target : {"sm_80", "sm_90a", "gfx942", "gfx90a"}) {
       for (const auto& [op, fn] : ops) {
-        absl::Status st = r->Register(op, Sv(CudaArchName(arch)), fn);
+        absl::Status st = r->Register(op, target, fn);
         if (!st.ok()) {
           std::fprintf(stderr, "tilec: %s\n", std::string(st.message()).c_str());
           std::abort();

@@ -31,14 +31,21 @@ namespace tilec::cuda {
 using ::tilec::Sv;
 inline absl::string_view Sv(absl::string_view s) { return s; }
 
+// The emitter writes one C++ dialect for NVIDIA and AMD targets: AMD's
+// (`amd`, gfx942 and gfx90a) is the same text with `#define TL_AMDGPU`
+// before tl/tl.h, compiled by clang-19 against the AMD device library
+// (compiler/device/hip/tl), which gives it CUDA's spellings; inference
+// (TargetInfo: wave64, MFMA, no cp.async) makes the choices that differ.
 struct CudaTarget {
-  CudaArch arch = CudaArch::kSm80;
-  inference::TargetInfo info;  // limits and features (name == CudaArchName(arch))
+  CudaArch arch = CudaArch::kSm80;  // NVIDIA targets only
+  bool amd = false;
+  inference::TargetInfo info;  // limits and features; info.name is the target's name
 
-  absl::string_view name() const { return Sv(CudaArchName(arch)); }
+  absl::string_view name() const { return absl::string_view(info.name); }
 
   static CudaTarget ForArch(CudaArch arch);
-  // "sm_80" or "sm_90a"; INVALID_ARGUMENT naming the accepted values otherwise.
+  // "sm_80", "sm_90a", "gfx942" or "gfx90a"; INVALID_ARGUMENT naming the
+  // accepted values otherwise.
   static absl::StatusOr<CudaTarget> FromName(absl::string_view name);
 };
 
@@ -65,7 +72,8 @@ class LoweringRegistry {
   std::map<std::pair<ir::StmtKind, std::string>, TileOpLowering> impls_;
 };
 
-// Every CUDA lowering, registered for sm_80 and sm_90a (built on first use).
+// Every lowering, registered for sm_80, sm_90a, gfx942 and gfx90a (built on
+// first use).
 const LoweringRegistry& CudaLowerings();
 
 }  // namespace tilec::cuda

@@ -29,6 +29,7 @@ absl::Status EmulateProgram(const ir::Program& program, const cuda::CudaSource& 
                             const HostModule& module, std::vector<interp::Tensor>& args,
                             const std::map<std::string, int64_t>& dim_values,
                             LaunchOptions options) {
+  options.warp_size = src.warp_size;
   std::map<const ir::VarNode*, int64_t> dims;
   for (const ir::Var& d : program.dyn_dims) {
     if (!dim_values.count(d->name))

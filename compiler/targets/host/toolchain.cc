@@ -17,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -274,6 +275,9 @@ absl::StatusOr<HostModule> CompileHost(const std::string& source, const HostOpti
   // different element types on the same bytes at different times.
   for (const char* f : {"-fPIC", "-DTILEC_HOST", "-fno-strict-aliasing"}) flags.push_back(f);
   for (const std::string& f : options.extra_flags) flags.push_back(f);
+  // Code emitted for an AMD target defines TL_AMDGPU before tl/tl.h (64-lane
+  // wavefronts, MFMA); the precompiled tl/tl.h must see it too.
+  if (absl::StrContains(source, "\n#define TL_AMDGPU 1\n")) flags.push_back("-DTL_AMDGPU=1");
   fs::path cache_root = options.cache_dir;
   if (cache_root.empty())
     cache_root = fs::path(parent) / absl::StrCat("tilec-host-cache-", getuid());

@@ -203,6 +203,7 @@ inline int shfl_xor(int v, int mask) {
 inline float shfl_xor(float v, int mask) {
   return std::bit_cast<float>(model::ShflXor(std::bit_cast<uint32_t>(v), mask));
 }
+inline constexpr int warp_lanes = 32;
 inline float fmax(float a, float b) { return std::fmax(a, b); }
 inline double fmax(double a, double b) { return std::fmax(a, b); }
 inline float fmin(float a, float b) { return std::fmin(a, b); }

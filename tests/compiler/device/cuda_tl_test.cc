@@ -383,7 +383,7 @@ TEST(CudaTlTest, BadShapesAndTypesFailWithTheirMessages) {
       {"ldmatrix into too few registers", "uint32_t r[2]; tl::ldmatrix_x4(r, H);",
        "tl::ldmatrix_x4 loads four 8x8 matrices: pass uint32_t[4]"},
       {"reduction over 6 lanes", "X[0] = tl::warp_allreduce<tl::SumOp, 6>(X[0]);",
-       "Lanes must be a power of two from 1 to 32"},
+       "Lanes must be a power of two from 1 to the warp size"},
       {"shuffle of a half", "H[0] = tl::shfl_xor(H[1], 1);", "tl::shfl_xor takes float or int"},
       {"math on a half", "X[0] = tl::exp(H[0]);", "tl::exp takes float or double"},
       {"infinity of an integer", "X[0] = float(tl::infinity<int>());",

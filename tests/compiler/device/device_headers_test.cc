@@ -64,8 +64,8 @@ TEST(DeviceHeadersTest, HostEmbedsHostAndCommonFoldersByteForByte) {
   }
 }
 
-TEST(DeviceHeadersTest, HipEmbedsItsFolderByteForByte) {
-  const auto disk = HeadersOnDisk({"hip"});
+TEST(DeviceHeadersTest, HipEmbedsHipAndCommonFoldersByteForByte) {
+  const auto disk = HeadersOnDisk({"hip", "common"});
   const auto embedded = Embedded(DeviceTarget::kHip);
   EXPECT_EQ(embedded.size(), disk.size());
   EXPECT_TRUE(embedded.count("tl/tl.h"));

@@ -209,6 +209,96 @@ TEST(FragmentLayoutTest, RegisterAMatchesDocumentedFormula) {
   }
 }
 
+// AMD's MFMA register layouts (wave64), written from the ISA documents'
+// lane tables: D register r of lane l in a 32x32 tile is row 8 * (r / 4) +
+// 4 * (l / 32) + r % 4, column l % 32; in a 16x16 tile row 4 * (l / 16) + r,
+// column l % 16. A(i, k) is in lane i + T * (k / 4) (k within one k-step),
+// element k % 4.
+GemmWarpPartition Mfma(int64_t wm, int64_t wn, int64_t tile, int64_t replicas = 1) {
+  GemmWarpPartition p{wm, wn, replicas};
+  p.mfma = tile;
+  return p;
+}
+
+TEST(FragmentLayoutTest, MfmaAccumulatorMatchesTheIsaLaneTables) {
+  struct Case {
+    int64_t m, n, wm, wn, tile;
+  };
+  for (Case c : {Case{64, 64, 2, 2, 32}, Case{128, 64, 4, 1, 32}, Case{64, 64, 2, 2, 16},
+                 Case{32, 128, 1, 2, 16}}) {
+    FragmentLayout l = MmaAccumulator(c.m, c.n, Mfma(c.wm, c.wn, c.tile));
+    SCOPED_TRACE(l.ToString());
+    CheckLayout(l);
+    const int64_t T = c.tile, R = T * T / 64;
+    const int64_t WM = c.m / c.wm, WN = c.n / c.wn, MI = WM / T, NI = WN / T;
+    ASSERT_EQ(l.threads, 64 * c.wm * c.wn);
+    ASSERT_EQ(l.local_size, MI * NI * R);
+    EXPECT_EQ(l.valid, nullptr);
+    for (int64_t tx = 0; tx < l.threads; ++tx) {
+      const int64_t lane = tx % 64, w = tx / 64, wm = w % c.wm, wn = w / c.wm;
+      for (int64_t mi = 0; mi < MI; ++mi) {
+        for (int64_t ni = 0; ni < NI; ++ni) {
+          for (int64_t r = 0; r < R; ++r) {
+            const int64_t row = T == 32 ? 8 * (r / 4) + 4 * (lane / 32) + r % 4 : 4 * (lane / 16) + r;
+            const int64_t col = lane % T;
+            std::vector<int64_t> expected = {wm * WM + mi * T + row, wn * WN + ni * T + col};
+            ASSERT_EQ(l.LogicalAt(tx, (mi * NI + ni) * R + r), expected) << "tx " << tx;
+          }
+        }
+      }
+    }
+  }
+  // Ragged tiles are padded, replicas hold copies.
+  CheckLayout(MmaAccumulator(100, 72, Mfma(2, 2, 16)));
+  CheckLayout(MmaAccumulator(32, 32, Mfma(1, 1, 32, 4)));
+}
+
+TEST(FragmentLayoutTest, MfmaRegisterAMatchesTheIsaLaneTables) {
+  for (int64_t T : {32, 16}) {
+    const GemmWarpPartition p = Mfma(2, 2, T);
+    const int64_t M = 64, K = 32, kstep = T == 32 ? 8 : 16;
+    FragmentLayout l = RegisterA(M, K, p, /*transposed=*/false);
+    SCOPED_TRACE(l.ToString());
+    CheckLayout(l);
+    EXPECT_EQ(l.replicate, 2);
+    const int64_t WM = M / 2, MI = WM / T, KI = K / kstep;
+    for (int64_t tx = 0; tx < l.threads; ++tx) {
+      const int64_t lane = tx % 64, wm = (tx / 64) % 2;
+      for (int64_t mi = 0; mi < MI; ++mi) {
+        for (int64_t kk = 0; kk < KI; ++kk) {
+          for (int64_t j = 0; j < 4; ++j) {
+            std::vector<int64_t> expected = {wm * WM + mi * T + lane % T,
+                                             kk * kstep + 4 * (lane / T) + j};
+            ASSERT_EQ(l.LogicalAt(tx, (mi * KI + kk) * 4 + j), expected) << "tx " << tx;
+          }
+        }
+      }
+    }
+    // Unlike mma.sync, the A operand is not the accumulator's layout.
+    EXPECT_FALSE(SameLayout(l, MmaAccumulator(M, K, p)));
+    CheckLayout(RegisterA(K, M, p, /*transposed=*/true));
+  }
+}
+
+TEST(FragmentLayoutTest, MfmaPartitionPrefers32x32TilesWhenTheyUseEveryWave) {
+  GemmWarpPartition p = ChooseMfmaPartition(ir::GemmPolicy::kSquare, 128, 128, 4);
+  EXPECT_EQ(p.mfma, 32);
+  EXPECT_EQ(p.warps_m * p.warps_n, 4);
+  EXPECT_TRUE(p.exact);
+  // 64 x 32 over four waves: 32 x 32 tiles would leave waves replicating.
+  p = ChooseMfmaPartition(ir::GemmPolicy::kSquare, 64, 32, 4);
+  EXPECT_EQ(p.mfma, 16);
+  EXPECT_EQ(p.replicas, 1);
+  // Ragged: padded 16 x 16 tiles.
+  p = ChooseMfmaPartition(ir::GemmPolicy::kSquare, 100, 72, 4);
+  EXPECT_EQ(p.mfma, 16);
+  EXPECT_FALSE(p.exact);
+  p = ChooseMfmaPartition(ir::GemmPolicy::kFullRow, 128, 64, 4);
+  EXPECT_EQ(p.mfma, 32);
+  EXPECT_EQ(p.warps_m, 4);
+  EXPECT_EQ(p.warps_n, 1);
+}
+
 TEST(FragmentLayoutTest, BlockedDealsRunsRoundRobin) {
   struct Case {
     std::vector<int64_t> shape;

@@ -1,8 +1,9 @@
 // The top recommendation is a config that works: for the GEMM,
 // FlashAttention and GQA/MLA decode examples with their block sizes, threads
 // and num_stages left unbound (-U), the first-ranked config for h100_sxm
-// (sm_90a) and a100 (sm_80), bound as Compile binds it (auto_bind.h),
-// compiles with NVRTC without spills and runs on the SIMT emulator matching
+// (sm_90a), a100 (sm_80) and mi300x (gfx942), bound as Compile binds it
+// (auto_bind.h), compiles (NVRTC; clang-19 for AMD) without spills or scratch
+// and runs on the SIMT emulator matching
 // the reference interpreter on random inputs. Set TILEC_TEST_SEED to
 // reproduce a run.
 #include <cstdio>
@@ -67,15 +68,17 @@ TEST_P(TopRecommendation, CompilesWithoutSpillsAndMatchesTheInterpreter) {
   std::printf("%s on %s: %s (predicted %.1f us)\n", c.example.c_str(), profile->id().c_str(),
               ConfigText(bound->config).c_str(), bound->predicted_us);
 
-  // Compiles for the target with NVRTC, without spills.
-  absl::StatusOr<cuda::CudaArch> arch = cuda::ParseCudaArch(c.target);
-  ASSERT_TRUE(arch.ok()) << arch.status();
-  const cuda::CudaTarget target = cuda::CudaTarget::ForArch(*arch);
-  absl::StatusOr<cuda::CudaArtifact> artifact = cuda::BuildCudaArtifact(bound->program, target);
+  // Compiles for the target (NVRTC; clang-19 for AMD), without spills.
+  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(c.target);
+  ASSERT_TRUE(target.ok()) << target.status();
+  absl::StatusOr<cuda::CudaArtifact> artifact = cuda::BuildCudaArtifact(bound->program, *target);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
   ASSERT_EQ(artifact->ptxas.size(), artifact->source.kernels.size());
   for (const cuda::PtxasKernelInfo& k : artifact->ptxas) {
-    EXPECT_GT(k.registers, 0) << k.name << ": no ptxas report";
+    EXPECT_GT(k.registers, 0) << k.name << ": no register count from the toolchain";
+    if (target->amd) {
+      EXPECT_EQ(k.stack_frame_bytes, 0) << k.name << " uses scratch";
+    }
     EXPECT_EQ(k.spill_store_bytes, 0) << k.name;
     EXPECT_EQ(k.spill_load_bytes, 0) << k.name;
     std::printf("  %s: %d registers, spills %lld/%lld B\n", k.name.c_str(), k.registers,
@@ -101,7 +104,7 @@ const std::set<std::string> kDecodeTiles = {"block_N", "block_H", "threads", "nu
 
 std::vector<Case> Cases() {
   std::vector<Case> out;
-  for (const std::string target : {"sm_90a", "sm_80"}) {
+  for (const std::string target : {"sm_90a", "sm_80", "gfx942"}) {
     out.push_back({"gemm_f16_nn_small", kGemmTiles, target});
     out.push_back({"gemm_f16_nn_ragged", kGemmTiles, target});
     out.push_back({"flash_attention_small", kAttentionTiles, target});

@@ -3,11 +3,12 @@
 // Included by the target's tl/tl.h after those primitives.
 //
 // warp_allreduce<Op, Lanes>(v) combines v over each group of Lanes
-// consecutive lanes (Lanes a power of two, 1..32; groups aligned to Lanes)
+// consecutive lanes (Lanes a power of two, 1..tl::warp_lanes: 32 on NVIDIA,
+// 64 on AMD; groups aligned to Lanes)
 // with shfl_xor masks Lanes/2, Lanes/4, ..., 1 in that order; every lane
 // receives its group's result, the same value on every lane of a group
 // (each step combines a value with its partner's by a commutative op). All
-// 32 lanes of the warp must call it. T is float or int (what shfl_xor moves).
+// lanes of the warp must call it. T is float or int (what shfl_xor moves).
 //
 // Ops: SumOp (a + b), MaxOp, MinOp (on float/double with the fmax/fmin NaN
 // rule: a NaN operand is ignored).
@@ -43,8 +44,9 @@ struct MinOp {
 
 template <typename Op, int Lanes, typename T>
 __device__ __forceinline__ T warp_allreduce(T v) {
-  static_assert(Lanes >= 1 && Lanes <= 32 && (Lanes & (Lanes - 1)) == 0,
-                "tl::warp_allreduce<Op, Lanes>: Lanes must be a power of two from 1 to 32");
+  static_assert(Lanes >= 1 && Lanes <= warp_lanes && (Lanes & (Lanes - 1)) == 0,
+                "tl::warp_allreduce<Op, Lanes>: Lanes must be a power of two from 1 to the "
+                "warp size");
 #pragma unroll
   for (int mask = Lanes / 2; mask > 0; mask /= 2) {
     v = Op()(v, shfl_xor(v, mask));

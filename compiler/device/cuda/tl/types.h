@@ -35,6 +35,9 @@ static_assert(sizeof(int64_t) == 8 && sizeof(int32_t) == 4 && sizeof(int16_t) ==
 
 namespace tl {
 
+// Lanes per warp.
+inline constexpr int warp_lanes = 32;
+
 struct half_t {
   __half storage;
 

@@ -25,7 +25,7 @@
 
 namespace tl::host {
 
-inline constexpr uint32_t kAbiVersion = 3;
+inline constexpr uint32_t kAbiVersion = 4;
 
 // CUDA's uint3 / dim3 as seen by a thread.
 struct Dim3 {
@@ -41,6 +41,7 @@ enum WarpOp : uint32_t {
   kWarpMma = 4,       // in: MmaIn, out: float[4]
   kWarpVote = 5,      // in: VoteIn, out: uint64_t (ballot bits, or 0/1 for all/any)
   kWarpStmatrix = 6,  // in: StmatrixIn, out: none (writes shared memory)
+  kWarpMfma = 7,      // in: MfmaIn, out: float[16] (the first 4 for a 16x16 tile)
 };
 
 enum VoteMode : int32_t { kVoteAll = 0, kVoteAny = 1, kVoteBallot = 2 };
@@ -83,6 +84,21 @@ struct MmaIn {
   uint32_t a[4];
   uint32_t b[2];
   float c[4];
+};
+
+// AMD's matrix instructions over a 64-lane wavefront (tl/mfma.h).
+enum MfmaKind : int32_t {
+  kMfma32x32x8F16 = 1,    // v_mfma_f32_32x32x8_f16
+  kMfma32x32x8Bf16 = 2,   // v_mfma_f32_32x32x8_bf16 (the _1k form)
+  kMfma16x16x16F16 = 3,   // v_mfma_f32_16x16x16_f16
+  kMfma16x16x16Bf16 = 4,  // v_mfma_f32_16x16x16_bf16 (the _1k form)
+};
+
+struct MfmaIn {
+  int32_t kind;  // MfmaKind
+  uint16_t a[4];  // operand bits, k = 4 * (lane / T) + j in a[j]
+  uint16_t b[4];
+  float c[16];  // accumulator registers (the first 4 for a 16x16 tile)
 };
 
 // The extent of a buffer a checked pointer may touch.

@@ -9,7 +9,7 @@
 //   store_vec<T, N>(p, v)               the N-byte access, and its alignment
 //                                       (a misaligned vector traps, as the GPU
 //                                       faults)
-//   gemm_ss / gemm_rs / gemm_ss_wgmma(_issue)  the rows of each shared operand the
+//   gemm_ss / gemm_rs / gemm_ss_wgmma(_issue) / gemm_ss_mfma / gemm_rs_mfma  the rows of each shared operand the
 //                                       gemm reads (its layout's columns x M,
 //                                       N or K rows), once per call; bounds
 //                                       only (padded rows are read unwritten)
@@ -114,6 +114,29 @@ requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
   gemm_rs<M, N, K, WarpsM, WarpsN, TransA, TransB, LayoutA, LayoutB>(
       static_cast<const AT*>(host::raw(A_frag)), static_cast<const AT*>(host::raw(B_smem)), C_frag);
 }
+
+#if defined(TL_AMDGPU)
+template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, int T, typename AP, typename BP, typename CT>
+requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
+    void gemm_ss_mfma(const AP& A_smem, const BP& B_smem, CT* C_frag) {
+  using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(A_smem))>>;
+  host::check_range(A_smem, uint64_t{TransA ? K : M} * LayoutA::kCols * sizeof(AT), false, false);
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false, false);
+  gemm_ss_mfma<M, N, K, WavesM, WavesN, TransA, TransB, LayoutA, LayoutB, T>(
+      static_cast<const AT*>(host::raw(A_smem)), static_cast<const AT*>(host::raw(B_smem)), C_frag);
+}
+
+template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, int T, typename AP, typename BP, typename CT>
+requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
+    void gemm_rs_mfma(const AP& A_frag, const BP& B_smem, CT* C_frag) {
+  using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(B_smem))>>;
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false, false);
+  gemm_rs_mfma<M, N, K, WavesM, WavesN, TransA, TransB, LayoutA, LayoutB, T>(
+      static_cast<const AT*>(host::raw(A_frag)), static_cast<const AT*>(host::raw(B_smem)), C_frag);
+}
+#endif
 
 template <int M, int N, int K, int WgM, int WgN, bool TransA, bool TransB, typename LayoutA,
           typename LayoutB, typename AP, typename BP>

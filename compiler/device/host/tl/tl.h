@@ -34,6 +34,10 @@
 #include "tl/gemm.h"
 #include "tl/gemm_fp8.h"
 #include "tl/gemm_wgmma.h"
+#if defined(TL_AMDGPU)
+#include "tl/mfma.h"
+#include "tl/gemm_mfma.h"
+#endif
 #include "tl/acc_store.h"
 #include "tl/red.h"
 

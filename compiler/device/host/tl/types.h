@@ -21,6 +21,14 @@
 #include <cstdint>
 
 namespace tl {
+
+// Lanes per warp: generated AMD code (which defines TL_AMDGPU before
+// including tl/tl.h) runs with 64-lane wavefronts.
+#if defined(TL_AMDGPU)
+inline constexpr int warp_lanes = 64;
+#else
+inline constexpr int warp_lanes = 32;
+#endif
 namespace detail {
 
 // A binary float format narrower than float32.

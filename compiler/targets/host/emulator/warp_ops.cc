@@ -11,6 +11,7 @@ namespace tilec::host {
 namespace {
 
 using tl::host::LdmatrixIn;
+using tl::host::MfmaIn;
 using tl::host::MmaIn;
 using tl::host::ShflIn;
 using tl::host::StmatrixIn;
@@ -204,6 +205,51 @@ absl::Status Mma(absl::Span<const LaneOperands> lanes) {
   return absl::OkStatus();
 }
 
+// v_mfma over 64 lanes (AMD's matrix-core lane tables, tile T = 32 or 16,
+// k-step KS = 8 or 16): A(i, k) is element k % 4 of lane i + T * (k / 4),
+// B(k, j) element k % 4 of lane j + T * (k / 4); D register r of lane l is
+// row 8 * (r / 4) + 4 * (l / 32) + r % 4 (T = 32) or 4 * (l / 16) + r
+// (T = 16), column l % T. Products are exact in float; each result sums k =
+// 0..KS-1 in order onto c.
+absl::Status Mfma(absl::Span<const LaneOperands> lanes) {
+  const int32_t kind = In<MfmaIn>(lanes[0]).kind;
+  if (kind < tl::host::kMfma32x32x8F16 || kind > tl::host::kMfma16x16x16Bf16) {
+    return absl::FailedPreconditionError(absl::StrCat("mfma: unknown variant ", kind));
+  }
+  const bool big = kind <= tl::host::kMfma32x32x8Bf16;
+  const bool f16 = kind == tl::host::kMfma32x32x8F16 || kind == tl::host::kMfma16x16x16F16;
+  const int T = big ? 32 : 16, KS = big ? 8 : 16, R = big ? 16 : 4;
+  auto decode = [&](uint16_t bits) {
+    return f16 ? float(tl::half_t::from_bits(bits)) : float(tl::bfloat16_t::from_bits(bits));
+  };
+  auto row_of = [&](int l, int r) { return big ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r; };
+  float a[32][16], b[16][32], c[32][32];
+  for (int l = 0; l < 64; ++l) {
+    const MfmaIn& in = In<MfmaIn>(lanes[l]);
+    if (in.kind != kind) {
+      return absl::FailedPreconditionError(absl::StrCat("mfma: lane ", l,
+                                                        " executes a different mfma variant (",
+                                                        in.kind, ") than lane 0 (", kind, ")"));
+    }
+    for (int j = 0; j < 4; ++j) {
+      const int k = 4 * (l / T) + j;
+      a[l % T][k] = decode(in.a[j]);
+      b[k][l % T] = decode(in.b[j]);
+    }
+    for (int r = 0; r < R; ++r) c[row_of(l, r)][l % T] = in.c[r];
+  }
+  for (int l = 0; l < 64; ++l) {
+    float* out = Out<float>(lanes[l]);
+    for (int r = 0; r < R; ++r) {
+      const int i = row_of(l, r), j = l % T;
+      float acc = c[i][j];
+      for (int k = 0; k < KS; ++k) acc += a[i][k] * b[k][j];  // exact products
+      out[r] = acc;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const char* WarpOpName(uint32_t op) {
@@ -213,6 +259,7 @@ const char* WarpOpName(uint32_t op) {
     case tl::host::kWarpLdmatrix: return "ldmatrix";
     case tl::host::kWarpMma: return "mma";
     case tl::host::kWarpStmatrix: return "stmatrix";
+    case tl::host::kWarpMfma: return "mfma";
     default: return "an unknown warp collective";
   }
 }
@@ -237,6 +284,13 @@ absl::Status ExecuteWarpOp(uint32_t op, absl::Span<const LaneOperands> lanes, in
       if (op == tl::host::kWarpLdmatrix) return Ldmatrix(lanes, smem);
       if (op == tl::host::kWarpStmatrix) return Stmatrix(lanes, smem);
       return Mma(lanes);
+    case tl::host::kWarpMfma:
+      if (warp_size != 64 || lanes.size() != 64) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("mfma needs a full 64-lane wavefront; this wave has ", lanes.size(),
+                         " lanes (wave size ", warp_size, ")"));
+      }
+      return Mfma(lanes);
     default:
       return absl::FailedPreconditionError(
           absl::StrCat("unknown warp collective ", op, " (device library / runtime mismatch)"));

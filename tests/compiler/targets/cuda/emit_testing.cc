@@ -75,7 +75,11 @@ std::vector<ExampleCase> ExampleCasesOrDie() {
 std::string CaseName(const ::testing::TestParamInfo<ExampleCase>& info) { return info.param.name; }
 
 absl::StatusOr<cuda::CudaSource> EmitFor(const ir::Program& program, cuda::CudaArch arch) {
-  const cuda::CudaTarget target = cuda::CudaTarget::ForArch(arch);
+  return EmitFor(program, cuda::CudaTarget::ForArch(arch));
+}
+
+absl::StatusOr<cuda::CudaSource> EmitFor(const ir::Program& program,
+                                        const cuda::CudaTarget& target) {
   absl::StatusOr<inference::LayoutPlan> plan = inference::InferLayouts(program, target.info);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<cuda::CudaSource> src = cuda::EmitCuda(program, *plan, target);

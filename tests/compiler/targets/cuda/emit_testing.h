@@ -82,6 +82,8 @@ std::string CaseName(const ::testing::TestParamInfo<ExampleCase>& info);
 // Layout inference and EmitCuda for `arch`; prints the source when
 // TILEC_DUMP_CUDA is set.
 absl::StatusOr<cuda::CudaSource> EmitFor(const ir::Program& program, cuda::CudaArch arch);
+absl::StatusOr<cuda::CudaSource> EmitFor(const ir::Program& program,
+                                        const cuda::CudaTarget& target);
 
 // What ExpectEmulatorMatchesInterpreter runs and checks; designated
 // initializers name the fields a test sets ({.seed = TestSeed(7), .zero = {"C"}}),

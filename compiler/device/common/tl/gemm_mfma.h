@@ -1,0 +1,137 @@
+// Block-level MFMA gemm for AMD GPUs (docs/amdgpu.md "MFMA"). Target-neutral:
+// built only on tl::mfma_32x32x8 / tl::mfma_16x16x16, the tl element types
+// and threadIdx, so the emulator runs this very code with 64-lane
+// wavefronts. Included by the AMD tl/tl.h and by the host twin.
+//
+//   gemm_ss_mfma<M, N, K, WavesM, WavesN, TransA, TransB, LayoutA, LayoutB, T>(A_smem, B_smem, C_frag)
+//   gemm_rs_mfma<...same...>(A_frag, B_smem, C_frag)
+//
+// C += op(A) @ op(B) for the block tile, f32 accumulation, k-steps in
+// ascending order; operands and shared layouts as for tl::gemm_ss (gemm.h).
+// T is the MFMA tile: 32 (v_mfma_f32_32x32x8, k-steps of 8, 16 registers)
+// or 16 (v_mfma_f32_16x16x16, k-steps of 16, 4 registers).
+//
+// Wave w = (threadIdx.x / 64) % (WavesM * WavesN) owns rows wm * WM .. of C
+// and columns wn * WN .., wm = w % WavesM, wn = w / WavesM, WM = M / WavesM,
+// WN = N / WavesN, in MI x NI tiles (MI = WM / T, NI = WN / T). Lane l =
+// threadIdx.x % 64 holds, in C_frag[(mi * NI + ni) * R + r], the D register
+// r of tile (mi, ni): row 8 * (r / 4) + 4 * (l / 32) + r % 4 (T = 32) or
+// 4 * (l / 16) + r (T = 16) and column l % T of the tile (layout inference's
+// mfma_accumulator). gemm_rs_mfma takes A ([M, K], no transpose) in the
+// MFMA A-operand layout: A_frag[(mi * KI + kk) * 4 + j] holds row wm * WM +
+// mi * T + l % T, k = kk * KS + 4 * (l / T) + j (KS the k-step, KI = K /
+// KS). Further wave groups past WavesM * WavesN compute the same tile again.
+#ifndef TILEC_DEVICE_COMMON_TL_GEMM_MFMA_H_
+#define TILEC_DEVICE_COMMON_TL_GEMM_MFMA_H_
+
+#include "tl/layout.h"
+
+namespace tl {
+namespace detail {
+
+template <int T>
+struct MfmaTile {
+  static_assert(T == 32 || T == 16, "tl::gemm_*_mfma: the MFMA tile is 32 or 16");
+  static constexpr int kStep = T == 32 ? 8 : 16;
+  static constexpr int kRegs = T * T / 64;
+};
+
+template <int T, typename AT>
+__device__ __forceinline__ void mfma_tile(float* c, const AT (&a)[4], const AT (&b)[4]) {
+  float d[MfmaTile<T>::kRegs];
+#pragma unroll
+  for (int r = 0; r < MfmaTile<T>::kRegs; ++r) d[r] = c[r];
+  if constexpr (T == 32) {
+    mfma_32x32x8(d, a, b);
+  } else {
+    mfma_16x16x16(d, a, b);
+  }
+#pragma unroll
+  for (int r = 0; r < MfmaTile<T>::kRegs; ++r) c[r] = d[r];
+}
+
+template <int M, int N, int K, int WavesM, int WavesN, int T, typename AT, typename CT>
+__device__ __forceinline__ void check_gemm_mfma() {
+  static_assert(WavesM >= 1 && WavesN >= 1, "tl::gemm_*_mfma: WavesM and WavesN must be >= 1");
+  static_assert(M % (T * WavesM) == 0, "tl::gemm_*_mfma: M must be a multiple of T * WavesM");
+  static_assert(N % (T * WavesN) == 0, "tl::gemm_*_mfma: N must be a multiple of T * WavesN");
+  static_assert(K % MfmaTile<T>::kStep == 0, "tl::gemm_*_mfma: K must be a multiple of the k-step");
+  static_assert(sizeof(CT) == 4, "tl::gemm_*_mfma: C must be float");
+  static_assert(sizeof(AT) == 2, "tl::gemm_*_mfma: operands must be tl::half_t or tl::bfloat16_t");
+}
+
+// B operand of tile column n0, k-step k0: B(k0 + 4 * (lane / T) + j, n0 + lane % T).
+template <int T, bool TransB, typename LayoutB, typename AT>
+__device__ __forceinline__ void load_b_mfma(const AT* B, int n0, int k0, int lane, AT (&b)[4]) {
+  const int n = n0 + lane % T, k = k0 + 4 * (lane / T);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) b[j] = TransB ? B[LayoutB::offset(n, k + j)] : B[LayoutB::offset(k + j, n)];
+}
+
+}  // namespace detail
+
+template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, int T, typename AT, typename CT>
+__device__ __forceinline__ void gemm_ss_mfma(const AT* A_smem, const AT* B_smem, CT* C_frag) {
+  detail::check_gemm_mfma<M, N, K, WavesM, WavesN, T, AT, CT>();
+  constexpr int WM = M / WavesM, WN = N / WavesN, MI = WM / T, NI = WN / T;
+  constexpr int KS = detail::MfmaTile<T>::kStep, R = detail::MfmaTile<T>::kRegs;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int wave = tid / 64 % (WavesM * WavesN), lane = tid % 64;
+  const int m_base = (wave % WavesM) * WM, n_base = (wave / WavesM) * WN;
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += KS) {
+    AT a[MI][4];
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      // A(m_base + mi * T + lane % T, k0 + 4 * (lane / T) + j)
+      const int m = m_base + mi * T + lane % T, k = k0 + 4 * (lane / T);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        a[mi][j] = TransA ? A_smem[LayoutA::offset(k + j, m)] : A_smem[LayoutA::offset(m, k + j)];
+      }
+    }
+    AT b[NI][4];
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+      detail::load_b_mfma<T, TransB, LayoutB>(B_smem, n_base + ni * T, k0, lane, b[ni]);
+    }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) detail::mfma_tile<T>(C_frag + (mi * NI + ni) * R, a[mi], b[ni]);
+    }
+  }
+}
+
+template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, int T, typename AT, typename CT>
+__device__ __forceinline__ void gemm_rs_mfma(const AT* A_frag, const AT* B_smem, CT* C_frag) {
+  detail::check_gemm_mfma<M, N, K, WavesM, WavesN, T, AT, CT>();
+  static_assert(!TransA, "tl::gemm_rs_mfma: a register A operand is [M, K]");
+  constexpr int WM = M / WavesM, WN = N / WavesN, MI = WM / T, NI = WN / T;
+  constexpr int KS = detail::MfmaTile<T>::kStep, R = detail::MfmaTile<T>::kRegs, KI = K / KS;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int wave = tid / 64 % (WavesM * WavesN), lane = tid % 64;
+  const int n_base = (wave / WavesM) * WN;
+#pragma unroll
+  for (int kk = 0; kk < KI; ++kk) {
+    AT b[NI][4];
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+      detail::load_b_mfma<T, TransB, LayoutB>(B_smem, n_base + ni * T, kk * KS, lane, b[ni]);
+    }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      AT a[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) a[j] = A_frag[(mi * KI + kk) * 4 + j];
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) detail::mfma_tile<T>(C_frag + (mi * NI + ni) * R, a, b[ni]);
+    }
+  }
+}
+
+}  // namespace tl
+
+#endif  // TILEC_DEVICE_COMMON_TL_GEMM_MFMA_H_

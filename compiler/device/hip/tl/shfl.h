@@ -1,0 +1,51 @@
+// Cross-lane moves over the 64-lane wavefront, with ds_bpermute (the LDS
+// crossbar, no LDS storage used): every lane of the wavefront must execute
+// the call.
+//
+//   shfl_xor(v, lane_mask)  value of lane (lane ^ lane_mask)
+//   shfl_sync(v, src_lane)  value of lane src_lane (mod 64)
+//
+// Overloads for float and int, as on CUDA.
+#ifndef TILEC_DEVICE_HIP_TL_SHFL_H_
+#define TILEC_DEVICE_HIP_TL_SHFL_H_
+
+#include "tl/types.h"
+
+namespace tl {
+namespace detail {
+
+__device__ __forceinline__ int lane_id() {
+  return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+}
+
+}  // namespace detail
+
+__device__ __forceinline__ int shfl_sync(int v, int src_lane) {
+  return __builtin_amdgcn_ds_bpermute((src_lane & 63) << 2, v);
+}
+__device__ __forceinline__ float shfl_sync(float v, int src_lane) {
+  return __builtin_bit_cast(float, shfl_sync(__builtin_bit_cast(int, v), src_lane));
+}
+__device__ __forceinline__ int shfl_xor(int v, int lane_mask) {
+  return shfl_sync(v, detail::lane_id() ^ lane_mask);
+}
+__device__ __forceinline__ float shfl_xor(float v, int lane_mask) {
+  return __builtin_bit_cast(float, shfl_xor(__builtin_bit_cast(int, v), lane_mask));
+}
+
+template <typename T>
+__device__ __forceinline__ T shfl_xor(T v, int) {
+  static_assert(sizeof(T) == 0,
+                "tl::shfl_xor takes float or int; convert other types (e.g. float(x)) first");
+  return v;
+}
+template <typename T>
+__device__ __forceinline__ T shfl_sync(T v, int) {
+  static_assert(sizeof(T) == 0,
+                "tl::shfl_sync takes float or int; convert other types (e.g. float(x)) first");
+  return v;
+}
+
+}  // namespace tl
+
+#endif  // TILEC_DEVICE_HIP_TL_SHFL_H_

@@ -1,0 +1,71 @@
+// Element types for AMD GPUs: the integer types, tl::half_t and
+// tl::bfloat16_t (same contract as cuda/tl/types.h: the raw encoding in
+// `storage`, explicit construction from float rounding to nearest even,
+// implicit conversion to float, bits() / from_bits()). half_t converts with
+// the hardware's v_cvt_f16_f32 (_Float16); bfloat16_t, which gfx90a and
+// gfx942 cannot convert to natively, rounds in integer arithmetic.
+#ifndef TILEC_DEVICE_HIP_TL_TYPES_H_
+#define TILEC_DEVICE_HIP_TL_TYPES_H_
+
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+
+namespace tl {
+
+// Lanes per wavefront on gfx90a and gfx942.
+inline constexpr int warp_lanes = 64;
+inline constexpr int wave_size = 64;
+
+struct half_t {
+  uint16_t storage;
+
+  half_t() = default;
+  __device__ __forceinline__ explicit half_t(float f)
+      : storage(__builtin_bit_cast(uint16_t, static_cast<_Float16>(f))) {}
+  __device__ __forceinline__ operator float() const {
+    return static_cast<float>(__builtin_bit_cast(_Float16, storage));
+  }
+  __device__ __forceinline__ uint16_t bits() const { return storage; }
+  __device__ __forceinline__ static half_t from_bits(uint16_t b) {
+    half_t h;
+    h.storage = b;
+    return h;
+  }
+};
+
+struct bfloat16_t {
+  uint16_t storage;
+
+  bfloat16_t() = default;
+  __device__ __forceinline__ explicit bfloat16_t(float f) {
+    const uint32_t u = __builtin_bit_cast(uint32_t, f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      storage = static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN, sign kept
+    } else {
+      storage = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
+  }
+  __device__ __forceinline__ operator float() const {
+    return __builtin_bit_cast(float, static_cast<uint32_t>(storage) << 16);
+  }
+  __device__ __forceinline__ uint16_t bits() const { return storage; }
+  __device__ __forceinline__ static bfloat16_t from_bits(uint16_t b) {
+    bfloat16_t h;
+    h.storage = b;
+    return h;
+  }
+};
+
+static_assert(sizeof(half_t) == 2 && alignof(half_t) == 2, "tl::half_t must be 2 bytes");
+static_assert(sizeof(bfloat16_t) == 2 && alignof(bfloat16_t) == 2,
+              "tl::bfloat16_t must be 2 bytes");
+
+}  // namespace tl
+
+#endif  // TILEC_DEVICE_HIP_TL_TYPES_H_
