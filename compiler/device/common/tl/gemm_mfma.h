@@ -36,18 +36,15 @@ struct MfmaTile {
   static constexpr int kRegs = T * T / 64;
 };
 
+// One MFMA on the accumulator registers of one tile, in place.
 template <int T, typename AT>
 __device__ __forceinline__ void mfma_tile(float* c, const AT (&a)[4], const AT (&b)[4]) {
-  float d[MfmaTile<T>::kRegs];
-#pragma unroll
-  for (int r = 0; r < MfmaTile<T>::kRegs; ++r) d[r] = c[r];
+  using Regs = float[MfmaTile<T>::kRegs];
   if constexpr (T == 32) {
-    mfma_32x32x8(d, a, b);
+    mfma_32x32x8(*reinterpret_cast<Regs*>(c), a, b);
   } else {
-    mfma_16x16x16(d, a, b);
+    mfma_16x16x16(*reinterpret_cast<Regs*>(c), a, b);
   }
-#pragma unroll
-  for (int r = 0; r < MfmaTile<T>::kRegs; ++r) c[r] = d[r];
 }
 
 template <int M, int N, int K, int WavesM, int WavesN, int T, typename AT, typename CT>
