@@ -345,21 +345,21 @@ FragmentLayout MfmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p)
   const int64_t wm_tile = RoundUp(m, t * p.warps_m) / p.warps_m;
   const int64_t wn_tile = RoundUp(n, t * p.warps_n) / p.warps_n;
   const int64_t mi = wm_tile / t, ni = wn_tile / t;
+  // gemm_mfma.h computes C^T = B^T A^T (B as the instruction's A operand),
+  // so that the D registers of a lane run along a row of C.
   std::vector<LayoutDigit> digits;
   if (t == 32) {
-    // row = wm * WM + mi * 32 + 8 * (r / 4) + 4 * (lane / 32) + r % 4
-    digits = {ThreadDigit(0, p.warps_m, 64), LocalDigit(0, mi, 16 * ni), LocalDigit(0, 4, 4),
-              ThreadDigit(0, 2, 32), LocalDigit(0, 4, 1),
-              // col = wn * WN + ni * 32 + lane % 32
-              ThreadDigit(1, p.warps_n, 64 * p.warps_m), LocalDigit(1, ni, 16),
-              ThreadDigit(1, 32, 1)};
+    // row = wm * WM + mi * 32 + lane % 32
+    digits = {ThreadDigit(0, p.warps_m, 64), LocalDigit(0, mi, 16 * ni), ThreadDigit(0, 32, 1),
+              // col = wn * WN + ni * 32 + 8 * (r / 4) + 4 * (lane / 32) + r % 4
+              ThreadDigit(1, p.warps_n, 64 * p.warps_m), LocalDigit(1, ni, 16), LocalDigit(1, 4, 4),
+              ThreadDigit(1, 2, 32), LocalDigit(1, 4, 1)};
   } else {
-    // row = wm * WM + mi * 16 + 4 * (lane / 16) + r
-    digits = {ThreadDigit(0, p.warps_m, 64), LocalDigit(0, mi, 4 * ni), ThreadDigit(0, 4, 16),
-              LocalDigit(0, 4, 1),
-              // col = wn * WN + ni * 16 + lane % 16
+    // row = wm * WM + mi * 16 + lane % 16
+    digits = {ThreadDigit(0, p.warps_m, 64), LocalDigit(0, mi, 4 * ni), ThreadDigit(0, 16, 1),
+              // col = wn * WN + ni * 16 + 4 * (lane / 16) + r
               ThreadDigit(1, p.warps_n, 64 * p.warps_m), LocalDigit(1, ni, 4),
-              ThreadDigit(1, 16, 1)};
+              ThreadDigit(1, 4, 16), LocalDigit(1, 4, 1)};
   }
   digits.push_back(ThreadDigit(-1, p.replicas, 64 * p.warps_m * p.warps_n));
   return MustMake(PartitionName("mfma_accumulator", p), {m, n},

@@ -195,12 +195,14 @@ GemmWarpPartition ChooseMfmaPartition(ir::GemmPolicy policy, int64_t m, int64_t 
 // 16 + h * 8 + g, column wgn * WGN + ni * 8 + 2 * q + e. With MI = 1 this is
 // the m16n8k16 accumulator of the same warps_m x warps_n.
 //
-// With p.mfma (AMD's MFMA D registers, wave64; lane = tx % 64, w = tx / 64,
-// MI = WM / T, NI = WN / T for the tile T = p.mfma): with T = 32, slot
-// (mi * NI + ni) * 16 + r holds row wm * WM + mi * 32 + 8 * (r / 4) + 4 *
-// (lane / 32) + r % 4, column wn * WN + ni * 32 + lane % 32; with T = 16,
-// slot (mi * NI + ni) * 4 + r holds row wm * WM + mi * 16 + 4 * (lane / 16)
-// + r, column wn * WN + ni * 16 + lane % 16.
+// With p.mfma (AMD's MFMA D registers of C^T = B^T A^T, wave64; lane = tx %
+// 64, w = tx / 64, MI = WM / T, NI = WN / T for the tile T = p.mfma): with
+// T = 32, slot (mi * NI + ni) * 16 + r holds row wm * WM + mi * 32 + lane %
+// 32, column wn * WN + ni * 32 + 8 * (r / 4) + 4 * (lane / 32) + r % 4; with
+// T = 16, slot (mi * NI + ni) * 4 + r holds row wm * WM + mi * 16 + lane %
+// 16, column wn * WN + ni * 16 + 4 * (lane / 16) + r. Runs of 4 columns sit
+// in consecutive slots, and with warps_n = 1 this is RegisterA's layout of
+// an [M, N] A operand (a product feeds the next gemm in registers).
 FragmentLayout MmaAccumulator(int64_t m, int64_t n, const GemmWarpPartition& p);
 
 // The register A operand of gemm_rs for an [M, K] A (shape [K, M] when

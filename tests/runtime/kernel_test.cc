@@ -92,6 +92,24 @@ TEST(RuntimeTma, TensorMapsAreMadeAtLaunch) {
   }
 }
 
+// An AMD artifact (the code object, its metadata and source) runs through
+// the runtime on the emulator with 64-lane wavefronts: MFMA GEMM,
+// FlashAttention and a reduction.
+TEST(RuntimeAmd, Gfx942ArtifactsRunOnTheEmulator) {
+  absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName("gfx942");
+  ASSERT_TRUE(target.ok());
+  for (const char* name : {"gemm_f16_nn_ragged", "flash_attention_causal_small", "softmax_ragged"}) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<ir::Program> program = CompileExampleCase(name);
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<BuiltArtifact> built = BuildForRuntime(*program, *target);
+    ASSERT_TRUE(built.ok()) << built.status();
+    EXPECT_EQ(built->artifact.vendor(), "hip");
+    std::unique_ptr<Backend> emulator = OpenEmulatorBackend();
+    ExpectRuntimeMatchesInterpreter(*built, emulator.get(), {}, Seed());
+  }
+}
+
 // Shapes that do not divide the tiles; several kernels with workspaces
 // (gqa_decode); a pipelined gemm.
 INSTANTIATE_TEST_SUITE_P(Cases, RuntimeExamples,

@@ -5,8 +5,12 @@
 namespace tilec::testing {
 
 absl::StatusOr<BuiltArtifact> BuildForRuntime(const ir::Program& program, cuda::CudaArch arch) {
-  absl::StatusOr<cuda::CudaArtifact> a =
-      cuda::BuildCudaArtifact(program, cuda::CudaTarget::ForArch(arch));
+  return BuildForRuntime(program, cuda::CudaTarget::ForArch(arch));
+}
+
+absl::StatusOr<BuiltArtifact> BuildForRuntime(const ir::Program& program,
+                                              const cuda::CudaTarget& target) {
+  absl::StatusOr<cuda::CudaArtifact> a = cuda::BuildCudaArtifact(program, target);
   if (!a.ok()) return a.status();
   absl::StatusOr<runtime::Artifact> r = runtime::Artifact::Parse(cuda::CudaArtifactMetadataJson(*a));
   if (!r.ok()) return r.status();

@@ -24,6 +24,8 @@ struct BuiltArtifact {
 
 absl::StatusOr<BuiltArtifact> BuildForRuntime(const ir::Program& program,
                                               cuda::CudaArch arch = cuda::CudaArch::kSm80);
+absl::StatusOr<BuiltArtifact> BuildForRuntime(const ir::Program& program,
+                                              const cuda::CudaTarget& target);
 
 // One runtime argument per interpreter tensor (0-d tensors become scalars of
 // their parameter's kind), pointing into the tensors' storage.

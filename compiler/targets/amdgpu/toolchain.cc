@@ -5,9 +5,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "compiler/device/device_headers.h"
 #include "compiler/targets/tools/tool_run.h"
 
@@ -95,6 +97,14 @@ absl::StatusOr<Hsaco> CompileHsaco(std::string_view source, std::string_view arc
 }
 
 absl::StatusOr<std::string> ClangVersion(const HsacoOptions& options) {
+  // Asked once per compiler binary and process: every AMD artifact names it.
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* known = new std::map<std::string, std::string>();
+  const std::string program = tools::ResolveProgram(options.clang);
+  {
+    absl::MutexLock lock(&mu);
+    if (auto it = known->find(program); !program.empty() && it != known->end()) return it->second;
+  }
   absl::StatusOr<BuildDir> dir = BuildDir::Make(options.work_dir);
   if (!dir.ok()) return dir.status();
   const std::string log = (dir->path() / "version.log").string();
@@ -104,7 +114,12 @@ absl::StatusOr<std::string> ClangVersion(const HsacoOptions& options) {
   if (*rc != 0 || text.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(options.clang, " --version failed"));
   }
-  return text.substr(0, text.find('\n'));
+  std::string version = text.substr(0, text.find('\n'));
+  if (!program.empty()) {
+    absl::MutexLock lock(&mu);
+    known->emplace(program, version);
+  }
+  return version;
 }
 
 }  // namespace tilec::amdgpu

@@ -213,7 +213,8 @@ TEST(FragmentLayoutTest, RegisterAMatchesDocumentedFormula) {
 // lane tables: D register r of lane l in a 32x32 tile is row 8 * (r / 4) +
 // 4 * (l / 32) + r % 4, column l % 32; in a 16x16 tile row 4 * (l / 16) + r,
 // column l % 16. A(i, k) is in lane i + T * (k / 4) (k within one k-step),
-// element k % 4.
+// element k % 4. tl::gemm_*_mfma compute C^T = B^T A^T, so C's accumulator
+// is D transposed: lane l holds row l % T, the columns D's rows name.
 GemmWarpPartition Mfma(int64_t wm, int64_t wn, int64_t tile, int64_t replicas = 1) {
   GemmWarpPartition p{wm, wn, replicas};
   p.mfma = tile;
@@ -239,8 +240,8 @@ TEST(FragmentLayoutTest, MfmaAccumulatorMatchesTheIsaLaneTables) {
       for (int64_t mi = 0; mi < MI; ++mi) {
         for (int64_t ni = 0; ni < NI; ++ni) {
           for (int64_t r = 0; r < R; ++r) {
-            const int64_t row = T == 32 ? 8 * (r / 4) + 4 * (lane / 32) + r % 4 : 4 * (lane / 16) + r;
-            const int64_t col = lane % T;
+            const int64_t row = lane % T;
+            const int64_t col = T == 32 ? 8 * (r / 4) + 4 * (lane / 32) + r % 4 : 4 * (lane / 16) + r;
             std::vector<int64_t> expected = {wm * WM + mi * T + row, wn * WN + ni * T + col};
             ASSERT_EQ(l.LogicalAt(tx, (mi * NI + ni) * R + r), expected) << "tx " << tx;
           }
@@ -274,8 +275,10 @@ TEST(FragmentLayoutTest, MfmaRegisterAMatchesTheIsaLaneTables) {
         }
       }
     }
-    // Unlike mma.sync, the A operand is not the accumulator's layout.
+    // With one column of waves the A operand is the accumulator's layout: a
+    // product feeds the next gemm in registers (FlashAttention's P @ V).
     EXPECT_FALSE(SameLayout(l, MmaAccumulator(M, K, p)));
+    EXPECT_TRUE(SameLayout(RegisterA(M, K, Mfma(2, 1, T), false), MmaAccumulator(M, K, Mfma(2, 1, T))));
     CheckLayout(RegisterA(K, M, p, /*transposed=*/true));
   }
 }

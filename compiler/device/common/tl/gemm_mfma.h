@@ -13,14 +13,18 @@
 //
 // Wave w = (threadIdx.x / 64) % (WavesM * WavesN) owns rows wm * WM .. of C
 // and columns wn * WN .., wm = w % WavesM, wn = w / WavesM, WM = M / WavesM,
-// WN = N / WavesN, in MI x NI tiles (MI = WM / T, NI = WN / T). Lane l =
-// threadIdx.x % 64 holds, in C_frag[(mi * NI + ni) * R + r], the D register
-// r of tile (mi, ni): row 8 * (r / 4) + 4 * (l / 32) + r % 4 (T = 32) or
-// 4 * (l / 16) + r (T = 16) and column l % T of the tile (layout inference's
+// WN = N / WavesN, in MI x NI tiles (MI = WM / T, NI = WN / T). Each MFMA
+// computes the transposed tile, C^T += B^T A^T (B's fragment as the
+// instruction's A operand), so a lane's D registers run along a row of C:
+// lane l = threadIdx.x % 64 holds, in C_frag[(mi * NI + ni) * R + r], row
+// l % T of tile (mi, ni) and column 8 * (r / 4) + 4 * (l / 32) + r % 4
+// (T = 32) or 4 * (l / 16) + r (T = 16) (layout inference's
 // mfma_accumulator). gemm_rs_mfma takes A ([M, K], no transpose) in the
 // MFMA A-operand layout: A_frag[(mi * KI + kk) * 4 + j] holds row wm * WM +
 // mi * T + l % T, k = kk * KS + 4 * (l / T) + j (KS the k-step, KI = K /
-// KS). Further wave groups past WavesM * WavesN compute the same tile again.
+// KS), which is the accumulator layout of an [M, K] product over WavesM x 1
+// waves. Further wave groups past WavesM * WavesN compute the same tile
+// again.
 #ifndef TILEC_DEVICE_COMMON_TL_GEMM_MFMA_H_
 #define TILEC_DEVICE_COMMON_TL_GEMM_MFMA_H_
 
@@ -36,14 +40,15 @@ struct MfmaTile {
   static constexpr int kRegs = T * T / 64;
 };
 
-// One MFMA on the accumulator registers of one tile, in place.
+// One MFMA on the accumulator registers of one tile, in place: c += x @ y in
+// the instruction's terms (x its A operand, y its B operand).
 template <int T, typename AT>
-__device__ __forceinline__ void mfma_tile(float* c, const AT (&a)[4], const AT (&b)[4]) {
+__device__ __forceinline__ void mfma_tile(float* c, const AT (&x)[4], const AT (&y)[4]) {
   using Regs = float[MfmaTile<T>::kRegs];
   if constexpr (T == 32) {
-    mfma_32x32x8(*reinterpret_cast<Regs*>(c), a, b);
+    mfma_32x32x8(*reinterpret_cast<Regs*>(c), x, y);
   } else {
-    mfma_16x16x16(*reinterpret_cast<Regs*>(c), a, b);
+    mfma_16x16x16(*reinterpret_cast<Regs*>(c), x, y);
   }
 }
 
@@ -96,7 +101,7 @@ __device__ __forceinline__ void gemm_ss_mfma(const AT* A_smem, const AT* B_smem,
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-      for (int ni = 0; ni < NI; ++ni) detail::mfma_tile<T>(C_frag + (mi * NI + ni) * R, a[mi], b[ni]);
+      for (int ni = 0; ni < NI; ++ni) detail::mfma_tile<T>(C_frag + (mi * NI + ni) * R, b[ni], a[mi]);
     }
   }
 }
@@ -124,7 +129,7 @@ __device__ __forceinline__ void gemm_rs_mfma(const AT* A_frag, const AT* B_smem,
 #pragma unroll
       for (int j = 0; j < 4; ++j) a[j] = A_frag[(mi * KI + kk) * 4 + j];
 #pragma unroll
-      for (int ni = 0; ni < NI; ++ni) detail::mfma_tile<T>(C_frag + (mi * NI + ni) * R, a, b[ni]);
+      for (int ni = 0; ni < NI; ++ni) detail::mfma_tile<T>(C_frag + (mi * NI + ni) * R, b[ni], a);
     }
   }
 }
