@@ -57,6 +57,36 @@ TEST(CacheKeyTest, MakeCacheKeyTakesTheJobsFields) {
   EXPECT_EQ(k.toolchain.compiler_version, "v9");
 }
 
+// An AMD target's key names clang's version and the AMD device headers in
+// place of NVRTC's and the CUDA headers; each changes the key, and the
+// NVIDIA fields do not.
+TEST(CacheKeyTest, AmdTargetsAreKeyedByClangAndTheirOwnHeaders) {
+  CacheKey k = Base();
+  k.target = "gfx942";
+  k.toolchain.clang_version = "Debian clang version 19.1.7";
+  k.toolchain.amd_headers_hash = Sha256Hex("amd headers");
+  EXPECT_NE(k.Encode().find("\nclang=Debian clang version 19.1.7\ndevice_headers=" +
+                            k.toolchain.amd_headers_hash + "\n"),
+            std::string::npos)
+      << k.Encode();
+  EXPECT_EQ(k.Encode().find("nvrtc="), std::string::npos);
+  const std::string digest = k.Digest();
+  CacheKey other_nvrtc = k;
+  other_nvrtc.toolchain.nvrtc_version = "99.9";
+  other_nvrtc.toolchain.device_headers_hash = Sha256Hex("other cuda headers");
+  EXPECT_EQ(other_nvrtc.Digest(), digest);
+  CacheKey other_clang = k;
+  other_clang.toolchain.clang_version = "Debian clang version 19.1.8";
+  EXPECT_NE(other_clang.Digest(), digest);
+  CacheKey other_headers = k;
+  other_headers.toolchain.amd_headers_hash = Sha256Hex("changed");
+  EXPECT_NE(other_headers.Digest(), digest);
+  CacheKey gfx90a = k;
+  gfx90a.target = "gfx90a";
+  EXPECT_NE(gfx90a.Digest(), digest);
+  EXPECT_NE(DeviceHeadersHash(device::DeviceTarget::kHip), DeviceHeadersHash());
+}
+
 TEST(CacheKeyTest, VersionsAreFilledIn) {
   EXPECT_FALSE(CompilerVersion().empty());
   EXPECT_TRUE(IsHexDigest(DeviceHeadersHash()));
