@@ -1,5 +1,6 @@
 #include "compiler/targets/amdgpu/code_object.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,7 @@ namespace tilec::amdgpu {
 namespace {
 
 constexpr uint16_t kEmAmdgpu = 224;
+constexpr uint32_t kShtProgbits = 1;
 constexpr uint32_t kShtNote = 7;
 constexpr uint32_t kNtAmdgpuMetadata = 32;
 constexpr int kMaxDepth = 32;
@@ -195,6 +197,37 @@ absl::StatusOr<CodeObjectInfo> ReadCodeObject(std::string_view elf) {
   ReadLe(elf, 60, &shnum);
   if (machine != kEmAmdgpu) return Bad(absl::StrCat("ELF machine ", machine, ", not AMDGPU (224)"));
   if (shentsize < 64) return Bad("section headers too small");
+  uint16_t shstrndx = 0;
+  ReadLe(elf, 62, &shstrndx);
+  // The section names, to find .comment (what compiler and linker wrote the
+  // object); a missing or malformed table only leaves `compiler` empty.
+  std::string_view names;
+  if (uint64_t sh = shoff + uint64_t{shstrndx} * shentsize, offset = 0, size = 0;
+      shstrndx < shnum && ReadLe(elf, sh + 24, &offset) && ReadLe(elf, sh + 32, &size) &&
+      offset <= elf.size() && elf.size() - offset >= size) {
+    names = elf.substr(offset, size);
+  }
+  std::string compiler;
+  for (uint16_t i = 0; i < shnum; ++i) {
+    const uint64_t sh = shoff + uint64_t{i} * shentsize;
+    uint32_t name = 0, type = 0;
+    uint64_t offset = 0, size = 0;
+    if (!ReadLe(elf, sh, &name) || !ReadLe(elf, sh + 4, &type) || !ReadLe(elf, sh + 24, &offset) ||
+        !ReadLe(elf, sh + 32, &size)) {
+      return Bad(absl::StrCat("section header ", i, " lies outside the file"));
+    }
+    if (type != kShtProgbits || name >= names.size() ||
+        names.substr(name, 9) != std::string_view(".comment\0", 9) || offset > elf.size() ||
+        elf.size() - offset < size) {
+      continue;
+    }
+    std::string_view text = elf.substr(offset, size);
+    while (!text.empty()) {
+      const std::string_view line = text.substr(0, text.find('\0'));
+      if (line.find("clang version") != std::string_view::npos) compiler = std::string(line);
+      text.remove_prefix(std::min(text.size(), line.size() + 1));
+    }
+  }
   std::string_view note;
   for (uint16_t i = 0; i < shnum && note.empty(); ++i) {
     const uint64_t sh = shoff + uint64_t{i} * shentsize;
@@ -232,6 +265,7 @@ absl::StatusOr<CodeObjectInfo> ReadCodeObject(std::string_view elf) {
   if (!doc.ok()) return doc.status();
   if (doc->kind != Value::Kind::kMap) return Bad("the metadata is not a map");
   CodeObjectInfo info;
+  info.compiler = std::move(compiler);
   if (const Value* t = doc->Find("amdhsa.target"); t && t->kind == Value::Kind::kString) {
     info.target = t->s;
   }

@@ -37,6 +37,9 @@ struct AmdKernelInfo {
 
 struct CodeObjectInfo {
   std::string target;  // "amdgcn-amd-amdhsa--gfx942"
+  // The compiler that wrote it, from the .comment section ("Debian clang
+  // version 19.1.7 (3~deb12u1)"); empty when the object does not say.
+  std::string compiler;
   std::vector<AmdKernelInfo> kernels;
 };
 

@@ -126,10 +126,14 @@ absl::Status CompileForAmd(const ir::Program& program, const CudaTarget& target,
   absl::StatusOr<amdgpu::Hsaco> hsaco =
       amdgpu::CompileHsaco(source.code, std::string(target.name()), options);
   if (!hsaco.ok()) return hsaco.status();
-  absl::StatusOr<std::string> version = amdgpu::ClangVersion();
-  if (!version.ok()) return version.status();
-  // "Debian clang version 19.1.7 (3+b1)" -> "19.1.7"
-  std::string v = *version;
+  // The version the code object names (its .comment), else clang's own.
+  std::string v = hsaco->info.compiler;
+  if (v.empty()) {
+    absl::StatusOr<std::string> version = amdgpu::ClangVersion();
+    if (!version.ok()) return version.status();
+    v = *version;
+  }
+  // "Debian clang version 19.1.7 (3~deb12u1)" -> "19.1.7"
   if (size_t at = v.find("version "); at != std::string::npos) v = v.substr(at + 8);
   a.nvrtc_version = v.substr(0, v.find(' '));
   a.cubin = std::move(hsaco->code_object);

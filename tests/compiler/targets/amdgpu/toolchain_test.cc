@@ -76,6 +76,7 @@ TEST(AmdToolchain, CompilesForBothTargetsAndReadsTheMetadataBack) {
     std::printf("%s: %zu bytes in %.3f s\n", arch, h->code_object.size(), h->seconds);
     EXPECT_EQ(h->info.target.rfind("amdgcn-amd-amdhsa--", 0), 0u) << h->info.target;
     EXPECT_THAT(h->info.target, HasSubstr(arch));
+    EXPECT_THAT(h->info.compiler, HasSubstr("clang version 19"));  // from .comment
     ASSERT_EQ(h->info.kernels.size(), 2u);
     const AmdKernelInfo* add = Find(h->info, "add");
     const AmdKernelInfo* mfma = Find(h->info, "mfma_tile");
