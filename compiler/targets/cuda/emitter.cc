@@ -703,43 +703,12 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   return absl::OkStatus();
 }
 
-// The first float8 value of a program (a buffer or an expression), for the
-// AMD targets, which do not lower float8 yet.
-class Float8Finder : public ir::IRVisitor {
- public:
-  std::string found;
-  void VisitBuffer(const ir::Buffer& b) override {
-    if (found.empty() && IsFloat8(b->dtype)) {
-      found = absl::StrCat("buffer ", b->name, " (", Sv(ir::DTypeName(b->dtype)), ")");
-    }
-    ir::IRVisitor::VisitBuffer(b);
-  }
-  void Visit(const ir::Expr& e) override {
-    if (found.empty() && e && IsFloat8(e->dtype)) {
-      found = absl::StrCat("a ", Sv(ir::DTypeName(e->dtype)), " value");
-    }
-    ir::IRVisitor::Visit(e);
-  }
-  using ir::IRVisitor::Visit;
-};
-
 }  // namespace
 
 absl::StatusOr<CudaSource> EmitCuda(const ir::Program& input, const inference::LayoutPlan& plan,
                                     const CudaTarget& target) {
   const ir::Program& program = inference::PlannedProgram(plan, input);
-  if (target.amd) {
-    Float8Finder f8;
-    for (const ir::Param& p : program.params) {
-      if (p.tensor) f8.VisitBuffer(p.tensor);
-    }
-    if (program.body) f8.Visit(program.body);
-    if (!f8.found.empty()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "float8 on ", Sv(target.name()), " is not lowered yet (MI300's float8 is the fnuz "
-          "format; tilec emits float8 for NVIDIA targets only): the program uses ", f8.found));
-    }
-  }
+  if (absl::Status st = CheckTypesForTarget(program, target); !st.ok()) return st;
   for (const ir::TileParam& t : program.tile_params) {
     if (!t.value) {
       return absl::FailedPreconditionError(absl::StrCat("tile parameter ", t.var->name,

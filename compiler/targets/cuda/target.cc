@@ -4,9 +4,47 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ir/visitor.h"
 #include "compiler/targets/cuda/emitter_internal.h"
+#include "compiler/targets/registry.h"
 
 namespace tilec::cuda {
+namespace {
+
+// The first float8 value of a program (a buffer or an expression), for the
+// AMD targets, which do not lower float8 yet.
+class Float8Finder : public ir::IRVisitor {
+ public:
+  std::string found;
+  void VisitBuffer(const ir::Buffer& b) override {
+    if (found.empty() && IsFloat8(b->dtype)) {
+      found = absl::StrCat("buffer ", b->name, " (", Sv(ir::DTypeName(b->dtype)), ")");
+    }
+    ir::IRVisitor::VisitBuffer(b);
+  }
+  void Visit(const ir::Expr& e) override {
+    if (found.empty() && e && IsFloat8(e->dtype)) {
+      found = absl::StrCat("a ", Sv(ir::DTypeName(e->dtype)), " value");
+    }
+    ir::IRVisitor::Visit(e);
+  }
+  using ir::IRVisitor::Visit;
+};
+
+}  // namespace
+
+absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& target) {
+  if (!target.amd) return absl::OkStatus();
+  Float8Finder f8;
+  for (const ir::Param& p : program.params) {
+    if (p.tensor) f8.VisitBuffer(p.tensor);
+  }
+  if (program.body) f8.Visit(program.body);
+  if (f8.found.empty()) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      "float8 on ", Sv(target.name()), " is not lowered yet (MI300's float8 is the fnuz "
+      "format; tilec emits float8 for NVIDIA targets only): the program uses ", f8.found));
+}
 
 CudaTarget CudaTarget::ForArch(CudaArch arch) {
   CudaTarget t;
@@ -17,18 +55,20 @@ CudaTarget CudaTarget::ForArch(CudaArch arch) {
 }
 
 absl::StatusOr<CudaTarget> CudaTarget::FromName(absl::string_view name) {
-  if (name == "gfx942" || name == "gfx90a") {
-    CudaTarget t;
+  // The registry says what the name is; NVIDIA targets also need NVRTC's arch.
+  absl::StatusOr<const targets::Target*> known =
+      targets::FindTarget(std::string_view(name.data(), name.size()));
+  if (!known.ok()) return known.status();
+  CudaTarget t;
+  t.info = (*known)->info;
+  if ((*known)->vendor == targets::Vendor::kAmd) {
     t.amd = true;
-    t.info = name == "gfx942" ? inference::TargetInfo::Gfx942() : inference::TargetInfo::Gfx90a();
     return t;
   }
   absl::StatusOr<CudaArch> arch = ParseCudaArch(std::string_view(name.data(), name.size()));
-  if (!arch.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown target '", name, "'; tilec emits code for sm_80, sm_90a, gfx942 and gfx90a"));
-  }
-  return ForArch(*arch);
+  if (!arch.ok()) return arch.status();
+  t.arch = *arch;
+  return t;
 }
 
 absl::string_view TileOpName(ir::StmtKind kind) {

@@ -44,10 +44,15 @@ struct CudaTarget {
   absl::string_view name() const { return absl::string_view(info.name); }
 
   static CudaTarget ForArch(CudaArch arch);
-  // "sm_80", "sm_90a", "gfx942" or "gfx90a"; INVALID_ARGUMENT naming the
-  // accepted values otherwise.
+  // A target of the registry (compiler/targets/registry.h: sm_80, sm_90a,
+  // gfx942, gfx90a) with its TargetInfo; INVALID_ARGUMENT naming the known
+  // ones otherwise.
   static absl::StatusOr<CudaTarget> FromName(absl::string_view name);
 };
+
+// OK when every element type of `program` lowers on `target`; UNIMPLEMENTED
+// naming the first that does not (float8 on the AMD targets).
+absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& target);
 
 // "T.copy", "T.gemm", "T.fill", "T.reduce", "T.cumsum", "T.atomic_add"; the
 // statement kind's name for anything else.
