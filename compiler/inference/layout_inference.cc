@@ -352,17 +352,6 @@ class KernelInference {
                                                    wave == 64 ? "-lane wavefronts" : "-thread warps",
                                                    "; the kernel has ", threads_, " threads"));
     }
-    if (target_.supports_mfma) {
-      for (const ir::Region* r : {&g.a, &g.b}) {
-        const ir::DType t = r->buffer->dtype;
-        if (t != ir::DType::kFloat16 && t != ir::DType::kBFloat16) {
-          return absl::UnimplementedError(absl::StrCat(
-              Where(), ": T.gemm on ", target_.name, " takes float16 or bfloat16 operands; ",
-              r->buffer->name, " is ", std::string(ir::DTypeName(t)),
-              " (float8 MFMA is not lowered yet)"));
-        }
-      }
-    }
     auto dims2 = [&](const ir::Region& r,
                      const char* what) -> absl::StatusOr<std::vector<int64_t>> {
       std::vector<int64_t> ext;
