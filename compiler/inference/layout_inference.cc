@@ -347,6 +347,15 @@ class KernelInference {
           absl::StrCat(Where(), ": T.gemm is not supported on ", target_.name));
     }
     const int64_t wave = target_.supports_mfma ? 64 : 32;
+    if (target_.supports_mfma && threads_ % wave != 0 && g.a.buffer->scope == ir::Scope::kShared &&
+        g.b.buffer->scope == ir::Scope::kShared && g.c.buffer->scope == ir::Scope::kFragment &&
+        g.c.buffer->dtype != ir::DType::kFloat16 && g.c.buffer->dtype != ir::DType::kBFloat16) {
+      // Blocks that are not whole wavefronts cannot run MFMA: the CUDA-core
+      // gemm (every thread computes the elements of C it holds, in C's type)
+      // takes them, with C in whatever layout its other uses give it.
+      plan_->gemms[&g] = GemmWarpPartition{};
+      return absl::OkStatus();
+    }
     if (target_.warp_size != wave || threads_ % wave != 0) {
       return absl::UnimplementedError(absl::StrCat(Where(), ": T.gemm needs whole ", wave,
                                                    wave == 64 ? "-lane wavefronts" : "-thread warps",

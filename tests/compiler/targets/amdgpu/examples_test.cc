@@ -65,6 +65,26 @@ TEST_P(EmulatedExampleGfx942, MatchesTheInterpreter) {
   ::tilec::testing::ExpectEmulatorMatchesInterpreter(*program, *src, check);
 }
 
+// A block that is not whole wavefronts (96 threads) cannot run MFMA: its
+// gemm runs on the CUDA cores and still matches the interpreter, on a
+// ragged GEMM, for bfloat16 and float16 operands.
+TEST(EmulatedGfx942, GemmsOfPartialWavefrontsRunOnTheCudaCores) {
+  for (const char* dtype : {"float16", "bfloat16"}) {
+    SCOPED_TRACE(dtype);
+    absl::StatusOr<ir::Program> program = ::tilec::testing::CompileExample(
+        "gemm.py", "matmul",
+        {{"M", "100"}, {"N", "72"}, {"K", "56"}, {"block_M", "64"}, {"block_N", "64"},
+         {"block_K", "32"}, {"dtype", dtype}, {"num_stages", "2"}, {"threads", "96"}});
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, Amd("gfx942"));
+    ASSERT_TRUE(src.ok()) << src.status();
+    EXPECT_NE(src->code.find("on the CUDA cores"), std::string::npos);
+    EXPECT_EQ(src->code.find("gemm_ss_mfma"), std::string::npos);
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *program, *src, {.seed = ::tilec::testing::TestSeed(20261127)});
+  }
+}
+
 // The instructions llvm-objdump-19 disassembles from a code object.
 std::string Disassemble(const std::string& hsaco, const std::string& arch) {
   const std::string dir = ::tilec::testing::MakeTempDir("amd_objdump");
