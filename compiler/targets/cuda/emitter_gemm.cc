@@ -347,8 +347,9 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
   // no mma has, stay refused: summed in float32 they would differ from the
   // reference's bfloat16 sums by far more than bfloat16's tolerance.)
   const bool narrow_c = c->dtype == ir::DType::kFloat16;
-  if (ctx.target().amd && ctx.threads() % 64 != 0) {
-    // Not whole wavefronts: the layout plan left this gemm to the CUDA cores.
+  if (ctx.target().amd && p.mfma == 0) {
+    // The layout plan gave this gemm no MFMA partition (a block that is not
+    // whole wavefronts): it runs on the CUDA cores.
     return LowerSimtGemm(ctx, *g, shape, m, n, k);
   }
   if ((!f16 && !bf16 && !fp8) || (c->dtype != ir::DType::kFloat32 && !narrow_c)) {
