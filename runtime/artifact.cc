@@ -19,7 +19,8 @@ std::optional<DTypeInfo> LookupDType(std::string_view name) {
       {"int32", 32, false, true},   {"uint32", 32, false, false},   {"int64", 64, false, true},
       {"uint64", 64, false, false}, {"float8_e4m3", 8, true, true}, {"float8_e5m2", 8, true, true},
       {"float16", 16, true, true},  {"bfloat16", 16, true, true},   {"float32", 32, true, true},
-      {"float64", 64, true, true},
+      {"float64", 64, true, true},  {"float8_e4m3fnuz", 8, true, true},
+      {"float8_e5m2fnuz", 8, true, true},
   };
   for (const DTypeInfo& t : kTypes) {
     if (t.name == name) return t;

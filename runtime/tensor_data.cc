@@ -64,36 +64,59 @@ float BFloat16ToFloat(uint16_t b) {
   return f;
 }
 
-// 8-bit floats: e4m3 (bias 7, no infinity, 0x7F/0xFF NaN) and e5m2 (bias 15,
-// IEEE-like).
-double Float8ToDouble(uint8_t b, bool e4m3) {
-  const int ebits = e4m3 ? 4 : 5, mbits = 7 - ebits, bias = e4m3 ? 7 : 15;
-  const int exp = (b >> mbits) & ((1 << ebits) - 1), mant = b & ((1 << mbits) - 1);
+// 8-bit floats: e4m3 (bias 7, no infinity, 0x7F/0xFF NaN), e5m2 (bias 15,
+// IEEE-like), and AMD's e4m3fnuz / e5m2fnuz (bias 8 / 16, no infinity, no
+// -0: 0x80 is the one NaN).
+struct Float8Format {
+  const char* name;
+  int ebits, bias;
+  bool fnuz;
+};
+constexpr Float8Format kFloat8Formats[] = {
+    {"float8_e4m3", 4, 7, false},
+    {"float8_e5m2", 5, 15, false},
+    {"float8_e4m3fnuz", 4, 8, true},
+    {"float8_e5m2fnuz", 5, 16, true},
+};
+
+// The index of a float8 dtype in kFloat8Formats, -1 for other dtypes.
+int Float8Kind(const std::string& name) {
+  for (int k = 0; k < 4; ++k) {
+    if (name == kFloat8Formats[k].name) return k;
+  }
+  return -1;
+}
+
+double Float8ToDouble(uint8_t b, int kind) {
+  const Float8Format& f = kFloat8Formats[kind];
+  const int mbits = 7 - f.ebits;
+  const int exp = (b >> mbits) & ((1 << f.ebits) - 1), mant = b & ((1 << mbits) - 1);
   const double sign = (b & 0x80) ? -1.0 : 1.0;
-  if (e4m3 && exp == 15 && mant == 7) return NAN;
-  if (!e4m3 && exp == 31) return mant ? NAN : sign * INFINITY;
-  if (exp == 0) return sign * std::ldexp(mant, 1 - bias - mbits);
-  return sign * std::ldexp(mant | (1 << mbits), exp - bias - mbits);
+  if (f.fnuz && b == 0x80) return NAN;
+  if (!f.fnuz && f.ebits == 4 && exp == 15 && mant == 7) return NAN;
+  if (!f.fnuz && f.ebits == 5 && exp == 31) return mant ? NAN : sign * INFINITY;
+  if (exp == 0) return sign * std::ldexp(mant, 1 - f.bias - mbits);
+  return sign * std::ldexp(mant | (1 << mbits), exp - f.bias - mbits);
 }
 
 // The finite codes of an 8-bit float sorted by value, for nearest rounding.
-const std::vector<std::pair<double, uint8_t>>& Float8Table(bool e4m3) {
+const std::vector<std::pair<double, uint8_t>>& Float8Table(int kind) {
   static const auto* tables = [] {
-    auto* t = new std::vector<std::pair<double, uint8_t>>[2];
-    for (int kind = 0; kind < 2; ++kind) {
+    auto* t = new std::vector<std::pair<double, uint8_t>>[4];
+    for (int k = 0; k < 4; ++k) {
       for (int c = 0; c < 256; ++c) {
-        double v = Float8ToDouble(static_cast<uint8_t>(c), kind == 1);
-        if (std::isfinite(v) && !(v == 0 && (c & 0x80))) t[kind].emplace_back(v, c);
+        double v = Float8ToDouble(static_cast<uint8_t>(c), k);
+        if (std::isfinite(v) && !(v == 0 && (c & 0x80))) t[k].emplace_back(v, c);
       }
-      std::sort(t[kind].begin(), t[kind].end());
+      std::sort(t[k].begin(), t[k].end());
     }
     return t;
   }();
-  return tables[e4m3 ? 1 : 0];
+  return tables[kind];
 }
 
-uint8_t DoubleToFloat8(double v, bool e4m3) {
-  const auto& t = Float8Table(e4m3);
+uint8_t DoubleToFloat8(double v, int kind) {
+  const auto& t = Float8Table(kind);
   auto it = std::lower_bound(t.begin(), t.end(), std::make_pair(v, uint8_t{0}));
   if (it == t.end()) return t.back().second;
   if (it == t.begin()) return it->second;
@@ -117,8 +140,8 @@ void WriteElement(const DTypeInfo& t, char* data, int64_t index, double v) {
   } else if (n == "bfloat16") {
     uint16_t h = FloatToBFloat16(static_cast<float>(v));
     std::memcpy(data + 2 * index, &h, 2);
-  } else if (n == "float8_e4m3" || n == "float8_e5m2") {
-    data[index] = static_cast<char>(DoubleToFloat8(v, n == "float8_e4m3"));
+  } else if (const int kind = Float8Kind(n); kind >= 0) {
+    data[index] = static_cast<char>(DoubleToFloat8(v, kind));
   } else if (n == "int4") {
     uint8_t& byte = reinterpret_cast<uint8_t&>(data[index / 2]);
     const uint8_t nib = static_cast<uint8_t>(static_cast<int64_t>(v)) & 0xF;
@@ -150,8 +173,9 @@ double ReadElement(const DTypeInfo& t, const void* data, int64_t index) {
     std::memcpy(&h, p + 2 * index, 2);
     return n == "float16" ? HalfToFloat(h) : BFloat16ToFloat(h);
   }
-  if (n == "float8_e4m3" || n == "float8_e5m2")
-    return Float8ToDouble(static_cast<uint8_t>(p[index]), n == "float8_e4m3");
+  if (const int kind = Float8Kind(n); kind >= 0) {
+    return Float8ToDouble(static_cast<uint8_t>(p[index]), kind);
+  }
   if (n == "int4") {
     const uint8_t byte = static_cast<uint8_t>(p[index / 2]);
     const int nib = (index % 2) ? byte >> 4 : byte & 0xF;

@@ -124,6 +124,8 @@ std::optional<ir::Expr> ExtremeValue(ir::DType t, bool max) {
     case ir::DType::kFloat64: f = std::numeric_limits<double>::max(); break;
     case ir::DType::kFloat8E4M3: f = 448.0; break;
     case ir::DType::kFloat8E5M2: f = 57344.0; break;
+    case ir::DType::kFloat8E4M3FNUZ: f = 240.0; break;
+    case ir::DType::kFloat8E5M2FNUZ: f = 57344.0; break;
     case ir::DType::kBool: return ir::BoolImm(max);
     case ir::DType::kInt8: return ir::IntImm(max ? 127 : -128, t);
     case ir::DType::kUInt8: return ir::IntImm(max ? 255 : 0, t);

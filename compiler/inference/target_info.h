@@ -24,6 +24,7 @@ struct TargetInfo {
   bool supports_wgmma = false;          // warpgroup wgmma.mma_async (Hopper)
   bool supports_tma = false;            // cp.async.bulk.tensor through tensor maps (Hopper)
   bool supports_mfma = false;           // AMD matrix cores (T.gemm as v_mfma, wave64)
+  bool supports_fp8_fnuz = false;       // AMD's float8 (e4m3fnuz, e5m2fnuz): conversions, MFMA
 
   // NVIDIA A100 class (compute capability 8.0): 163 KiB of shared memory per
   // block.
@@ -36,7 +37,12 @@ struct TargetInfo {
   }
   // AMD CDNA3 (MI300X, gfx942) and CDNA2 (MI250X, gfx90a): 64-lane
   // wavefronts, 64 KiB of LDS per workgroup, MFMA.
-  static TargetInfo Gfx942() { return Amd("gfx942"); }
+  // gfx942 also has the float8 (fnuz) conversions and MFMAs.
+  static TargetInfo Gfx942() {
+    TargetInfo t = Amd("gfx942");
+    t.supports_fp8_fnuz = true;
+    return t;
+  }
   static TargetInfo Gfx90a() { return Amd("gfx90a"); }
 
  private:

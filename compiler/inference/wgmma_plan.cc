@@ -13,7 +13,8 @@ namespace {
 
 using ir::DType;
 
-bool IsFloat8(DType t) { return t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2; }
+// NVIDIA's float8 (e4m3, e5m2), which wgmma takes.
+bool IsOcpFloat8(DType t) { return t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2; }
 
 // The [rows, cols] matrix a gemm operand region reads: the whole 2-D buffer,
 // or one matrix X[b, :, :] of a higher-rank one whose matrices have 8k rows
@@ -67,7 +68,7 @@ std::optional<GemmWarpPartition> WgmmaPartition(const ir::GemmNode& g, int64_t t
   const DType at = g.a.buffer->dtype, bt = g.b.buffer->dtype, ct = g.c.buffer->dtype;
   const bool f16 = at == DType::kFloat16 && bt == DType::kFloat16;
   const bool bf16 = at == DType::kBFloat16 && bt == DType::kBFloat16;
-  const bool fp8 = IsFloat8(at) && IsFloat8(bt) && !g.transpose_a && g.transpose_b;
+  const bool fp8 = IsOcpFloat8(at) && IsOcpFloat8(bt) && !g.transpose_a && g.transpose_b;
   if (!f16 && !bf16 && !fp8) return std::nullopt;
   if (g.c.buffer->scope != ir::Scope::kFragment ||
       (ct != DType::kFloat32 && ct != DType::kFloat16)) {

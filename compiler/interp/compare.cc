@@ -18,6 +18,8 @@ Tolerance DefaultTolerance(DType t) {
     case DType::kBFloat16: return {1.6e-2, 1.6e-2};
     case DType::kFloat8E4M3: return {0.125, 0.125};
     case DType::kFloat8E5M2: return {0.25, 0.25};
+    case DType::kFloat8E4M3FNUZ: return {0.125, 0.125};
+    case DType::kFloat8E5M2FNUZ: return {0.25, 0.25};
     default: return {0, 0};
   }
 }
@@ -33,8 +35,7 @@ Tolerance ProgramTolerance(const ir::Program& program, DType t) {
     void Visit(const ir::Stmt& s) override {
       if (s == nullptr || found) return;
       if (const auto* g = s->as<ir::GemmNode>()) {
-        auto f8 = [](DType d) { return d == DType::kFloat8E4M3 || d == DType::kFloat8E5M2; };
-        found = f8(g->a.buffer->dtype) || f8(g->b.buffer->dtype);
+        found = ir::IsFloat8(g->a.buffer->dtype) || ir::IsFloat8(g->b.buffer->dtype);
       }
       ir::IRVisitor::Visit(s);
     }

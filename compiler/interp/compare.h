@@ -27,8 +27,8 @@ struct Tolerance {
 // place of t's precision near 1 (NumPy/PyTorch practice for accumulations
 // whose order differs between a kernel and its reference):
 //   float64 1e-9/1e-9, float32 1e-5/1e-5, float16 1e-2/1e-2 (what TileLang's
-//   own tests use), bfloat16 1.6e-2/1.6e-2, float8_e4m3 0.125/0.125,
-//   float8_e5m2 0.25/0.25; integers and bool compare exactly (0/0).
+//   own tests use), bfloat16 1.6e-2/1.6e-2, float8_e4m3 (and
+//   e4m3fnuz) 0.125/0.125, float8_e5m2 (and e5m2fnuz) 0.25/0.25; integers and bool compare exactly (0/0).
 Tolerance DefaultTolerance(ir::DType t);
 
 // The tolerance for an output of dtype t of `program` run on a GPU: the

@@ -276,7 +276,7 @@ std::string EncodeNpy(const Tensor& t) {
   out += header;
 
   const DType d = t.dtype();
-  if (d == DType::kBFloat16 || d == DType::kFloat8E4M3 || d == DType::kFloat8E5M2) {
+  if (d == DType::kBFloat16 || ir::IsFloat8(d)) {
     Tensor wide(DType::kFloat32, t.shape());
     for (int64_t i = 0; i < t.num_elements(); ++i) wide.SetDouble(i, t.GetDouble(i));
     out.append(reinterpret_cast<const char*>(wide.bytes().data()), wide.bytes().size());
@@ -340,8 +340,7 @@ absl::StatusOr<Tensor> DecodeNpyAs(std::string_view data, DType dtype,
                                                    ", the file has ", ShapeString(a.shape)));
   }
   const bool raw = (dtype == DType::kBFloat16 && a.kind == 'u' && a.size == 2) ||
-                   ((dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2) && a.kind == 'u' &&
-                    a.size == 1);
+                   (ir::IsFloat8(dtype) && a.kind == 'u' && a.size == 1);
   for (int64_t i = 0; i < t.num_elements(); ++i) {
     if (raw) {
       t.SetBits(i, RawBits(a, i));

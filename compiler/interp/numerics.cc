@@ -21,6 +21,7 @@ struct Format {
   bool has_inf;   // false for e4m3
   bool saturate;  // conversions clamp to +-max_finite (fp8 satfinite)
   uint64_t nan;   // canonical quiet NaN bits without the sign
+  bool fnuz = false;  // AMD's float8: no -0, no infinities, the one NaN is 0x80
 };
 
 constexpr Format kFloat16{16, 10, -14, 65504.0, true, false, 0x7E00};
@@ -28,6 +29,8 @@ constexpr Format kBFloat16{16,   7,     -126,  3.3895313892515354759047080037148
                            true, false, 0x7FC0};
 constexpr Format kE4M3{8, 3, -6, 448.0, false, true, 0x7F};
 constexpr Format kE5M2{8, 2, -14, 57344.0, true, true, 0x7E};
+constexpr Format kE4M3Fnuz{8, 3, -7, 240.0, false, true, 0x80, true};
+constexpr Format kE5M2Fnuz{8, 2, -15, 57344.0, false, true, 0x80, true};
 constexpr Format kFloat32{32,   23,    -126,      3.40282346638528859811704183484516925440e38,
                           true, false, 0x7FC00000};
 
@@ -37,6 +40,8 @@ const Format& FormatOf(DType t) {
     case DType::kBFloat16: return kBFloat16;
     case DType::kFloat8E4M3: return kE4M3;
     case DType::kFloat8E5M2: return kE5M2;
+    case DType::kFloat8E4M3FNUZ: return kE4M3Fnuz;
+    case DType::kFloat8E5M2FNUZ: return kE5M2Fnuz;
     default: return kFloat32;
   }
 }
@@ -54,14 +59,14 @@ double RoundHalfEven(double s) {
 double RoundToFormat(double x, const Format& f) {
   if (std::isnan(x)) return x;
   if (std::isinf(x)) return f.saturate ? std::copysign(f.max_finite, x) : x;
-  if (x == 0.0) return x;
+  if (x == 0.0) return f.fnuz ? 0.0 : x;
   int e;
   std::frexp(x, &e);  // |x| = m * 2^e with m in [0.5, 1): leading bit at e - 1
   int quantum = std::max(e - 1, f.min_exp) - f.man_bits;
   // Both scalings are by powers of two and stay in double's normal range.
   double r = RoundHalfEven(std::ldexp(x, -quantum));
   double y = std::ldexp(r, quantum);
-  if (y == 0.0) return std::copysign(0.0, x);
+  if (y == 0.0) return f.fnuz ? 0.0 : std::copysign(0.0, x);
   if (std::fabs(y) > f.max_finite) {
     return std::copysign(f.saturate ? f.max_finite : std::numeric_limits<double>::infinity(), x);
   }
@@ -72,6 +77,7 @@ uint64_t EncodeFormat(double y, const Format& f) {
   const int exp_bits = f.bits - 1 - f.man_bits;
   const uint64_t sign = std::signbit(y) ? uint64_t{1} << (f.bits - 1) : 0;
   if (std::isnan(y)) return sign | f.nan;
+  if (f.fnuz && y == 0.0) return 0;  // 0x80, -0's pattern, is the NaN
   if (std::isinf(y)) return sign | (((uint64_t{1} << exp_bits) - 1) << f.man_bits);
   double a = std::fabs(y);
   if (a == 0.0) return sign;
@@ -95,7 +101,13 @@ double DecodeFormat(uint64_t bits, const Format& f) {
   const uint64_t exp = (bits >> f.man_bits) & exp_max;
   const uint64_t man = bits & man_mask;
   double v;
-  if (!f.has_inf && exp == exp_max && man == man_mask) {
+  if (f.fnuz && bits == f.nan) {
+    v = std::numeric_limits<double>::quiet_NaN();
+  } else if (f.fnuz) {
+    v = exp == 0 ? std::ldexp(static_cast<double>(man), f.min_exp - f.man_bits)
+                 : std::ldexp(static_cast<double>(man | (man_mask + 1)),
+                              static_cast<int>(exp) - 1 + f.min_exp - f.man_bits);
+  } else if (!f.has_inf && exp == exp_max && man == man_mask) {
     v = std::numeric_limits<double>::quiet_NaN();
   } else if (f.has_inf && exp == exp_max) {
     v = man == 0 ? std::numeric_limits<double>::infinity()
@@ -126,7 +138,9 @@ double RoundToFloat(double x, DType t) {
     case DType::kFloat16:
     case DType::kBFloat16:
     case DType::kFloat8E4M3:
-    case DType::kFloat8E5M2: return RoundToFormat(x, FormatOf(t));
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2FNUZ: return RoundToFormat(x, FormatOf(t));
     default: return x;
   }
 }
@@ -197,6 +211,14 @@ double DecodeFloat(uint64_t bits, DType t) {
     }
     case DType::kFloat8E5M2: {
       static const auto* table = BuildTable<256>(kE5M2);
+      return (*table)[bits & 0xFF];
+    }
+    case DType::kFloat8E4M3FNUZ: {
+      static const auto* table = BuildTable<256>(kE4M3Fnuz);
+      return (*table)[bits & 0xFF];
+    }
+    case DType::kFloat8E5M2FNUZ: {
+      static const auto* table = BuildTable<256>(kE5M2Fnuz);
       return (*table)[bits & 0xFF];
     }
     default: return 0.0;

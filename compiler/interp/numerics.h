@@ -19,6 +19,11 @@
 //   __nv_cvt_double_to_fp8 treats an infinite input as an overflow, which
 //   saturates); NaN stays NaN; subnormals kept; magnitudes at or below half
 //   the smallest subnormal round to a zero of the same sign.
+// - float8_e4m3fnuz (bias 8, max 240) and float8_e5m2fnuz (bias 16, max
+//   57344), AMD's float8 on MI300: no infinities and no negative zero; the
+//   one NaN is 0x80. Conversions round and saturate as above (HIP's
+//   __HIP_SATFINITE, the default of its fnuz types), except that every zero,
+//   -0 and negative values that round to zero included, is +0.
 // Integers (values travel as int64_t):
 // - int8/int16/int32/int64 and uint8/uint16/uint32/uint64 wrap around modulo
 //   2^bits as C's fixed-width conversions do; int4 is a signed 4-bit integer

@@ -22,6 +22,8 @@ std::string_view DTypeName(DType t) {
     case DType::kUInt16: return "uint16";
     case DType::kUInt32: return "uint32";
     case DType::kUInt64: return "uint64";
+    case DType::kFloat8E4M3FNUZ: return "float8_e4m3fnuz";
+    case DType::kFloat8E5M2FNUZ: return "float8_e5m2fnuz";
   }
   return "?";
 }
@@ -61,7 +63,9 @@ int DTypeBits(DType t) {
     case DType::kInt8:
     case DType::kUInt8:
     case DType::kFloat8E4M3:
-    case DType::kFloat8E5M2: return 8;
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2FNUZ: return 8;
     case DType::kInt16:
     case DType::kUInt16:
     case DType::kFloat16:
@@ -76,10 +80,18 @@ int DTypeBits(DType t) {
   return 0;
 }
 
+bool IsFloat8(DType t) {
+  return t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2 || IsFnuz(t);
+}
+
+bool IsFnuz(DType t) { return t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2FNUZ; }
+
 bool IsFloat(DType t) {
   switch (t) {
     case DType::kFloat8E4M3:
     case DType::kFloat8E5M2:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2FNUZ:
     case DType::kFloat16:
     case DType::kBFloat16:
     case DType::kFloat32:

@@ -29,6 +29,10 @@ enum class DType : uint8_t {
   kUInt16,
   kUInt32,
   kUInt64,
+  // AMD's float8 (MI300, gfx942): no negative zero, no infinities, the
+  // single NaN is 0x80 ("fnuz"); exponent bias one more than the OCP formats.
+  kFloat8E4M3FNUZ,  // bias 8, max 240
+  kFloat8E5M2FNUZ,  // bias 16, max 57344
 };
 
 inline constexpr DType kAllDTypes[] = {
@@ -36,6 +40,7 @@ inline constexpr DType kAllDTypes[] = {
     DType::kInt16,      DType::kInt32,   DType::kInt64,    DType::kFloat8E4M3,
     DType::kFloat8E5M2, DType::kFloat16, DType::kBFloat16, DType::kFloat32,
     DType::kFloat64,    DType::kUInt16,  DType::kUInt32,   DType::kUInt64,
+    DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2FNUZ,
 };
 
 // Canonical name, as the printer writes it ("float16", "float8_e4m3").
@@ -50,6 +55,10 @@ int DTypeBits(DType t);
 bool IsFloat(DType t);
 bool IsInt(DType t);  // signed or unsigned integers, not bool
 bool IsSigned(DType t);
+// The four 8-bit float types (OCP e4m3/e5m2 and AMD's fnuz pair).
+bool IsFloat8(DType t);
+// float8_e4m3fnuz or float8_e5m2fnuz.
+bool IsFnuz(DType t);
 
 }  // namespace tilec::ir
 

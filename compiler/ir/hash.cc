@@ -91,6 +91,8 @@ uint8_t Code(DType t) {
     case DType::kUInt16: return 14;
     case DType::kUInt32: return 15;
     case DType::kUInt64: return 16;
+    case DType::kFloat8E4M3FNUZ: return 17;
+    case DType::kFloat8E5M2FNUZ: return 18;
   }
   return 255;
 }

@@ -63,6 +63,8 @@ constexpr EnumPair<DType, v1::DType> kDTypes[] = {
     {DType::kUInt16, v1::DTYPE_UINT16},
     {DType::kUInt32, v1::DTYPE_UINT32},
     {DType::kUInt64, v1::DTYPE_UINT64},
+    {DType::kFloat8E4M3FNUZ, v1::DTYPE_FLOAT8_E4M3FNUZ},
+    {DType::kFloat8E5M2FNUZ, v1::DTYPE_FLOAT8_E5M2FNUZ},
 };
 static_assert(IsDense(kDTypes) && std::size(kDTypes) == std::size(kAllDTypes) &&
               v1::DType_MAX == std::size(kDTypes));

@@ -19,6 +19,8 @@ FloatRange RangeOf(DType t) {
   switch (t) {
     case DType::kFloat8E4M3: return {448.0, std::ldexp(1.0, -9)};
     case DType::kFloat8E5M2: return {57344.0, std::ldexp(1.0, -16)};
+    case DType::kFloat8E4M3FNUZ: return {240.0, std::ldexp(1.0, -10)};
+    case DType::kFloat8E5M2FNUZ: return {57344.0, std::ldexp(1.0, -17)};
     case DType::kFloat16: return {65504.0, std::ldexp(1.0, -24)};
     case DType::kBFloat16: return {std::ldexp(255.0, 120), std::ldexp(1.0, -133)};
     case DType::kFloat32:

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -367,6 +368,11 @@ int main(int argc, char** argv) {
       return Usage("unknown argument " + a);
     }
   }
+  // Programs for AMD targets only use AMD's float8 (fnuz) types.
+  f.gen.fnuz_float8 =
+      !f.runner.targets.empty() &&
+      std::all_of(f.runner.targets.begin(), f.runner.targets.end(),
+                  [](const std::string& t) { return t.rfind("gfx", 0) == 0; });
   if (f.command == "run") return Run(f);
   if (f.command == "show") return Show(f);
   if (f.command == "check") return Check(f);

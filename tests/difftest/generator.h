@@ -63,6 +63,9 @@ struct GeneratorOptions {
   // T.exp, ...) straight on an element of a shared or global buffer (the
   // host build rejects it).
   bool avoid_open_bugs = false;
+  // The float8 types are AMD's fnuz pair (float8_e4m3fnuz, float8_e5m2fnuz:
+  // gfx942's float8) instead of the OCP pair NVIDIA targets take.
+  bool fnuz_float8 = false;
 };
 
 Program Generate(uint64_t seed, const GeneratorOptions& options = {});

@@ -127,7 +127,11 @@ class Gen {
     static const std::vector<DType> kTypes = {"float32", "float16",     "bfloat16",
                                               "int32",   "float8_e4m3", "float8_e5m2"};
     size_t i = rng_.Weighted({3, 3, 2, allow_int ? w.int32 * 10 : 0, w.float8 * 6, w.float8 * 4});
-    return kTypes[i];
+    return Float8For(kTypes[i]);
+  }
+  // float8_e4m3 / float8_e5m2 as the generator's float8 types say.
+  DType Float8For(const DType& t) const {
+    return o_.fnuz_float8 && IsFloat8(t) ? t + "fnuz" : t;
   }
   DType ComputeDType(const DType& in) {
     if (in == "int32") return rng_.Chance(0.8) ? "int32" : "float32";
@@ -136,8 +140,9 @@ class Gen {
 
   void Widen(const DType& t) {
     // The loosest float dtype in the program sets the tolerance.
-    static const std::vector<DType> kOrder = {"int32",    "float32",     "float16",
-                                              "bfloat16", "float8_e4m3", "float8_e5m2"};
+    static const std::vector<DType> kOrder = {
+        "int32",       "float32",         "float16",     "bfloat16",
+        "float8_e4m3", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"};
     auto rank = [&](const DType& x) {
       for (size_t i = 0; i < kOrder.size(); ++i) {
         if (kOrder[i] == x) return i;

@@ -352,7 +352,7 @@ void Gen::Gemm() {
     Feature("gemm_splitk_tile_atomic_add");
   }
   size_t dk = rng_.Weighted({4, 3, o_.weights.float8 * 10});
-  DType ab = dk == 0 ? "float16" : (dk == 1 ? "bfloat16" : "float8_e4m3");
+  DType ab = dk == 0 ? "float16" : (dk == 1 ? "bfloat16" : Float8For("float8_e4m3"));
   TileParam("bk", IsFloat8(ab) ? std::vector<int64_t>{32, 64} : std::vector<int64_t>{16, 32, 64},
             IsFloat8(ab) ? 32 : 16, IsFloat8(ab) ? 32 : 16);
   bool ta = rng_.Chance(0.3), tb = rng_.Chance(0.4);

@@ -121,9 +121,10 @@ absl::StatusOr<ir::Program> Compile(const Case& c,
 }
 
 int Rank(const std::string& t) {
-  static const char* kOrder[] = {"int32",    "float32",     "float16",
-                                 "bfloat16", "float8_e4m3", "float8_e5m2"};
-  for (int i = 0; i < 6; ++i) {
+  static const char* kOrder[] = {"int32",       "float32",         "float16",
+                                 "bfloat16",    "float8_e4m3",     "float8_e4m3fnuz",
+                                 "float8_e5m2", "float8_e5m2fnuz"};
+  for (int i = 0; i < 8; ++i) {
     if (t == kOrder[i]) return i;
   }
   return 1;

@@ -31,6 +31,8 @@ std::string CType(DType t) {
     case DType::kInt64: return "int64_t";
     case DType::kFloat8E4M3: return "tl::fp8_e4m3_t";
     case DType::kFloat8E5M2: return "tl::fp8_e5m2_t";
+    case DType::kFloat8E4M3FNUZ: return "tl::fp8_e4m3fnuz_t";
+    case DType::kFloat8E5M2FNUZ: return "tl::fp8_e5m2fnuz_t";
     case DType::kFloat16: return "tl::half_t";
     case DType::kBFloat16: return "tl::bfloat16_t";
     case DType::kFloat32: return "float";
@@ -40,8 +42,7 @@ std::string CType(DType t) {
 }
 
 bool IsNarrowFloat(DType t) {
-  return t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat8E4M3 ||
-         t == DType::kFloat8E5M2;
+  return t == DType::kFloat16 || t == DType::kBFloat16 || IsFloat8(t);
 }
 
 bool IsNarrowInt(DType t) {
@@ -167,8 +168,9 @@ std::string EmitContext::IntLiteral(int64_t v, DType t) {
 std::string EmitContext::Literal(double v, DType t) {
   if (!ir::IsFloat(t)) return IntLiteral(static_cast<int64_t>(v), t);
   // +0 is the all-zero encoding in every float type; for float8 the
-  // conversion from float is an instruction the compiler does not fold.
-  if ((t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2) && v == 0 && !std::signbit(v)) {
+  // conversion from float is an instruction the compiler does not fold (the
+  // fnuz formats have no -0: every zero is the all-zero encoding).
+  if (IsFloat8(t) && v == 0 && (!std::signbit(v) || IsFnuz(t))) {
     return absl::StrCat(CType(t), "::from_bits(0)");
   }
   const bool dbl = t == DType::kFloat64;

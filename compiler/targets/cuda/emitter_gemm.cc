@@ -200,7 +200,19 @@ absl::Status MmaCall(EmitContext& ctx, const ir::GemmNode& gemm,
                                           " memory (float8 T.gemm "
                                           "takes A from shared memory)"));
   }
-  if (fp8) {
+  if (p.mfma != 0) {
+    // AMD's matrix cores: the template's last argument is the MFMA tile.
+    native = absl::StrCat(", ", p.mfma);
+    if (fp8) {
+      auto kind = [](ir::DType t) { return t == ir::DType::kFloat8E5M2FNUZ ? "bf8" : "fp8"; };
+      // The instruction's A operand is B's fragment (gemm_mfma.h computes C^T).
+      ctx.NoteMma(absl::StrCat(p.mfma == 32 ? "v_mfma_f32_32x32x16_" : "v_mfma_f32_16x16x32_",
+                               kind(b->dtype), "_", kind(a->dtype)));
+    } else {
+      ctx.NoteMma(absl::StrCat(p.mfma == 32 ? "v_mfma_f32_32x32x8" : "v_mfma_f32_16x16x16",
+                               f16 ? "_f16" : "_bf16"));
+    }
+  } else if (fp8) {
     // sm_89 and later have the float8 mma; sm_80 converts to f16.
     const bool has_fp8_mma = ctx.target().arch != CudaArch::kSm80;
     native = has_fp8_mma ? ", true" : ", false";
@@ -208,11 +220,6 @@ absl::Status MmaCall(EmitContext& ctx, const ir::GemmNode& gemm,
                     ? absl::StrCat("mma.sync.aligned.m16n8k32.row.col.f32.",
                                    Float8PtxName(a->dtype), ".", Float8PtxName(b->dtype), ".f32")
                     : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
-  } else if (p.mfma != 0) {
-    // AMD's matrix cores: the template's last argument is the MFMA tile.
-    native = absl::StrCat(", ", p.mfma);
-    ctx.NoteMma(absl::StrCat(p.mfma == 32 ? "v_mfma_f32_32x32x8" : "v_mfma_f32_16x16x16",
-                             f16 ? "_f16" : "_bf16"));
   } else {
     ctx.NoteMma(f16 ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
                     : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
@@ -232,7 +239,7 @@ absl::Status MmaCall(EmitContext& ctx, const ir::GemmNode& gemm,
       a_arg = part->pointer;
       layout_a = part->layout;
     }
-    fn = fp8 ? "tl::gemm_ss_fp8" : p.mfma != 0 ? "tl::gemm_ss_mfma" : "tl::gemm_ss";
+    fn = p.mfma != 0 ? "tl::gemm_ss_mfma" : fp8 ? "tl::gemm_ss_fp8" : "tl::gemm_ss";
   } else if (a->scope == ir::Scope::kFragment) {
     // A transposed register A ([K, M]) holds element (k, m) in the slot the
     // untransposed layout gives (m, k): the registers are op(A) either way,
@@ -357,12 +364,14 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
     return ctx.Unimplemented(
         absl::StrCat(shape, " with ", Sv(ir::DTypeName(a->dtype)), " x ",
                      Sv(ir::DTypeName(b->dtype)), " -> ", Sv(ir::DTypeName(c->dtype)),
-                     " (tensor-core gemm takes float16, bfloat16 or float8 (e4m3, e5m2) "
-                     "operands with a float32 or float16 accumulator)"));
+                     " (tensor-core gemm takes float16, bfloat16 or float8 (e4m3, e5m2; "
+                     "e4m3fnuz, e5m2fnuz on AMD) operands with a float32 or float16 "
+                     "accumulator)"));
   }
   // The k-step of the mma: 32 for 8-bit operands, 16 otherwise; MFMA's is
-  // 8 for its 32 x 32 tile. Its tiles: 16 x 8 (mma.sync), T x T (MFMA).
-  const int64_t k_step = fp8 ? 32 : p.mfma == 32 ? 8 : 16;
+  // 8 for its 32 x 32 tile (16 for float8, and 32 for float8 on 16 x 16).
+  // Its tiles: 16 x 8 (mma.sync), T x T (MFMA).
+  const int64_t k_step = p.mfma == 32 ? (fp8 ? 16 : 8) : fp8 ? 32 : 16;
   const int64_t tile_m = p.mfma != 0 ? p.mfma : 16, tile_n = p.mfma != 0 ? p.mfma : 8;
   const int64_t wave = p.mfma != 0 ? 64 : 32;
   if (c->scope != ir::Scope::kFragment) {

@@ -537,10 +537,8 @@ ir::Expr MulI(const ir::Expr& a, const ir::Expr& b);
 // writer: `const int name = e;` (or the text itself when trivial).
 std::string Hoist(EmitContext& ctx, absl::string_view hint, const std::string& text);
 
-// float8_e4m3 or float8_e5m2.
-inline bool IsFloat8(ir::DType t) {
-  return t == ir::DType::kFloat8E4M3 || t == ir::DType::kFloat8E5M2;
-}
+using ir::IsFloat8;
+using ir::IsFnuz;
 
 }  // namespace tilec::cuda
 

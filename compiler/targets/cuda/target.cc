@@ -11,39 +11,63 @@
 namespace tilec::cuda {
 namespace {
 
-// The first float8 value of a program (a buffer or an expression), for the
-// AMD targets, which do not lower float8 yet.
-class Float8Finder : public ir::IRVisitor {
+// The first value of a program (a buffer or an expression) whose element
+// type the target does not lower.
+class TypeFinder : public ir::IRVisitor {
  public:
+  explicit TypeFinder(bool (*refused)(const CudaTarget&, ir::DType), const CudaTarget& target)
+      : refused_(refused), target_(target) {}
   std::string found;
   void VisitBuffer(const ir::Buffer& b) override {
-    if (found.empty() && IsFloat8(b->dtype)) {
+    if (found.empty() && refused_(target_, b->dtype)) {
       found = absl::StrCat("buffer ", b->name, " (", Sv(ir::DTypeName(b->dtype)), ")");
     }
     ir::IRVisitor::VisitBuffer(b);
   }
   void Visit(const ir::Expr& e) override {
-    if (found.empty() && e && IsFloat8(e->dtype)) {
+    if (found.empty() && e && refused_(target_, e->dtype)) {
       found = absl::StrCat("a ", Sv(ir::DTypeName(e->dtype)), " value");
     }
     ir::IRVisitor::Visit(e);
   }
   using ir::IRVisitor::Visit;
+
+ private:
+  bool (*refused_)(const CudaTarget&, ir::DType);
+  const CudaTarget& target_;
 };
+
+// NVIDIA targets take the OCP float8 types; AMD targets with float8 (gfx942)
+// the fnuz ones; gfx90a has no float8 at all.
+bool Float8Refused(const CudaTarget& target, ir::DType t) {
+  if (!IsFloat8(t)) return false;
+  if (!target.amd) return IsFnuz(t);
+  return !target.info.supports_fp8_fnuz || !IsFnuz(t);
+}
 
 }  // namespace
 
 absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& target) {
-  if (!target.amd) return absl::OkStatus();
-  Float8Finder f8;
+  TypeFinder f8(Float8Refused, target);
   for (const ir::Param& p : program.params) {
     if (p.tensor) f8.VisitBuffer(p.tensor);
   }
   if (program.body) f8.Visit(program.body);
   if (f8.found.empty()) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat(
-      "float8 on ", Sv(target.name()), " is not lowered yet (MI300's float8 is the fnuz "
-      "format; tilec emits float8 for NVIDIA targets only): the program uses ", f8.found));
+  std::string why;
+  if (!target.amd) {
+    why = "float8_e4m3fnuz and float8_e5m2fnuz are AMD's float8 (MI300); NVIDIA targets take "
+          "float8_e4m3 and float8_e5m2";
+  } else if (!target.info.supports_fp8_fnuz) {
+    why = absl::StrCat(Sv(target.name()), " has no float8 instructions (gfx942 has)");
+  } else {
+    why = absl::StrCat(Sv(target.name()),
+                       "'s float8 is the fnuz format: float8_e4m3fnuz and float8_e5m2fnuz "
+                       "(the OCP float8_e4m3 / float8_e5m2 are NVIDIA's)");
+  }
+  return absl::UnimplementedError(
+      absl::StrCat("float8 type not lowered for ", Sv(target.name()), ": ", why,
+                   "; the program uses ", f8.found));
 }
 
 CudaTarget CudaTarget::ForArch(CudaArch arch) {

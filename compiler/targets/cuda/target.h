@@ -51,7 +51,8 @@ struct CudaTarget {
 };
 
 // OK when every element type of `program` lowers on `target`; UNIMPLEMENTED
-// naming the first that does not (float8 on the AMD targets).
+// naming the first that does not (the float8 formats of the other vendor;
+// any float8 on gfx90a).
 absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& target);
 
 // "T.copy", "T.gemm", "T.fill", "T.reduce", "T.cumsum", "T.atomic_add"; the

@@ -32,12 +32,14 @@ _DLPACK_DTYPES = {
     (2, 16): "float16", (2, 32): "float32", (2, 64): "float64",
     (4, 16): "bfloat16", (6, 8): "bool",
     (10, 8): "float8_e4m3", (12, 8): "float8_e5m2",
+    (11, 8): "float8_e4m3fnuz", (13, 8): "float8_e5m2fnuz",
 }
 
 # Bytes per element, for checks made before the runtime sees the tensor.
 ITEMSIZE = {
     "bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
-    "int64": 8, "uint64": 8, "float8_e4m3": 1, "float8_e5m2": 1, "float16": 2,
+    "int64": 8, "uint64": 8, "float8_e4m3": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1,
+    "float8_e5m2fnuz": 1, "float16": 2,
     "bfloat16": 2, "float32": 4, "float64": 8,
 }
 

@@ -11,6 +11,8 @@ import numpy as np
 UNIT_ROUNDOFF = {
     "float8_e4m3": 2.0**-4,
     "float8_e5m2": 2.0**-3,
+    "float8_e4m3fnuz": 2.0**-4,
+    "float8_e5m2fnuz": 2.0**-3,
     "bfloat16": 2.0**-8,
     "float16": 2.0**-11,
     "float32": 2.0**-24,
@@ -24,7 +26,8 @@ NUMPY_DTYPES = {
 }
 
 # The numpy storage type of each runtime dtype (bits for bfloat16 and float8).
-STORAGE = dict(NUMPY_DTYPES, bfloat16=np.uint16, float8_e4m3=np.uint8, float8_e5m2=np.uint8)
+STORAGE = dict(NUMPY_DTYPES, bfloat16=np.uint16, float8_e4m3=np.uint8, float8_e5m2=np.uint8,
+               float8_e4m3fnuz=np.uint8, float8_e5m2fnuz=np.uint8)
 
 
 # -- bfloat16 -----------------------------------------------------------------
@@ -50,14 +53,21 @@ def bf16_to_float(bits):
 # -- float8 -------------------------------------------------------------------
 
 
-def _fp8_table(exp_bits, man_bits, bias, ieee_inf):
+def _fp8_table(exp_bits, man_bits, bias, ieee_inf, fnuz=False):
     vals = np.empty(256, dtype=np.float64)
     for b in range(256):
         sign = -1.0 if b & 0x80 else 1.0
         e = (b >> man_bits) & ((1 << exp_bits) - 1)
         m = b & ((1 << man_bits) - 1)
         emax = (1 << exp_bits) - 1
-        if ieee_inf and e == emax:
+        if fnuz:
+            if b == 0x80:
+                vals[b] = np.nan  # fnuz: no -0, no infinities; 0x80 is the NaN
+            elif e == 0:
+                vals[b] = sign * m / (1 << man_bits) * 2.0**(1 - bias)
+            else:
+                vals[b] = sign * (1 + m / (1 << man_bits)) * 2.0**(e - bias)
+        elif ieee_inf and e == emax:
             vals[b] = sign * np.inf if m == 0 else np.nan
         elif not ieee_inf and e == emax and m == (1 << man_bits) - 1:
             vals[b] = np.nan  # e4m3fn: S.1111.111 is NaN, no infinities
@@ -71,6 +81,8 @@ def _fp8_table(exp_bits, man_bits, bias, ieee_inf):
 FP8_VALUES = {
     "float8_e4m3": _fp8_table(4, 3, 7, False),
     "float8_e5m2": _fp8_table(5, 2, 15, True),
+    "float8_e4m3fnuz": _fp8_table(4, 3, 8, False, fnuz=True),
+    "float8_e5m2fnuz": _fp8_table(5, 2, 16, False, fnuz=True),
 }
 
 

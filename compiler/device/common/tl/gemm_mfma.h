@@ -9,7 +9,10 @@
 // C += op(A) @ op(B) for the block tile, f32 accumulation, k-steps in
 // ascending order; operands and shared layouts as for tl::gemm_ss (gemm.h).
 // T is the MFMA tile: 32 (v_mfma_f32_32x32x8, k-steps of 8, 16 registers)
-// or 16 (v_mfma_f32_16x16x16, k-steps of 16, 4 registers).
+// or 16 (v_mfma_f32_16x16x16, k-steps of 16, 4 registers) for tl::half_t
+// and tl::bfloat16_t operands (V = 4 values per lane); for float8 (fnuz, V
+// = 8; gemm_ss_mfma only) v_mfma_f32_32x32x16 / 16x16x32, k-steps of 16 / 32.
+// Below, 4 is V for the float8 forms.
 //
 // Wave w = (threadIdx.x / 64) % (WavesM * WavesN) owns rows wm * WM .. of C
 // and columns wn * WN .., wm = w % WavesM, wn = w / WavesM, WM = M / WavesM,
@@ -33,67 +36,77 @@
 namespace tl {
 namespace detail {
 
-template <int T>
+// The MFMA of tile T over operands of `Bytes` bytes: V values per lane.
+template <int T, int Bytes>
 struct MfmaTile {
   static_assert(T == 32 || T == 16, "tl::gemm_*_mfma: the MFMA tile is 32 or 16");
-  static constexpr int kStep = T == 32 ? 8 : 16;
+  static_assert(Bytes == 2 || Bytes == 1, "tl::gemm_*_mfma: operands are 16- or 8-bit");
+  static constexpr int kValues = 8 / Bytes;
+  static constexpr int kStep = kValues * 64 / T;
   static constexpr int kRegs = T * T / 64;
 };
 
 // One MFMA on the accumulator registers of one tile, in place: c += x @ y in
 // the instruction's terms (x its A operand, y its B operand).
-template <int T, typename AT>
-__device__ __forceinline__ void mfma_tile(float* c, const AT (&x)[4], const AT (&y)[4]) {
-  using Regs = float[MfmaTile<T>::kRegs];
-  if constexpr (T == 32) {
+template <int T, typename XT, typename YT, int V>
+__device__ __forceinline__ void mfma_tile(float* c, const XT (&x)[V], const YT (&y)[V]) {
+  using Regs = float[T * T / 64];
+  if constexpr (V == 4 && T == 32) {
     mfma_32x32x8(*reinterpret_cast<Regs*>(c), x, y);
-  } else {
+  } else if constexpr (V == 4) {
     mfma_16x16x16(*reinterpret_cast<Regs*>(c), x, y);
+  } else if constexpr (T == 32) {
+    mfma_32x32x16(*reinterpret_cast<Regs*>(c), x, y);
+  } else {
+    mfma_16x16x32(*reinterpret_cast<Regs*>(c), x, y);
   }
 }
 
-template <int M, int N, int K, int WavesM, int WavesN, int T, typename AT, typename CT>
+template <int M, int N, int K, int WavesM, int WavesN, int T, typename AT, typename BT, typename CT>
 __device__ __forceinline__ void check_gemm_mfma() {
   static_assert(WavesM >= 1 && WavesN >= 1, "tl::gemm_*_mfma: WavesM and WavesN must be >= 1");
   static_assert(M % (T * WavesM) == 0, "tl::gemm_*_mfma: M must be a multiple of T * WavesM");
   static_assert(N % (T * WavesN) == 0, "tl::gemm_*_mfma: N must be a multiple of T * WavesN");
-  static_assert(K % MfmaTile<T>::kStep == 0, "tl::gemm_*_mfma: K must be a multiple of the k-step");
+  static_assert(sizeof(AT) == sizeof(BT) && (sizeof(AT) == 2 || sizeof(AT) == 1),
+                "tl::gemm_*_mfma: operands are tl::half_t or tl::bfloat16_t, or fnuz float8");
+  static_assert(K % MfmaTile<T, sizeof(AT)>::kStep == 0,
+                "tl::gemm_*_mfma: K must be a multiple of the k-step");
   static_assert(sizeof(CT) == 4, "tl::gemm_*_mfma: C must be float");
-  static_assert(sizeof(AT) == 2, "tl::gemm_*_mfma: operands must be tl::half_t or tl::bfloat16_t");
 }
 
-// B operand of tile column n0, k-step k0: B(k0 + 4 * (lane / T) + j, n0 + lane % T).
-template <int T, bool TransB, typename LayoutB, typename AT>
-__device__ __forceinline__ void load_b_mfma(const AT* B, int n0, int k0, int lane, AT (&b)[4]) {
-  const int n = n0 + lane % T, k = k0 + 4 * (lane / T);
+// B operand of tile column n0, k-step k0: B(k0 + V * (lane / T) + j, n0 + lane % T).
+template <int T, bool TransB, typename LayoutB, typename BT, int V>
+__device__ __forceinline__ void load_b_mfma(const BT* B, int n0, int k0, int lane, BT (&b)[V]) {
+  const int n = n0 + lane % T, k = k0 + V * (lane / T);
 #pragma unroll
-  for (int j = 0; j < 4; ++j) b[j] = TransB ? B[LayoutB::offset(n, k + j)] : B[LayoutB::offset(k + j, n)];
+  for (int j = 0; j < V; ++j) b[j] = TransB ? B[LayoutB::offset(n, k + j)] : B[LayoutB::offset(k + j, n)];
 }
 
 }  // namespace detail
 
 template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB, typename LayoutA,
-          typename LayoutB, int T, typename AT, typename CT>
-__device__ __forceinline__ void gemm_ss_mfma(const AT* A_smem, const AT* B_smem, CT* C_frag) {
-  detail::check_gemm_mfma<M, N, K, WavesM, WavesN, T, AT, CT>();
+          typename LayoutB, int T, typename AT, typename BT, typename CT>
+__device__ __forceinline__ void gemm_ss_mfma(const AT* A_smem, const BT* B_smem, CT* C_frag) {
+  detail::check_gemm_mfma<M, N, K, WavesM, WavesN, T, AT, BT, CT>();
+  using Tile = detail::MfmaTile<T, sizeof(AT)>;
   constexpr int WM = M / WavesM, WN = N / WavesN, MI = WM / T, NI = WN / T;
-  constexpr int KS = detail::MfmaTile<T>::kStep, R = detail::MfmaTile<T>::kRegs;
+  constexpr int KS = Tile::kStep, R = Tile::kRegs, V = Tile::kValues;
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = tid / 64 % (WavesM * WavesN), lane = tid % 64;
   const int m_base = (wave % WavesM) * WM, n_base = (wave / WavesM) * WN;
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += KS) {
-    AT a[MI][4];
+    AT a[MI][V];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
-      // A(m_base + mi * T + lane % T, k0 + 4 * (lane / T) + j)
-      const int m = m_base + mi * T + lane % T, k = k0 + 4 * (lane / T);
+      // A(m_base + mi * T + lane % T, k0 + V * (lane / T) + j)
+      const int m = m_base + mi * T + lane % T, k = k0 + V * (lane / T);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < V; ++j) {
         a[mi][j] = TransA ? A_smem[LayoutA::offset(k + j, m)] : A_smem[LayoutA::offset(m, k + j)];
       }
     }
-    AT b[NI][4];
+    BT b[NI][V];
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni) {
       detail::load_b_mfma<T, TransB, LayoutB>(B_smem, n_base + ni * T, k0, lane, b[ni]);
@@ -109,10 +122,11 @@ __device__ __forceinline__ void gemm_ss_mfma(const AT* A_smem, const AT* B_smem,
 template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB, typename LayoutA,
           typename LayoutB, int T, typename AT, typename CT>
 __device__ __forceinline__ void gemm_rs_mfma(const AT* A_frag, const AT* B_smem, CT* C_frag) {
-  detail::check_gemm_mfma<M, N, K, WavesM, WavesN, T, AT, CT>();
+  detail::check_gemm_mfma<M, N, K, WavesM, WavesN, T, AT, AT, CT>();
   static_assert(!TransA, "tl::gemm_rs_mfma: a register A operand is [M, K]");
+  static_assert(sizeof(AT) == 2, "tl::gemm_rs_mfma: register A operands are 16-bit");
   constexpr int WM = M / WavesM, WN = N / WavesN, MI = WM / T, NI = WN / T;
-  constexpr int KS = detail::MfmaTile<T>::kStep, R = detail::MfmaTile<T>::kRegs, KI = K / KS;
+  constexpr int KS = detail::MfmaTile<T, 2>::kStep, R = detail::MfmaTile<T, 2>::kRegs, KI = K / KS;
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = tid / 64 % (WavesM * WavesN), lane = tid % 64;
   const int n_base = (wave / WavesM) * WN;

@@ -1,9 +1,16 @@
-// Cross-lane moves over the 64-lane wavefront, with ds_bpermute (the LDS
-// crossbar, no LDS storage used): every lane of the wavefront must execute
-// the call.
+// Cross-lane moves over the 64-lane wavefront: every lane of the wavefront
+// must execute the call.
 //
 //   shfl_xor(v, lane_mask)  value of lane (lane ^ lane_mask)
 //   shfl_sync(v, src_lane)  value of lane src_lane (mod 64)
+//
+// shfl_sync and shfl_xor by 32 (or by a mask not known when inlined) use
+// ds_bpermute (the LDS crossbar; no LDS storage). The xor masks a reduction
+// uses otherwise take cheaper paths once the mask is a constant: 1 and 2 a
+// DPP quad permutation on the moving instruction itself
+// (quad_perm:[1,0,3,2] / [2,3,0,1]), 4, 8 and 16 ds_swizzle_b32 in its
+// bit-mask mode (and 0x1f, or 0, xor the mask: lane ^ mask within each 32
+// lanes, no address computation).
 //
 // Overloads for float and int, as on CUDA.
 #ifndef TILEC_DEVICE_HIP_TL_SHFL_H_
@@ -27,7 +34,14 @@ __device__ __forceinline__ float shfl_sync(float v, int src_lane) {
   return __builtin_bit_cast(float, shfl_sync(__builtin_bit_cast(int, v), src_lane));
 }
 __device__ __forceinline__ int shfl_xor(int v, int lane_mask) {
-  return shfl_sync(v, detail::lane_id() ^ lane_mask);
+  switch (lane_mask) {
+    case 1: return __builtin_amdgcn_update_dpp(v, v, 0xb1, 0xf, 0xf, false);  // quad_perm [1,0,3,2]
+    case 2: return __builtin_amdgcn_update_dpp(v, v, 0x4e, 0xf, 0xf, false);  // quad_perm [2,3,0,1]
+    case 4: return __builtin_amdgcn_ds_swizzle(v, 0x101f);  // xor 4, and 0x1f
+    case 8: return __builtin_amdgcn_ds_swizzle(v, 0x201f);
+    case 16: return __builtin_amdgcn_ds_swizzle(v, 0x401f);
+    default: return shfl_sync(v, detail::lane_id() ^ lane_mask);
+  }
 }
 __device__ __forceinline__ float shfl_xor(float v, int lane_mask) {
   return __builtin_bit_cast(float, shfl_xor(__builtin_bit_cast(int, v), lane_mask));

@@ -3,7 +3,8 @@
 // `storage`, explicit construction from float rounding to nearest even,
 // implicit conversion to float, bits() / from_bits()). half_t converts with
 // the hardware's v_cvt_f16_f32 (_Float16); bfloat16_t, which gfx90a and
-// gfx942 cannot convert to natively, rounds in integer arithmetic.
+// gfx942 cannot convert to natively, rounds in integer arithmetic; on gfx942
+// also the float8 (fnuz) types.
 #ifndef TILEC_DEVICE_HIP_TL_TYPES_H_
 #define TILEC_DEVICE_HIP_TL_TYPES_H_
 
@@ -61,6 +62,66 @@ struct bfloat16_t {
     return h;
   }
 };
+
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+// AMD's float8 (gfx942's "fnuz" formats: no -0, no infinities, 0x80 the one
+// NaN): fp8_e4m3fnuz_t (bias 8, max 240) and fp8_e5m2fnuz_t (bias 16, max
+// 57344). Conversion from float saturates to +-max (HIP's __HIP_SATFINITE,
+// the host twin's and the interpreter's rule), keeps NaN as 0x80, rounds to
+// nearest even in v_cvt_pk_{fp8,bf8}_f32, and makes every zero +0; to float
+// it is exact (v_cvt_f32_{fp8,bf8}).
+namespace detail {
+
+template <bool Bf8>
+__device__ __forceinline__ uint8_t fnuz_from_float(float f) {
+  constexpr float max = Bf8 ? 57344.0f : 240.0f;
+  if (f != f) return 0x80;
+  f = __builtin_fminf(__builtin_fmaxf(f, -max), max);
+  const int packed = Bf8 ? __builtin_amdgcn_cvt_pk_bf8_f32(f, f, 0, false)
+                         : __builtin_amdgcn_cvt_pk_fp8_f32(f, f, 0, false);
+  const uint8_t b = static_cast<uint8_t>(packed & 0xff);
+  return b == 0x80 ? 0 : b;  // a finite input never gives the NaN: a negative zero
+}
+
+}  // namespace detail
+
+struct fp8_e4m3fnuz_t {
+  uint8_t storage;
+
+  fp8_e4m3fnuz_t() = default;
+  __device__ __forceinline__ explicit fp8_e4m3fnuz_t(float f)
+      : storage(detail::fnuz_from_float<false>(f)) {}
+  __device__ __forceinline__ operator float() const {
+    return __builtin_amdgcn_cvt_f32_fp8(static_cast<int>(storage), 0);
+  }
+  __device__ __forceinline__ uint8_t bits() const { return storage; }
+  __device__ __forceinline__ static fp8_e4m3fnuz_t from_bits(uint8_t b) {
+    fp8_e4m3fnuz_t h;
+    h.storage = b;
+    return h;
+  }
+};
+
+struct fp8_e5m2fnuz_t {
+  uint8_t storage;
+
+  fp8_e5m2fnuz_t() = default;
+  __device__ __forceinline__ explicit fp8_e5m2fnuz_t(float f)
+      : storage(detail::fnuz_from_float<true>(f)) {}
+  __device__ __forceinline__ operator float() const {
+    return __builtin_amdgcn_cvt_f32_bf8(static_cast<int>(storage), 0);
+  }
+  __device__ __forceinline__ uint8_t bits() const { return storage; }
+  __device__ __forceinline__ static fp8_e5m2fnuz_t from_bits(uint8_t b) {
+    fp8_e5m2fnuz_t h;
+    h.storage = b;
+    return h;
+  }
+};
+
+static_assert(sizeof(fp8_e4m3fnuz_t) == 1 && sizeof(fp8_e5m2fnuz_t) == 1,
+              "tl fp8 types must be 1 byte");
+#endif
 
 static_assert(sizeof(half_t) == 2 && alignof(half_t) == 2, "tl::half_t must be 2 bytes");
 static_assert(sizeof(bfloat16_t) == 2 && alignof(bfloat16_t) == 2,

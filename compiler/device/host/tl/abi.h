@@ -25,7 +25,7 @@
 
 namespace tl::host {
 
-inline constexpr uint32_t kAbiVersion = 4;
+inline constexpr uint32_t kAbiVersion = 5;
 
 // CUDA's uint3 / dim3 as seen by a thread.
 struct Dim3 {
@@ -86,18 +86,22 @@ struct MmaIn {
   float c[4];
 };
 
-// AMD's matrix instructions over a 64-lane wavefront (tl/mfma.h).
-enum MfmaKind : int32_t {
-  kMfma32x32x8F16 = 1,    // v_mfma_f32_32x32x8_f16
-  kMfma32x32x8Bf16 = 2,   // v_mfma_f32_32x32x8_bf16 (the _1k form)
-  kMfma16x16x16F16 = 3,   // v_mfma_f32_16x16x16_f16
-  kMfma16x16x16Bf16 = 4,  // v_mfma_f32_16x16x16_bf16 (the _1k form)
+// AMD's matrix instructions over a 64-lane wavefront (tl/mfma.h):
+// v_mfma_f32_{32x32x8,16x16x16}_{f16,bf16} (four 16-bit values per lane) and
+// gfx942's v_mfma_f32_{32x32x16,16x16x32}_{fp8,bf8}_{fp8,bf8} (eight).
+enum MfmaType : int32_t {
+  kMfmaF16 = 1,
+  kMfmaBf16 = 2,  // the _1k forms
+  kMfmaFp8 = 3,   // float8_e4m3fnuz
+  kMfmaBf8 = 4,   // float8_e5m2fnuz
 };
 
 struct MfmaIn {
-  int32_t kind;  // MfmaKind
-  uint16_t a[4];  // operand bits, k = 4 * (lane / T) + j in a[j]
-  uint16_t b[4];
+  int32_t tile;    // T: 32 or 16
+  int32_t a_type;  // MfmaType of the instruction's A operand
+  int32_t b_type;  // and of its B operand (both 16-bit or both 8-bit)
+  uint16_t a[8];   // operand bits, k = V * (lane / T) + j in a[j], V = 4 or 8
+  uint16_t b[8];
   float c[16];  // accumulator registers (the first 4 for a 16x16 tile)
 };
 

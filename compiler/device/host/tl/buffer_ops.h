@@ -121,10 +121,11 @@ template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB,
 requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
     void gemm_ss_mfma(const AP& A_smem, const BP& B_smem, CT* C_frag) {
   using AT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(A_smem))>>;
+  using BT = std::remove_cv_t<std::remove_pointer_t<decltype(host::raw(B_smem))>>;
   host::check_range(A_smem, uint64_t{TransA ? K : M} * LayoutA::kCols * sizeof(AT), false, false);
-  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(AT), false, false);
+  host::check_range(B_smem, uint64_t{TransB ? N : K} * LayoutB::kCols * sizeof(BT), false, false);
   gemm_ss_mfma<M, N, K, WavesM, WavesN, TransA, TransB, LayoutA, LayoutB, T>(
-      static_cast<const AT*>(host::raw(A_smem)), static_cast<const AT*>(host::raw(B_smem)), C_frag);
+      static_cast<const AT*>(host::raw(A_smem)), static_cast<const BT*>(host::raw(B_smem)), C_frag);
 }
 
 template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB, typename LayoutA,

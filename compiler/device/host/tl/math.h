@@ -130,6 +130,14 @@ template <>
 inline fp8_e5m2_t infinity<fp8_e5m2_t>() {
   return fp8_e5m2_t(infinity<float>());
 }
+template <>
+inline fp8_e4m3fnuz_t infinity<fp8_e4m3fnuz_t>() {
+  return fp8_e4m3fnuz_t(infinity<float>());
+}
+template <>
+inline fp8_e5m2fnuz_t infinity<fp8_e5m2fnuz_t>() {
+  return fp8_e5m2fnuz_t(infinity<float>());
+}
 
 }  // namespace tl
 

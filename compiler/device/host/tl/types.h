@@ -7,7 +7,10 @@
 //   +-inf included. Subnormals are kept; tiny values round to a zero of their
 //   sign.
 // - NaN converts to the canonical NaN the hardware produces: 0x7FFF for
-//   float16 and bfloat16, 0x7F for both fp8 formats (the sign is dropped).
+//   float16 and bfloat16, 0x7F for both fp8 formats (the sign is dropped),
+//   0x80 for AMD's fnuz pair (fp8_e4m3fnuz_t: bias 8, max 240;
+//   fp8_e5m2fnuz_t: bias 16, max 57344), which saturate as the OCP ones do,
+//   have no infinities, and make every zero +0 (0x80 is their only NaN).
 // - Conversion to float (implicit) is exact; a NaN becomes float's canonical
 //   0x7FFFFFFF (bfloat16 keeps its payload: the conversion is a shift, as on
 //   the GPU).
@@ -40,12 +43,15 @@ struct FloatFormat {
   bool satfinite;       // conversions clamp to +-max_finite (fp8: cvt.rn.satfinite)
   uint32_t nan;         // canonical NaN bits (no sign)
   int bits;             // storage width
+  bool fnuz = false;    // AMD's float8: no -0 (0x80 is the NaN), no infinities
 };
 
 inline constexpr FloatFormat kHalfFormat{10, -14, 0x7BFF, 0x7C00, false, 0x7FFF, 16};
 inline constexpr FloatFormat kBf16Format{7, -126, 0x7F7F, 0x7F80, false, 0x7FFF, 16};
 inline constexpr FloatFormat kE4M3Format{3, -6, 0x7E, 0, true, 0x7F, 8};
 inline constexpr FloatFormat kE5M2Format{2, -14, 0x7B, 0x7C, true, 0x7F, 8};
+inline constexpr FloatFormat kE4M3FnuzFormat{3, -7, 0x7F, 0, true, 0x80, 8, true};
+inline constexpr FloatFormat kE5M2FnuzFormat{2, -15, 0x7F, 0, true, 0x80, 8, true};
 
 // Round-to-nearest-even encoding of the double x into format f.
 constexpr uint32_t EncodeFloat(double x, const FloatFormat& f) {
@@ -55,7 +61,7 @@ constexpr uint32_t EncodeFloat(double x, const FloatFormat& f) {
   if (abs > 0x7FF0000000000000ull) return f.nan;
   const uint32_t overflow = f.satfinite ? f.max_finite : f.inf;
   if (abs == 0x7FF0000000000000ull) return sign | overflow;
-  if (abs == 0) return sign;
+  if (abs == 0) return f.fnuz ? 0 : sign;
   int e = static_cast<int>(abs >> 52) - 1023;
   uint64_t sig = abs & 0xFFFFFFFFFFFFFull;
   if (e == -1023) {
@@ -67,7 +73,7 @@ constexpr uint32_t EncodeFloat(double x, const FloatFormat& f) {
   // 2^(max(e, min_exp) - man_bits).
   const int top = e > f.min_exp ? e : f.min_exp;
   const int shift = (top - f.man_bits) - (e - 52);  // >= 52 - man_bits
-  if (shift >= 54) return sign;                     // below half the smallest subnormal
+  if (shift >= 54) return f.fnuz ? 0 : sign;        // below half the smallest subnormal
   uint64_t kept = sig >> shift;
   const uint64_t rem = sig & ((uint64_t{1} << shift) - 1);
   const uint64_t half = uint64_t{1} << (shift - 1);
@@ -75,6 +81,7 @@ constexpr uint32_t EncodeFloat(double x, const FloatFormat& f) {
   // kept counts quanta; a carry into the next binade lands in the exponent.
   const uint64_t mag = (static_cast<uint64_t>(top - f.min_exp) << f.man_bits) + kept;
   if (mag > f.max_finite) return sign | overflow;
+  if (mag == 0 && f.fnuz) return 0;  // rounded to zero: fnuz has only +0
   return sign | static_cast<uint32_t>(mag);
 }
 
@@ -82,6 +89,7 @@ constexpr uint32_t EncodeFloat(double x, const FloatFormat& f) {
 constexpr float DecodeFloat(uint32_t bits, const FloatFormat& f) {
   // bfloat16 is the upper half of a float32 (same exponent range): a shift.
   if (f.min_exp == -126) return std::bit_cast<float>(bits << 16);
+  if (f.fnuz && bits == f.nan) return std::bit_cast<float>(0x7FFFFFFFu);
   const uint32_t mag_mask = (uint32_t{1} << (f.bits - 1)) - 1;
   const uint32_t mag = bits & mag_mask;
   const bool negative = (bits >> (f.bits - 1)) & 1;
@@ -135,6 +143,8 @@ TILEC_HOST_SMALL_FLOAT(half_t, uint16_t, detail::kHalfFormat)
 TILEC_HOST_SMALL_FLOAT(bfloat16_t, uint16_t, detail::kBf16Format)
 TILEC_HOST_SMALL_FLOAT(fp8_e4m3_t, uint8_t, detail::kE4M3Format)
 TILEC_HOST_SMALL_FLOAT(fp8_e5m2_t, uint8_t, detail::kE5M2Format)
+TILEC_HOST_SMALL_FLOAT(fp8_e4m3fnuz_t, uint8_t, detail::kE4M3FnuzFormat)
+TILEC_HOST_SMALL_FLOAT(fp8_e5m2fnuz_t, uint8_t, detail::kE5M2FnuzFormat)
 
 #undef TILEC_HOST_SMALL_FLOAT
 
@@ -142,6 +152,8 @@ static_assert(sizeof(half_t) == 2 && alignof(half_t) == 2, "tl::half_t must be 2
 static_assert(sizeof(bfloat16_t) == 2 && alignof(bfloat16_t) == 2,
               "tl::bfloat16_t must be 2 bytes");
 static_assert(sizeof(fp8_e4m3_t) == 1 && sizeof(fp8_e5m2_t) == 1, "tl fp8 types must be 1 byte");
+static_assert(sizeof(fp8_e4m3fnuz_t) == 1 && sizeof(fp8_e5m2fnuz_t) == 1,
+              "tl fp8 types must be 1 byte");
 
 }  // namespace tl
 

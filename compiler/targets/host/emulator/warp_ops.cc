@@ -206,35 +206,44 @@ absl::Status Mma(absl::Span<const LaneOperands> lanes) {
 }
 
 // v_mfma over 64 lanes (AMD's matrix-core lane tables, tile T = 32 or 16,
-// k-step KS = 8 or 16): A(i, k) is element k % 4 of lane i + T * (k / 4),
-// B(k, j) element k % 4 of lane j + T * (k / 4); D register r of lane l is
-// row 8 * (r / 4) + 4 * (l / 32) + r % 4 (T = 32) or 4 * (l / 16) + r
-// (T = 16), column l % T. Products are exact in float; each result sums k =
-// 0..KS-1 in order onto c.
+// V = 4 values per lane for the 16-bit types or 8 for float8, k-step KS =
+// V * 64 / T): A(i, k) is element k % V of lane i + T * (k / V), B(k, j)
+// element k % V of lane j + T * (k / V); D register r of lane l is row
+// 8 * (r / 4) + 4 * (l / 32) + r % 4 (T = 32) or 4 * (l / 16) + r (T = 16),
+// column l % T. Products are exact in float; each result sums k = 0..KS-1 in
+// order onto c.
 absl::Status Mfma(absl::Span<const LaneOperands> lanes) {
-  const int32_t kind = In<MfmaIn>(lanes[0]).kind;
-  if (kind < tl::host::kMfma32x32x8F16 || kind > tl::host::kMfma16x16x16Bf16) {
-    return absl::FailedPreconditionError(absl::StrCat("mfma: unknown variant ", kind));
+  const MfmaIn& first = In<MfmaIn>(lanes[0]);
+  const int32_t T = first.tile, at = first.a_type, bt = first.b_type;
+  auto known = [](int32_t t) { return t >= tl::host::kMfmaF16 && t <= tl::host::kMfmaBf8; };
+  auto eight_bit = [](int32_t t) { return t >= tl::host::kMfmaFp8; };
+  if ((T != 32 && T != 16) || !known(at) || !known(bt) || eight_bit(at) != eight_bit(bt)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("mfma: unknown variant (tile ", T, ", types ", at, " x ", bt, ")"));
   }
-  const bool big = kind <= tl::host::kMfma32x32x8Bf16;
-  const bool f16 = kind == tl::host::kMfma32x32x8F16 || kind == tl::host::kMfma16x16x16F16;
-  const int T = big ? 32 : 16, KS = big ? 8 : 16, R = big ? 16 : 4;
-  auto decode = [&](uint16_t bits) {
-    return f16 ? float(tl::half_t::from_bits(bits)) : float(tl::bfloat16_t::from_bits(bits));
+  const int V = eight_bit(at) ? 8 : 4, KS = V * 64 / T, R = T * T / 64;
+  auto decode = [](int32_t type, uint16_t bits) -> float {
+    switch (type) {
+      case tl::host::kMfmaF16: return float(tl::half_t::from_bits(bits));
+      case tl::host::kMfmaBf16: return float(tl::bfloat16_t::from_bits(bits));
+      case tl::host::kMfmaFp8: return float(tl::fp8_e4m3fnuz_t::from_bits(uint8_t(bits)));
+      default: return float(tl::fp8_e5m2fnuz_t::from_bits(uint8_t(bits)));
+    }
   };
-  auto row_of = [&](int l, int r) { return big ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r; };
-  float a[32][16], b[16][32], c[32][32];
+  auto row_of = [&](int l, int r) { return T == 32 ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r; };
+  float a[32][32], b[32][32], c[32][32];
   for (int l = 0; l < 64; ++l) {
     const MfmaIn& in = In<MfmaIn>(lanes[l]);
-    if (in.kind != kind) {
-      return absl::FailedPreconditionError(absl::StrCat("mfma: lane ", l,
-                                                        " executes a different mfma variant (",
-                                                        in.kind, ") than lane 0 (", kind, ")"));
+    if (in.tile != T || in.a_type != at || in.b_type != bt) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("mfma: lane ", l, " executes a different mfma variant (tile ", in.tile,
+                       ", types ", in.a_type, " x ", in.b_type, ") than lane 0 (tile ", T,
+                       ", types ", at, " x ", bt, ")"));
     }
-    for (int j = 0; j < 4; ++j) {
-      const int k = 4 * (l / T) + j;
-      a[l % T][k] = decode(in.a[j]);
-      b[k][l % T] = decode(in.b[j]);
+    for (int j = 0; j < V; ++j) {
+      const int k = V * (l / T) + j;
+      a[l % T][k] = decode(at, in.a[j]);
+      b[k][l % T] = decode(bt, in.b[j]);
     }
     for (int r = 0; r < R; ++r) c[row_of(l, r)][l % T] = in.c[r];
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/ir/ir.h"
 #include "compiler/targets/cuda/artifact.h"
 #include "compiler/targets/cuda/emitter.h"
@@ -127,6 +128,64 @@ TEST_P(HsacoExample, CompilesWithMfmaAndNoScratch) {
       EXPECT_NE(dis.find("v_mfma_f32_"), std::string::npos) << "no MFMA in the code object";
     }
   }
+}
+
+// gfx942's float8 is the fnuz pair: each float8 example case with its
+// operand types turned into float8_e4m3fnuz / float8_e5m2fnuz runs its
+// T.gemm on the float8 MFMA (v_mfma_f32_*_{fp8,bf8}_{fp8,bf8}), matches the
+// interpreter on the emulator (random inputs, ragged shapes), and compiles
+// for gfx942 with that instruction and no scratch; gfx90a, which has no
+// float8, and the NVIDIA targets, whose float8 is the OCP pair, refuse it
+// naming the type.
+TEST(Gfx942Float8, FnuzGemmsRunOnTheFloat8Mfma) {
+  int cases = 0;
+  for (const ExampleCase& c : ::tilec::testing::ExampleCasesOrDie()) {
+    if (c.file != "gemm_fp8.py") continue;
+    SCOPED_TRACE(c.name);
+    ++cases;
+    std::vector<std::pair<std::string, std::string>> bindings;
+    std::vector<std::string> kinds;
+    for (const auto& [name, value] : c.bindings) {
+      std::string v = value;
+      if (name == "a_dtype" || name == "b_dtype") {
+        v += "fnuz";
+        kinds.push_back(value == "float8_e5m2" ? "bf8" : "fp8");
+      }
+      bindings.emplace_back(name, v);
+    }
+    absl::StatusOr<ir::Program> program =
+        ::tilec::testing::CompileExample(c.file, c.function, bindings);
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, Amd("gfx942"));
+    ASSERT_TRUE(src.ok()) << src.status();
+    EXPECT_NE(src->code.find("tl::gemm_ss_mfma"), std::string::npos);
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *program, *src, {.seed = ::tilec::testing::TestSeed(20261127)});
+
+    absl::StatusOr<CudaArtifact> a = BuildCudaArtifact(*program, Amd("gfx942"));
+    ASSERT_TRUE(a.ok()) << a.status();
+    // The instruction's A operand is B's fragment (C^T = B^T A^T).
+    const std::string want = absl::StrCat("_", kinds[1], "_", kinds[0]);
+    bool found = false;
+    for (size_t i = 0; i < a->source.kernels.size(); ++i) {
+      EXPECT_EQ(a->ptxas[i].stack_frame_bytes, 0) << a->source.kernels[i].name << " uses scratch";
+      for (const std::string& m : a->source.kernels[i].mma) found |= m.find(want) != std::string::npos;
+    }
+    EXPECT_TRUE(found) << "no float8 MFMA " << want << " noted";
+    const std::string dis = Disassemble(a->cubin, "gfx942");
+    EXPECT_NE(dis.find("v_mfma_f32_"), std::string::npos);
+    EXPECT_NE(dis.find(want), std::string::npos) << "no " << want << " MFMA in the code object";
+
+    for (const char* refusing : {"gfx90a", "sm_90a", "sm_80"}) {
+      absl::StatusOr<CudaTarget> t = CudaTarget::FromName(refusing);
+      ASSERT_TRUE(t.ok());
+      absl::StatusOr<CudaSource> r = ::tilec::testing::EmitFor(*program, *t);
+      ASSERT_FALSE(r.ok()) << refusing;
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+      EXPECT_NE(r.status().message().find("fnuz"), std::string::npos) << r.status();
+    }
+  }
+  EXPECT_EQ(cases, 3);
 }
 
 // Every case of examples/cases.txt.

@@ -142,6 +142,59 @@ TEST(AmdToolchain, RefusesUnknownTargetsAndSourceThatDoesNotCompile) {
   EXPECT_THAT(h.status().message(), HasSubstr("fp8"));
 }
 
+// The xor shuffles of wavefront reductions: a butterfly over 64 lanes with
+// constant masks lowers to DPP quad permutations (1, 2), ds_swizzle in its
+// bit-mask mode (4, 8, 16: LLVM's disassembler spells the pattern
+// "swizzle(SWAP,n)", i.e. lane ^ n) and ds_bpermute only for 32; a mask the
+// compiler cannot see stays on ds_bpermute.
+TEST(AmdToolchain, XorShufflesLowerToDppAndSwizzles) {
+  const std::string objdump = tools::ResolveProgram("llvm-objdump-19");
+  if (objdump.empty()) GTEST_SKIP() << "llvm-objdump-19 is not installed";
+  constexpr char kShuffles[] = R"(
+#include "tl/tl.h"
+extern "C" __global__ TL_LAUNCH_BOUNDS(64) void butterfly(float* out) {
+  float v = static_cast<float>(tl::thread_x());
+#pragma unroll
+  for (int mask = 32; mask >= 1; mask /= 2) v += tl::shfl_xor(v, mask);
+  out[tl::thread_x()] = v;
+}
+extern "C" __global__ TL_LAUNCH_BOUNDS(64) void by_runtime_mask(float* out, int mask) {
+  out[tl::thread_x()] = tl::shfl_xor(static_cast<float>(tl::thread_x()), mask);
+}
+)";
+  for (const char* arch : {"gfx942", "gfx90a"}) {
+    SCOPED_TRACE(arch);
+    absl::StatusOr<Hsaco> h = CompileHsaco(kShuffles, arch);
+    ASSERT_TRUE(h.ok()) << h.status();
+    const std::string tmp = tilec::testing::MakeTempDir("amdgpu_shfl");
+    ASSERT_FALSE(tmp.empty());
+    const std::string path = tmp + "/k.hsaco", log = tmp + "/dis.txt";
+    ASSERT_TRUE(tools::WriteFile(path, h->code_object).ok());
+    absl::StatusOr<int> rc = tools::RunTool(
+        {objdump, "-d", std::string("--mcpu=") + arch, path}, log, "llvm-objdump");
+    ASSERT_TRUE(rc.ok()) << rc.status();
+    const std::string dis = tools::ReadAll(log);
+    const size_t split = dis.find("<by_runtime_mask>");
+    ASSERT_NE(split, std::string::npos) << dis;
+    const size_t first = dis.find("<butterfly>");
+    ASSERT_NE(first, std::string::npos) << dis;
+    const std::string butterfly = first < split ? dis.substr(first, split - first) : dis.substr(first);
+    const std::string runtime = first < split ? dis.substr(split) : dis.substr(split, first - split);
+    EXPECT_THAT(butterfly, HasSubstr("quad_perm:[1,0,3,2]"));
+    EXPECT_THAT(butterfly, HasSubstr("quad_perm:[2,3,0,1]"));
+    for (const char* swap : {"swizzle(SWAP,4)", "swizzle(SWAP,8)", "swizzle(SWAP,16)"}) {
+      EXPECT_THAT(butterfly, HasSubstr(swap));
+    }
+    size_t bpermutes = 0;
+    for (size_t at = butterfly.find("ds_bpermute_b32"); at != std::string::npos;
+         at = butterfly.find("ds_bpermute_b32", at + 1)) {
+      ++bpermutes;
+    }
+    EXPECT_EQ(bpermutes, 1u) << "only the xor by 32 crosses the two halves of the wavefront";
+    EXPECT_THAT(runtime, HasSubstr("ds_bpermute_b32"));
+  }
+}
+
 TEST(AmdToolchain, TheCodeObjectReaderRefusesWhatIsNotOne) {
   EXPECT_THAT(ReadCodeObject("hello").status().message(), HasSubstr("not an ELF file"));
   absl::StatusOr<Hsaco> h = CompileHsaco(kKernels, "gfx942");

@@ -51,6 +51,14 @@ const Format kFormats[] = {
     {"float8_e5m2", DType::kFloat8E5M2, 8,
      [](float f) -> uint32_t { return tl::fp8_e5m2_t(f).bits(); },
      [](uint32_t b) -> float { return tl::fp8_e5m2_t::from_bits(static_cast<uint8_t>(b)); }, 0x7F},
+    {"float8_e4m3fnuz", DType::kFloat8E4M3FNUZ, 8,
+     [](float f) -> uint32_t { return tl::fp8_e4m3fnuz_t(f).bits(); },
+     [](uint32_t b) -> float { return tl::fp8_e4m3fnuz_t::from_bits(static_cast<uint8_t>(b)); },
+     0x80},
+    {"float8_e5m2fnuz", DType::kFloat8E5M2FNUZ, 8,
+     [](float f) -> uint32_t { return tl::fp8_e5m2fnuz_t(f).bits(); },
+     [](uint32_t b) -> float { return tl::fp8_e5m2fnuz_t::from_bits(static_cast<uint8_t>(b)); },
+     0x80},
 };
 
 // Every float whose rounding into `f` is decided near a representable value:
@@ -164,6 +172,37 @@ TEST(HostTypesTest, KnownRoundingCases) {
   EXPECT_TRUE(std::isinf(float(tl::half_t::from_bits(0xFC00))));
 }
 
+// AMD's fnuz float8: exponent bias 8 (e4m3) / 16 (e5m2), so 1.0 is 0x40 in
+// both; no infinities (saturate), no -0 (0x80 is the NaN).
+TEST(HostTypesTest, FnuzFloat8Cases) {
+  using E4 = tl::fp8_e4m3fnuz_t;
+  using E5 = tl::fp8_e5m2fnuz_t;
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(E4(1.0f).bits(), 0x40);
+  EXPECT_EQ(E5(1.0f).bits(), 0x40);
+  EXPECT_EQ(E4(-1.0f).bits(), 0xC0);
+  EXPECT_EQ(E4(240.0f).bits(), 0x7F);
+  EXPECT_EQ(E4(250.0f).bits(), 0x7F);  // past the max: saturates
+  EXPECT_EQ(E4(inf).bits(), 0x7F);
+  EXPECT_EQ(E4(-inf).bits(), 0xFF);
+  EXPECT_EQ(E5(57344.0f).bits(), 0x7F);
+  EXPECT_EQ(E5(-1e9f).bits(), 0xFF);
+  EXPECT_EQ(E4(std::ldexp(1.0f, -10)).bits(), 0x01);  // smallest subnormal
+  EXPECT_EQ(E5(std::ldexp(1.0f, -17)).bits(), 0x01);
+  EXPECT_EQ(E4(-0.0f).bits(), 0x00);  // no negative zero
+  EXPECT_EQ(E4(-std::ldexp(1.0f, -12)).bits(), 0x00);
+  EXPECT_EQ(E5(-std::ldexp(1.0f, -19)).bits(), 0x00);
+  EXPECT_EQ(float(E4::from_bits(0x7F)), 240.0f);
+  EXPECT_EQ(float(E5::from_bits(0x7F)), 57344.0f);
+  EXPECT_EQ(float(E4::from_bits(0xFF)), -240.0f);
+  EXPECT_TRUE(std::isnan(float(E4::from_bits(0x80))));
+  EXPECT_TRUE(std::isnan(float(E5::from_bits(0x80))));
+  EXPECT_EQ(interp::EncodeFloat(-0.0, DType::kFloat8E4M3FNUZ), 0u);
+  EXPECT_EQ(interp::RoundToFloat(-1e-9, DType::kFloat8E5M2FNUZ), 0.0);
+  EXPECT_FALSE(std::signbit(interp::RoundToFloat(-1e-9, DType::kFloat8E5M2FNUZ)));
+  EXPECT_EQ(interp::MaxFinite(DType::kFloat8E4M3FNUZ), 240.0);
+}
+
 #ifdef TILEC_HAVE_CUDA_HEADERS
 // CUDA's conversions, as the toolkit's headers implement them for the host.
 uint32_t CudaEncode(const Format& f, float x) {
@@ -191,6 +230,7 @@ TEST(HostTypesTest, BitExactWithCudaConversions) {
   SCOPED_TRACE(testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   for (const Format& f : kFormats) {
+    if (ir::IsFnuz(f.dtype)) continue;  // AMD's formats: CUDA has no conversions for them
     SCOPED_TRACE(f.name);
     for (uint32_t b = 0; b < (uint32_t{1} << f.bits); ++b) {
       ASSERT_EQ(Bits(f.decode(b)), Bits(CudaDecode(f, b))) << "pattern " << b;
