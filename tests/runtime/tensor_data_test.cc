@@ -21,8 +21,9 @@ Artifact TwoParams(const std::string& dtype) {
 }
 
 TEST(TensorData, FillIsDeterministicPerSeedAndInRange) {
-  for (const char* dtype : {"float32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2", "int8",
-                            "uint8", "int32", "int4", "bool"}) {
+  for (const char* dtype : {"float32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2",
+                            "float8_e4m3fnuz", "float8_e5m2fnuz", "int8", "uint8", "int32", "int4",
+                            "bool"}) {
     Artifact a = TwoParams(dtype);
     auto x = FillInputs(a, {{"N", 5}}, 7), y = FillInputs(a, {{"N", 5}}, 7),
          z = FillInputs(a, {{"N", 5}}, 8);
@@ -55,6 +56,18 @@ TEST(TensorData, ConversionsRoundToNearestEven) {
   EXPECT_EQ(HalfToFloat(0x0001), std::ldexp(1.0f, -24));
   EXPECT_EQ(FloatToBFloat16(1.0f), 0x3F80);
   for (int h = 0; h < 0x7C00; h += 7) EXPECT_EQ(FloatToHalf(HalfToFloat(h)), h);
+}
+
+// AMD's fnuz float8: bias 8 / 16, so 1.0 is 0x40; 0x80 is the NaN, never -0.
+TEST(TensorData, FnuzFloat8Elements) {
+  for (const char* dtype : {"float8_e4m3fnuz", "float8_e5m2fnuz"}) {
+    SCOPED_TRACE(dtype);
+    const DTypeInfo t = *LookupDType(dtype);
+    const uint8_t one = 0x40, nan = 0x80, max = 0x7F;
+    EXPECT_EQ(ReadElement(t, &one, 0), 1.0);
+    EXPECT_TRUE(std::isnan(ReadElement(t, &nan, 0)));
+    EXPECT_EQ(ReadElement(t, &max, 0), std::string(dtype) == "float8_e4m3fnuz" ? 240.0 : 57344.0);
+  }
 }
 
 TEST(TensorData, SamplePositionsAreDistinctSortedAndSeeded) {

@@ -151,17 +151,20 @@ import torch
 def f(n, a="float", b=T.float16, c=torch.bfloat16, d="half"):
     @T.prim_func
     def main(A: T.Tensor((n,), a), B: T.Tensor((n,), b), C: T.Tensor((n,), c),
-             D: T.Tensor((n,), d), E: T.Tensor((n,), "float8_e4m3fn")):
+             D: T.Tensor((n,), d), E: T.Tensor((n,), "float8_e4m3fn"),
+             F: T.Tensor((n,), T.float8_e4m3fnuz), G: T.Tensor((n,), torch.float8_e5m2fnuz)):
         pass
     return main
 )py",
                      "f", {{"n", "8"}});
-  ASSERT_EQ(p.params.size(), 5u);
+  ASSERT_EQ(p.params.size(), 7u);
   EXPECT_EQ(p.params[0].tensor->dtype, ir::DType::kFloat32);
   EXPECT_EQ(p.params[1].tensor->dtype, ir::DType::kFloat16);
   EXPECT_EQ(p.params[2].tensor->dtype, ir::DType::kBFloat16);
   EXPECT_EQ(p.params[3].tensor->dtype, ir::DType::kFloat16);
   EXPECT_EQ(p.params[4].tensor->dtype, ir::DType::kFloat8E4M3);
+  EXPECT_EQ(p.params[5].tensor->dtype, ir::DType::kFloat8E4M3FNUZ);
+  EXPECT_EQ(p.params[6].tensor->dtype, ir::DType::kFloat8E5M2FNUZ);
 }
 
 constexpr char kBindingKinds[] = R"py(

@@ -112,9 +112,38 @@ TEST(Float8E5M2Test, SatfiniteEdges) {
   EXPECT_EQ(RoundToFloat(tiny / 2, t), 0.0);
 }
 
+// AMD's fnuz float8: bias 8 / 16, max 240 / 57344, no infinities, no -0
+// (0x80 is the only NaN).
+TEST(Float8FnuzTest, Edges) {
+  const double kInf = std::numeric_limits<double>::infinity();
+  const double kNaN = std::numeric_limits<double>::quiet_NaN();
+  for (DType t : {DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2FNUZ}) {
+    SCOPED_TRACE(ir::DTypeName(t));
+    const double max = t == DType::kFloat8E4M3FNUZ ? 240.0 : 57344.0;
+    EXPECT_EQ(MaxFinite(t), max);
+    EXPECT_EQ(EncodeFloat(1.0, t), 0x40u);
+    EXPECT_EQ(DecodeFloat(0x7F, t), max);
+    EXPECT_EQ(DecodeFloat(0xFF, t), -max);
+    EXPECT_EQ(RoundToFloat(kInf, t), max);
+    EXPECT_EQ(RoundToFloat(-kInf, t), -max);
+    EXPECT_EQ(RoundToFloat(max * 1.1, t), max);
+    EXPECT_EQ(EncodeFloat(kNaN, t), 0x80u);
+    EXPECT_EQ(EncodeFloat(-kNaN, t), 0x80u);
+    EXPECT_TRUE(std::isnan(DecodeFloat(0x80, t)));
+    EXPECT_EQ(EncodeFloat(-0.0, t), 0x00u);
+    EXPECT_FALSE(std::signbit(RoundToFloat(-0.0, t)));
+    EXPECT_FALSE(std::signbit(RoundToFloat(-1e-30, t)));
+  }
+  EXPECT_EQ(EncodeFloat(std::ldexp(1.0, -10), DType::kFloat8E4M3FNUZ), 0x01u);
+  EXPECT_EQ(EncodeFloat(std::ldexp(1.0, -17), DType::kFloat8E5M2FNUZ), 0x01u);
+  EXPECT_EQ(RoundToFloat(1.0625, DType::kFloat8E4M3FNUZ), 1.0);  // tie to even
+  EXPECT_EQ(RoundToFloat(1.1875, DType::kFloat8E4M3FNUZ), 1.25);
+}
+
 // Every non-NaN storage pattern decodes and re-encodes to itself.
 TEST(FloatFormatsTest, EveryPatternRoundTrips) {
-  for (DType t : {DType::kFloat16, DType::kBFloat16, DType::kFloat8E4M3, DType::kFloat8E5M2}) {
+  for (DType t : {DType::kFloat16, DType::kBFloat16, DType::kFloat8E4M3, DType::kFloat8E5M2,
+                  DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2FNUZ}) {
     const uint64_t n = uint64_t{1} << ir::DTypeBits(t);
     for (uint64_t bits = 0; bits < n; ++bits) {
       const double v = DecodeFloat(bits, t);
@@ -131,7 +160,8 @@ TEST(FloatFormatsTest, EveryPatternRoundTrips) {
 TEST(FloatFormatsTest, MatchesBruteForceNearest) {
   const uint64_t seed = 20240611;
   std::mt19937_64 rng(seed);
-  for (DType t : {DType::kFloat16, DType::kBFloat16, DType::kFloat8E4M3, DType::kFloat8E5M2}) {
+  for (DType t : {DType::kFloat16, DType::kBFloat16, DType::kFloat8E4M3, DType::kFloat8E5M2,
+                  DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2FNUZ}) {
     std::vector<std::pair<double, uint64_t>> values;
     for (uint64_t bits = 0; bits < (uint64_t{1} << ir::DTypeBits(t)); ++bits) {
       const double v = DecodeFloat(bits, t);
@@ -149,7 +179,7 @@ TEST(FloatFormatsTest, MatchesBruteForceNearest) {
       auto it = std::lower_bound(values.begin(), values.end(), std::make_pair(x, uint64_t{0}));
       double expected;
       if (std::fabs(x) > max) {
-        const bool fp8 = t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2;
+        const bool fp8 = ir::IsFloat8(t);
         const double half_ulp_above_max = (max - std::prev(values.end(), 2)->first) / 2;
         if (fp8) {
           expected = std::copysign(max, x);

@@ -22,6 +22,20 @@ TEST(DTypeTest, AcceptsTileLangAndTorchAliases) {
   EXPECT_EQ(ParseDType("float17"), std::nullopt);
 }
 
+TEST(DTypeTest, AmdFloat8) {
+  EXPECT_EQ(ParseDType("float8_e4m3fnuz"), DType::kFloat8E4M3FNUZ);
+  EXPECT_EQ(ParseDType("float8_e5m2fnuz"), DType::kFloat8E5M2FNUZ);
+  for (DType t : {DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2FNUZ}) {
+    EXPECT_EQ(DTypeBits(t), 8);
+    EXPECT_TRUE(IsFloat(t));
+    EXPECT_TRUE(IsFloat8(t));
+    EXPECT_TRUE(IsFnuz(t));
+  }
+  EXPECT_TRUE(IsFloat8(DType::kFloat8E4M3));
+  EXPECT_FALSE(IsFnuz(DType::kFloat8E4M3));
+  EXPECT_FALSE(IsFloat8(DType::kFloat16));
+}
+
 TEST(DTypeTest, UnsignedTypes) {
   struct Case {
     DType t;

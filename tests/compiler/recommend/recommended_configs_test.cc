@@ -7,6 +7,7 @@
 // the reference interpreter on random inputs. Set TILEC_TEST_SEED to
 // reproduce a run.
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ struct Case {
   std::string example;  // a case of examples/cases.txt
   std::set<std::string> unbind;
   std::string target;  // the profile is the target's own
+  // Bindings of the example replaced (the float8 cases with AMD's types).
+  std::map<std::string, std::string> with = {};
 };
 
 // The example with the parameters in `unbind` left unbound (their -D
@@ -39,7 +42,7 @@ absl::StatusOr<ir::Program> Parse(const Case& c) {
   if (!text.ok()) return text.status();
   frontend::Bindings bindings;
   for (const auto& [k, v] : e->bindings) {
-    if (!c.unbind.count(k)) bindings.Set(k, v);
+    if (!c.unbind.count(k)) bindings.Set(k, c.with.count(k) ? c.with.at(k) : v);
   }
   bindings.unbound = c.unbind;
   return tilec::testing::CompileWithBindings("examples/" + e->file, *text, e->function, bindings);
@@ -111,12 +114,18 @@ std::vector<Case> Cases() {
     out.push_back({"gqa_decode_small", kDecodeTiles, target});
     out.push_back({"mla_decode_small", kDecodeTiles, target});
   }
+  // gfx942's float8 (fnuz) on the float8 MFMA.
+  out.push_back({"gemm_fp8_e4m3_nt_small", kGemmTiles, "gfx942",
+                 {{"a_dtype", "float8_e4m3fnuz"}, {"b_dtype", "float8_e4m3fnuz"}}});
+  out.push_back({"gemm_fp8_mixed_nn_ragged", kGemmTiles, "gfx942",
+                 {{"a_dtype", "float8_e4m3fnuz"}, {"b_dtype", "float8_e5m2fnuz"}}});
   return out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, TopRecommendation, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.example + "_" + info.param.target;
+                           return info.param.example + "_" + info.param.target +
+                                  (info.param.with.empty() ? "" : "_fnuz");
                          });
 
 }  // namespace
