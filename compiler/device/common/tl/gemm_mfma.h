@@ -6,8 +6,10 @@
 //   gemm_ss_mfma<M, N, K, WavesM, WavesN, TransA, TransB, LayoutA, LayoutB, T>(A_smem, B_smem, C_frag)
 //   gemm_rs_mfma<...same...>(A_frag, B_smem, C_frag)
 //
-// C += op(A) @ op(B) for the block tile, f32 accumulation, k-steps in
-// ascending order; operands and shared layouts as for tl::gemm_ss (gemm.h).
+// C += op(A) @ op(B) for the block tile, f32 accumulation; operands and
+// shared layouts as for tl::gemm_ss (gemm.h). gemm_ss_mfma reads two
+// k-steps' operands at once when K is a multiple of two k-steps (16 bytes
+// per lane and tile) and sums k in that permuted order (below).
 // T is the MFMA tile: 32 (v_mfma_f32_32x32x8, k-steps of 8, 16 registers)
 // or 16 (v_mfma_f32_16x16x16, k-steps of 16, 4 registers) for tl::half_t
 // and tl::bfloat16_t operands (V = 4 values per lane); for float8 (fnuz, V
@@ -74,7 +76,8 @@ __device__ __forceinline__ void check_gemm_mfma() {
   static_assert(sizeof(CT) == 4, "tl::gemm_*_mfma: C must be float");
 }
 
-// B operand of tile column n0, k-step k0: B(k0 + V * (lane / T) + j, n0 + lane % T).
+// B operand of tile column n0 from k0, V values per lane (the array's extent):
+// B(k0 + V * (lane / T) + j, n0 + lane % T).
 template <int T, bool TransB, typename LayoutB, typename BT, int V>
 __device__ __forceinline__ void load_b_mfma(const BT* B, int n0, int k0, int lane, BT (&b)[V]) {
   const int n = n0 + lane % T, k = k0 + V * (lane / T);
@@ -94,27 +97,40 @@ __device__ __forceinline__ void gemm_ss_mfma(const AT* A_smem, const BT* B_smem,
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = tid / 64 % (WavesM * WavesN), lane = tid % 64;
   const int m_base = (wave % WavesM) * WM, n_base = (wave / WavesM) * WN;
+  // P = 2 k-steps per operand read when K allows: lane group g = lane / T
+  // reads the P * V consecutive k values k0 + P * V * g + j (16 bytes: one
+  // ds_read_b128 per operand tile), and step p of the pair multiplies values
+  // p * V .. p * V + V - 1 of A and of B. That is one permutation of k shared
+  // by both operands, so every product still pairs A(i, k) with B(k, j).
+  constexpr int P = K % (2 * KS) == 0 ? 2 : 1, PV = P * V;
 #pragma unroll
-  for (int k0 = 0; k0 < K; k0 += KS) {
-    AT a[MI][V];
+  for (int k0 = 0; k0 < K; k0 += P * KS) {
+    AT a[MI][PV];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
-      // A(m_base + mi * T + lane % T, k0 + V * (lane / T) + j)
-      const int m = m_base + mi * T + lane % T, k = k0 + V * (lane / T);
+      // A(m_base + mi * T + lane % T, k0 + PV * (lane / T) + j)
+      const int m = m_base + mi * T + lane % T, k = k0 + PV * (lane / T);
 #pragma unroll
-      for (int j = 0; j < V; ++j) {
+      for (int j = 0; j < PV; ++j) {
         a[mi][j] = TransA ? A_smem[LayoutA::offset(k + j, m)] : A_smem[LayoutA::offset(m, k + j)];
       }
     }
-    BT b[NI][V];
+    BT b[NI][PV];
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni) {
       detail::load_b_mfma<T, TransB, LayoutB>(B_smem, n_base + ni * T, k0, lane, b[ni]);
     }
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
+    for (int p = 0; p < P; ++p) {
 #pragma unroll
-      for (int ni = 0; ni < NI; ++ni) detail::mfma_tile<T>(C_frag + (mi * NI + ni) * R, b[ni], a[mi]);
+      for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) {
+          detail::mfma_tile<T>(C_frag + (mi * NI + ni) * R,
+                               *reinterpret_cast<const BT(*)[V]>(&b[ni][p * V]),
+                               *reinterpret_cast<const AT(*)[V]>(&a[mi][p * V]));
+        }
+      }
     }
   }
 }
