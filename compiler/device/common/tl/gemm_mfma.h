@@ -7,9 +7,9 @@
 //   gemm_rs_mfma<...same...>(A_frag, B_smem, C_frag)
 //
 // C += op(A) @ op(B) for the block tile, f32 accumulation; operands and
-// shared layouts as for tl::gemm_ss (gemm.h). gemm_ss_mfma reads two
-// k-steps' operands at once when K is a multiple of two k-steps (16 bytes
-// per lane and tile) and sums k in that permuted order (below).
+// shared layouts as for tl::gemm_ss (gemm.h). gemm_ss_mfma reads the
+// operands of two k-steps at once (16 bytes per lane and tile; a last odd
+// step alone) and sums k in that permuted order (mfma_ss_steps).
 // T is the MFMA tile: 32 (v_mfma_f32_32x32x8, k-steps of 8, 16 registers)
 // or 16 (v_mfma_f32_16x16x16, k-steps of 16, 4 registers) for tl::half_t
 // and tl::bfloat16_t operands (V = 4 values per lane); for float8 (fnuz, V
@@ -87,51 +87,66 @@ __device__ __forceinline__ void load_b_mfma(const BT* B, int n0, int k0, int lan
 
 }  // namespace detail
 
+namespace detail {
+
+// P k-steps of gemm_ss_mfma from k0, their operands read at once: lane group
+// g = lane / T reads the P * V consecutive k values k0 + P * V * g + j (with
+// P = 2, 16 bytes: one ds_read_b128 per operand tile), and step p multiplies
+// values p * V .. p * V + V - 1 of A and of B. That is one permutation of k
+// shared by both operands, so every product still pairs A(i, k) with B(k, j).
+template <int P, int T, int MI, int NI, bool TransA, bool TransB, typename LayoutA,
+          typename LayoutB, typename AT, typename BT>
+__device__ __forceinline__ void mfma_ss_steps(const AT* A_smem, const BT* B_smem, float* C_frag,
+                                              int m_base, int n_base, int k0, int lane) {
+  using Tile = MfmaTile<T, sizeof(AT)>;
+  constexpr int R = Tile::kRegs, V = Tile::kValues, PV = P * V;
+  AT a[MI][PV];
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+    // A(m_base + mi * T + lane % T, k0 + PV * (lane / T) + j)
+    const int m = m_base + mi * T + lane % T, k = k0 + PV * (lane / T);
+#pragma unroll
+    for (int j = 0; j < PV; ++j) {
+      a[mi][j] = TransA ? A_smem[LayoutA::offset(k + j, m)] : A_smem[LayoutA::offset(m, k + j)];
+    }
+  }
+  BT b[NI][PV];
+#pragma unroll
+  for (int ni = 0; ni < NI; ++ni) load_b_mfma<T, TransB, LayoutB>(B_smem, n_base + ni * T, k0, lane, b[ni]);
+#pragma unroll
+  for (int p = 0; p < P; ++p) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) {
+        mfma_tile<T>(C_frag + (mi * NI + ni) * R, *reinterpret_cast<const BT(*)[V]>(&b[ni][p * V]),
+                     *reinterpret_cast<const AT(*)[V]>(&a[mi][p * V]));
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
 template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB, typename LayoutA,
           typename LayoutB, int T, typename AT, typename BT, typename CT>
 __device__ __forceinline__ void gemm_ss_mfma(const AT* A_smem, const BT* B_smem, CT* C_frag) {
   detail::check_gemm_mfma<M, N, K, WavesM, WavesN, T, AT, BT, CT>();
-  using Tile = detail::MfmaTile<T, sizeof(AT)>;
   constexpr int WM = M / WavesM, WN = N / WavesN, MI = WM / T, NI = WN / T;
-  constexpr int KS = Tile::kStep, R = Tile::kRegs, V = Tile::kValues;
+  constexpr int KS = detail::MfmaTile<T, sizeof(AT)>::kStep;
+  // Pairs of k-steps, then the single step left when K is an odd number of them.
+  constexpr int KP = K / (2 * KS) * (2 * KS);
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = tid / 64 % (WavesM * WavesN), lane = tid % 64;
   const int m_base = (wave % WavesM) * WM, n_base = (wave / WavesM) * WN;
-  // P = 2 k-steps per operand read when K allows: lane group g = lane / T
-  // reads the P * V consecutive k values k0 + P * V * g + j (16 bytes: one
-  // ds_read_b128 per operand tile), and step p of the pair multiplies values
-  // p * V .. p * V + V - 1 of A and of B. That is one permutation of k shared
-  // by both operands, so every product still pairs A(i, k) with B(k, j).
-  constexpr int P = K % (2 * KS) == 0 ? 2 : 1, PV = P * V;
 #pragma unroll
-  for (int k0 = 0; k0 < K; k0 += P * KS) {
-    AT a[MI][PV];
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      // A(m_base + mi * T + lane % T, k0 + PV * (lane / T) + j)
-      const int m = m_base + mi * T + lane % T, k = k0 + PV * (lane / T);
-#pragma unroll
-      for (int j = 0; j < PV; ++j) {
-        a[mi][j] = TransA ? A_smem[LayoutA::offset(k + j, m)] : A_smem[LayoutA::offset(m, k + j)];
-      }
-    }
-    BT b[NI][PV];
-#pragma unroll
-    for (int ni = 0; ni < NI; ++ni) {
-      detail::load_b_mfma<T, TransB, LayoutB>(B_smem, n_base + ni * T, k0, lane, b[ni]);
-    }
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi) {
-#pragma unroll
-        for (int ni = 0; ni < NI; ++ni) {
-          detail::mfma_tile<T>(C_frag + (mi * NI + ni) * R,
-                               *reinterpret_cast<const BT(*)[V]>(&b[ni][p * V]),
-                               *reinterpret_cast<const AT(*)[V]>(&a[mi][p * V]));
-        }
-      }
-    }
+  for (int k0 = 0; k0 < KP; k0 += 2 * KS) {
+    detail::mfma_ss_steps<2, T, MI, NI, TransA, TransB, LayoutA, LayoutB>(A_smem, B_smem, C_frag,
+                                                                         m_base, n_base, k0, lane);
+  }
+  if constexpr (KP < K) {
+    detail::mfma_ss_steps<1, T, MI, NI, TransA, TransB, LayoutA, LayoutB>(A_smem, B_smem, C_frag,
+                                                                         m_base, n_base, KP, lane);
   }
 }
 

@@ -86,6 +86,46 @@ TEST(EmulatedGfx942, GemmsOfPartialWavefrontsRunOnTheCudaCores) {
   }
 }
 
+// gemm_ss_mfma reads two k-steps' operands at once; a K that is an odd
+// number of k-steps ends with one step read alone. block_K = 48: three steps
+// of the 16 x 16 x 16 MFMA (f16, a 64 x 32 tile over four waves) and of the
+// 32 x 32 x 16 float8 one. Ragged shapes, against the interpreter.
+TEST(EmulatedGfx942, OddNumbersOfKStepsEndWithASingleStep) {
+  struct Case {
+    const char* file;
+    const char* fn;
+    std::vector<std::pair<std::string, std::string>> bindings;
+    const char* mfma;
+  };
+  const Case cases[] = {
+      {"gemm.py",
+       "matmul",
+       {{"M", "100"}, {"N", "72"}, {"K", "120"}, {"block_M", "64"}, {"block_N", "32"},
+        {"block_K", "48"}, {"dtype", "float16"}, {"num_stages", "2"}, {"threads", "256"}},
+       "v_mfma_f32_16x16x16_f16"},
+      {"gemm_fp8.py",
+       "matmul_fp8",
+       {{"M", "100"}, {"N", "72"}, {"K", "120"}, {"block_M", "64"}, {"block_N", "64"},
+        {"block_K", "48"}, {"a_dtype", "float8_e4m3fnuz"}, {"b_dtype", "float8_e4m3fnuz"},
+        {"transpose_B", "True"}, {"num_stages", "2"}, {"threads", "256"}},
+       "v_mfma_f32_32x32x16_fp8_fp8"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    absl::StatusOr<ir::Program> program = ::tilec::testing::CompileExample(c.file, c.fn, c.bindings);
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, Amd("gfx942"));
+    ASSERT_TRUE(src.ok()) << src.status();
+    bool noted = false;
+    for (const CudaKernel& k : src->kernels) {
+      for (const std::string& m : k.mma) noted |= m == c.mfma;
+    }
+    EXPECT_TRUE(noted) << "expected " << c.mfma;
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *program, *src, {.seed = ::tilec::testing::TestSeed(20261127)});
+  }
+}
+
 // The instructions llvm-objdump-19 disassembles from a code object.
 std::string Disassemble(const std::string& hsaco, const std::string& arch) {
   const std::string dir = ::tilec::testing::MakeTempDir("amd_objdump");
