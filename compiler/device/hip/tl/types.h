@@ -85,39 +85,30 @@ __device__ __forceinline__ uint8_t fnuz_from_float(float f) {
 
 }  // namespace detail
 
-struct fp8_e4m3fnuz_t {
+// The storage type of both formats: Bf8 picks e5m2fnuz.
+template <bool Bf8>
+struct fnuz8_t {
   uint8_t storage;
 
-  fp8_e4m3fnuz_t() = default;
-  __device__ __forceinline__ explicit fp8_e4m3fnuz_t(float f)
-      : storage(detail::fnuz_from_float<false>(f)) {}
+  fnuz8_t() = default;
+  __device__ __forceinline__ explicit fnuz8_t(float f) : storage(detail::fnuz_from_float<Bf8>(f)) {}
   __device__ __forceinline__ operator float() const {
-    return __builtin_amdgcn_cvt_f32_fp8(static_cast<int>(storage), 0);
+    if constexpr (Bf8) {
+      return __builtin_amdgcn_cvt_f32_bf8(static_cast<int>(storage), 0);
+    } else {
+      return __builtin_amdgcn_cvt_f32_fp8(static_cast<int>(storage), 0);
+    }
   }
   __device__ __forceinline__ uint8_t bits() const { return storage; }
-  __device__ __forceinline__ static fp8_e4m3fnuz_t from_bits(uint8_t b) {
-    fp8_e4m3fnuz_t h;
+  __device__ __forceinline__ static fnuz8_t from_bits(uint8_t b) {
+    fnuz8_t h;
     h.storage = b;
     return h;
   }
 };
 
-struct fp8_e5m2fnuz_t {
-  uint8_t storage;
-
-  fp8_e5m2fnuz_t() = default;
-  __device__ __forceinline__ explicit fp8_e5m2fnuz_t(float f)
-      : storage(detail::fnuz_from_float<true>(f)) {}
-  __device__ __forceinline__ operator float() const {
-    return __builtin_amdgcn_cvt_f32_bf8(static_cast<int>(storage), 0);
-  }
-  __device__ __forceinline__ uint8_t bits() const { return storage; }
-  __device__ __forceinline__ static fp8_e5m2fnuz_t from_bits(uint8_t b) {
-    fp8_e5m2fnuz_t h;
-    h.storage = b;
-    return h;
-  }
-};
+using fp8_e4m3fnuz_t = fnuz8_t<false>;
+using fp8_e5m2fnuz_t = fnuz8_t<true>;
 
 static_assert(sizeof(fp8_e4m3fnuz_t) == 1 && sizeof(fp8_e5m2fnuz_t) == 1,
               "tl fp8 types must be 1 byte");

@@ -44,6 +44,18 @@ CudaTarget Amd(const char* name) {
   return *t;
 }
 
+// The instructions llvm-objdump-19 disassembles from a code object.
+std::string Disassemble(const std::string& hsaco, const std::string& arch) {
+  const std::string dir = ::tilec::testing::MakeTempDir("amd_objdump");
+  const std::string path = dir + "/k.hsaco";
+  std::ofstream(path, std::ios::binary) << hsaco;
+  const std::string out = dir + "/dis.txt";
+  absl::StatusOr<int> rc =
+      tools::RunTool({"llvm-objdump-19", "-d", "--mcpu=" + arch, path}, out, "llvm-objdump-19");
+  if (!rc.ok() || *rc != 0) return "";
+  return tools::ReadAll(out);
+}
+
 class EmulatedExampleGfx942 : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EmulatedExampleGfx942, MatchesTheInterpreter) {
@@ -86,6 +98,36 @@ TEST(EmulatedGfx942, GemmsOfPartialWavefrontsRunOnTheCudaCores) {
   }
 }
 
+// Element-wise conversions into and out of the fnuz types (the example's
+// sum, cast) on gfx942: the emulator matches the interpreter at ragged
+// sizes, and the code object compiles with the float8 converts.
+TEST(Gfx942Float8, ConversionsMatchTheInterpreter) {
+  const std::pair<const char*, const char*> types[] = {{"float32", "float8_e4m3fnuz"},
+                                                       {"float16", "float8_e5m2fnuz"},
+                                                       {"float8_e4m3fnuz", "float32"},
+                                                       {"float8_e5m2fnuz", "float8_e4m3fnuz"}};
+  for (const auto& [in, out] : types) {
+    SCOPED_TRACE(::testing::Message() << in << " -> " << out);
+    absl::StatusOr<ir::Program> program = ::tilec::testing::CompileExample(
+        "elementwise_add.py", "elementwise_add",
+        {{"M", "70"}, {"N", "200"}, {"block_M", "32"}, {"block_N", "128"}, {"in_dtype", in},
+         {"out_dtype", out}, {"threads", "128"}});
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, Amd("gfx942"));
+    ASSERT_TRUE(src.ok()) << src.status();
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *program, *src, {.seed = ::tilec::testing::TestSeed(20261127)});
+    absl::StatusOr<CudaArtifact> a = BuildCudaArtifact(*program, Amd("gfx942"));
+    ASSERT_TRUE(a.ok()) << a.status();
+    const std::string dis = Disassemble(a->cubin, "gfx942");
+    EXPECT_TRUE(dis.find("v_cvt_pk_fp8_f32") != std::string::npos ||
+                dis.find("v_cvt_pk_bf8_f32") != std::string::npos ||
+                dis.find("v_cvt_f32_fp8") != std::string::npos ||
+                dis.find("v_cvt_f32_bf8") != std::string::npos)
+        << "no float8 conversion in the code object";
+  }
+}
+
 // gemm_ss_mfma reads two k-steps' operands at once; a K that is an odd
 // number of k-steps ends with one step read alone. block_K = 48: three steps
 // of the 16 x 16 x 16 MFMA (f16, a 64 x 32 tile over four waves) and of the
@@ -124,18 +166,6 @@ TEST(EmulatedGfx942, OddNumbersOfKStepsEndWithASingleStep) {
     ::tilec::testing::ExpectEmulatorMatchesInterpreter(
         *program, *src, {.seed = ::tilec::testing::TestSeed(20261127)});
   }
-}
-
-// The instructions llvm-objdump-19 disassembles from a code object.
-std::string Disassemble(const std::string& hsaco, const std::string& arch) {
-  const std::string dir = ::tilec::testing::MakeTempDir("amd_objdump");
-  const std::string path = dir + "/k.hsaco";
-  std::ofstream(path, std::ios::binary) << hsaco;
-  const std::string out = dir + "/dis.txt";
-  absl::StatusOr<int> rc =
-      tools::RunTool({"llvm-objdump-19", "-d", "--mcpu=" + arch, path}, out, "llvm-objdump-19");
-  if (!rc.ok() || *rc != 0) return "";
-  return tools::ReadAll(out);
 }
 
 class HsacoExample : public ::testing::TestWithParam<std::string> {};

@@ -195,6 +195,43 @@ extern "C" __global__ TL_LAUNCH_BOUNDS(64) void by_runtime_mask(float* out, int 
   }
 }
 
+// gfx942's float8 conversions: float -> e4m3fnuz / e5m2fnuz through the
+// packed converts (after the saturating clamp), and back through the exact
+// ones; the float8 types do not exist for gfx90a.
+TEST(AmdToolchain, FnuzConversionsUseTheFloat8Instructions) {
+  const std::string objdump = tools::ResolveProgram("llvm-objdump-19");
+  if (objdump.empty()) GTEST_SKIP() << "llvm-objdump-19 is not installed";
+  constexpr char kConvert[] = R"(
+#include "tl/tl.h"
+extern "C" __global__ TL_LAUNCH_BOUNDS(64) void round_trip(const float* in, float* out,
+                                                           uint8_t* bits) {
+  const int i = tl::thread_x();
+  const tl::fp8_e4m3fnuz_t a(in[i]);
+  const tl::fp8_e5m2fnuz_t b(in[i]);
+  bits[2 * i] = a.bits();
+  bits[2 * i + 1] = b.bits();
+  out[i] = float(a) + float(b);
+}
+)";
+  absl::StatusOr<Hsaco> h = CompileHsaco(kConvert, "gfx942");
+  ASSERT_TRUE(h.ok()) << h.status();
+  const std::string tmp = tilec::testing::MakeTempDir("amdgpu_fnuz");
+  ASSERT_FALSE(tmp.empty());
+  const std::string path = tmp + "/k.hsaco", log = tmp + "/dis.txt";
+  ASSERT_TRUE(tools::WriteFile(path, h->code_object).ok());
+  absl::StatusOr<int> rc =
+      tools::RunTool({objdump, "-d", "--mcpu=gfx942", path}, log, "llvm-objdump");
+  ASSERT_TRUE(rc.ok()) << rc.status();
+  const std::string dis = tools::ReadAll(log);
+  for (const char* insn :
+       {"v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32", "v_cvt_f32_fp8", "v_cvt_f32_bf8"}) {
+    EXPECT_THAT(dis, HasSubstr(insn));
+  }
+  absl::StatusOr<Hsaco> old = CompileHsaco(kConvert, "gfx90a");
+  ASSERT_FALSE(old.ok());
+  EXPECT_THAT(old.status().message(), HasSubstr("fp8_e4m3fnuz_t"));
+}
+
 TEST(AmdToolchain, TheCodeObjectReaderRefusesWhatIsNotOne) {
   EXPECT_THAT(ReadCodeObject("hello").status().message(), HasSubstr("not an ELF file"));
   absl::StatusOr<Hsaco> h = CompileHsaco(kKernels, "gfx942");
