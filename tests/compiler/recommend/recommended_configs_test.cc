@@ -107,7 +107,7 @@ const std::set<std::string> kDecodeTiles = {"block_N", "block_H", "threads", "nu
 
 std::vector<Case> Cases() {
   std::vector<Case> out;
-  for (const std::string target : {"sm_90a", "sm_80", "gfx942"}) {
+  for (const std::string target : {"sm_90a", "sm_80", "gfx942", "gfx90a"}) {
     out.push_back({"gemm_f16_nn_small", kGemmTiles, target});
     out.push_back({"gemm_f16_nn_ragged", kGemmTiles, target});
     out.push_back({"flash_attention_small", kAttentionTiles, target});
