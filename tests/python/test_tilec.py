@@ -210,6 +210,29 @@ class NumericsTest(unittest.TestCase):
         self.check(got, interp, 0.0, 2 * tt.UNIT_ROUNDOFF["float16"], case + " vs interpreter")
 
 
+class Float8FnuzTest(unittest.TestCase):
+    """AMD's float8 (fnuz) in the Python helpers: bias 8 / 16, so 1.0 is 0x40;
+    no infinities and no -0 (0x80 is the NaN); views of uint8 bits."""
+
+    def test_tables(self):
+        e4 = tt.FP8_VALUES["float8_e4m3fnuz"]
+        e5 = tt.FP8_VALUES["float8_e5m2fnuz"]
+        for table, top, tiny in ((e4, 240.0, 2.0**-10), (e5, 57344.0, 2.0**-17)):
+            self.assertEqual(table[0x40], 1.0)
+            self.assertEqual(table[0x7F], top)
+            self.assertEqual(table[0xFF], -top)
+            self.assertEqual(table[0x01], tiny)
+            self.assertEqual(table[0x00], 0.0)
+            self.assertTrue(np.isnan(table[0x80]))
+            self.assertEqual(int(np.isnan(table).sum()), 1)
+            self.assertFalse(np.isinf(table).any())
+
+    def test_views(self):
+        bits = np.array([0x40, 0x80], dtype=np.uint8)
+        for name in ("float8_e4m3fnuz", "float8_e5m2fnuz", "torch.float8_e4m3fnuz"):
+            self.assertIn(tilec.view(bits, name).dtype, ("float8_e4m3fnuz", "float8_e5m2fnuz"))
+
+
 class SignedArtifactTest(unittest.TestCase):
     """Artifacts from a tilecd that signs (--signing_key), opened only with
     the fleet's public key: verify_key refuses another key's signature, a
