@@ -140,16 +140,7 @@ class Gen {
 
   void Widen(const DType& t) {
     // The loosest float dtype in the program sets the tolerance.
-    static const std::vector<DType> kOrder = {
-        "int32",       "float32",         "float16",     "bfloat16",
-        "float8_e4m3", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"};
-    auto rank = [&](const DType& x) {
-      for (size_t i = 0; i < kOrder.size(); ++i) {
-        if (kOrder[i] == x) return i;
-      }
-      return size_t{0};
-    };
-    if (rank(t) > rank(loosest_)) loosest_ = t;
+    if (Looseness(t) > Looseness(loosest_)) loosest_ = t;
     p_.tolerance_dtype = loosest_;
   }
 

@@ -1,5 +1,6 @@
 #include "tests/difftest/program.h"
 
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,16 @@ namespace tilec::difftest {
 
 bool IsFloat(const DType& t) { return t.rfind("float", 0) == 0 || t == "bfloat16"; }
 bool IsFloat8(const DType& t) { return t.rfind("float8", 0) == 0; }
+
+int Looseness(const DType& t) {
+  static const char* kOrder[] = {"int32",       "float32",         "float16",
+                                 "bfloat16",    "float8_e4m3",     "float8_e4m3fnuz",
+                                 "float8_e5m2", "float8_e5m2fnuz"};
+  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
+    if (t == kOrder[i]) return i;
+  }
+  return 1;
+}
 
 ExprPtr Const(const std::string& literal, const DType& t) {
   auto e = std::make_shared<Expr>();

@@ -29,11 +29,15 @@
 namespace tilec::difftest {
 
 // A dtype as TileLang spells it ("float32", "float16", "bfloat16", "int32",
-// "float8_e4m3", "float8_e5m2").
+// "float8_e4m3", "float8_e5m2", and the fnuz pair for AMD targets).
 using DType = std::string;
 
 bool IsFloat(const DType& t);
 bool IsFloat8(const DType& t);
+// The rank of a generated dtype in tolerance, loosest highest: int32,
+// float32, float16, bfloat16, then the float8 types; any other type ranks
+// as float32.
+int Looseness(const DType& t);
 
 // An expression of the tile program, typed. The renderer inserts casts where
 // operand types differ, so any node may replace any other.

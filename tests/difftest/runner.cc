@@ -120,16 +120,6 @@ absl::StatusOr<ir::Program> Compile(const Case& c,
   return p;
 }
 
-int Rank(const std::string& t) {
-  static const char* kOrder[] = {"int32",       "float32",         "float16",
-                                 "bfloat16",    "float8_e4m3",     "float8_e4m3fnuz",
-                                 "float8_e5m2", "float8_e5m2fnuz"};
-  for (int i = 0; i < 8; ++i) {
-    if (t == kOrder[i]) return i;
-  }
-  return 1;
-}
-
 // The tolerance for a tensor: exact for integer tensors, else the default of
 // the looser of its dtype and the program's loosest dtype, widened by the
 // accumulation depth and scaled by the tensor's magnitude (so cancellation
@@ -138,7 +128,7 @@ interp::Tolerance ToleranceFor(const Case& c, const interp::Tensor& expected) {
   ir::DType t = expected.dtype();
   if (!ir::IsFloat(t)) return {0, 0};
   std::string name(ir::DTypeName(t));
-  std::string loose = Rank(c.tolerance_dtype) > Rank(name) ? c.tolerance_dtype : name;
+  std::string loose = Looseness(c.tolerance_dtype) > Looseness(name) ? c.tolerance_dtype : name;
   std::optional<ir::DType> lt = ir::ParseDType(loose);
   interp::Tolerance tol = interp::DefaultTolerance(lt ? *lt : t);
   double maxabs = 1;
