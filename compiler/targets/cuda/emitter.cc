@@ -596,7 +596,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   // Body, after the producer warpgroup's branch in a warp-specialised kernel.
   CodeWriter body;
   CodeWriter* outer = ctx.SetWriter(&body);
-  std::optional<WarpSpecialization> ws = PlanWarpSpecialization(ctx, k, *threads);
+  std::optional<WarpSpecialization> ws = PlanWarpSpecialization(ctx, k, *threads, offset);
   absl::Status st;
   if (ws) {
     st = EmitProducerBranch(ctx, *ws);
@@ -667,7 +667,7 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
     file.Blank();
   }
   file.Line(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", block_threads,
-                         ws ? ", 1" : "", ") ",
+                         ws ? absl::StrCat(", ", ws->blocks_per_sm) : "", ") ",
                          out.name, "("));
   // Every kernel takes all of the program's parameters; one this kernel does
   // not use (another kernel of the program does) is [[maybe_unused]].

@@ -451,12 +451,14 @@ struct WarpSpecialization {
   int64_t consumers = 0;      // the T.Kernel's threads (whole warpgroups)
   int64_t producer_regs = 0;  // setmaxnreg of the producer / consumer
   int64_t consumer_regs = 0;  // warpgroups (0: none)
+  int64_t blocks_per_sm = 1;  // __launch_bounds__'s minimum resident blocks
   std::string full, empty;    // the barrier arrays (C++), one of each per stage
 };
 // nullopt unless the kernel qualifies.
 std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
                                                          const ir::KernelNode& k,
-                                                         int64_t threads);
+                                                         int64_t threads,
+                                                         int64_t shared_bytes);
 // The barriers' initialisation and the producer branch, ending in
 // `} else {` (the consumer branch: the kernel body, then one Close()).
 absl::Status EmitProducerBranch(EmitContext& ctx, WarpSpecialization& ws);

@@ -22,9 +22,16 @@
 // or, when the body's gemms run as asynchronous wgmma (one group in flight),
 // the stage of iteration k - 1 once iteration k's wait retires its group.
 // Every block barrier among the consumers is `bar.sync 1, T`, so the
-// producer warpgroup never takes part. setmaxnreg moves registers from the
-// producer (40) to the consumers when there are two or more consumer
-// warpgroups (the kernel is launched with __launch_bounds__(T + 128, 1)).
+// producer warpgroup never takes part.
+//
+// Registers: the kernel is launched with __launch_bounds__(T + 128, B), B
+// blocks per SM, and setmaxnreg moves registers from the producer (40) to
+// the consumers. One consumer warpgroup alone on an SM cannot keep the tensor
+// cores busy (each k-step waits on its wgmma group and its stage's barrier),
+// so B = 2 where the shared memory and the consumers' fragments allow it: at
+// launch 128 registers a thread, the consumer warpgroup then 216. Otherwise
+// B = 1: two or more consumer warpgroups share what the producer gives up,
+// and one keeps what ptxas gives it (up to 255).
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +43,32 @@ namespace {
 
 constexpr int64_t kWarpgroup = 128;
 constexpr int64_t kProducerRegs = 40;
+// An SM of sm_90: 64K registers (512 a thread of one warpgroup) and 228 KiB
+// of shared memory, of which each resident block reserves 1 KiB.
+constexpr int64_t kRegsPerWarpgroupThread = 512;
+constexpr int64_t kSmemPerSm = 228 * 1024;
+constexpr int64_t kSmemReservedPerBlock = 1024;
+// Registers a consumer thread needs beyond its fragments (addresses, loop
+// state, wgmma descriptors): the 128x128 GEMM's consumer uses 24.
+constexpr int64_t kConsumerHeadroomRegs = 64;
+
+// 32-bit registers a thread holds for the kernel's fragments (all of them,
+// live or not: an upper bound).
+struct FragmentRegs : ir::IRVisitor {
+  EmitContext& ctx;
+  int64_t regs = 0;
+  explicit FragmentRegs(EmitContext& c) : ctx(c) {}
+  using IRVisitor::Visit;
+  void Visit(const ir::Stmt& s) override {
+    if (!s) return;
+    if (const auto* a = s->as<ir::AllocateNode>(); a && a->buffer->scope == ir::Scope::kFragment) {
+      if (const inference::FragmentLayout* l = ctx.FragmentOf(a->buffer.get())) {
+        regs += (l->local_size * ElemBytes(a->buffer->dtype) + 3) / 4;
+      }
+    }
+    IRVisitor::Visit(s);
+  }
+};
 
 struct VarUses : ir::IRVisitor {
   std::set<const ir::VarNode*> vars;
@@ -56,7 +89,8 @@ struct VarUses : ir::IRVisitor {
 
 std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
                                                          const ir::KernelNode& k,
-                                                         int64_t threads) {
+                                                         int64_t threads,
+                                                         int64_t shared_bytes) {
   const inference::TargetInfo& target = ctx.target().info;
   if (!target.supports_tma || !target.supports_wgmma) return std::nullopt;
   if (threads % kWarpgroup != 0 || threads + kWarpgroup > target.max_threads_per_block) {
@@ -101,10 +135,21 @@ std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
   ws.info = *std::move(info);
   ws.consumers = threads;
   const int64_t consumer_groups = threads / kWarpgroup;
-  if (consumer_groups >= 2) {
+  // Two blocks an SM for one consumer warpgroup, when both fit.
+  FragmentRegs fragments(ctx);
+  fragments.Visit(k.body);
+  const int64_t smem = shared_bytes + 16 * ws.info.stages + kSmemReservedPerBlock;
+  const int64_t two_block_regs = (kRegsPerWarpgroupThread / 2 - kProducerRegs) / 8 * 8;
+  if (consumer_groups == 1 && 2 * smem <= kSmemPerSm &&
+      fragments.regs + kConsumerHeadroomRegs <= two_block_regs) {
+    ws.blocks_per_sm = 2;
+    ws.producer_regs = kProducerRegs;
+    ws.consumer_regs = two_block_regs;
+  } else if (consumer_groups >= 2) {
     // 64K registers: 512 per thread of one warp per warpgroup, shared out.
     ws.producer_regs = kProducerRegs;
-    ws.consumer_regs = std::min<int64_t>(256, (512 - kProducerRegs) / consumer_groups / 8 * 8);
+    ws.consumer_regs = std::min<int64_t>(
+        256, (kRegsPerWarpgroupThread - kProducerRegs) / consumer_groups / 8 * 8);
   }
   return ws;
 }

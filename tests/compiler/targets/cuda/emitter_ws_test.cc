@@ -11,6 +11,7 @@
 #include "compiler/interp/compare.h"
 #include "compiler/interp/interp.h"
 #include "compiler/targets/cuda/emitter.h"
+#include "compiler/targets/cuda/nvrtc.h"
 #include "compiler/targets/host/emulate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -78,16 +79,32 @@ TEST(WarpSpecialized, GemmGetsAProducerWarpgroupAndMatchesTheInterpreter) {
   }
 }
 
-TEST(WarpSpecialized, OneConsumerWarpgroupKeepsItsRegistersAndCopiesTmaCannotDoStay) {
+absl::StatusOr<ir::Program> Gemm(const std::string& stages, const std::string& threads,
+                                 const std::string& block_N, const std::string& block_K) {
+  return ::tilec::testing::CompileSource(
+      "ws.py", kGemm, "gemm",
+      {{"M", "200"}, {"N", "136"}, {"K", "232"}, {"stages", stages}, {"threads", threads},
+       {"block_N", block_N}, {"block_K", block_K}});
+}
+
+// One consumer warpgroup alone on an SM leaves the tensor cores idle between
+// its k-steps: where two blocks fit, the kernel asks for them (128 registers
+// a thread at launch) and the producer's registers go to the consumers.
+TEST(WarpSpecialized, OneConsumerWarpgroupRunsTwoBlocksAnSmAndCopiesTmaCannotDoStay) {
   absl::StatusOr<ir::Program> p = Gemm("3", "128");
   ASSERT_TRUE(p.ok()) << p.status();
   absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_EQ(src->kernels[0].threads, 256);
-  EXPECT_THAT(src->code, HasSubstr("if (tx >= 128)"));
-  EXPECT_THAT(src->code, Not(HasSubstr("setmaxnreg")));
-  ::tilec::testing::ExpectEmulatorMatchesInterpreter(
-      *p, *src, {.seed = ::tilec::testing::TestSeed(20261128)});
+  EXPECT_THAT(src->code, HasSubstr("__launch_bounds__(256, 2)"));
+  EXPECT_THAT(src->code, HasSubstr("if (tx >= 128) {\n    tl::setmaxnreg_dec<40>();"));
+  EXPECT_THAT(src->code, HasSubstr("tl::setmaxnreg_inc<216>();"));
+  for (bool early : {false, true}) {
+    host::LaunchOptions launch;
+    launch.tma_land_early = early;
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *p, *src, {.seed = ::tilec::testing::TestSeed(20261128), .launch = launch});
+  }
   // K = 100: A's rows are 200 bytes, which TMA cannot stride; no specialisation.
   p = Gemm("3", "256", "100");
   ASSERT_TRUE(p.ok()) << p.status();
@@ -96,6 +113,47 @@ TEST(WarpSpecialized, OneConsumerWarpgroupKeepsItsRegistersAndCopiesTmaCannotDoS
   EXPECT_EQ(src->kernels[0].threads, 256);
   EXPECT_THAT(src->code, Not(HasSubstr("tx >= 256")));
   EXPECT_THAT(src->code, HasSubstr("cp.async, not TMA"));
+}
+
+// One block an SM, the registers left to ptxas, where two would not fit: by
+// shared memory (3 stages of 128x128 A and B tiles, 192 KiB) or by the
+// consumers' fragments (a 128x256 float32 accumulator, 256 registers a thread).
+TEST(WarpSpecialized, OneConsumerWarpgroupStaysAloneWhenTwoBlocksDoNotFit) {
+  struct Case {
+    const char* what;
+    const char* block_N;
+    const char* block_K;
+  };
+  for (const Case& c : {Case{"shared memory", "128", "128"}, Case{"fragments", "256", "32"}}) {
+    SCOPED_TRACE(c.what);
+    absl::StatusOr<ir::Program> p = Gemm("3", "128", c.block_N, c.block_K);
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+    ASSERT_TRUE(src.ok()) << src.status();
+    EXPECT_THAT(src->code, HasSubstr("if (tx >= 128)"));
+    EXPECT_THAT(src->code, HasSubstr("__launch_bounds__(256, 1)"));
+    EXPECT_THAT(src->code, Not(HasSubstr("setmaxnreg")));
+  }
+}
+
+// ptxas keeps the two-block kernel to 128 registers at launch and gives the
+// consumers their 216 after setmaxnreg: no spills.
+TEST(WarpSpecialized, TwoBlockKernelFitsItsLaunchRegistersWithoutSpilling) {
+  if (NvrtcVersion().empty()) GTEST_SKIP() << "NVRTC cannot be loaded";
+  absl::StatusOr<ir::Program> p = ::tilec::testing::CompileExample(
+      "gemm.py", "matmul",
+      {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"block_M", "128"}, {"block_N", "128"},
+       {"block_K", "32"}, {"threads", "128"}, {"num_stages", "3"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  ASSERT_THAT(src->code, HasSubstr("__launch_bounds__(256, 2)"));
+  absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "matmul.cu", CudaArch::kSm90a);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->kernels.size(), 1u) << r->log;
+  EXPECT_LE(r->kernels[0].registers, 128) << r->log;
+  EXPECT_EQ(r->kernels[0].spill_store_bytes, 0) << r->log;
+  EXPECT_EQ(r->kernels[0].spill_load_bytes, 0) << r->log;
 }
 
 // The documented GEMM (a C_shared epilogue through stmatrix): the consumers'
