@@ -196,7 +196,11 @@ class Analyzer {
       stats_.shared_read_bytes += mult * m * k * eb * p.warps_n * p.replicas;
     }
     if (g.b.buffer->scope == ir::Scope::kShared) {
-      stats_.shared_read_bytes += mult * k * n * eb * p.warps_m * p.replicas;
+      // mma.sync: each warp row reads B's columns. wgmma: each m64 row of
+      // instructions reads its warpgroup's columns once, whatever the
+      // number of warps in it (docs/cuda_backend.md "wgmma").
+      const int64_t readers = p.wgmma ? (m + 63) / 64 : p.warps_m;
+      stats_.shared_read_bytes += mult * k * n * eb * readers * p.replicas;
     }
     const int64_t wm = (m + p.warps_m - 1) / p.warps_m, wn = (n + p.warps_n - 1) / p.warps_n;
     const int64_t operand = (wm + 15) / 16 * 4 + (wn + 7) / 8 * 2;

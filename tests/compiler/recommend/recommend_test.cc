@@ -220,6 +220,35 @@ TEST(RecommendTest, LargeGemmPrefersTilesThatReuseData) {
   EXPECT_GE(recs[0].config.at("block_M") * recs[0].config.at("block_N"), 64 * 64);
 }
 
+// On Hopper, T.gemm is wgmma: a warpgroup's instruction reads its B columns
+// once per 64 rows of A, not once per warp. A 128x256 tile (two warpgroups,
+// m64n256 each) then reads fewer operand bytes per flop than 256x128 (two
+// m64n128 per warpgroup); counted per warp, as mma.sync reads, it looked 1.5x
+// slower, and the h200 ranking went against the measured one (Spearman -0.19
+// over the top 8 on an H200: benchmarks/results/2026-11-27-h200-two-blocks).
+TEST(RecommendTest, WgmmaTilesAreNotChargedMmaSyncOperandReads) {
+  auto program = ParseExample("gemm_f16_nn_small", {"block_M", "block_N"},
+                              {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"block_K", "64"},
+                               {"num_stages", "4"}, {"threads", "256"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  RecommendOptions options;
+  options.validate_all = true;
+  options.top_k = 100;
+  auto report = RecommendWithReport(*program, Profile("h200"), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const Recommendation* wide = nullptr;
+  const Recommendation* tall = nullptr;
+  for (const Recommendation& r : report->recommendations) {
+    if (r.config.at("block_M") == 128 && r.config.at("block_N") == 256) wide = &r;
+    if (r.config.at("block_M") == 256 && r.config.at("block_N") == 128) tall = &r;
+  }
+  ASSERT_NE(wide, nullptr);
+  ASSERT_NE(tall, nullptr);
+  std::printf("%s\n%s\n", Describe(*wide).c_str(), Describe(*tall).c_str());
+  EXPECT_LE(wide->predicted_us, tall->predicted_us);
+  EXPECT_FALSE(absl::StrContains(wide->reason, "shared-memory-bound")) << wide->reason;
+}
+
 // ---------------------------------------------------------------------------
 // The examples with their block sizes left unbound.
 
