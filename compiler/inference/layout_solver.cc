@@ -155,6 +155,17 @@ absl::StatusOr<FragmentLayout> LayoutSolver::Lift(const Constraint& c) const {
                             std::move(digits));
 }
 
+bool LayoutSolver::ProjectionDecides(const Constraint& copy) const {
+  const Node& a = nodes_[copy.a];
+  const Node& b = nodes_[copy.b];
+  if (a.layout.has_value() == b.layout.has_value()) return false;
+  const int to = a.layout ? copy.b : copy.a;
+  for (const Constraint& c : constraints_) {
+    if (c.kind == Kind::kProject && !c.dropped && c.a == to && !nodes_[c.b].layout) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<bool> LayoutSolver::DefaultOne() {
   // A nest whose projection is already decided takes a layout that projects
   // to it.
@@ -254,7 +265,7 @@ absl::Status LayoutSolver::Solve(bool convert) {
     if (!st.ok()) return st;
     bool fired = false;
     for (const Constraint& c : constraints_) {  // then one soft step
-      if (c.kind != Kind::kCopy) continue;
+      if (c.kind != Kind::kCopy || ProjectionDecides(c)) continue;
       absl::StatusOr<bool> f = Fire(c);
       if (!f.ok()) return f.status();
       if (*f) {

@@ -95,6 +95,12 @@ class LayoutSolver {
   absl::StatusOr<FragmentLayout> Lift(const Constraint& c) const;
   // Decides one free node (false when every node is decided).
   absl::StatusOr<bool> DefaultOne();
+  // True when the soft `copy` would decide a node that is the destination of
+  // a projection (a reduction) whose source is still free: the reduction
+  // decides it once its source is known, and a conversion temporary (a
+  // reduction's `<dst>_red`, filled by a copy from dst) then takes the
+  // reduction's layout rather than dst's.
+  bool ProjectionDecides(const Constraint& copy) const;
 
   int64_t threads_;
   const TargetInfo& target_;

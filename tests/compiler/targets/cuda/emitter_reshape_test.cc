@@ -247,6 +247,36 @@ def two_reduces(M, N, K, bm):
     return main
 )";
 
+// A row reduction (thread-local along dim 1: the column sums of X put a row
+// on each thread) whose result the next nest reads whole, at k // bn (every
+// thread needs every element, so m is replicated): the reduction goes to a
+// fresh fragment in its source's layout, filled from m (clear=False) and
+// copied back. Found by the program generator (seed 15000021): the copy that
+// fills the fresh fragment used to decide its layout as m's, so each round
+// converted it again.
+constexpr char kReduceThenReadWhole[] = R"(
+import tilelang.language as T
+
+def reduce_read_whole(M, N, bm, bn):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Y: T.Tensor((M * N,), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=32) as (bx, by):
+            X = T.alloc_fragment((bm, bn), "float32")
+            colsum = T.alloc_fragment((bn,), "float32")
+            m = T.alloc_fragment((bm,), "float32")
+            out = T.alloc_fragment((bm * bn,), "float32")
+            T.copy(A[by * bm, bx * bn], X)
+            T.reduce_abssum(X, colsum, dim=0)
+            T.fill(m, 0.5)
+            T.reduce_min(X, m, dim=1, clear=False)
+            for k in T.Parallel(bm * bn):
+                out[k] = m[k // bn] * colsum[k % bn]
+            for k in T.Parallel(bm * bn):
+                if (by * bm + k // bn < M) and (bx * bn + k % bn < N):
+                    Y[(by * bm + k // bn) * N + bx * bn + k % bn] = out[k]
+    return main
+)";
+
 struct Case {
   const char* name;
   const char* text;
@@ -297,6 +327,8 @@ const Case kCases[] = {
      {{"M", "100"}, {"N", "32"}, {"K", "32"}, {"D", "128"}, {"bm", "64"}}},
     {"two_reduces", kTwoReduces, "two_reduces",
      {{"M", "100"}, {"N", "64"}, {"K", "32"}, {"bm", "64"}}},
+    {"reduce_read_whole", kReduceThenReadWhole, "reduce_read_whole",
+     {{"M", "81"}, {"N", "141"}, {"bm", "32"}, {"bn", "4"}}},
 };
 
 std::vector<std::pair<Case, CudaArch>> AllCases() {
