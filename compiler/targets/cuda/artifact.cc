@@ -197,6 +197,13 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const
       for (const PtxasKernelInfo& p : nvrtc->kernels) {
         if (p.name == k.name) info = p;
       }
+      if (k.setmaxnreg_registers > 0 && info.registers * k.threads < k.setmaxnreg_registers) {
+        return absl::InternalError(absl::StrCat(
+            "compiler bug: kernel ", k.name, "'s warpgroups ask setmaxnreg for ",
+            k.setmaxnreg_registers, " registers, but its ", k.threads, " threads hold ",
+            info.registers * k.threads, " (", info.registers,
+            " each from ptxas): a setmaxnreg.inc would wait forever"));
+      }
       a.ptxas.push_back(info);
     }
   }

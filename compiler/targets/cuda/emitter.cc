@@ -610,6 +610,9 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   if (!st.ok()) return st;
   const int64_t block_threads = ws ? *threads + 128 : *threads;
   out.threads = block_threads;
+  if (ws && ws->producer_regs > 0) {
+    out.setmaxnreg_registers = 128 * ws->producer_regs + *threads * ws->consumer_regs;
+  }
   if (!ctx.ok()) return ctx.status();
   out.mma = ctx.mma();
 

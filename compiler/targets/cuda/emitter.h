@@ -72,6 +72,10 @@ struct CudaKernel {
   std::vector<ir::Expr> grid;  // 1 to 3 extents (x, y, z), over the dyn dims
   int64_t threads = 0;
   int64_t smem_bytes = 0;  // dynamic shared memory
+  // Registers the block's warpgroups hold once setmaxnreg has run (0: the
+  // kernel has none): no more than threads x ptxas's count, or a
+  // setmaxnreg.inc waits forever.
+  int64_t setmaxnreg_registers = 0;
   std::vector<CudaKernelParam> params;
   // The tensor-core instructions the kernel's T.gemm calls use, in order of
   // first use ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", ...).

@@ -454,6 +454,17 @@ struct WarpSpecialization {
   int64_t blocks_per_sm = 1;  // __launch_bounds__'s minimum resident blocks
   std::string full, empty;    // the barrier arrays (C++), one of each per stage
 };
+// The registers a thread of a warp-specialised kernel has: `launch`, what
+// __launch_bounds__((consumer_groups + 1) * 128, blocks_per_sm) leaves it
+// (ptxas allocates that much with setmaxnreg in the kernel), and `consumer`,
+// what a consumer warpgroup can take with setmaxnreg.inc once the producer
+// is down to 40: the block's pool, (groups + 1) * 128 * launch, never less
+// than what the warpgroups ask for.
+struct WsRegisters {
+  int64_t launch = 0;
+  int64_t consumer = 0;
+};
+WsRegisters WarpSpecializedRegisters(int64_t consumer_groups, int64_t blocks_per_sm);
 // nullopt unless the kernel qualifies.
 std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
                                                          const ir::KernelNode& k,

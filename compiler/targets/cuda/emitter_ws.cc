@@ -30,8 +30,11 @@
 // cores busy (each k-step waits on its wgmma group and its stage's barrier),
 // so B = 2 where the shared memory and the consumers' fragments allow it: at
 // launch 128 registers a thread, the consumer warpgroup then 216. Otherwise
-// B = 1: two or more consumer warpgroups share what the producer gives up,
-// and one keeps what ptxas gives it (up to 255).
+// B = 1: two or more consumer warpgroups share what the producer gives up
+// (no setmaxnreg from six on: their share would not exceed the launch
+// count), and one keeps what ptxas gives it (up to 255). The consumers never
+// ask for more than the block's pool holds (WarpSpecializedRegisters): a
+// setmaxnreg.inc beyond it waits forever, a hang no emulator run shows.
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -43,9 +46,8 @@ namespace {
 
 constexpr int64_t kWarpgroup = 128;
 constexpr int64_t kProducerRegs = 40;
-// An SM of sm_90: 64K registers (512 a thread of one warpgroup) and 228 KiB
-// of shared memory, of which each resident block reserves 1 KiB.
-constexpr int64_t kRegsPerWarpgroupThread = 512;
+// An SM of sm_90: 228 KiB of shared memory, of which each resident block
+// reserves 1 KiB.
 constexpr int64_t kSmemPerSm = 228 * 1024;
 constexpr int64_t kSmemReservedPerBlock = 1024;
 // Registers a consumer thread needs beyond its fragments (addresses, loop
@@ -86,6 +88,19 @@ struct VarUses : ir::IRVisitor {
 };
 
 }  // namespace
+
+WsRegisters WarpSpecializedRegisters(int64_t consumer_groups, int64_t blocks_per_sm) {
+  // 64K registers an SM, allocated 8 a thread at a time, at most 255.
+  constexpr int64_t kRegsPerSm = 65536;
+  const int64_t threads = (consumer_groups + 1) * kWarpgroup;
+  WsRegisters r;
+  r.launch = std::min<int64_t>(248, kRegsPerSm / (blocks_per_sm * threads) / 8 * 8);
+  // What the producer gives up is all the consumers can take: a larger
+  // setmaxnreg.inc would wait for registers forever.
+  r.consumer = std::min<int64_t>(
+      256, ((consumer_groups + 1) * r.launch - kProducerRegs) / consumer_groups / 8 * 8);
+  return r;
+}
 
 std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
                                                          const ir::KernelNode& k,
@@ -139,17 +154,18 @@ std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
   FragmentRegs fragments(ctx);
   fragments.Visit(k.body);
   const int64_t smem = shared_bytes + 16 * ws.info.stages + kSmemReservedPerBlock;
-  const int64_t two_block_regs = (kRegsPerWarpgroupThread / 2 - kProducerRegs) / 8 * 8;
+  const WsRegisters two_blocks = WarpSpecializedRegisters(1, 2);
   if (consumer_groups == 1 && 2 * smem <= kSmemPerSm &&
-      fragments.regs + kConsumerHeadroomRegs <= two_block_regs) {
+      fragments.regs + kConsumerHeadroomRegs <= two_blocks.consumer) {
     ws.blocks_per_sm = 2;
     ws.producer_regs = kProducerRegs;
-    ws.consumer_regs = two_block_regs;
+    ws.consumer_regs = two_blocks.consumer;
   } else if (consumer_groups >= 2) {
-    // 64K registers: 512 per thread of one warp per warpgroup, shared out.
-    ws.producer_regs = kProducerRegs;
-    ws.consumer_regs = std::min<int64_t>(
-        256, (kRegsPerWarpgroupThread - kProducerRegs) / consumer_groups / 8 * 8);
+    const WsRegisters r = WarpSpecializedRegisters(consumer_groups, 1);
+    if (r.consumer > r.launch) {
+      ws.producer_regs = kProducerRegs;
+      ws.consumer_regs = r.consumer;
+    }
   }
   return ws;
 }

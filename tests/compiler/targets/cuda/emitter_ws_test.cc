@@ -11,6 +11,7 @@
 #include "compiler/interp/compare.h"
 #include "compiler/interp/interp.h"
 #include "compiler/targets/cuda/emitter.h"
+#include "compiler/targets/cuda/emitter_internal.h"
 #include "compiler/targets/cuda/nvrtc.h"
 #include "compiler/targets/host/emulate.h"
 #include "gmock/gmock.h"
@@ -154,6 +155,78 @@ TEST(WarpSpecialized, TwoBlockKernelFitsItsLaunchRegistersWithoutSpilling) {
   EXPECT_LE(r->kernels[0].registers, 128) << r->log;
   EXPECT_EQ(r->kernels[0].spill_store_bytes, 0) << r->log;
   EXPECT_EQ(r->kernels[0].spill_load_bytes, 0) << r->log;
+}
+
+// What setmaxnreg asks for always fits the block's register pool: a
+// consumer warpgroup's setmaxnreg.inc beyond it waits forever. Four consumer
+// warpgroups (640 threads, 96 registers at launch) once asked for 112 each
+// and hung an H200 (generated program seed 16000323; the emulator ran it).
+TEST(WarpSpecialized, SetmaxnregNeverAsksForMoreThanTheBlockHas) {
+  for (int64_t groups = 1; groups <= 7; ++groups) {
+    for (int64_t blocks : {1, 2}) {
+      SCOPED_TRACE(absl::StrCat(groups, " consumer warpgroups, ", blocks, " blocks an SM"));
+      const WsRegisters r = WarpSpecializedRegisters(groups, blocks);
+      EXPECT_EQ(r.launch % 8, 0);
+      EXPECT_LE(blocks * (groups + 1) * 128 * r.launch, 65536);
+      EXPECT_EQ(r.consumer % 8, 0);
+      EXPECT_LE(r.consumer, 256);
+      EXPECT_LE(40 + groups * r.consumer, (groups + 1) * r.launch);
+    }
+  }
+  EXPECT_EQ(WarpSpecializedRegisters(2, 1).consumer, 232);
+  EXPECT_EQ(WarpSpecializedRegisters(1, 2).consumer, 216);
+}
+
+// The same, through ptxas: every warp-specialised block size of a
+// pipelined elementwise kernel, compiled, asks for no more than its pool.
+constexpr char kPipelinedRows[] = R"(
+import tilelang.language as T
+
+def rows(M, N, threads, bm=4, bn=16):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=threads) as bx:
+            S = T.alloc_shared((bm, bn), "float32")
+            for ko in T.Pipelined(T.ceildiv(N, bn), num_stages=3):
+                T.copy(A[bx * bm, ko * bn], S)
+                for i, j in T.Parallel(bm, bn):
+                    if bx * bm + i < M and ko * bn + j < N:
+                        Y[bx * bm + i, ko * bn + j] = S[i, j] * 2.0
+    return main
+)";
+
+TEST(WarpSpecialized, CompiledKernelsFitTheirSetmaxnreg) {
+  if (NvrtcVersion().empty()) GTEST_SKIP() << "NVRTC cannot be loaded";
+  for (int threads : {256, 384, 512, 640, 768, 896}) {
+    SCOPED_TRACE(absl::StrCat(threads, " threads"));
+    absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource(
+        "rows.py", kPipelinedRows, "rows",
+        {{"M", "60"}, {"N", "80"}, {"threads", std::to_string(threads)}});
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+    ASSERT_TRUE(src.ok()) << src.status();
+    ASSERT_EQ(src->kernels[0].threads, threads + 128) << "warp-specialised";
+    absl::StatusOr<NvrtcResult> r = CompileCuda(src->code, "rows.cu", CudaArch::kSm90a);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->kernels.size(), 1u);
+    const int64_t groups = threads / 128;
+    const int64_t pool = (groups + 1) * 128 * int64_t{r->kernels[0].registers};
+    const size_t at = src->code.find("tl::setmaxnreg_inc<");
+    if (at == std::string::npos) {
+      EXPECT_EQ(src->kernels[0].setmaxnreg_registers, 0);
+      continue;
+    }
+    const int64_t inc = std::stoll(src->code.substr(at + 19));
+    // What the artifact step checks against ptxas's count.
+    EXPECT_EQ(src->kernels[0].setmaxnreg_registers, 128 * 40 + groups * 128 * inc);
+    EXPECT_LE(128 * 40 + groups * 128 * inc, pool)
+        << "setmaxnreg_inc<" << inc << "> with " << r->kernels[0].registers
+        << " registers at launch";
+    if (threads == 256) {
+      ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+          *p, *src, {.seed = ::tilec::testing::TestSeed(20261130), .written = {"Y"}});
+    }
+  }
 }
 
 // The documented GEMM (a C_shared epilogue through stmatrix): the consumers'
