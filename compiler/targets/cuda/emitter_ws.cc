@@ -150,17 +150,21 @@ std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
   ws.info = *std::move(info);
   ws.consumers = threads;
   const int64_t consumer_groups = threads / kWarpgroup;
-  // Two blocks an SM for one consumer warpgroup, when both fit.
-  FragmentRegs fragments(ctx);
-  fragments.Visit(k.body);
-  const int64_t smem = shared_bytes + 16 * ws.info.stages + kSmemReservedPerBlock;
-  const WsRegisters two_blocks = WarpSpecializedRegisters(1, 2);
-  if (consumer_groups == 1 && 2 * smem <= kSmemPerSm &&
-      fragments.regs + kConsumerHeadroomRegs <= two_blocks.consumer) {
-    ws.blocks_per_sm = 2;
-    ws.producer_regs = kProducerRegs;
-    ws.consumer_regs = two_blocks.consumer;
-  } else if (consumer_groups >= 2) {
+  if (consumer_groups == 1) {
+    // Two blocks an SM when both fit: shared memory (the plan's and the
+    // stages' two mbarriers) and the consumers' fragments.
+    const int64_t smem = shared_bytes + 16 * ws.info.stages + kSmemReservedPerBlock;
+    const WsRegisters two_blocks = WarpSpecializedRegisters(1, 2);
+    FragmentRegs fragments(ctx);
+    if (2 * smem <= kSmemPerSm) {
+      fragments.Visit(k.body);
+      if (fragments.regs + kConsumerHeadroomRegs <= two_blocks.consumer) {
+        ws.blocks_per_sm = 2;
+        ws.producer_regs = kProducerRegs;
+        ws.consumer_regs = two_blocks.consumer;
+      }
+    }
+  } else {
     const WsRegisters r = WarpSpecializedRegisters(consumer_groups, 1);
     if (r.consumer > r.launch) {
       ws.producer_regs = kProducerRegs;

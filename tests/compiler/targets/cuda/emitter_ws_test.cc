@@ -51,6 +51,19 @@ absl::StatusOr<ir::Program> Gemm(const std::string& stages, const std::string& t
                                           {"threads", threads}});
 }
 
+// The emulator matches the interpreter with TMA loads landing as late and as
+// early as the hardware may.
+void ExpectMatchesAsTmaLandsLateAndEarly(const ir::Program& p, const CudaSource& src,
+                                         uint64_t seed) {
+  for (bool early : {false, true}) {
+    SCOPED_TRACE(early ? "TMA lands early" : "TMA lands late");
+    host::LaunchOptions launch;
+    launch.tma_land_early = early;
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        p, src, {.seed = ::tilec::testing::TestSeed(seed), .launch = launch});
+  }
+}
+
 TEST(WarpSpecialized, GemmGetsAProducerWarpgroupAndMatchesTheInterpreter) {
   for (const char* stages : {"2", "3", "4"}) {
     SCOPED_TRACE(absl::StrCat(stages, " stages"));
@@ -70,13 +83,7 @@ TEST(WarpSpecialized, GemmGetsAProducerWarpgroupAndMatchesTheInterpreter) {
         << "one block barrier: after the mbarriers' initialisation";
     EXPECT_THAT(code, Not(HasSubstr("cp_async")));
     EXPECT_THAT(code, HasSubstr("wgmma one group behind"));
-    for (bool early : {false, true}) {
-      SCOPED_TRACE(early ? "TMA lands early" : "TMA lands late");
-      host::LaunchOptions launch;
-      launch.tma_land_early = early;
-      ::tilec::testing::ExpectEmulatorMatchesInterpreter(
-          *p, *src, {.seed = ::tilec::testing::TestSeed(20261127), .launch = launch});
-    }
+    ExpectMatchesAsTmaLandsLateAndEarly(*p, *src, 20261127);
   }
 }
 
@@ -100,12 +107,7 @@ TEST(WarpSpecialized, OneConsumerWarpgroupRunsTwoBlocksAnSmAndCopiesTmaCannotDoS
   EXPECT_THAT(src->code, HasSubstr("__launch_bounds__(256, 2)"));
   EXPECT_THAT(src->code, HasSubstr("if (tx >= 128) {\n    tl::setmaxnreg_dec<40>();"));
   EXPECT_THAT(src->code, HasSubstr("tl::setmaxnreg_inc<216>();"));
-  for (bool early : {false, true}) {
-    host::LaunchOptions launch;
-    launch.tma_land_early = early;
-    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
-        *p, *src, {.seed = ::tilec::testing::TestSeed(20261128), .launch = launch});
-  }
+  ExpectMatchesAsTmaLandsLateAndEarly(*p, *src, 20261128);
   // K = 100: A's rows are 200 bytes, which TMA cannot stride; no specialisation.
   p = Gemm("3", "256", "100");
   ASSERT_TRUE(p.ok()) << p.status();
@@ -243,12 +245,7 @@ TEST(WarpSpecialized, ConsumerBarriersLeaveTheProducerOut) {
   // The epilogue leaves C_shared by TMA store (dropping what lies past M, N).
   EXPECT_THAT(src->code, HasSubstr("tl::tma_store(C_tmap, &C_shared[0], bx * 128, by * 128);"));
   EXPECT_EQ(src->code.find("tl::syncthreads();"), src->code.rfind("tl::syncthreads();"));
-  for (bool early : {false, true}) {
-    host::LaunchOptions launch;
-    launch.tma_land_early = early;
-    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
-        *p, *src, {.seed = ::tilec::testing::TestSeed(20261129), .launch = launch});
-  }
+  ExpectMatchesAsTmaLandsLateAndEarly(*p, *src, 20261129);
 }
 
 // Emulates `code` instead of the emitted source; true when it runs and C
