@@ -27,6 +27,8 @@ apt_packages=(
   # the fleet's shared tier (server/shared_tier.h; the fleet test runs a
   # redis-server) and the cache benchmark's raw Redis GET
   libhiredis-dev redis-server
+  # test certificates (TLS to tilecd and to Redis)
+  openssl
   # deploy recipe checks (deploy/check_recipes.py parses the YAML)
   python3-yaml
   # tests and benchmarks

@@ -10,7 +10,9 @@
 //          [--profiles DIR] [--allow_prelude] [--compile_user nobody]
 //          [--compile_sandbox]
 //          [--redis HOST:PORT [--redis_credentials_file F] [--redis_lock_ttl_s S]
-//           [--redis_timeout_ms MS] [--redis_retry_s S] [--redis_prefix P]]
+//           [--redis_timeout_ms MS] [--redis_retry_s S] [--redis_prefix P]
+//           [--redis_tls] [--redis_tls_ca F] [--redis_tls_cert F --redis_tls_key F]
+//           [--redis_tls_server_name N]]
 //
 // With --redis, a fleet of tilecd shares artifacts (and tuning records)
 // through one Redis: server/shared_tier.h. The local --cache_dir stays the
@@ -148,6 +150,15 @@ ABSL_FLAG(std::string, redis, "",
           "empty: this server's disk only");
 ABSL_FLAG(std::string, redis_credentials_file, "",
           "file holding the Redis password, or `user password` for an ACL user");
+ABSL_FLAG(bool, redis_tls, false,
+          "talk TLS to Redis's tls-port (implied by any --redis_tls_* file flag); roots: "
+          "--redis_tls_ca, else the system's");
+ABSL_FLAG(std::string, redis_tls_ca, "", "PEM roots that Redis's certificate must chain to");
+ABSL_FLAG(std::string, redis_tls_cert, "",
+          "PEM client certificate for Redis (its tls-auth-clients); needs --redis_tls_key");
+ABSL_FLAG(std::string, redis_tls_key, "", "PEM private key of --redis_tls_cert");
+ABSL_FLAG(std::string, redis_tls_server_name, "",
+          "the name Redis's certificate must carry; empty: the host of --redis");
 ABSL_FLAG(double, redis_lock_ttl_s, 10,
           "time to live of a fleet-wide compile lock (refreshed while the compile runs; a dead "
           "server's lock expires after this)");
@@ -319,6 +330,13 @@ int main(int argc, char** argv) {
     }
     o.host = addr.substr(0, colon);
     o.password_file = absl::GetFlag(FLAGS_redis_credentials_file);
+    o.tls_options.ca_file = absl::GetFlag(FLAGS_redis_tls_ca);
+    o.tls_options.cert_file = absl::GetFlag(FLAGS_redis_tls_cert);
+    o.tls_options.key_file = absl::GetFlag(FLAGS_redis_tls_key);
+    o.tls_options.server_name = absl::GetFlag(FLAGS_redis_tls_server_name);
+    o.tls = absl::GetFlag(FLAGS_redis_tls) || !o.tls_options.ca_file.empty() ||
+            !o.tls_options.cert_file.empty() || !o.tls_options.key_file.empty() ||
+            !o.tls_options.server_name.empty();
     o.prefix = absl::GetFlag(FLAGS_redis_prefix);
     o.lock_ttl = absl::Seconds(absl::GetFlag(FLAGS_redis_lock_ttl_s));
     o.connect_timeout = o.io_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_redis_timeout_ms));

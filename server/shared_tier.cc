@@ -59,8 +59,18 @@ return 1
 
 struct SharedTier::Conn {
   redisContext* c = nullptr;
+  std::unique_ptr<RedisTlsLink> link;  // with TLS: the relay behind c's socket
   ~Conn() {
-    if (c != nullptr) redisFree(c);
+    if (c != nullptr) redisFree(c);  // first: closing hiredis's socket ends the relay
+    link.reset();
+  }
+  // hiredis's error, and what ended the TLS side if that is why.
+  std::string Why() const {
+    std::string why = c->errstr;
+    if (std::string tls = link != nullptr ? link->error() : ""; !tls.empty()) {
+      absl::StrAppend(&why, " (TLS: ", tls, ")");
+    }
+    return why;
   }
 };
 
@@ -91,6 +101,11 @@ absl::StatusOr<std::unique_ptr<SharedTier>> SharedTier::Create(SharedTierOptions
     if (parts.size() == 2) t->user_ = parts[0];
     t->password_ = parts.back();
   }
+  if (t->options_.tls) {
+    absl::StatusOr<std::unique_ptr<RedisTls>> tls = RedisTls::Create(t->options_.tls_options);
+    if (!tls.ok()) return tls.status();
+    t->tls_ = *std::move(tls);
+  }
   return t;
 }
 
@@ -98,7 +113,7 @@ SharedTier::SharedTier(SharedTierOptions o) : options_(std::move(o)) {}
 SharedTier::~SharedTier() = default;
 
 std::string SharedTier::Describe() const {
-  return absl::StrCat("redis ", options_.host, ":", options_.port);
+  return absl::StrCat("redis ", options_.host, ":", options_.port, options_.tls ? " (TLS)" : "");
 }
 
 bool SharedTier::available() const {
@@ -119,7 +134,10 @@ absl::Status SharedTier::Down(const absl::Status& why) {
     retry_at_ = absl::Now() + options_.retry_after;
     idle_.clear();  // connections made before the failure are suspect
   }
-  if (was_up) {
+  // Said when the tier goes down, and for the first failure of a tier that
+  // was never up (a wrong address, roots or password shows at start).
+  const bool first = !failure_reported_.exchange(true);
+  if (was_up || first) {
     std::fprintf(stderr,
                  "tilecd: shared tier %s is down (%s); serving from disk and compiling "
                  "here until it is back\n",
@@ -137,7 +155,15 @@ void SharedTier::Up() {
 absl::StatusOr<std::unique_ptr<SharedTier::Conn>> SharedTier::Connect() {
   auto conn = std::make_unique<Conn>();
   timeval tv = RedisTimeout(options_.connect_timeout);
-  conn->c = redisConnectWithTimeout(options_.host.c_str(), options_.port, tv);
+  if (tls_ != nullptr) {
+    absl::StatusOr<std::unique_ptr<RedisTlsLink>> link =
+        tls_->Connect(options_.host, options_.port, options_.connect_timeout, options_.io_timeout);
+    if (!link.ok()) return link.status();
+    conn->link = *std::move(link);
+    conn->c = redisConnectFd(conn->link->TakeHiredisFd());
+  } else {
+    conn->c = redisConnectWithTimeout(options_.host.c_str(), options_.port, tv);
+  }
   if (conn->c == nullptr) return absl::UnavailableError("cannot allocate a Redis context");
   if (conn->c->err != 0) {
     return absl::UnavailableError(absl::StrCat("cannot connect: ", conn->c->errstr));
@@ -150,7 +176,7 @@ absl::StatusOr<std::unique_ptr<SharedTier::Conn>> SharedTier::Connect() {
             ? static_cast<redisReply*>(redisCommand(conn->c, "AUTH %s", password_.c_str()))
             : static_cast<redisReply*>(
                   redisCommand(conn->c, "AUTH %s %s", user_.c_str(), password_.c_str()));
-    if (r == nullptr) return absl::UnavailableError(absl::StrCat("AUTH: ", conn->c->errstr));
+    if (r == nullptr) return absl::UnavailableError(absl::StrCat("AUTH: ", conn->Why()));
     const bool ok = r->type != REDIS_REPLY_ERROR;
     std::string msg = r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : "";
     freeReplyObject(r);
@@ -189,7 +215,7 @@ absl::StatusOr<SharedTier::Reply> SharedTier::Command(const std::vector<std::str
   auto* r = static_cast<redisReply*>(
       redisCommandArgv((*conn)->c, static_cast<int>(args.size()), args.data(), lens.data()));
   if (r == nullptr) {
-    return Down(absl::UnavailableError(absl::StrCat(argv[0], ": ", (*conn)->c->errstr)));
+    return Down(absl::UnavailableError(absl::StrCat(argv[0], ": ", (*conn)->Why())));
   }
   Reply out;
   out.type = r->type;
@@ -344,7 +370,7 @@ absl::StatusOr<bool> SharedTier::Wait(const std::string& key, absl::Time until) 
   auto* r = static_cast<redisReply*>(
       redisCommand((*sub)->c, "SUBSCRIBE %b", channel.data(), channel.size()));
   if (r == nullptr)
-    return Down(absl::UnavailableError(absl::StrCat("SUBSCRIBE: ", (*sub)->c->errstr)));
+    return Down(absl::UnavailableError(absl::StrCat("SUBSCRIBE: ", (*sub)->Why())));
   freeReplyObject(r);
   // Subscribed: a release from now on reaches us. One before it left no
   // lock behind, so there is nothing to wait for.
@@ -359,7 +385,7 @@ absl::StatusOr<bool> SharedTier::Wait(const std::string& key, absl::Time until) 
     const bool timed_out =
         (*sub)->c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
     if (timed_out) return false;
-    return Down(absl::UnavailableError(absl::StrCat("waiting: ", (*sub)->c->errstr)));
+    return Down(absl::UnavailableError(absl::StrCat("waiting: ", (*sub)->Why())));
   }
   freeReplyObject(msg);
   wakeups_.fetch_add(1);

@@ -45,6 +45,7 @@
 #include "compiler/cache/cache_key.h"
 #include "compiler/cache/compiler.h"
 #include "compiler/cache/signing.h"
+#include "server/redis_tls.h"
 
 struct redisContext;
 
@@ -55,6 +56,9 @@ struct SharedTierOptions {
   int port = 6379;
   // A file with Redis credentials: "password", or "user password" (ACL).
   std::string password_file;
+  // TLS to Redis's tls-port (server/redis_tls.h); off: plaintext.
+  bool tls = false;
+  RedisTlsOptions tls_options;
   std::string prefix = "tilec:";
   absl::Duration connect_timeout = absl::Milliseconds(250);
   absl::Duration io_timeout = absl::Seconds(2);
@@ -121,7 +125,7 @@ class SharedTier {
   void Probe();
   SharedTierCounters counters() const;
   const SharedTierOptions& options() const { return options_; }
-  std::string Describe() const;  // "redis 127.0.0.1:6379"
+  std::string Describe() const;  // "redis 127.0.0.1:6379", "... (TLS)"
 
  private:
   explicit SharedTier(SharedTierOptions o);
@@ -139,11 +143,13 @@ class SharedTier {
 
   SharedTierOptions options_;
   std::string user_, password_;
+  std::unique_ptr<RedisTls> tls_;  // with options_.tls
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Conn>> idle_;
   absl::Time retry_at_ = absl::InfinitePast();
   absl::Time last_ok_ = absl::InfinitePast();
   std::atomic<bool> up_{false};
+  std::atomic<bool> failure_reported_{false};
   std::atomic<int64_t> hits_{0}, misses_{0}, corrupt_{0}, errors_{0}, stores_{0}, rejected_{0};
   std::atomic<int64_t> locks_taken_{0}, waits_{0}, wakeups_{0};
 };

@@ -23,7 +23,7 @@ unit=(lexer_test parser_test amdgpu_toolchain_test target_registry_test frontend
       hash_test interp_test layout_test layout_inference_test runtime_json_test
       runtime_artifact_test
       auth_test scheduler_test service_test compile_core_test response_memo_test disk_store_test
-      signing_test cache_key_test single_flight_test tuning_db_test shared_tier_test
+      signing_test cache_key_test single_flight_test tuning_db_test shared_tier_test shared_tier_tls_test
       worker_artifact_cache_test worker_flags_test worker_session_test)
 # e2e test binary, then its gtest filter.
 e2e=("server_e2e_test" "-ServerE2E.CompileKilledByItsLimitFailsAlone"
