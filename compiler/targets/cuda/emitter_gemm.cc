@@ -203,7 +203,10 @@ absl::Status MmaCall(EmitContext& ctx, const ir::GemmNode& gemm,
   if (p.mfma != 0) {
     // AMD's matrix cores: the template's last argument is the MFMA tile.
     native = absl::StrCat(", ", p.mfma);
-    if (fp8) {
+    if (fp8 && !IsFnuz(a->dtype)) {
+      // The OCP float8 types: no MFMA takes them; converted to half as read.
+      ctx.NoteMma(p.mfma == 32 ? "v_mfma_f32_32x32x8_f16" : "v_mfma_f32_16x16x16_f16");
+    } else if (fp8) {
       auto kind = [](ir::DType t) { return t == ir::DType::kFloat8E5M2FNUZ ? "bf8" : "fp8"; };
       // The instruction's A operand is B's fragment (gemm_mfma.h computes C^T).
       ctx.NoteMma(absl::StrCat(p.mfma == 32 ? "v_mfma_f32_32x32x16_" : "v_mfma_f32_16x16x32_",
@@ -368,10 +371,18 @@ absl::Status LowerGemm(EmitContext& ctx, const ir::Stmt& s) {
                      "e4m3fnuz, e5m2fnuz on AMD) operands with a float32 or float16 "
                      "accumulator)"));
   }
+  // float8 on AMD: both operands fnuz (the float8 MFMA), or both OCP
+  // (multiplied as half).
+  if (ctx.target().amd && fp8 && IsFnuz(a->dtype) != IsFnuz(b->dtype)) {
+    return ctx.Unimplemented(absl::StrCat(
+        shape, " with ", Sv(ir::DTypeName(a->dtype)), " x ", Sv(ir::DTypeName(b->dtype)),
+        " (a float8 T.gemm on AMD takes two fnuz operands or two OCP operands)"));
+  }
+  const bool fp8_mfma = fp8 && (!ctx.target().amd || IsFnuz(a->dtype));
   // The k-step of the mma: 32 for 8-bit operands, 16 otherwise; MFMA's is
-  // 8 for its 32 x 32 tile (16 for float8, and 32 for float8 on 16 x 16).
+  // 8 for its 32 x 32 tile (16 for fnuz float8, and 32 for it on 16 x 16).
   // Its tiles: 16 x 8 (mma.sync), T x T (MFMA).
-  const int64_t k_step = p.mfma == 32 ? (fp8 ? 16 : 8) : fp8 ? 32 : 16;
+  const int64_t k_step = p.mfma == 32 ? (fp8_mfma ? 16 : 8) : fp8_mfma ? 32 : 16;
   const int64_t tile_m = p.mfma != 0 ? p.mfma : 16, tile_n = p.mfma != 0 ? p.mfma : 8;
   const int64_t wave = p.mfma != 0 ? 64 : 32;
   if (c->scope != ir::Scope::kFragment) {

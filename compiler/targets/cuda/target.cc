@@ -37,12 +37,12 @@ class TypeFinder : public ir::IRVisitor {
   const CudaTarget& target_;
 };
 
-// NVIDIA targets take the OCP float8 types; AMD targets with float8 (gfx942)
-// the fnuz ones; gfx90a has no float8 at all.
+// NVIDIA targets take the OCP float8 types; AMD targets take them too
+// (converted in software, multiplied as half: docs/amdgpu.md), and the fnuz
+// ones where the target has them (gfx942).
 bool Float8Refused(const CudaTarget& target, ir::DType t) {
-  if (!IsFloat8(t)) return false;
-  if (!target.amd) return IsFnuz(t);
-  return !target.info.supports_fp8_fnuz || !IsFnuz(t);
+  if (!IsFloat8(t) || !IsFnuz(t)) return false;
+  return !target.amd || !target.info.supports_fp8_fnuz;
 }
 
 }  // namespace
@@ -58,12 +58,10 @@ absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& t
   if (!target.amd) {
     why = "float8_e4m3fnuz and float8_e5m2fnuz are AMD's float8 (MI300); NVIDIA targets take "
           "float8_e4m3 and float8_e5m2";
-  } else if (!target.info.supports_fp8_fnuz) {
-    why = absl::StrCat(Sv(target.name()), " has no float8 instructions (gfx942 has)");
   } else {
     why = absl::StrCat(Sv(target.name()),
-                       "'s float8 is the fnuz format: float8_e4m3fnuz and float8_e5m2fnuz "
-                       "(the OCP float8_e4m3 / float8_e5m2 are NVIDIA's)");
+                       " has no float8 (fnuz) instructions (gfx942 has); the OCP float8_e4m3 and "
+                       "float8_e5m2 are lowered for every target");
   }
   return absl::UnimplementedError(
       absl::StrCat("float8 type not lowered for ", Sv(target.name()), ": ", why,

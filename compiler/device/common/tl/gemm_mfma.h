@@ -14,7 +14,10 @@
 // or 16 (v_mfma_f32_16x16x16, k-steps of 16, 4 registers) for tl::half_t
 // and tl::bfloat16_t operands (V = 4 values per lane); for float8 (fnuz, V
 // = 8; gemm_ss_mfma only) v_mfma_f32_32x32x16 / 16x16x32, k-steps of 16 / 32.
-// Below, 4 is V for the float8 forms.
+// Below, 4 is V for the float8 forms. The OCP float8 types (tl::fp8_e4m3_t,
+// tl::fp8_e5m2_t; gemm_ss_mfma only), which no AMD MFMA takes, are converted
+// to tl::half_t as they are read (exactly: every value of both is a half)
+// and multiplied as half, with the half k-steps.
 //
 // Wave w = (threadIdx.x / 64) % (WavesM * WavesN) owns rows wm * WM .. of C
 // and columns wn * WN .., wm = w % WavesM, wn = w / WavesM, WM = M / WavesM,
@@ -37,6 +40,21 @@
 
 namespace tl {
 namespace detail {
+
+// The type an operand element is multiplied as: itself, or tl::half_t for
+// the OCP float8 types.
+template <typename X>
+struct mfma_operand {
+  using type = X;
+};
+template <>
+struct mfma_operand<fp8_e4m3_t> {
+  using type = half_t;
+};
+template <>
+struct mfma_operand<fp8_e5m2_t> {
+  using type = half_t;
+};
 
 // The MFMA of tile T over operands of `Bytes` bytes: V values per lane.
 template <int T, int Bytes>
@@ -69,9 +87,11 @@ __device__ __forceinline__ void check_gemm_mfma() {
   static_assert(WavesM >= 1 && WavesN >= 1, "tl::gemm_*_mfma: WavesM and WavesN must be >= 1");
   static_assert(M % (T * WavesM) == 0, "tl::gemm_*_mfma: M must be a multiple of T * WavesM");
   static_assert(N % (T * WavesN) == 0, "tl::gemm_*_mfma: N must be a multiple of T * WavesN");
-  static_assert(sizeof(AT) == sizeof(BT) && (sizeof(AT) == 2 || sizeof(AT) == 1),
-                "tl::gemm_*_mfma: operands are tl::half_t or tl::bfloat16_t, or fnuz float8");
-  static_assert(K % MfmaTile<T, sizeof(AT)>::kStep == 0,
+  using XA = typename mfma_operand<AT>::type;
+  using XB = typename mfma_operand<BT>::type;
+  static_assert(sizeof(XA) == sizeof(XB) && (sizeof(XA) == 2 || sizeof(XA) == 1),
+                "tl::gemm_*_mfma: operands are tl::half_t or tl::bfloat16_t, or float8");
+  static_assert(K % MfmaTile<T, sizeof(XA)>::kStep == 0,
                 "tl::gemm_*_mfma: K must be a multiple of the k-step");
   static_assert(sizeof(CT) == 4, "tl::gemm_*_mfma: C must be float");
 }
@@ -85,20 +105,34 @@ __device__ __forceinline__ void load_b_mfma(const BT* B, int n0, int k0, int lan
   for (int j = 0; j < V; ++j) b[j] = TransB ? B[LayoutB::offset(n, k + j)] : B[LayoutB::offset(k + j, n)];
 }
 
+// An operand element as its MFMA type: itself, or an OCP float8 value as
+// the half of the same value.
+template <typename X, typename E>
+struct MfmaValue {
+  __device__ __forceinline__ static X of(E e) { return X(static_cast<float>(e)); }
+};
+template <typename X>
+struct MfmaValue<X, X> {
+  __device__ __forceinline__ static X of(X e) { return e; }
+};
+
 }  // namespace detail
 
 namespace detail {
 
 // P k-steps of gemm_ss_mfma from k0, their operands read at once: lane group
-// g = lane / T reads the P * V consecutive k values k0 + P * V * g + j (with
-// P = 2, 16 bytes: one ds_read_b128 per operand tile), and step p multiplies
-// values p * V .. p * V + V - 1 of A and of B. That is one permutation of k
-// shared by both operands, so every product still pairs A(i, k) with B(k, j).
+// g = lane / T reads the P * V consecutive k values k0 + P * V * g + j (16
+// bytes: one ds_read_b128 per operand tile, with P = 2, or 4 for OCP float8
+// multiplied as half), and step p multiplies values p * V .. p * V + V - 1
+// of A and of B. That is one permutation of k shared by both operands, so
+// every product still pairs A(i, k) with B(k, j).
 template <int P, int T, int MI, int NI, bool TransA, bool TransB, typename LayoutA,
           typename LayoutB, typename AT, typename BT>
 __device__ __forceinline__ void mfma_ss_steps(const AT* A_smem, const BT* B_smem, float* C_frag,
                                               int m_base, int n_base, int k0, int lane) {
-  using Tile = MfmaTile<T, sizeof(AT)>;
+  using XA = typename mfma_operand<AT>::type;
+  using XB = typename mfma_operand<BT>::type;
+  using Tile = MfmaTile<T, sizeof(XA)>;
   constexpr int R = Tile::kRegs, V = Tile::kValues, PV = P * V;
   AT a[MI][PV];
 #pragma unroll
@@ -117,10 +151,15 @@ __device__ __forceinline__ void mfma_ss_steps(const AT* A_smem, const BT* B_smem
   for (int p = 0; p < P; ++p) {
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
+      XA x[V];
+#pragma unroll
+      for (int j = 0; j < V; ++j) x[j] = MfmaValue<XA, AT>::of(a[mi][p * V + j]);
 #pragma unroll
       for (int ni = 0; ni < NI; ++ni) {
-        mfma_tile<T>(C_frag + (mi * NI + ni) * R, *reinterpret_cast<const BT(*)[V]>(&b[ni][p * V]),
-                     *reinterpret_cast<const AT(*)[V]>(&a[mi][p * V]));
+        XB y[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) y[j] = MfmaValue<XB, BT>::of(b[ni][p * V + j]);
+        mfma_tile<T>(C_frag + (mi * NI + ni) * R, y, x);
       }
     }
   }
@@ -133,20 +172,24 @@ template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB,
 __device__ __forceinline__ void gemm_ss_mfma(const AT* A_smem, const BT* B_smem, CT* C_frag) {
   detail::check_gemm_mfma<M, N, K, WavesM, WavesN, T, AT, BT, CT>();
   constexpr int WM = M / WavesM, WN = N / WavesN, MI = WM / T, NI = WN / T;
-  constexpr int KS = detail::MfmaTile<T, sizeof(AT)>::kStep;
-  // Pairs of k-steps, then the single step left when K is an odd number of them.
-  constexpr int KP = K / (2 * KS) * (2 * KS);
+  using Tile = detail::MfmaTile<T, sizeof(typename detail::mfma_operand<AT>::type)>;
+  constexpr int KS = Tile::kStep;
+  // Groups of G k-steps whose operands are 16 bytes a lane, then the steps
+  // left one at a time.
+  constexpr int G = 16 / (Tile::kValues * static_cast<int>(sizeof(AT)));
+  constexpr int KP = K / (G * KS) * (G * KS);
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = tid / 64 % (WavesM * WavesN), lane = tid % 64;
   const int m_base = (wave % WavesM) * WM, n_base = (wave / WavesM) * WN;
 #pragma unroll
-  for (int k0 = 0; k0 < KP; k0 += 2 * KS) {
-    detail::mfma_ss_steps<2, T, MI, NI, TransA, TransB, LayoutA, LayoutB>(A_smem, B_smem, C_frag,
+  for (int k0 = 0; k0 < KP; k0 += G * KS) {
+    detail::mfma_ss_steps<G, T, MI, NI, TransA, TransB, LayoutA, LayoutB>(A_smem, B_smem, C_frag,
                                                                          m_base, n_base, k0, lane);
   }
-  if constexpr (KP < K) {
+#pragma unroll
+  for (int k0 = KP; k0 < K; k0 += KS) {
     detail::mfma_ss_steps<1, T, MI, NI, TransA, TransB, LayoutA, LayoutB>(A_smem, B_smem, C_frag,
-                                                                         m_base, n_base, KP, lane);
+                                                                         m_base, n_base, k0, lane);
   }
 }
 

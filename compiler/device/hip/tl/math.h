@@ -237,8 +237,17 @@ template <>
 __device__ __forceinline__ bfloat16_t infinity<bfloat16_t>() {
   return bfloat16_t::from_bits(0x7f80);
 }
+// float8 has no infinity: it saturates to the largest finite value (as on
+// NVIDIA for the OCP pair, whose e5m2 has one).
+template <>
+__device__ __forceinline__ fp8_e4m3_t infinity<fp8_e4m3_t>() {
+  return fp8_e4m3_t::from_bits(0x7e);
+}
+template <>
+__device__ __forceinline__ fp8_e5m2_t infinity<fp8_e5m2_t>() {
+  return fp8_e5m2_t::from_bits(0x7b);
+}
 #if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
-// float8 has no infinity: it saturates to the largest finite value.
 template <>
 __device__ __forceinline__ fp8_e4m3fnuz_t infinity<fp8_e4m3fnuz_t>() {
   return fp8_e4m3fnuz_t::from_bits(0x7f);

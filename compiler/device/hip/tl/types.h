@@ -3,8 +3,10 @@
 // `storage`, explicit construction from float rounding to nearest even,
 // implicit conversion to float, bits() / from_bits()). half_t converts with
 // the hardware's v_cvt_f16_f32 (_Float16); bfloat16_t, which gfx90a and
-// gfx942 cannot convert to natively, rounds in integer arithmetic; on gfx942
-// also the float8 (fnuz) types.
+// gfx942 cannot convert to natively, rounds in integer arithmetic; the OCP
+// float8 types (fp8_e4m3_t, fp8_e5m2_t: NVIDIA's, TileLang's float8_e4m3 /
+// float8_e5m2), which neither converts natively, likewise (tl/ocp_fp8.h);
+// on gfx942 also its float8 (fnuz) types.
 #ifndef TILEC_DEVICE_HIP_TL_TYPES_H_
 #define TILEC_DEVICE_HIP_TL_TYPES_H_
 
@@ -16,6 +18,8 @@ typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef long long int64_t;
 typedef unsigned long long uint64_t;
+
+#include "tl/ocp_fp8.h"
 
 namespace tl {
 
@@ -62,6 +66,28 @@ struct bfloat16_t {
     return h;
   }
 };
+
+// The OCP float8 pair, converted in software (tl/ocp_fp8.h): saturating,
+// round to nearest even, the sign of zero kept, 0x7F the NaN.
+template <typename Format>
+struct ocp_fp8_t {
+  uint8_t storage;
+
+  ocp_fp8_t() = default;
+  __device__ __forceinline__ explicit ocp_fp8_t(float f) : storage(Format::encode(f)) {}
+  __device__ __forceinline__ operator float() const { return Format::decode(storage); }
+  __device__ __forceinline__ uint8_t bits() const { return storage; }
+  __device__ __forceinline__ static ocp_fp8_t from_bits(uint8_t b) {
+    ocp_fp8_t h;
+    h.storage = b;
+    return h;
+  }
+};
+
+using fp8_e4m3_t = ocp_fp8_t<detail::OcpE4M3>;
+using fp8_e5m2_t = ocp_fp8_t<detail::OcpE5M2>;
+
+static_assert(sizeof(fp8_e4m3_t) == 1 && sizeof(fp8_e5m2_t) == 1, "tl fp8 types must be 1 byte");
 
 #if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
 // AMD's float8 (gfx942's "fnuz" formats: no -0, no infinities, 0x80 the one

@@ -4,8 +4,9 @@
 // random inputs at small and ragged sizes; and the same code compiled by
 // clang-19 into code objects for gfx942 and gfx90a, whose disassembly
 // (llvm-objdump-19) shows v_mfma where the kernel has a T.gemm, and whose
-// metadata shows no scratch. Cases with float8 are refused with a message
-// naming the feature. Set TILEC_TEST_SEED to reproduce a run;
+// metadata shows no scratch. The float8 cases (the OCP types) are lowered
+// for both (software conversions, T.gemm on the half MFMA). Set
+// TILEC_TEST_SEED to reproduce a run;
 // TILEC_DUMP_CUDA=1 prints the generated source.
 #include <cstdio>
 #include <cstdlib>
@@ -27,16 +28,6 @@ namespace tilec::cuda {
 namespace {
 
 using ::tilec::testing::ExampleCase;
-
-bool UsesFloat8(const ir::Program& program) {
-  for (const ir::Param& p : program.params) {
-    if (p.tensor && (p.tensor->dtype == ir::DType::kFloat8E4M3 ||
-                     p.tensor->dtype == ir::DType::kFloat8E5M2)) {
-      return true;
-    }
-  }
-  return false;
-}
 
 CudaTarget Amd(const char* name) {
   absl::StatusOr<CudaTarget> t = CudaTarget::FromName(name);
@@ -62,12 +53,6 @@ TEST_P(EmulatedExampleGfx942, MatchesTheInterpreter) {
   absl::StatusOr<ir::Program> program = ::tilec::testing::CompileExampleCase(GetParam());
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, Amd("gfx942"));
-  if (UsesFloat8(*program)) {
-    ASSERT_FALSE(src.ok());
-    EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented) << src.status();
-    EXPECT_NE(src.status().message().find("float8"), std::string::npos) << src.status();
-    return;
-  }
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_EQ(src->warp_size, 64);
   EXPECT_NE(src->code.find("#define TL_AMDGPU 1\n#include \"tl/tl.h\""), std::string::npos);
@@ -128,10 +113,12 @@ TEST(Gfx942Float8, ConversionsMatchTheInterpreter) {
   }
 }
 
-// gemm_ss_mfma reads two k-steps' operands at once; a K that is an odd
-// number of k-steps ends with one step read alone. block_K = 48: three steps
-// of the 16 x 16 x 16 MFMA (f16, a 64 x 32 tile over four waves) and of the
-// 32 x 32 x 16 float8 one. Ragged shapes, against the interpreter.
+// gemm_ss_mfma reads 16 bytes of each operand a lane at once (two k-steps,
+// or four for OCP float8 multiplied as half); a K that is not a whole number
+// of such groups ends with steps read alone. block_K = 48: three steps of
+// the 16 x 16 x 16 MFMA (f16, a 64 x 32 tile over four waves) and of the
+// 32 x 32 x 16 float8 one, six of the 32 x 32 x 8 half one for OCP float8
+// (one group of four, two alone). Ragged shapes, against the interpreter.
 TEST(EmulatedGfx942, OddNumbersOfKStepsEndWithASingleStep) {
   struct Case {
     const char* file;
@@ -151,6 +138,12 @@ TEST(EmulatedGfx942, OddNumbersOfKStepsEndWithASingleStep) {
         {"block_K", "48"}, {"a_dtype", "float8_e4m3fnuz"}, {"b_dtype", "float8_e4m3fnuz"},
         {"transpose_B", "True"}, {"num_stages", "2"}, {"threads", "256"}},
        "v_mfma_f32_32x32x16_fp8_fp8"},
+      {"gemm_fp8.py",
+       "matmul_fp8",
+       {{"M", "100"}, {"N", "72"}, {"K", "120"}, {"block_M", "64"}, {"block_N", "64"},
+        {"block_K", "48"}, {"a_dtype", "float8_e4m3"}, {"b_dtype", "float8_e5m2"},
+        {"transpose_B", "False"}, {"num_stages", "2"}, {"threads", "256"}},
+       "v_mfma_f32_32x32x8_f16"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
@@ -176,11 +169,6 @@ TEST_P(HsacoExample, CompilesWithMfmaAndNoScratch) {
   for (const char* arch : {"gfx942", "gfx90a"}) {
     SCOPED_TRACE(arch);
     absl::StatusOr<CudaArtifact> a = BuildCudaArtifact(*program, Amd(arch));
-    if (UsesFloat8(*program)) {
-      ASSERT_FALSE(a.ok());
-      EXPECT_NE(a.status().message().find("float8"), std::string::npos) << a.status();
-      continue;
-    }
     ASSERT_TRUE(a.ok()) << a.status();
     EXPECT_TRUE(a->amd);
     ASSERT_EQ(a->cubin.substr(0, 4), std::string("\x7f") + "ELF");
@@ -256,6 +244,48 @@ TEST(Gfx942Float8, FnuzGemmsRunOnTheFloat8Mfma) {
     }
   }
   EXPECT_EQ(cases, 3);
+}
+
+// The OCP float8 types on both AMD targets, neither of which converts them
+// natively: element-wise conversions into and out of them (software
+// conversions, tl/ocp_fp8.h) match the interpreter on the emulator and
+// compile without scratch; their T.gemm runs on the half MFMA; and a gemm
+// mixing an OCP operand with a fnuz one is refused naming both types.
+TEST(AmdOcpFloat8, ConversionsAndGemmsOnBothTargets) {
+  const std::pair<const char*, const char*> types[] = {{"float32", "float8_e4m3"},
+                                                       {"float16", "float8_e5m2"},
+                                                       {"float8_e4m3", "float32"},
+                                                       {"float8_e5m2", "float8_e4m3"}};
+  for (const char* arch : {"gfx942", "gfx90a"}) {
+    for (const auto& [in, out] : types) {
+      SCOPED_TRACE(::testing::Message() << arch << " " << in << " -> " << out);
+      absl::StatusOr<ir::Program> program = ::tilec::testing::CompileExample(
+          "elementwise_add.py", "elementwise_add",
+          {{"M", "70"}, {"N", "200"}, {"block_M", "32"}, {"block_N", "128"}, {"in_dtype", in},
+           {"out_dtype", out}, {"threads", "128"}});
+      ASSERT_TRUE(program.ok()) << program.status();
+      absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*program, Amd(arch));
+      ASSERT_TRUE(src.ok()) << src.status();
+      ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+          *program, *src, {.seed = ::tilec::testing::TestSeed(20261127)});
+      absl::StatusOr<CudaArtifact> a = BuildCudaArtifact(*program, Amd(arch));
+      ASSERT_TRUE(a.ok()) << a.status();
+      for (size_t i = 0; i < a->source.kernels.size(); ++i) {
+        EXPECT_EQ(a->ptxas[i].stack_frame_bytes, 0) << a->source.kernels[i].name;
+      }
+    }
+  }
+  absl::StatusOr<ir::Program> mixed = ::tilec::testing::CompileExample(
+      "gemm_fp8.py", "matmul_fp8",
+      {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"block_M", "64"}, {"block_N", "64"},
+       {"block_K", "32"}, {"a_dtype", "float8_e4m3"}, {"b_dtype", "float8_e4m3fnuz"},
+       {"transpose_B", "True"}, {"num_stages", "1"}, {"threads", "256"}});
+  ASSERT_TRUE(mixed.ok()) << mixed.status();
+  absl::StatusOr<CudaSource> r = ::tilec::testing::EmitFor(*mixed, Amd("gfx942"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  EXPECT_NE(r.status().message().find("float8_e4m3 x float8_e4m3fnuz"), std::string::npos)
+      << r.status();
 }
 
 // Every case of examples/cases.txt.
