@@ -48,6 +48,9 @@
 
 namespace tilec::frontend {
 
+// The refusal of a T.Kernel opened inside another.
+inline constexpr char kNestedKernel[] = "T.Kernel blocks cannot be nested";
+
 // A scope of names: one per function call (and per lambda/comprehension).
 // Scopes are owned by the Builder (Builder::NewEnv) and live as long as it:
 // closures refer to the scope they were defined in, and a scope holds the
@@ -396,6 +399,9 @@ class Builder {
   absl::StatusOr<Flow> ExecReturn(const ReturnStmt& s);
   absl::StatusOr<Flow> ExecAssert(const AssertStmt& s);
   absl::StatusOr<Flow> ExecImport(const Stmt& s);
+  // Reads the runtime values of a tuple assignment into locals when one of
+  // its targets is a store (Python evaluates the right side first).
+  absl::Status SnapshotBeforeStores(const std::vector<ExprPtr>& targets, ValueList& values);
   absl::Status AssignTarget(const Expr& target, const Value& v);
   absl::Status StoreElement(const ir::Buffer& b, std::vector<ir::Expr> indices, const Value& v,
                             SourceLoc loc);

@@ -204,7 +204,7 @@ absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
                "T.Kernel is only allowed inside a @T.prim_func or an eager "
                "@tilelang.jit function");
   }
-  if (InKernel()) return Err(item.context->loc, "T.Kernel blocks cannot be nested");
+  if (InKernel()) return Err(item.context->loc, kNestedKernel);
   if (spec.no_grid && item.target) {
     return Err(item.target->loc,
                "T.Kernel without grid extents has no block index to bind; give the grid "

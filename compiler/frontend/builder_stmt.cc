@@ -153,6 +153,11 @@ absl::StatusOr<Flow> Builder::ExecAssign(const AssignStmt& s) {
       values.push_back(*v);
     }
     if (values.size() == tuple_value->elts.size()) {
+      // Python evaluates the whole right side before the first store: a
+      // runtime value that one of the stores could change (`A[0], A[1] =
+      // A[1], A[0]`) is read into a local first.
+      absl::Status st = SnapshotBeforeStores(tuple_target->elts, values);
+      if (!st.ok()) return st;
       for (size_t k = 0; k < values.size(); ++k) {
         absl::Status st = AssignTarget(*tuple_target->elts[k], values[k]);
         if (!st.ok()) return st;
@@ -171,6 +176,39 @@ absl::StatusOr<Flow> Builder::ExecAssign(const AssignStmt& s) {
     if (!st.ok()) return st;
   }
   return Flow::kNormal;
+}
+
+absl::Status Builder::SnapshotBeforeStores(const std::vector<ExprPtr>& targets,
+                                           ValueList& values) {
+  if (targets.size() < 2 || !KernelSyntax() || !InKernel()) return absl::OkStatus();
+  bool stores = false;
+  for (const ExprPtr& t : targets) {
+    if (!t->as<NameExpr>()) {
+      stores = true;
+    } else if (Env::Slot* slot = frame().env->LookupLocal(t->as<NameExpr>()->id)) {
+      stores |= slot->value.kind == ValueKind::kBuffer && slot->value.buffer &&
+                slot->value.buffer->scope == ir::Scope::kVar;
+    }
+  }
+  if (!stores) return absl::OkStatus();
+  for (size_t k = 0; k < values.size(); ++k) {
+    Value& v = values[k];
+    if (!IsRuntimeScalar(v)) continue;
+    absl::StatusOr<ir::Expr> e = ExprOf(v, targets[k]->loc);
+    if (!e.ok()) return e.status();
+    if ((*e)->kind == ir::ExprKind::kVar || (*e)->kind == ir::ExprKind::kIntImm ||
+        (*e)->kind == ir::ExprKind::kFloatImm) {
+      v = Value::Runtime(*e);
+      continue;
+    }
+    ir::Var var = ir::MakeVar(Cat("value", k), (*e)->dtype);
+    absl::Status st = Emit(ir::Let(var, *e), targets[k]->loc, "a local variable");
+    if (!st.ok()) return st;
+    let_values_[var.get()] = *e;
+    let_vars_.push_back(var);
+    v = Value::Runtime(var);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Builder::AssignTarget(const Expr& target, const Value& v) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "absl/strings/match.h"
 #include "compiler/frontend/builder.h"
 #include "compiler/frontend/parser.h"
 #include "compiler/frontend/str_util.h"
@@ -168,6 +169,27 @@ bool LooksEager(const FunctionDefStmt& def) {
   return found || !consts.empty();
 }
 
+// The function a generator returns by name when it is defined in the
+// generator's body and does not define a @T.prim_func itself but holds one
+// (`return kernel_func`); null otherwise.
+const FunctionDefStmt* CurriedInner(const FunctionDefStmt& def) {
+  const ReturnStmt* ret = nullptr;
+  for (const StmtPtr& s : def.body) {
+    if (s && s->as<ReturnStmt>()) ret = s->as<ReturnStmt>();
+  }
+  const auto* name = ret && ret->value ? ret->value->as<NameExpr>() : nullptr;
+  if (name == nullptr) return nullptr;
+  for (const StmtPtr& s : def.body) {
+    const auto* d = s ? s->as<FunctionDefStmt>() : nullptr;
+    if (d == nullptr || d->name != name->id) continue;
+    for (const ExprPtr& dec : d->decorators) {
+      if (IsPrimFuncDecorator(*dec)) return nullptr;
+    }
+    return HasNestedPrimFunc(*d) ? d : nullptr;
+  }
+  return nullptr;
+}
+
 bool Bindable(const Param& p) {
   return p.kind == ParamKind::kNormal || p.kind == ParamKind::kPositionalOnly ||
          p.kind == ParamKind::kKeywordOnly;
@@ -175,8 +197,11 @@ bool Bindable(const Param& p) {
 
 class Compiler {
  public:
-  Compiler(const Module& module, const FunctionDefStmt& def)
-      : module_(module), def_(def), b_(module, module.source) {}
+  // `body_opens_kernel`: a @T.prim_func body without T.Kernel of its own
+  // still runs as block-level code (it calls a macro that opens one).
+  Compiler(const Module& module, const FunctionDefStmt& def, bool body_opens_kernel = false)
+      : module_(module), def_(def), b_(module, module.source),
+        body_opens_kernel_(body_opens_kernel) {}
 
   absl::StatusOr<ir::Program> Run(const Bindings& bindings);
 
@@ -194,6 +219,7 @@ class Compiler {
   std::vector<std::string> abi_;
   std::set<std::string> pointers_;  // parameters annotated T.ptr
   ir::Stmt body_;
+  bool body_opens_kernel_ = false;
 };
 
 // The message of a diagnostic, without its location and source lines.
@@ -299,9 +325,9 @@ absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
       abi_.push_back(p.name);
     }
     // A TIR function without T.Kernel (or thread loops) is sequential code:
-    // it runs as one thread of one block. Only when no function of the file
-    // opens a kernel either: the body may call a macro that does.
-    const bool opens = AnyKernel(def.body) || AnyKernel(module_.body);
+    // it runs as one thread of one block, unless it calls a macro that opens
+    // a kernel (then CompileFunction compiles it again as block-level code).
+    const bool opens = body_opens_kernel_ || AnyKernel(def.body);
     KernelSpec one;
     one.no_grid = true;
     one.grid = {ir::IntImm(1)};
@@ -345,6 +371,11 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   }
   std::vector<std::string> annotated, consts;
   if (style_ == Style::kEager) ScanEager(def_, &annotated, &consts);
+  // A curried generator (`def flashattn(batch, ...): ... def kernel_func(block_N,
+  // ...): ... return main ... return kernel_func`, as autotuned kernels are
+  // written): the returned function's parameters are bound too, and it is
+  // called with them.
+  const FunctionDefStmt* inner = style_ == Style::kGenerator ? CurriedInner(def_) : nullptr;
 
   // Bindable names, and the bindings' check.
   std::vector<std::string> bindable;
@@ -355,6 +386,17 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
       bindable.push_back(p.name);
     }
     for (const std::string& c : consts) bindable.push_back(c);
+    if (inner != nullptr) {
+      for (const Param& p : inner->params) {
+        if (!Bindable(p)) continue;
+        if (std::find(bindable.begin(), bindable.end(), p.name) != bindable.end()) {
+          return b_.Err(p.loc, Cat("parameter `", p.name, "` of `", inner->name,
+                                   "` has the name of a parameter of `", def_.name,
+                                   "`, so -D cannot bind it alone; rename one"));
+        }
+        bindable.push_back(p.name);
+      }
+    }
   }
   std::vector<std::pair<std::string, std::string>> given;
   for (const auto& [name, value] : bindings.values) {
@@ -400,6 +442,7 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
 
   // Parameters.
   std::vector<std::pair<std::string, int>> bound_names;  // function params -> param ids
+  std::vector<std::pair<std::string, int>> inner_names;  // the curried function's
   if (style_ != Style::kPrimFunc) {
     for (const Param& p : def_.params) {
       if (!Bindable(p)) continue;
@@ -416,6 +459,23 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
         info.value = *d;
       }
       bound_names.emplace_back(p.name, b_.AddParam(std::move(info)));
+    }
+    if (inner != nullptr) {
+      for (const Param& p : inner->params) {
+        if (!Bindable(p)) continue;
+        ParamInfo info;
+        info.name = p.name;
+        if (const std::string* text = binding_of(p.name)) {
+          absl::StatusOr<Value> v = ParseBinding(p.name, *text);
+          if (!v.ok()) return v.status();
+          info.value = *v;
+        } else if (!bindings.unbound.count(p.name)) {
+          absl::StatusOr<std::optional<Value>> d = DefaultOf(p);
+          if (!d.ok()) return d.status();
+          info.value = *d;
+        }
+        inner_names.emplace_back(p.name, b_.AddParam(std::move(info)));
+      }
     }
     for (const std::string& c : consts) {
       ParamInfo info;
@@ -455,6 +515,21 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   for (const auto& [name, id] : bound_names) b_.BindName(name, b_.ParamValue(id));
   absl::StatusOr<Flow> flow = b_.ExecBlock(def_.body);
   std::optional<Value> returned = b_.frame().return_value;
+  if (flow.ok() && inner != nullptr && returned && returned->kind == ValueKind::kFunction &&
+      returned->function->def == inner) {
+    CallArgs call;
+    call.loc = inner->loc;
+    for (const auto& [name, id] : inner_names) {
+      call.keywords.emplace_back(name, Arg{b_.ParamValue(id), inner->loc});
+    }
+    absl::StatusOr<Value> r = b_.CallValue(*returned, std::move(call));
+    if (!r.ok()) {
+      b_.PopFrame();
+      return r.status();
+    }
+    // @tilelang.jit on the inner function: its value is the prim_func's.
+    returned = *r;
+  }
   b_.PopFrame();
   if (style_ == Style::kEager) {
     std::vector<ir::Stmt> stmts = b_.PopBlock();
@@ -606,8 +681,14 @@ absl::StatusOr<ir::Program> CompileTileLang(const SourceFile& file, std::string_
             names.empty() ? " (the file defines none)"
                           : Cat(" (the file defines: ", Join(names, ", "), ")")));
   }
-  Compiler compiler(**module, *def);
-  return compiler.Run(bindings);
+  absl::StatusOr<ir::Program> program = Compiler(**module, *def).Run(bindings);
+  if (!program.ok() && absl::StrContains(program.status().message(), kNestedKernel)) {
+    // The body, run as the one thread of an implicit kernel, called something
+    // that opens T.Kernel: it is block-level code after all.
+    absl::StatusOr<ir::Program> again = Compiler(**module, *def, true).Run(bindings);
+    if (again.ok() || !absl::StrContains(again.status().message(), kNestedKernel)) return again;
+  }
+  return program;
 }
 
 }  // namespace tilec::frontend

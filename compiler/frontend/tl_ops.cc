@@ -26,6 +26,8 @@
 //   form; buffers/regions/head addresses -> the tile form (extents as for
 //   T.copy). memory_order and use_tma are accepted and ignored; return_prev is
 //   not supported.
+// - T.atomic_addx2 / T.atomic_addx4(dst, value): 2 / 4 scalar atomic adds of
+//   consecutive elements along the last dimension.
 // - T.atomic_max / T.atomic_min(dst, value): as T.atomic_add (scalar or tile
 //   form) with AtomicOp kMax / kMin, into a global or shared
 //   float32/float64/float16/int32 buffer; memory_order is accepted and
@@ -445,6 +447,62 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   return Value::None();
 }
 
+// T.atomic_addx2 / T.atomic_addx4(dst, value): `lanes` consecutive elements
+// along the last dimension from dst's and value's first (an element, or a
+// region of `lanes` elements along the last dimension): each added
+// atomically on its own, the result TileLang's vector atomics give.
+absl::StatusOr<Value> AtomicAddLanes(Builder& b, CallArgs& args, std::string_view name,
+                                     int64_t lanes) {
+  absl::StatusOr<Args> a = BindArgs(b, args, name, {"dst", "value", "return_prev"}, 2);
+  if (!a.ok()) return a.status();
+  if ((*a)[2]) {
+    absl::StatusOr<bool> rp = b.StaticBool((*a)[2]->value, (*a)[2]->loc, "return_prev");
+    if (!rp.ok()) return rp.status();
+    if (*rp) return b.Err((*a)[2]->loc, Cat(name, "(return_prev=True) is not supported"));
+  }
+  // The first element of an operand and its buffer.
+  auto first = [&](const Arg& arg) -> absl::StatusOr<ElementValue> {
+    if (arg.value.kind == ValueKind::kElement) return *arg.value.element;
+    if (arg.value.kind == ValueKind::kRegion) {
+      const ir::Region& r = *arg.value.region;
+      for (size_t d = 0; d < r.extents.size(); ++d) {
+        std::optional<int64_t> e = ir::AsConstInt(r.extents[d]);
+        const int64_t want = d + 1 == r.extents.size() ? lanes : 1;
+        if (!e || *e != want) {
+          return b.Err(arg.loc, Cat(name, " takes an element or a region of ", lanes,
+                                    " elements along the last dimension, got ",
+                                    DescribeValue(arg.value)));
+        }
+      }
+      return ElementValue{r.buffer, r.mins};
+    }
+    return b.Err(arg.loc, Cat(name, " takes a buffer element (the first of ", lanes,
+                              "), got ", DescribeValue(arg.value)));
+  };
+  absl::StatusOr<ElementValue> dst = first(*(*a)[0]);
+  if (!dst.ok()) return dst.status();
+  absl::StatusOr<ElementValue> src = first(*(*a)[1]);
+  if (!src.ok()) return src.status();
+  if (dst->indices.empty() || src->indices.empty()) {
+    return b.Err(args.loc, Cat(name, " needs buffer elements with an index"));
+  }
+  for (int64_t k = 0; k < lanes; ++k) {
+    auto at = [&](std::vector<ir::Expr> idx) {
+      idx.back() = SimplifyIndex(ir::Binary(ir::BinaryOp::kAdd, idx.back(),
+                                            ir::IntImm(k, idx.back()->dtype)));
+      return idx;
+    };
+    const std::vector<ir::Expr> di = at(dst->indices);
+    ir::Expr v = ir::Load(src->buffer, at(src->indices));
+    if (src->buffer->dtype != dst->buffer->dtype) v = ir::Cast(dst->buffer->dtype, v);
+    ir::Region region{dst->buffer, di, std::vector<ir::Expr>(di.size(), ir::IntImm(1))};
+    absl::Status s =
+        b.Emit(std::make_shared<ir::AtomicAddNode>(region, std::nullopt, v), args.loc, name);
+    if (!s.ok()) return s;
+  }
+  return Value::None();
+}
+
 // T.atomic_max / T.atomic_min(dst, value): the scalar and the tile form.
 absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view name,
                                    ir::AtomicOp op) {
@@ -686,6 +744,8 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   if (name == "T.alloc_fragment") return Alloc(b, name, ir::Scope::kFragment, args);
   if (name == "T.alloc_local") return Alloc(b, name, ir::Scope::kLocal, args);
   if (name == "T.alloc_global") return Alloc(b, name, ir::Scope::kGlobal, args);
+  // TVM's T.alloc_buffer(shape, dtype, scope="global"): the storage scope= names.
+  if (name == "T.alloc_buffer") return Alloc(b, name, ir::Scope::kGlobal, args);
   if (name == "T.alloc_var") return AllocVar(b, args);
   if (name == "T.alloc_reducer") {
     // T.alloc_reducer(shape, dtype, op="sum", replication=...): a fragment
@@ -755,6 +815,8 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   if (name == "T.transpose") return Transpose(b, args);
   if (std::optional<absl::StatusOr<Value>> r = CallTlReduce(b, name, args)) return *r;
   if (name == "T.atomic_add") return AtomicAdd(b, args);
+  if (name == "T.atomic_addx2") return AtomicAddLanes(b, args, name, 2);
+  if (name == "T.atomic_addx4") return AtomicAddLanes(b, args, name, 4);
   if (name == "T.atomic_max") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMax);
   if (name == "T.atomic_min") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMin);
   if (name == "T.annotate_layout") return AnnotateLayout(b, args);

@@ -415,7 +415,12 @@ std::optional<bool> Truthy(const Value& v) {
     }
     case ValueKind::kElement:
     case ValueKind::kRegion: return std::nullopt;
-    default: return true;  // functions, modules, buffers, dtypes ... are truthy
+    case ValueKind::kBuffer:
+      // A T.alloc_var variable reads as its element: a runtime value (`if
+      // flag:` tests the flag, as in TileLang); other buffers are objects.
+      if (v.buffer && v.buffer->scope == ir::Scope::kVar) return std::nullopt;
+      return true;
+    default: return true;  // functions, modules, dtypes ... are truthy
   }
 }
 

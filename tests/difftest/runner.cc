@@ -241,6 +241,10 @@ TargetResult Execute(const Case& c, const Variant& v, const host::HostModule& mo
   host::LaunchOptions launch;
   launch.time_limit_s = o.emulator_time_limit_s;
   launch.symbolizer = "";
+  // A read of shared memory no thread wrote is a fault: every thread stores a
+  // block-level result, so a thread that read too early (a missing barrier)
+  // would otherwise be hidden by a later thread's store of the right value.
+  launch.check_uninit = true;
   if (absl::Status st = host::EmulateProgram(*v.program, *v.source, module, args, c.dims, launch);
       !st.ok()) {
     return Failed(v.name, st, "emulator");

@@ -357,6 +357,7 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
     }
     case ir::ExprKind::kLoad: {
       const auto* n = e->as<ir::LoadNode>();
+      loaded_since_barrier_.insert(n->buffer.get());
       return {Access(n->buffer, n->indices), 0};
     }
   }

@@ -345,6 +345,9 @@ class EmitContext {
   void KeepAlive(ir::Var v) { own_vars_.push_back(std::move(v)); }
 
   std::vector<SlotLoop*>& slot_loops() { return slot_loops_; }
+  // A block-uniform loop's body: what a previous iteration loaded counts as
+  // loaded since the last barrier (loaded_since_barrier_).
+  void NoteLoadsIn(const ir::Stmt& s);
   std::set<const void*>& written() { return written_; }
   std::set<const void*>& read() { return read_; }
   int& pipeline_depth() { return pipeline_depth_; }
@@ -365,6 +368,9 @@ class EmitContext {
   std::map<const ir::BufferNode*, BufferInfo> buffers_;
   std::vector<SlotLoop*> slot_loops_;
   std::set<const void*> written_, read_;
+  // Buffers any emitted expression loaded from since the last barrier: a
+  // block-level store to one of them waits for every thread's read.
+  std::set<const ir::BufferNode*> loaded_since_barrier_;
   std::map<const void*, std::set<const void*>> aliases_;
   const ir::ThreadDependence* thread_dependence_ = nullptr;
   int per_thread_depth_ = 0;
@@ -552,6 +558,7 @@ std::string Hoist(EmitContext& ctx, absl::string_view hint, const std::string& t
 
 using ir::IsFloat8;
 using ir::IsFnuz;
+
 
 }  // namespace tilec::cuda
 

@@ -159,6 +159,28 @@ EmitContext::Access2 EmitContext::SharedAccesses(const ir::Stmt& s) {
   return a;
 }
 
+namespace {
+
+class LoadCollector : public ir::IRVisitor {
+ public:
+  explicit LoadCollector(std::set<const ir::BufferNode*>& out) : out_(out) {}
+  using ir::IRVisitor::Visit;
+  void Visit(const ir::Expr& e) override {
+    if (e && e->kind == ir::ExprKind::kLoad) out_.insert(e->as<ir::LoadNode>()->buffer.get());
+    ir::IRVisitor::Visit(e);
+  }
+
+ private:
+  std::set<const ir::BufferNode*>& out_;
+};
+
+}  // namespace
+
+void EmitContext::NoteLoadsIn(const ir::Stmt& s) {
+  LoadCollector c(loaded_since_barrier_);
+  c.Visit(s);
+}
+
 void EmitContext::Barrier() {
   if (pending_async_) {
     w().Line("tl::cp_async_commit();");
@@ -168,6 +190,7 @@ void EmitContext::Barrier() {
   WriteBarrier();
   written_.clear();
   read_.clear();
+  loaded_since_barrier_.clear();
 }
 
 void EmitContext::BeforeShared(const Access2& a) {
@@ -339,7 +362,12 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
     }
     case ir::StmtKind::kLet: {
       const auto* l = s->as<ir::LetNode>();
+      // A block-level local reads shared memory other threads may have
+      // written (`v = S[100]` after a T.copy into S): a barrier first.
+      Access2 acc = SharedAccesses(s);
+      if (block_level) BeforeShared(acc);
       std::string value = Expr(l->value);
+      if (block_level) AfterShared(acc);
       const bool nonneg = ir::IsInt(l->value->dtype) && NonNegative(l->value);
       std::string name = DeclareVar(l->var);
       if (nonneg) MarkNonNegative(l->var);
@@ -353,10 +381,21 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
       Access2 acc = SharedAccesses(s);
       if (block_level) BeforeShared(acc);
       std::string value = Convert(Emit(st->value), st->value->dtype, st->buffer->dtype).text;
-      std::string line = absl::StrCat(Access(st->buffer, st->indices), " = ", value, ";");
       SlotLoop* loop = slot_loop();
       const bool side_effect =
           st->buffer->scope == ir::Scope::kShared || st->buffer->scope == ir::Scope::kGlobal;
+      // A block-level store runs once per block: every thread stores the
+      // same value. When the buffer stored to was read since the last
+      // barrier (`x[b] = x[b] + 1`; `A[0], A[1] = A[1], A[0]`), every
+      // thread reads before any stores.
+      if (block_level && per_thread_depth_ == 0 && side_effect &&
+          loaded_since_barrier_.count(st->buffer.get()) != 0) {
+        const std::string v = Fresh("stored");
+        w().Line(absl::StrCat("const ", CType(st->buffer->dtype), " ", v, " = ", value, ";"));
+        Barrier();
+        value = v;
+      }
+      std::string line = absl::StrCat(Access(st->buffer, st->indices), " = ", value, ";");
       if (loop && side_effect && !loop->replica_guard.empty()) {
         line = absl::StrCat("if (", loop->replica_guard, ") ", line);
       }
@@ -366,6 +405,11 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
     }
     case ir::StmtKind::kIf: {
       const auto* i = s->as<ir::IfNode>();
+      if (block_level) {  // the condition's shared reads, as for a store's
+        Access2 cond = SharedAccesses(ir::If(i->cond, ir::Seq({})));
+        BeforeShared(cond);
+        AfterShared(cond);
+      }
       w().Open(absl::StrCat("if (", Expr(i->cond), ")"));
       auto written0 = written_, read0 = read_;
       if (absl::Status st = EmitStmt(i->then_case); !st.ok()) return st;
@@ -408,6 +452,8 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
       BeforeShared(cond);
       auto written0 = written_, read0 = read_;
       AfterShared(body);
+      NoteLoadsIn(wl->body);
+      NoteLoadsIn(ir::If(wl->cond, ir::Seq({})));
       w().Open(header);
       absl::Status st = EmitStmt(wl->body);
       if (st.ok()) BeforeShared(cond);
@@ -451,6 +497,7 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
         }
         auto written0 = written_, read0 = read_;
         AfterShared(body);  // what a previous iteration may have left
+        NoteLoadsIn(f->body);
         const bool async = pipelined && target_.info.supports_cp_async && HasAsyncCopy(f->body);
         if (pipelined) ++pipeline_depth_;
         const bool pending0 = pending_async_;

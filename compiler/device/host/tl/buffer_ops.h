@@ -175,6 +175,24 @@ requires(host::Checked<AP> || host::Checked<BP>) TL_HOST_INLINE
       static_cast<const AT*>(host::raw(A_frag)), static_cast<const BT*>(host::raw(B_smem)), C_frag);
 }
 
+// A value read through a checked buffer (`tl::atomic_add(&B_s[i], A_s[i])`)
+// is the element it reads, as a plain reference is on the GPU.
+template <typename T, typename U>
+TL_HOST_INLINE T atomic_add(T* addr, const host::CheckedRef<U>& v) {
+  return atomic_add(addr, v.load());
+}
+template <typename T, typename U>
+TL_HOST_INLINE T atomic_max(T* addr, const host::CheckedRef<U>& v) {
+  return atomic_max(addr, v.load());
+}
+template <typename T, typename U>
+TL_HOST_INLINE T atomic_min(T* addr, const host::CheckedRef<U>& v) {
+  return atomic_min(addr, v.load());
+}
+template <typename T, typename U>
+TL_HOST_INLINE void red_add(T* addr, const host::CheckedRef<U>& v) {
+  red_add(addr, v.load());
+}
 template <typename T, typename V>
 TL_HOST_INLINE T atomic_add(const host::CheckedPtr<T>& addr, V v) {
   host::check_range(addr, sizeof(T), true);
@@ -185,6 +203,17 @@ template <typename T, typename V>
 TL_HOST_INLINE void red_add(const host::CheckedPtr<T>& addr, V v) {
   host::check_range(addr, sizeof(T), true);
   red_add(addr.get(), v);
+}
+
+template <typename T, typename U>
+TL_HOST_INLINE T atomic_max(const host::CheckedPtr<T>& addr, const host::CheckedRef<U>& v) {
+  host::check_range(addr, sizeof(T), true);
+  return atomic_max(addr.get(), v.load());
+}
+template <typename T, typename U>
+TL_HOST_INLINE T atomic_min(const host::CheckedPtr<T>& addr, const host::CheckedRef<U>& v) {
+  host::check_range(addr, sizeof(T), true);
+  return atomic_min(addr.get(), v.load());
 }
 
 namespace host {
