@@ -666,6 +666,11 @@ absl::StatusOr<Value> Builder::CallValue(const Value& fn, CallArgs args) {
                                  "(tilelang.quantize's _tir_packed_* converters or T.Parallel "
                                  "arithmetic)"));
       }
+      if (fn.s == "tilelang.intrinsics.make_mma_swizzle_layout" ||
+          fn.s == "tilelang.intrinsics.mma_layout.make_mma_swizzle_layout") {
+        // A swizzled shared layout (a layout hint): as make_swizzled_layout.
+        return CallValue(Value::Builtin("tilelang.layout.swizzle_variant"), std::move(args));
+      }
       if (StartsWith(fn.s, "tilelang.intrinsics.")) {
         return Err(args.loc, Cat("`", fn.s,
                                  "` is one of TileLang's internal instruction emitters, which "

@@ -82,6 +82,7 @@ constexpr std::string_view kLangFunctions[] = {
     "shfl_down",
     "shfl_up",
     "shfl_sync",
+    "tvm_warp_shuffle",
     "warp_reduce_sum",
     "warp_reduce_max",
     "warp_reduce_min",
@@ -371,6 +372,10 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
   if (path == "tilelang.layout") {
     if (attr == "make_swizzled_layout")
       return Value::Builtin("tilelang.layout.make_swizzled_layout");
+    // The swizzle variants: tilec picks the swizzle of a swizzled layout itself.
+    if (attr == "make_wgmma_swizzled_layout" || attr == "make_full_bank_swizzled_layout" ||
+        attr == "make_half_bank_swizzled_layout" || attr == "make_quarter_bank_swizzled_layout")
+      return Value::Builtin("tilelang.layout.swizzle_variant");
     if (attr == "Layout") return Value::Builtin("T.Layout");
     return std::nullopt;
   }

@@ -736,6 +736,21 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     }
     return Value::Layout(ir::Layout{ir::Layout::Kind::kSwizzled, {}, {}});
   }
+  if (name == "tilelang.layout.swizzle_variant") {
+    // make_wgmma_swizzled_layout(buffer, continuity, k_major), the bank
+    // variants, tilelang.intrinsics' make_mma_swizzle_layout(buffer,
+    // is_smooth): a swizzled layout of `buffer`, whose swizzle tilec picks
+    // (a layout changes where elements live, never their values).
+    const Value* buf = !args.positional.empty() ? &args.positional[0].value : nullptr;
+    for (const auto& [k, v] : args.keywords) {
+      if (k == "buffer" || k == "shared_buf") buf = &v.value;
+    }
+    if (buf == nullptr || buf->kind != ValueKind::kBuffer) {
+      return b.Err(args.loc, Cat("a swizzled layout needs a shared buffer as its first argument, "
+                                 "got ", buf ? DescribeValue(*buf) : "none"));
+    }
+    return Value::Layout(ir::Layout{ir::Layout::Kind::kSwizzled, {}, {}});
+  }
   if (name == "T.prim_func" || name == "T.macro") {
     absl::StatusOr<Args> a = BindArgs(b, args, name, {"func"}, 1);
     if (!a.ok()) return a.status();

@@ -143,6 +143,22 @@ std::optional<absl::StatusOr<Value>> CallTlWarp(Builder& b, std::string_view nam
       name == "T.shfl_sync") {
     return Shuffle(b, name, args);
   }
+  if (name == "T.tvm_warp_shuffle") {
+    // TVM's intrinsic: tvm_warp_shuffle(mask, value, lane, width, warp_size),
+    // CUDA's __shfl_sync(mask, value, lane, width).
+    absl::StatusOr<std::vector<std::optional<Arg>>> a =
+        BindArgs(b, args, name, {"mask", "value", "lane", "width", "warp_size"}, 4);
+    if (!a.ok()) return a.status();
+    if ((*a)[4]) {
+      absl::StatusOr<int64_t> ws = b.StaticInt((*a)[4]->value, (*a)[4]->loc, "the warp size");
+      if (!ws.ok()) return ws.status();
+      if (*ws != 32) return b.Err((*a)[4]->loc, Cat(name, ": the warp size is 32, got ", *ws));
+    }
+    CallArgs sync;
+    sync.loc = args.loc;
+    sync.positional = {*(*a)[1], *(*a)[2], *(*a)[3], *(*a)[0]};
+    return Shuffle(b, "T.shfl_sync", sync);
+  }
   if (name == "T.warp_reduce_sum" || name == "T.warp_reduce_max" || name == "T.warp_reduce_min" ||
       name == "T.warp_reduce_bitand" || name == "T.warp_reduce_bitor") {
     return WarpReduce(b, name, args);

@@ -155,6 +155,30 @@ def atomic_lanes(M, N, dtype):
                 T.atomic_addx4(C[i, j * 4:j * 4 + 4], A[i, j * 4:j * 4 + 4])
     return main
 
+def layout_hints(N):
+    from tilelang.intrinsics import make_mma_swizzle_layout
+    @T.prim_func
+    def main(A: T.Tensor((N, 64), "float16"), B: T.Tensor((N, 64), "float16")):
+        with T.Kernel(1, threads=128):
+            S = T.alloc_shared((N, 64), "float16")
+            R = T.alloc_shared((N, 64), "float16")
+            T.annotate_layout({S: make_mma_swizzle_layout(S),
+                               R: tilelang.layout.make_wgmma_swizzled_layout(R, k_major=False)})
+            T.copy(A, S)
+            for i, j in T.Parallel(N, 64):
+                R[i, j] = S[i, 63 - j]
+            T.copy(R, B)
+    return main
+
+def warp_shuffle():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64):
+            tx = T.get_thread_binding()
+            v = A[tx]
+            B[tx] = T.tvm_warp_shuffle(0xffffffff, v, (tx + 3) % 32, 32, 32)
+    return main
+
 def alloc_buffer(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
@@ -327,6 +351,30 @@ TEST(ConformanceSemantics, AllocBufferTakesItsScope) {
               }),
               interp::DefaultTolerance(DType::kFloat32));
   ExpectAllTargetsMatch(p, seed);
+}
+
+TEST(ConformanceSemantics, SwizzledLayoutHintsOfEveryKind) {
+  const uint64_t seed = Seed(20261127);
+  ir::Program p = Compile(kForms, "layout_hints", {{"N", "32"}});
+  Tensors args = {Random(DType::kFloat16, {32, 64}, seed), Zeros(DType::kFloat16, {32, 64})};
+  Interpret(p, args);
+  ExpectClose(args[1], Table(2048, [&](int64_t i) {
+                return args[0].GetDouble(i / 64 * 64 + 63 - i % 64);
+              }),
+              {});
+  ExpectAllTargetsMatch(p, seed);
+}
+
+TEST(ConformanceSemantics, TvmWarpShuffleIsShflSync) {
+  const uint64_t seed = Seed(20261127);
+  ir::Program p = Compile(kForms, "warp_shuffle");
+  Tensors args = {Random(DType::kFloat32, {64}, seed), Zeros(DType::kFloat32, {64})};
+  Interpret(p, args);
+  ExpectClose(args[1], Table(64, [&](int64_t t) {
+                return args[0].GetDouble(t / 32 * 32 + (t + 3) % 32);
+              }),
+              {});
+  ExpectTargetsMatch(p, {.seed = seed}, kBothArchs);
 }
 
 }  // namespace
