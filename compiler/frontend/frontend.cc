@@ -269,6 +269,12 @@ absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std:
     if (std::optional<Value> s = as_string()) return *s;
     return fail(SV(v.status().message()));
   }
+  // A bare word naming one of Python's builtins (`-D op=max`, `-D op=sum`)
+  // is the string: a kernel takes an operator by name, never the builtin.
+  if ((*expr)->as<NameExpr>() && v->kind == ValueKind::kBuiltin && v->builtin &&
+      v->builtin->name.find('.') == std::string::npos && !v->builtin->self) {
+    return Value::Str(text);
+  }
   return v;
 }
 

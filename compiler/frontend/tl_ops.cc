@@ -775,8 +775,13 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
     return buf;
   }
   if (name == "T.finalize_reducer") {
-    absl::StatusOr<Args> a = BindArgs(b, args, name, {"reducer"}, 1);
+    absl::StatusOr<Args> a = BindArgs(b, args, name, {"reducer", "batch"}, 1);
     if (!a.ok()) return a.status();
+    if ((*a)[1]) {  // a lowering knob, as T.reduce_*'s
+      absl::StatusOr<int64_t> batch = b.StaticInt((*a)[1]->value, (*a)[1]->loc, "batch");
+      if (!batch.ok()) return batch.status();
+      if (*batch < 1) return b.Err((*a)[1]->loc, Cat(name, ": batch must be at least 1, got ", *batch));
+    }
     const Arg& r = *(*a)[0];
     if (r.value.kind != ValueKind::kBuffer || !b.reducer_buffers().count(r.value.buffer.get())) {
       return b.Err(r.loc, Cat("T.finalize_reducer takes a buffer from T.alloc_reducer, got ",

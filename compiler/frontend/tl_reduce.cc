@@ -44,8 +44,16 @@ absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) 
   if (name == "T.reduce_min") kind = ir::ReduceKind::kMin;
   if (name == "T.reduce_abssum") kind = ir::ReduceKind::kAbsSum;
   if (name == "T.reduce_absmax") kind = ir::ReduceKind::kAbsMax;
-  absl::StatusOr<Args> a = BindArgs(b, args, name, {"buffer", "out", "dim", "clear"}, 2);
+  absl::StatusOr<Args> a =
+      BindArgs(b, args, name, {"buffer", "out", "dim", "clear", "batch", "annotations"}, 2);
   if (!a.ok()) return a.status();
+  // batch= (how many rows TileLang's lowering reduces together) tunes the
+  // lowering, not the values: checked, then left to tilec's own.
+  if ((*a)[4]) {
+    absl::StatusOr<int64_t> batch = b.StaticInt((*a)[4]->value, (*a)[4]->loc, "batch");
+    if (!batch.ok()) return batch.status();
+    if (*batch < 1) return b.Err((*a)[4]->loc, Cat(name, ": batch must be at least 1, got ", *batch));
+  }
   absl::StatusOr<ir::Buffer> src = WholeBuffer(b, *(*a)[0], name);
   if (!src.ok()) return src.status();
   absl::StatusOr<ir::Buffer> dst = WholeBuffer(b, *(*a)[1], name);

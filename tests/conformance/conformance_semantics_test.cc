@@ -179,6 +179,17 @@ def warp_shuffle():
             B[tx] = T.tvm_warp_shuffle(0xffffffff, v, (tx + 3) % 32, 32, 32)
     return main
 
+def batched_reduce(batch):
+    @T.prim_func
+    def main(A: T.Tensor((64, 32), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128):
+            src = T.alloc_shared((64, 32), "float32")
+            dst = T.alloc_fragment((64,), "float32")
+            T.copy(A, src)
+            T.reduce_sum(src, dst, dim=1, batch=batch)
+            T.copy(dst, B)
+    return main
+
 def alloc_buffer(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
@@ -279,7 +290,8 @@ TEST(ConformanceSemantics, TileAtomicsBetweenSharedBuffers) {
   const uint64_t seed = Seed(20261127);
   for (const char* op : {"add", "max", "min"}) {
     SCOPED_TRACE(op);
-    ir::Program p = Compile(kSource, "shared_atomics", {{"op", Quoted(op)}});
+    // A bare word naming a Python builtin (-D op=max) binds the string.
+    ir::Program p = Compile(kSource, "shared_atomics", {{"op", op}});
     Tensors args = {Random(DType::kFloat32, {8, 16}, seed),
                     Random(DType::kFloat32, {8, 16}, seed + 1), Zeros(DType::kFloat32, {8, 16})};
     std::vector<double> want(128);
@@ -351,6 +363,21 @@ TEST(ConformanceSemantics, AllocBufferTakesItsScope) {
               }),
               interp::DefaultTolerance(DType::kFloat32));
   ExpectAllTargetsMatch(p, seed);
+}
+
+TEST(ConformanceSemantics, ReduceBatchIsALoweringKnob) {
+  const uint64_t seed = Seed(20261127);
+  ir::Program p = Compile(kForms, "batched_reduce", {{"batch", "4"}});
+  Tensors args = {Random(DType::kFloat32, {64, 32}, seed), Zeros(DType::kFloat32, {64})};
+  Interpret(p, args);
+  ExpectClose(args[1], Table(64, [&](int64_t r) {
+                double sum = 0;
+                for (int64_t c = 0; c < 32; ++c) sum += args[0].GetDouble(r * 32 + c);
+                return sum;
+              }),
+              {1e-4, 1e-4});
+  ExpectAllTargetsMatch(p, seed);
+  ExpectRefused(kForms, "batched_reduce", {{"batch", "0"}}, "batch must be at least 1, got 0");
 }
 
 TEST(ConformanceSemantics, SwizzledLayoutHintsOfEveryKind) {

@@ -31,7 +31,8 @@ using ::tilec::testing::BindingList;
 using ::tilec::testing::EmulatorCheck;
 
 // `s` as a Python string literal, for a binding whose value is a string: a
-// bare word is a string only when it names nothing (`max` is the builtin).
+// bare word is a string only when it names nothing in the module or a Python
+// builtin (`max` binds "max").
 std::string Quoted(const std::string& s);
 
 // TestSeed(default_seed), printed so that a failure can be reproduced.
