@@ -128,10 +128,9 @@ absl::StatusOr<std::unique_ptr<RedisTls>> RedisTls::Create(RedisTlsOptions optio
                          ? SSL_CTX_set_default_verify_paths(t->ctx_) == 1
                          : SSL_CTX_load_verify_locations(t->ctx_, o.ca_file.c_str(), nullptr) == 1;
   if (!roots) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot load the Redis TLS roots '",
-                     o.ca_file.empty() ? "(the system's)" : o.ca_file,
-                     "': ", SslError("no certificates")));
+    return absl::InvalidArgumentError(absl::StrCat("cannot load the Redis TLS roots '",
+                                                   o.ca_file.empty() ? "(the system's)" : o.ca_file,
+                                                   "': ", SslError("no certificates")));
   }
   if (!o.cert_file.empty()) {
     if (SSL_CTX_use_certificate_chain_file(t->ctx_, o.cert_file.c_str()) != 1) {
@@ -153,8 +152,8 @@ RedisTls::~RedisTls() {
 }
 
 absl::StatusOr<std::unique_ptr<RedisTlsLink>> RedisTls::Connect(const std::string& host, int port,
-                                                               absl::Duration connect_timeout,
-                                                               absl::Duration io_timeout) {
+                                                                absl::Duration connect_timeout,
+                                                                absl::Duration io_timeout) {
   std::unique_ptr<RedisTlsLink> link(new RedisTlsLink());
   link->io_timeout_ = io_timeout;
   std::string why;
@@ -167,8 +166,8 @@ absl::StatusOr<std::unique_ptr<RedisTlsLink>> RedisTls::Connect(const std::strin
   SSL_set_fd(link->ssl_, link->tcp_fd_);
   const std::string& name = options_.server_name.empty() ? host : options_.server_name;
   unsigned char ip[sizeof(in6_addr)];
-  const bool is_ip = ::inet_pton(AF_INET, name.c_str(), ip) == 1 ||
-                     ::inet_pton(AF_INET6, name.c_str(), ip) == 1;
+  const bool is_ip =
+      ::inet_pton(AF_INET, name.c_str(), ip) == 1 || ::inet_pton(AF_INET6, name.c_str(), ip) == 1;
   if (is_ip) {
     X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(link->ssl_), name.c_str());
   } else {
@@ -258,8 +257,8 @@ void RedisTlsLink::Relay() {
       } else {
         const int e = SSL_get_error(ssl_, n);
         // WANT_READ: a record without application data (a session ticket).
-        open = e == SSL_ERROR_WANT_READ || (e == SSL_ERROR_WANT_WRITE &&
-                                            WaitFor(tcp_fd_, POLLOUT, io_timeout_));
+        open = e == SSL_ERROR_WANT_READ ||
+               (e == SSL_ERROR_WANT_WRITE && WaitFor(tcp_fd_, POLLOUT, io_timeout_));
         if (e == SSL_ERROR_SSL) {  // an alert: e.g. Redis wanted a client certificate
           std::lock_guard<std::mutex> l(mu_);
           error_ = SslError("protocol error");
@@ -276,7 +275,7 @@ void RedisTlsLink::Relay() {
   // hiredis reads the end of the stream; its writes still land (in the
   // socket's buffer, unread) rather than raise SIGPIPE.
   ::shutdown(relay_fd_, SHUT_WR);
-  SSL_shutdown(ssl_);                // best effort: the socket does not block
+  SSL_shutdown(ssl_);  // best effort: the socket does not block
   ERR_clear_error();
 }
 

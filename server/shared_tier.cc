@@ -369,8 +369,7 @@ absl::StatusOr<bool> SharedTier::Wait(const std::string& key, absl::Time until) 
   const std::string channel = options_.prefix + "done:" + key;
   auto* r = static_cast<redisReply*>(
       redisCommand((*sub)->c, "SUBSCRIBE %b", channel.data(), channel.size()));
-  if (r == nullptr)
-    return Down(absl::UnavailableError(absl::StrCat("SUBSCRIBE: ", (*sub)->Why())));
+  if (r == nullptr) return Down(absl::UnavailableError(absl::StrCat("SUBSCRIBE: ", (*sub)->Why())));
   freeReplyObject(r);
   // Subscribed: a release from now on reaches us. One before it left no
   // lock behind, so there is nothing to wait for.

@@ -178,8 +178,7 @@ absl::StatusOr<Flow> Builder::ExecAssign(const AssignStmt& s) {
   return Flow::kNormal;
 }
 
-absl::Status Builder::SnapshotBeforeStores(const std::vector<ExprPtr>& targets,
-                                           ValueList& values) {
+absl::Status Builder::SnapshotBeforeStores(const std::vector<ExprPtr>& targets, ValueList& values) {
   if (targets.size() < 2 || !KernelSyntax() || !InKernel()) return absl::OkStatus();
   bool stores = false;
   for (const ExprPtr& t : targets) {

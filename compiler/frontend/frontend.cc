@@ -200,7 +200,9 @@ class Compiler {
   // `body_opens_kernel`: a @T.prim_func body without T.Kernel of its own
   // still runs as block-level code (it calls a macro that opens one).
   Compiler(const Module& module, const FunctionDefStmt& def, bool body_opens_kernel = false)
-      : module_(module), def_(def), b_(module, module.source),
+      : module_(module),
+        def_(def),
+        b_(module, module.source),
         body_opens_kernel_(body_opens_kernel) {}
 
   absl::StatusOr<ir::Program> Run(const Bindings& bindings);

@@ -747,7 +747,8 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     }
     if (buf == nullptr || buf->kind != ValueKind::kBuffer) {
       return b.Err(args.loc, Cat("a swizzled layout needs a shared buffer as its first argument, "
-                                 "got ", buf ? DescribeValue(*buf) : "none"));
+                                 "got ",
+                                 buf ? DescribeValue(*buf) : "none"));
     }
     return Value::Layout(ir::Layout{ir::Layout::Kind::kSwizzled, {}, {}});
   }

@@ -469,15 +469,15 @@ absl::StatusOr<Value> AtomicAddLanes(Builder& b, CallArgs& args, std::string_vie
         std::optional<int64_t> e = ir::AsConstInt(r.extents[d]);
         const int64_t want = d + 1 == r.extents.size() ? lanes : 1;
         if (!e || *e != want) {
-          return b.Err(arg.loc, Cat(name, " takes an element or a region of ", lanes,
-                                    " elements along the last dimension, got ",
-                                    DescribeValue(arg.value)));
+          return b.Err(arg.loc,
+                       Cat(name, " takes an element or a region of ", lanes,
+                           " elements along the last dimension, got ", DescribeValue(arg.value)));
         }
       }
       return ElementValue{r.buffer, r.mins};
     }
-    return b.Err(arg.loc, Cat(name, " takes a buffer element (the first of ", lanes,
-                              "), got ", DescribeValue(arg.value)));
+    return b.Err(arg.loc, Cat(name, " takes a buffer element (the first of ", lanes, "), got ",
+                              DescribeValue(arg.value)));
   };
   absl::StatusOr<ElementValue> dst = first(*(*a)[0]);
   if (!dst.ok()) return dst.status();
@@ -488,8 +488,8 @@ absl::StatusOr<Value> AtomicAddLanes(Builder& b, CallArgs& args, std::string_vie
   }
   for (int64_t k = 0; k < lanes; ++k) {
     auto at = [&](std::vector<ir::Expr> idx) {
-      idx.back() = SimplifyIndex(ir::Binary(ir::BinaryOp::kAdd, idx.back(),
-                                            ir::IntImm(k, idx.back()->dtype)));
+      idx.back() = SimplifyIndex(
+          ir::Binary(ir::BinaryOp::kAdd, idx.back(), ir::IntImm(k, idx.back()->dtype)));
       return idx;
     };
     const std::vector<ir::Expr> di = at(dst->indices);
@@ -780,7 +780,8 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
     if ((*a)[1]) {  // a lowering knob, as T.reduce_*'s
       absl::StatusOr<int64_t> batch = b.StaticInt((*a)[1]->value, (*a)[1]->loc, "batch");
       if (!batch.ok()) return batch.status();
-      if (*batch < 1) return b.Err((*a)[1]->loc, Cat(name, ": batch must be at least 1, got ", *batch));
+      if (*batch < 1)
+        return b.Err((*a)[1]->loc, Cat(name, ": batch must be at least 1, got ", *batch));
     }
     const Arg& r = *(*a)[0];
     if (r.value.kind != ValueKind::kBuffer || !b.reducer_buffers().count(r.value.buffer.get())) {

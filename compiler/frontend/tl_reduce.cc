@@ -52,7 +52,8 @@ absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) 
   if ((*a)[4]) {
     absl::StatusOr<int64_t> batch = b.StaticInt((*a)[4]->value, (*a)[4]->loc, "batch");
     if (!batch.ok()) return batch.status();
-    if (*batch < 1) return b.Err((*a)[4]->loc, Cat(name, ": batch must be at least 1, got ", *batch));
+    if (*batch < 1)
+      return b.Err((*a)[4]->loc, Cat(name, ": batch must be at least 1, got ", *batch));
   }
   absl::StatusOr<ir::Buffer> src = WholeBuffer(b, *(*a)[0], name);
   if (!src.ok()) return src.status();

@@ -50,10 +50,16 @@ std::string CompareResult::Summary() const {
   std::string errors =
       absl::StrCat("max abs error ", max_abs_error, ", rel L2 error ", rel_l2_error);
   if (ok) return absl::StrCat("ok: ", errors);
+  std::string nonfinite;
+  if (nonfinite_mismatches > 0) {
+    nonfinite = absl::StrCat(" over the finite elements; ", nonfinite_mismatches,
+                             nonfinite_mismatches == 1 ? " mismatch is" : " mismatches are",
+                             " NaN or infinite");
+  }
   return absl::StrCat(num_mismatches, " of ", num_elements, " elements differ; first at ",
                       ShapeString(first_mismatch_index), ": actual ", first_actual, " expected ",
                       first_expected, " (atol ", tolerance.atol, " rtol ", tolerance.rtol, "); ",
-                      errors);
+                      errors, nonfinite);
 }
 
 absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor& expected,
@@ -80,8 +86,10 @@ absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor&
       ref2 += e * e;
     } else if (std::isnan(a) || std::isnan(e)) {
       match = std::isnan(a) && std::isnan(e);
+      r.nonfinite_mismatches += !match;
     } else if (std::isinf(a) || std::isinf(e)) {
       match = a == e;
+      r.nonfinite_mismatches += !match;
     } else {
       const double d = std::fabs(a - e);
       match = d <= tol.atol + tol.rtol * std::fabs(e);

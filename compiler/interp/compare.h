@@ -51,10 +51,13 @@ struct CompareResult {
   std::vector<int64_t> first_mismatch_index;
   double first_actual = 0;
   double first_expected = 0;
+  // Mismatches where one side is NaN or infinite (not in the errors above).
+  int64_t nonfinite_mismatches = 0;
 
   // "ok: max abs error 1e-06, rel L2 error 2e-07" or "3 of 128 elements
   // differ; first at [0, 5]: actual 1.5 expected 1.25 (atol 1e-05 rtol 1e-05);
-  // max abs error ..., rel L2 error ...".
+  // max abs error ..., rel L2 error ..." (", over the finite elements; 3
+  // mismatches are NaN or infinite" when some are).
   std::string Summary() const;
   Tolerance tolerance;
   int64_t num_elements = 0;

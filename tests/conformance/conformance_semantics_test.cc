@@ -298,8 +298,9 @@ TEST(ConformanceSemantics, TileAtomicsBetweenSharedBuffers) {
     for (int64_t i = 0; i < 128; ++i) {
       const float a = static_cast<float>(args[0].GetDouble(i));
       const float b = static_cast<float>(args[1].GetDouble(i));
-      want[i] = std::string(op) == "add" ? a + b : std::string(op) == "max" ? std::fmax(a, b)
-                                                                             : std::fmin(a, b);
+      want[i] = std::string(op) == "add"   ? a + b
+                : std::string(op) == "max" ? std::fmax(a, b)
+                                           : std::fmin(a, b);
     }
     Interpret(p, args);
     ExpectClose(args[2], want, interp::DefaultTolerance(DType::kFloat32), "C");
@@ -329,8 +330,7 @@ TEST(ConformanceSemantics, CurriedGeneratorsBindTheReturnedFunctionsParameters) 
     ExpectAllTargetsMatch(p, seed);
   }
   ExpectRefused(kForms, "curried", {{"M", "100"}, {"N", "24"}, {"block_N", "32"}},
-                "names no parameter of `curried`; its parameters are: M, N, block_M, scale",
-                false);
+                "names no parameter of `curried`; its parameters are: M, N, block_M, scale", false);
 }
 
 TEST(ConformanceSemantics, AtomicAddx2AndAddx4AddConsecutiveElements) {
@@ -338,7 +338,8 @@ TEST(ConformanceSemantics, AtomicAddx2AndAddx4AddConsecutiveElements) {
   for (const char* dtype : {"float32", "float16"}) {
     SCOPED_TRACE(dtype);
     const DType t = std::string(dtype) == "float32" ? DType::kFloat32 : DType::kFloat16;
-    ir::Program p = Compile(kForms, "atomic_lanes", {{"M", "8"}, {"N", "16"}, {"dtype", Quoted(dtype)}});
+    ir::Program p =
+        Compile(kForms, "atomic_lanes", {{"M", "8"}, {"N", "16"}, {"dtype", Quoted(dtype)}});
     Tensors args = {Random(t, {8, 16}, seed), Random(t, {8, 16}, seed + 1),
                     Random(t, {8, 16}, seed + 2)};
     std::vector<double> b(128), c(128);
@@ -358,10 +359,13 @@ TEST(ConformanceSemantics, AllocBufferTakesItsScope) {
   ir::Program p = Compile(kForms, "alloc_buffer", {{"N", "64"}});
   Tensors args = {Random(DType::kFloat32, {64}, seed), Zeros(DType::kFloat32, {64})};
   Interpret(p, args);
-  ExpectClose(args[1], Table(64, [&](int64_t i) {
-                return static_cast<double>(static_cast<float>(args[0].GetDouble(i) + 1.0f) * 2.0f);
-              }),
-              interp::DefaultTolerance(DType::kFloat32));
+  ExpectClose(
+      args[1],
+      Table(64,
+            [&](int64_t i) {
+              return static_cast<double>(static_cast<float>(args[0].GetDouble(i) + 1.0f) * 2.0f);
+            }),
+      interp::DefaultTolerance(DType::kFloat32));
   ExpectAllTargetsMatch(p, seed);
 }
 
@@ -370,11 +374,13 @@ TEST(ConformanceSemantics, ReduceBatchIsALoweringKnob) {
   ir::Program p = Compile(kForms, "batched_reduce", {{"batch", "4"}});
   Tensors args = {Random(DType::kFloat32, {64, 32}, seed), Zeros(DType::kFloat32, {64})};
   Interpret(p, args);
-  ExpectClose(args[1], Table(64, [&](int64_t r) {
-                double sum = 0;
-                for (int64_t c = 0; c < 32; ++c) sum += args[0].GetDouble(r * 32 + c);
-                return sum;
-              }),
+  ExpectClose(args[1],
+              Table(64,
+                    [&](int64_t r) {
+                      double sum = 0;
+                      for (int64_t c = 0; c < 32; ++c) sum += args[0].GetDouble(r * 32 + c);
+                      return sum;
+                    }),
               {1e-4, 1e-4});
   ExpectAllTargetsMatch(p, seed);
   ExpectRefused(kForms, "batched_reduce", {{"batch", "0"}}, "batch must be at least 1, got 0");
@@ -385,9 +391,8 @@ TEST(ConformanceSemantics, SwizzledLayoutHintsOfEveryKind) {
   ir::Program p = Compile(kForms, "layout_hints", {{"N", "32"}});
   Tensors args = {Random(DType::kFloat16, {32, 64}, seed), Zeros(DType::kFloat16, {32, 64})};
   Interpret(p, args);
-  ExpectClose(args[1], Table(2048, [&](int64_t i) {
-                return args[0].GetDouble(i / 64 * 64 + 63 - i % 64);
-              }),
+  ExpectClose(args[1],
+              Table(2048, [&](int64_t i) { return args[0].GetDouble(i / 64 * 64 + 63 - i % 64); }),
               {});
   ExpectAllTargetsMatch(p, seed);
 }
@@ -397,9 +402,8 @@ TEST(ConformanceSemantics, TvmWarpShuffleIsShflSync) {
   ir::Program p = Compile(kForms, "warp_shuffle");
   Tensors args = {Random(DType::kFloat32, {64}, seed), Zeros(DType::kFloat32, {64})};
   Interpret(p, args);
-  ExpectClose(args[1], Table(64, [&](int64_t t) {
-                return args[0].GetDouble(t / 32 * 32 + (t + 3) % 32);
-              }),
+  ExpectClose(args[1],
+              Table(64, [&](int64_t t) { return args[0].GetDouble(t / 32 * 32 + (t + 3) % 32); }),
               {});
   ExpectTargetsMatch(p, {.seed = seed}, kBothArchs);
 }

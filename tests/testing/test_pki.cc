@@ -26,12 +26,12 @@ bool MakeTestPki(TestPki* pki, std::string* error) {
           "/other_ca.key -out " + d + "/other_ca.pem",
       "openssl req" + key + " -subj /CN=tilec.test -keyout " + d + "/server.key -out " + d +
           "/server.csr",
-      "openssl x509 -req -in " + d + "/server.csr" + sign + " -extfile " + d +
-          "/server.ext -out " + d + "/server.pem",
+      "openssl x509 -req -in " + d + "/server.csr" + sign + " -extfile " + d + "/server.ext -out " +
+          d + "/server.pem",
       "openssl req" + key + " -subj /CN=tilecd -keyout " + d + "/client.key -out " + d +
           "/client.csr",
-      "openssl x509 -req -in " + d + "/client.csr" + sign + " -extfile " + d +
-          "/client.ext -out " + d + "/client.pem",
+      "openssl x509 -req -in " + d + "/client.csr" + sign + " -extfile " + d + "/client.ext -out " +
+          d + "/client.pem",
   };
   for (const std::string& s : steps) {
     CommandResult r = RunShellCommand(s);

@@ -92,9 +92,17 @@ void ExpectSameEncodings() {
   }
 }
 
-TEST(OcpFp8, E4M3DecodesAsTheHostTwin) { ExpectSameDecoding<tl::detail::OcpE4M3, tl::fp8_e4m3_t>(); }
-TEST(OcpFp8, E5M2DecodesAsTheHostTwin) { ExpectSameDecoding<tl::detail::OcpE5M2, tl::fp8_e5m2_t>(); }
-TEST(OcpFp8, E4M3EncodesAsTheHostTwin) { ExpectSameEncodings<tl::detail::OcpE4M3, tl::fp8_e4m3_t>(); }
-TEST(OcpFp8, E5M2EncodesAsTheHostTwin) { ExpectSameEncodings<tl::detail::OcpE5M2, tl::fp8_e5m2_t>(); }
+TEST(OcpFp8, E4M3DecodesAsTheHostTwin) {
+  ExpectSameDecoding<tl::detail::OcpE4M3, tl::fp8_e4m3_t>();
+}
+TEST(OcpFp8, E5M2DecodesAsTheHostTwin) {
+  ExpectSameDecoding<tl::detail::OcpE5M2, tl::fp8_e5m2_t>();
+}
+TEST(OcpFp8, E4M3EncodesAsTheHostTwin) {
+  ExpectSameEncodings<tl::detail::OcpE4M3, tl::fp8_e4m3_t>();
+}
+TEST(OcpFp8, E5M2EncodesAsTheHostTwin) {
+  ExpectSameEncodings<tl::detail::OcpE5M2, tl::fp8_e5m2_t>();
+}
 
 }  // namespace

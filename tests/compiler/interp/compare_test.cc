@@ -66,6 +66,14 @@ TEST(CompareTest, NaNAndInfinities) {
   EXPECT_FALSE(CompareTensors(Values(DType::kFloat32, {1.0, inf, -inf}), e, {})->ok);
   EXPECT_FALSE(CompareTensors(Values(DType::kFloat32, {nan, -inf, -inf}), e, {})->ok);
   EXPECT_FALSE(CompareTensors(Values(DType::kFloat32, {nan, 1e30, -inf}), e, Tolerance{1, 1})->ok);
+  // Mismatches on NaN are counted and said: the finite errors alone read 0.
+  auto r = CompareTensors(Values(DType::kFloat32, {1.0, 2.0, 3.0}),
+                          Values(DType::kFloat32, {nan, 2.0, nan}), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->nonfinite_mismatches, 2);
+  EXPECT_NE(r->Summary().find("2 of 3 elements differ"), std::string::npos) << r->Summary();
+  EXPECT_NE(r->Summary().find("2 mismatches are NaN or infinite"), std::string::npos)
+      << r->Summary();
 }
 
 TEST(CompareTest, MixedDTypesCompareAsValues) {

@@ -35,7 +35,7 @@ struct OcpFp8 {
     // value = sig * 2^(e - 23); the format's quantum here is
     // 2^(max(e, MinExp) - ManBits).
     const int top = e > MinExp ? e : MinExp;
-    const int shift = (top - ManBits) - (e - 23);  // >= 23 - ManBits
+    const int shift = (top - ManBits) - (e - 23);              // >= 23 - ManBits
     if (shift >= 25) return static_cast<unsigned char>(sign);  // below half a quantum
     unsigned kept = sig >> shift;
     const unsigned rem = sig & ((1u << shift) - 1u), half = 1u << (shift - 1);
