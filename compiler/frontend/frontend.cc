@@ -451,38 +451,35 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   // Parameters.
   std::vector<std::pair<std::string, int>> bound_names;  // function params -> param ids
   std::vector<std::pair<std::string, int>> inner_names;  // the curried function's
+  // A parameter's value: its -D binding, else its default (none with -U).
+  auto add_param = [&](const Param& p) -> absl::StatusOr<int> {
+    ParamInfo info;
+    info.name = p.name;
+    if (const std::string* text = binding_of(p.name)) {
+      absl::StatusOr<Value> v = ParseBinding(p.name, *text);
+      if (!v.ok()) return v.status();
+      info.value = *v;
+    } else if (!bindings.unbound.count(p.name)) {
+      absl::StatusOr<std::optional<Value>> d = DefaultOf(p);
+      if (!d.ok()) return d.status();
+      info.value = *d;
+    }
+    return b_.AddParam(std::move(info));
+  };
   if (style_ != Style::kPrimFunc) {
     for (const Param& p : def_.params) {
       if (!Bindable(p)) continue;
       if (std::find(annotated.begin(), annotated.end(), p.name) != annotated.end()) continue;
-      ParamInfo info;
-      info.name = p.name;
-      if (const std::string* text = binding_of(p.name)) {
-        absl::StatusOr<Value> v = ParseBinding(p.name, *text);
-        if (!v.ok()) return v.status();
-        info.value = *v;
-      } else if (!bindings.unbound.count(p.name)) {
-        absl::StatusOr<std::optional<Value>> d = DefaultOf(p);
-        if (!d.ok()) return d.status();
-        info.value = *d;
-      }
-      bound_names.emplace_back(p.name, b_.AddParam(std::move(info)));
+      absl::StatusOr<int> id = add_param(p);
+      if (!id.ok()) return id.status();
+      bound_names.emplace_back(p.name, *id);
     }
     if (inner != nullptr) {
       for (const Param& p : inner->params) {
         if (!Bindable(p)) continue;
-        ParamInfo info;
-        info.name = p.name;
-        if (const std::string* text = binding_of(p.name)) {
-          absl::StatusOr<Value> v = ParseBinding(p.name, *text);
-          if (!v.ok()) return v.status();
-          info.value = *v;
-        } else if (!bindings.unbound.count(p.name)) {
-          absl::StatusOr<std::optional<Value>> d = DefaultOf(p);
-          if (!d.ok()) return d.status();
-          info.value = *d;
-        }
-        inner_names.emplace_back(p.name, b_.AddParam(std::move(info)));
+        absl::StatusOr<int> id = add_param(p);
+        if (!id.ok()) return id.status();
+        inner_names.emplace_back(p.name, *id);
       }
     }
     for (const std::string& c : consts) {
