@@ -395,6 +395,11 @@ class Builder {
   absl::StatusOr<Flow> ExecWhile(const WhileStmt& s);
   absl::StatusOr<Flow> ExecRuntimeWhile(const WhileStmt& s, const Value& cond);
   absl::StatusOr<Flow> ExecIf(const IfStmt& s);
+  absl::StatusOr<Flow> ExecIfParts(const Expr& test, const StmtList& body, const StmtList& orelse,
+                                   SourceLoc loc);
+  // TIR's frame-style branch: `with T.If(c), T.Then(): ...`, or `with
+  // T.If(c):` around `with T.Then():` and an optional `with T.Else():`.
+  std::optional<absl::StatusOr<Flow>> ExecIfFrame(const WithStmt& s);
   absl::StatusOr<Flow> ExecWith(const WithStmt& s);
   absl::StatusOr<Flow> ExecReturn(const ReturnStmt& s);
   absl::StatusOr<Flow> ExecAssert(const AssertStmt& s);

@@ -168,8 +168,49 @@ absl::StatusOr<Flow> Builder::ExecThreadBindingKernel(const ForStmt& s) {
   return flow;
 }
 
+namespace {
+
+// `T.<name>(...)` as written (T.If, T.Then, T.Else): the call, or null.
+const CallExpr* FrameCall(const ExprPtr& e, std::string_view name) {
+  const auto* call = e ? e->as<CallExpr>() : nullptr;
+  const auto* attr = call ? call->func->as<AttributeExpr>() : nullptr;
+  const auto* base = attr ? attr->value->as<NameExpr>() : nullptr;
+  if (!base || base->id != "T" || attr->attr != name) return nullptr;
+  return call;
+}
+
+const WithStmt* FrameBlock(const StmtPtr& s, std::string_view name) {
+  const auto* w = s ? s->as<WithStmt>() : nullptr;
+  if (!w || w->items.size() != 1 || !FrameCall(w->items[0].context, name)) return nullptr;
+  return w;
+}
+
+}  // namespace
+
+std::optional<absl::StatusOr<Flow>> Builder::ExecIfFrame(const WithStmt& s) {
+  const CallExpr* cond = FrameCall(s.items[0].context, "If");
+  if (!cond) return std::nullopt;
+  if (cond->args.size() != 1 || !cond->keywords.empty()) {
+    return absl::StatusOr<Flow>(Err(cond->loc, "T.If takes one condition"));
+  }
+  static const StmtList kNone;
+  if (s.items.size() == 2 && FrameCall(s.items[1].context, "Then")) {
+    return ExecIfParts(*cond->args[0], s.body, kNone, s.loc);
+  }
+  if (s.items.size() != 1) return std::nullopt;
+  const WithStmt* then_block = !s.body.empty() ? FrameBlock(s.body[0], "Then") : nullptr;
+  const WithStmt* else_block = s.body.size() == 2 ? FrameBlock(s.body[1], "Else") : nullptr;
+  if (!then_block || s.body.size() > 2 || (s.body.size() == 2 && !else_block)) {
+    return absl::StatusOr<Flow>(
+        Err(s.loc, "`with T.If(c):` holds `with T.Then():` and optionally `with T.Else():`"));
+  }
+  return ExecIfParts(*cond->args[0], then_block->body, else_block ? else_block->body : kNone,
+                     s.loc);
+}
+
 absl::StatusOr<Flow> Builder::ExecWith(const WithStmt& s) {
   if (s.is_async) return Err(s.loc, "async with is not supported");
+  if (std::optional<absl::StatusOr<Flow>> frame = ExecIfFrame(s)) return *frame;
   if (s.items.size() != 1) return Err(s.loc, "only one context manager per `with` is supported");
   const WithItem& item = s.items[0];
   absl::StatusOr<Value> ctx = Eval(*item.context);

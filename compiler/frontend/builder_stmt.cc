@@ -713,21 +713,26 @@ absl::StatusOr<Flow> Builder::ExecWhile(const WhileStmt& s) {
 }
 
 absl::StatusOr<Flow> Builder::ExecIf(const IfStmt& s) {
-  absl::StatusOr<Value> cond = Eval(*s.test);
+  return ExecIfParts(*s.test, s.body, s.orelse, s.loc);
+}
+
+absl::StatusOr<Flow> Builder::ExecIfParts(const Expr& test, const StmtList& body,
+                                          const StmtList& orelse, SourceLoc loc) {
+  absl::StatusOr<Value> cond = Eval(test);
   if (!cond.ok()) return cond.status();
-  if (std::optional<bool> t = Truthy(*cond)) return ExecBlock(*t ? s.body : s.orelse);
+  if (std::optional<bool> t = Truthy(*cond)) return ExecBlock(*t ? body : orelse);
   constexpr std::string_view kUse = "the condition of this `if`";
-  if (!KernelSyntax() || !IsRuntimeScalar(*cond)) return NotStatic(*cond, s.test->loc, kUse);
-  absl::StatusOr<ir::Expr> c = ExprOf(*cond, s.test->loc);
+  if (!KernelSyntax() || !IsRuntimeScalar(*cond)) return NotStatic(*cond, test.loc, kUse);
+  absl::StatusOr<ir::Expr> c = ExprOf(*cond, test.loc);
   if (!c.ok()) return c.status();
   if (!HasRuntimeVars(*c)) {
     // Only parameters: a static `if` whose value is not known yet.
     if (std::optional<std::string> p = UnboundParamIn(*c, /*skip_shape_params=*/true)) {
-      return NotStatic(*cond, s.test->loc, kUse);
+      return NotStatic(*cond, test.loc, kUse);
     }
   }
-  if (!InKernel()) return Err(s.test->loc, "a runtime `if` must be inside a T.Kernel block");
-  ir::Expr test = AsBool(*c);
+  if (!InKernel()) return Err(test.loc, "a runtime `if` must be inside a T.Kernel block");
+  ir::Expr cond_expr = AsBool(*c);
   auto branch = [&](const StmtList& body) -> absl::StatusOr<ir::Stmt> {
     PushBlock();
     frame().loops.push_back(true);
@@ -737,15 +742,15 @@ absl::StatusOr<Flow> Builder::ExecIf(const IfStmt& s) {
     if (!flow.ok()) return flow.status();
     return Body(std::move(stmts));
   };
-  absl::StatusOr<ir::Stmt> then_case = branch(s.body);
+  absl::StatusOr<ir::Stmt> then_case = branch(body);
   if (!then_case.ok()) return then_case.status();
   ir::Stmt else_case;
-  if (!s.orelse.empty()) {
-    absl::StatusOr<ir::Stmt> e = branch(s.orelse);
+  if (!orelse.empty()) {
+    absl::StatusOr<ir::Stmt> e = branch(orelse);
     if (!e.ok()) return e.status();
     else_case = *e;
   }
-  absl::Status st = Emit(ir::If(test, *then_case, else_case), s.loc, "a runtime `if`");
+  absl::Status st = Emit(ir::If(cond_expr, *then_case, else_case), loc, "a runtime `if`");
   if (!st.ok()) return st;
   return Flow::kNormal;
 }

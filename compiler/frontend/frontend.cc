@@ -272,9 +272,12 @@ absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std:
     return fail(SV(v.status().message()));
   }
   // A bare word naming one of Python's builtins (`-D op=max`, `-D op=sum`)
-  // is the string: a kernel takes an operator by name, never the builtin.
-  if ((*expr)->as<NameExpr>() && v->kind == ValueKind::kBuiltin && v->builtin &&
-      v->builtin->name.find('.') == std::string::npos && !v->builtin->self) {
+  // or a module the file imports (`-D which=builtins`) is the string: a
+  // kernel takes an operator or a mode by name, never those objects.
+  if ((*expr)->as<NameExpr>() &&
+      ((v->kind == ValueKind::kBuiltin && v->builtin &&
+        v->builtin->name.find('.') == std::string::npos && !v->builtin->self) ||
+       v->kind == ValueKind::kModule)) {
     return Value::Str(text);
   }
   return v;

@@ -260,7 +260,8 @@ bool IsKnownModule(std::string_view path) {
          path == "tilelang.transform.simplify" || path == "tvm.script" ||
          path == "tilelang.carver" || path == "tilelang.carver.arch" ||
          path == "tilelang.carver.arch.driver" || path == "torch.cuda" ||
-         path == "tilelang.quantize" || path == "tilelang.quantize.quantization";
+         path == "tilelang.quantize" || path == "tilelang.quantize.quantization" ||
+         path == "builtins";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -364,6 +365,7 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
       return Value::Builtin(Cat("operator.", attr));
     return std::nullopt;
   }
+  if (path == "builtins") return PythonBuiltin(attr);  // `builtins.range` is `range`
   if (path == "dataclasses") {
     // Only as a class decorator (classes.cc); dataclasses.field is refused.
     if (attr == "dataclass") return Value::Builtin("dataclasses.dataclass");

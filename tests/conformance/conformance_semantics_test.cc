@@ -179,6 +179,30 @@ def warp_shuffle():
             B[tx] = T.tvm_warp_shuffle(0xffffffff, v, (tx + 3) % 32, 32, 32)
     return main
 
+def if_frames(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(N):
+                with T.If(A[i] > 0), T.Then():
+                    B[i] = A[i] * 2.0
+                with T.If(A[i] <= 0):
+                    with T.Then():
+                        B[i] = 1.0
+                    with T.Else():
+                        B[i] = B[i] + 3.0
+    return main
+
+def builtins_range(N):
+    import builtins
+    loop = builtins.range
+    @T.prim_func
+    def main(B: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=32):
+            for i in loop(N):
+                B[i] = i * 3
+    return main
+
 def batched_reduce(batch):
     @T.prim_func
     def main(A: T.Tensor((64, 32), "float32"), B: T.Tensor((64,), "float32")):
@@ -367,6 +391,29 @@ TEST(ConformanceSemantics, AllocBufferTakesItsScope) {
             }),
       interp::DefaultTolerance(DType::kFloat32));
   ExpectAllTargetsMatch(p, seed);
+}
+
+TEST(ConformanceSemantics, TirIfThenElseFrames) {
+  const uint64_t seed = Seed(20261127);
+  ir::Program p = Compile(kForms, "if_frames", {{"N", "64"}});
+  Tensors args = {Random(DType::kFloat32, {64}, seed), Zeros(DType::kFloat32, {64})};
+  Interpret(p, args);
+  ExpectClose(args[1],
+              Table(64,
+                    [&](int64_t i) {
+                      const float a = static_cast<float>(args[0].GetDouble(i));
+                      return a > 0 ? a * 2.0f + 3.0f : 1.0f;
+                    }),
+              {});
+  ExpectAllTargetsMatch(p, seed);
+}
+
+TEST(ConformanceSemantics, BuiltinsModuleNamesPythonsBuiltins) {
+  ir::Program p = Compile(kForms, "builtins_range", {{"N", "10"}});
+  Tensors args = {Zeros(DType::kInt32, {10})};
+  Interpret(p, args);
+  ExpectEqualInts(args[0], {0, 3, 6, 9, 12, 15, 18, 21, 24, 27});
+  ExpectAllTargetsMatch(p, Seed(20261127));
 }
 
 TEST(ConformanceSemantics, ReduceBatchIsALoweringKnob) {
