@@ -446,18 +446,9 @@ absl::Status Builder::AssignName(const std::string& name, const Value& v, Source
       (v.kind == ValueKind::kExpr || v.kind == ValueKind::kElement)) {
     absl::StatusOr<ir::Expr> e = ExprOf(v, loc);
     if (!e.ok()) return e.status();
-    bool trivial = (*e)->kind == ir::ExprKind::kVar || (*e)->kind == ir::ExprKind::kIntImm ||
-                   (*e)->kind == ir::ExprKind::kFloatImm;
-    if (!trivial) {
-      ir::Var var = ir::MakeVar(name, (*e)->dtype);
-      absl::Status s = Emit(ir::Let(var, *e), loc, "a local variable");
-      if (!s.ok()) return s;
-      let_values_[var.get()] = *e;
-      let_vars_.push_back(var);
-      BindName(name, Value::Runtime(var));
-      return absl::OkStatus();
-    }
-    BindName(name, Value::Runtime(*e));
+    absl::StatusOr<Value> local = LetBound(name, *e, loc);
+    if (!local.ok()) return local.status();
+    BindName(name, *local);
     return absl::OkStatus();
   }
   BindName(name, v);

@@ -406,6 +406,9 @@ class Builder {
   absl::StatusOr<Flow> ExecImport(const Stmt& s);
   // Reads the runtime values of a tuple assignment into locals when one of
   // its targets is a store (Python evaluates the right side first).
+  // `e` as a local of the kernel: a Let named `name` (trivial expressions,
+  // variables and literals, stay as they are).
+  absl::StatusOr<Value> LetBound(const std::string& name, const ir::Expr& e, SourceLoc loc);
   absl::Status SnapshotBeforeStores(const std::vector<ExprPtr>& targets, ValueList& values);
   absl::Status AssignTarget(const Expr& target, const Value& v);
   absl::Status StoreElement(const ir::Buffer& b, std::vector<ir::Expr> indices, const Value& v,

@@ -187,6 +187,19 @@ const WithStmt* FrameBlock(const StmtPtr& s, std::string_view name) {
 
 }  // namespace
 
+absl::StatusOr<Value> Builder::LetBound(const std::string& name, const ir::Expr& e, SourceLoc loc) {
+  if (e->kind == ir::ExprKind::kVar || e->kind == ir::ExprKind::kIntImm ||
+      e->kind == ir::ExprKind::kFloatImm) {
+    return Value::Runtime(e);
+  }
+  ir::Var var = ir::MakeVar(name, e->dtype);
+  absl::Status s = Emit(ir::Let(var, e), loc, "a local variable");
+  if (!s.ok()) return s;
+  let_values_[var.get()] = e;
+  let_vars_.push_back(var);
+  return Value::Runtime(var);
+}
+
 std::optional<absl::StatusOr<Flow>> Builder::ExecIfFrame(const WithStmt& s) {
   const CallExpr* cond = FrameCall(s.items[0].context, "If");
   if (!cond) return std::nullopt;

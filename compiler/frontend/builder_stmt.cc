@@ -195,17 +195,9 @@ absl::Status Builder::SnapshotBeforeStores(const std::vector<ExprPtr>& targets, 
     if (!IsRuntimeScalar(v)) continue;
     absl::StatusOr<ir::Expr> e = ExprOf(v, targets[k]->loc);
     if (!e.ok()) return e.status();
-    if ((*e)->kind == ir::ExprKind::kVar || (*e)->kind == ir::ExprKind::kIntImm ||
-        (*e)->kind == ir::ExprKind::kFloatImm) {
-      v = Value::Runtime(*e);
-      continue;
-    }
-    ir::Var var = ir::MakeVar(Cat("value", k), (*e)->dtype);
-    absl::Status st = Emit(ir::Let(var, *e), targets[k]->loc, "a local variable");
-    if (!st.ok()) return st;
-    let_values_[var.get()] = *e;
-    let_vars_.push_back(var);
-    v = Value::Runtime(var);
+    absl::StatusOr<Value> local = LetBound(Cat("value", k), *e, targets[k]->loc);
+    if (!local.ok()) return local.status();
+    v = *local;
   }
   return absl::OkStatus();
 }

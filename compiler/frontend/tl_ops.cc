@@ -22,16 +22,7 @@
 //   supported.
 // - T.cumsum(src, dst=None, dim=0, reverse=False) -> Cumsum (dst defaults to
 //   src).
-// - T.atomic_add(dst, value): a buffer element and a scalar -> the scalar
-//   form; buffers/regions/head addresses -> the tile form (extents as for
-//   T.copy). memory_order and use_tma are accepted and ignored; return_prev is
-//   not supported.
-// - T.atomic_addx2 / T.atomic_addx4(dst, value): 2 / 4 scalar atomic adds of
-//   consecutive elements along the last dimension.
-// - T.atomic_max / T.atomic_min(dst, value): as T.atomic_add (scalar or tile
-//   form) with AtomicOp kMax / kMin, into a global or shared
-//   float32/float64/float16/int32 buffer; memory_order is accepted and
-//   ignored, return_prev is not supported.
+// - T.atomic_* : tl_atomic.cc.
 // - T.annotate_layout({buf: layout, ...}) -> one AnnotateLayout per entry.
 // - T.use_swizzle(panel_size, order="row", enable=True) -> UseSwizzle.
 #include <algorithm>
@@ -40,6 +31,7 @@
 #include "compiler/frontend/index_simplify.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
+#include "compiler/frontend/tl_operands.h"
 #include "compiler/frontend/value_ops.h"
 #include "compiler/ir/printer.h"
 
@@ -124,12 +116,7 @@ absl::StatusOr<Value> AllocVar(Builder& b, CallArgs& args) {
   return Value::BufferRef(buf);
 }
 
-// An operand of a tile operator before head addresses are resolved.
-struct Operand {
-  std::optional<ir::Region> region;  // a buffer or a region
-  std::optional<ElementValue> head;  // a head address
-  SourceLoc loc;
-};
+}  // namespace
 
 absl::StatusOr<Operand> ReadOperand(Builder& b, const Arg& a, std::string_view fn,
                                     bool allow_head) {
@@ -176,19 +163,12 @@ absl::StatusOr<ir::Region> HeadRegion(Builder& b, const ElementValue& head,
   return region;
 }
 
-}  // namespace
-
 std::string ExtentsText(const std::vector<ir::Expr>& extents) {
   std::vector<std::string> parts;
   for (const ir::Expr& e : extents) parts.push_back(ir::PrintExpr(e));
   return Cat("[", Join(parts, ", "), "]");
 }
 
-namespace {
-
-// Resolves a pair of operands (head addresses take the other's extents) and
-// checks that their extents agree after dropping extent-1 dims, where that is
-// decidable.
 absl::StatusOr<std::pair<ir::Region, ir::Region>> ResolvePair(Builder& b, const Operand& x,
                                                               const Operand& y, SourceLoc loc,
                                                               std::string_view fn) {
@@ -245,6 +225,8 @@ absl::StatusOr<std::pair<ir::Region, ir::Region>> ResolvePair(Builder& b, const 
   }
   return std::make_pair(rx, ry);
 }
+
+namespace {
 
 absl::StatusOr<Value> Copy(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.copy",
@@ -401,168 +383,6 @@ absl::StatusOr<Value> Transpose(Builder& b, CallArgs& args) {
   body = ir::For(i, ir::IntImm(0), ir::IntImm(se[0]), ir::ForKind::kParallel, body);
   absl::Status st = b.Emit(body, args.loc, kFn);
   if (!st.ok()) return st;
-  return Value::None();
-}
-
-absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a = BindArgs(b, args, "T.atomic_add",
-                                    {"dst", "value", "memory_order", "return_prev", "use_tma"}, 2);
-  if (!a.ok()) return a.status();
-  if ((*a)[3]) {
-    absl::StatusOr<bool> rp = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "return_prev");
-    if (!rp.ok()) return rp.status();
-    if (*rp) return b.Err((*a)[3]->loc, "T.atomic_add(return_prev=True) is not supported");
-  }
-  const Arg& dst = *(*a)[0];
-  const Arg& value = *(*a)[1];
-  bool value_tile = value.value.kind == ValueKind::kBuffer ? !IsRuntimeScalar(value.value)
-                                                           : value.value.kind == ValueKind::kRegion;
-  bool dst_tile = dst.value.kind == ValueKind::kRegion ||
-                  (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
-  if (value_tile || dst_tile) {
-    absl::StatusOr<Operand> d = ReadOperand(b, dst, "T.atomic_add", true);
-    if (!d.ok()) return d.status();
-    absl::StatusOr<Operand> v = ReadOperand(b, value, "T.atomic_add", true);
-    if (!v.ok()) return v.status();
-    absl::StatusOr<std::pair<ir::Region, ir::Region>> p =
-        ResolvePair(b, *v, *d, args.loc, "T.atomic_add");
-    if (!p.ok()) return p.status();
-    absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(p->second, p->first, nullptr),
-                            args.loc, "T.atomic_add");
-    if (!s.ok()) return s;
-    return Value::None();
-  }
-  if (dst.value.kind != ValueKind::kElement) {
-    return b.Err(dst.loc, Cat("T.atomic_add needs a buffer element or a tile as its "
-                              "destination, got ",
-                              DescribeValue(dst.value)));
-  }
-  const ElementValue& e = *dst.value.element;
-  absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, e.buffer->dtype, value.loc);
-  if (!v.ok()) return v.status();
-  ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
-  absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(region, std::nullopt, *v), args.loc,
-                          "T.atomic_add");
-  if (!s.ok()) return s;
-  return Value::None();
-}
-
-// T.atomic_addx2 / T.atomic_addx4(dst, value): `lanes` consecutive elements
-// along the last dimension from dst's and value's first (an element, or a
-// region of `lanes` elements along the last dimension): each added
-// atomically on its own, the result TileLang's vector atomics give.
-absl::StatusOr<Value> AtomicAddLanes(Builder& b, CallArgs& args, std::string_view name,
-                                     int64_t lanes) {
-  absl::StatusOr<Args> a = BindArgs(b, args, name, {"dst", "value", "return_prev"}, 2);
-  if (!a.ok()) return a.status();
-  if ((*a)[2]) {
-    absl::StatusOr<bool> rp = b.StaticBool((*a)[2]->value, (*a)[2]->loc, "return_prev");
-    if (!rp.ok()) return rp.status();
-    if (*rp) return b.Err((*a)[2]->loc, Cat(name, "(return_prev=True) is not supported"));
-  }
-  // The first element of an operand and its buffer.
-  auto first = [&](const Arg& arg) -> absl::StatusOr<ElementValue> {
-    if (arg.value.kind == ValueKind::kElement) return *arg.value.element;
-    if (arg.value.kind == ValueKind::kRegion) {
-      const ir::Region& r = *arg.value.region;
-      for (size_t d = 0; d < r.extents.size(); ++d) {
-        std::optional<int64_t> e = ir::AsConstInt(r.extents[d]);
-        const int64_t want = d + 1 == r.extents.size() ? lanes : 1;
-        if (!e || *e != want) {
-          return b.Err(arg.loc,
-                       Cat(name, " takes an element or a region of ", lanes,
-                           " elements along the last dimension, got ", DescribeValue(arg.value)));
-        }
-      }
-      return ElementValue{r.buffer, r.mins};
-    }
-    return b.Err(arg.loc, Cat(name, " takes a buffer element (the first of ", lanes, "), got ",
-                              DescribeValue(arg.value)));
-  };
-  absl::StatusOr<ElementValue> dst = first(*(*a)[0]);
-  if (!dst.ok()) return dst.status();
-  absl::StatusOr<ElementValue> src = first(*(*a)[1]);
-  if (!src.ok()) return src.status();
-  if (dst->indices.empty() || src->indices.empty()) {
-    return b.Err(args.loc, Cat(name, " needs buffer elements with an index"));
-  }
-  for (int64_t k = 0; k < lanes; ++k) {
-    auto at = [&](std::vector<ir::Expr> idx) {
-      idx.back() = SimplifyIndex(
-          ir::Binary(ir::BinaryOp::kAdd, idx.back(), ir::IntImm(k, idx.back()->dtype)));
-      return idx;
-    };
-    const std::vector<ir::Expr> di = at(dst->indices);
-    ir::Expr v = ir::Load(src->buffer, at(src->indices));
-    if (src->buffer->dtype != dst->buffer->dtype) v = ir::Cast(dst->buffer->dtype, v);
-    ir::Region region{dst->buffer, di, std::vector<ir::Expr>(di.size(), ir::IntImm(1))};
-    absl::Status s =
-        b.Emit(std::make_shared<ir::AtomicAddNode>(region, std::nullopt, v), args.loc, name);
-    if (!s.ok()) return s;
-  }
-  return Value::None();
-}
-
-// T.atomic_max / T.atomic_min(dst, value): the scalar and the tile form.
-absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view name,
-                                   ir::AtomicOp op) {
-  absl::StatusOr<Args> a =
-      BindArgs(b, args, name, {"dst", "value", "memory_order", "return_prev"}, 2);
-  if (!a.ok()) return a.status();
-  if ((*a)[3]) {
-    absl::StatusOr<bool> rp = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "return_prev");
-    if (!rp.ok()) return rp.status();
-    if (*rp) return b.Err((*a)[3]->loc, Cat(name, "(return_prev=True) is not supported"));
-  }
-  const Arg& dst = *(*a)[0];
-  const Arg& value = *(*a)[1];
-  auto check_dst = [&](const ir::Buffer& buf) -> absl::Status {
-    ir::DType t = buf->dtype;
-    if (t != ir::DType::kFloat32 && t != ir::DType::kFloat64 && t != ir::DType::kFloat16 &&
-        t != ir::DType::kInt32) {
-      return b.Err(dst.loc, Cat(name, " into ", ir::DTypeName(t), " (`", buf->name,
-                                "`) is not supported; float32, float64, float16 and int32 are"));
-    }
-    if (buf->scope != ir::Scope::kGlobal && buf->scope != ir::Scope::kShared) {
-      return b.Err(dst.loc, Cat(name, " needs a global or shared destination; `", buf->name,
-                                "` is a ", ir::ScopeName(buf->scope), " buffer"));
-    }
-    return absl::OkStatus();
-  };
-  bool value_tile = value.value.kind == ValueKind::kBuffer ? !IsRuntimeScalar(value.value)
-                                                           : value.value.kind == ValueKind::kRegion;
-  bool dst_tile = dst.value.kind == ValueKind::kRegion ||
-                  (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
-  if (value_tile || dst_tile) {
-    // The tile form: element-wise over two regions, as T.atomic_add's.
-    absl::StatusOr<Operand> d = ReadOperand(b, dst, name, true);
-    if (!d.ok()) return d.status();
-    absl::StatusOr<Operand> v = ReadOperand(b, value, name, true);
-    if (!v.ok()) return v.status();
-    absl::StatusOr<std::pair<ir::Region, ir::Region>> p = ResolvePair(b, *v, *d, args.loc, name);
-    if (!p.ok()) return p.status();
-    if (absl::Status s = check_dst(p->second.buffer); !s.ok()) return s;
-    absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(p->second, p->first, nullptr, op),
-                            args.loc, name);
-    if (!s.ok()) return s;
-    return Value::None();
-  }
-  if (dst.value.kind != ValueKind::kElement) {
-    return b.Err(dst.loc, Cat(name, " needs a buffer element or a tile as its destination, got ",
-                              DescribeValue(dst.value)));
-  }
-  if (!value.value.IsNumber() && !IsRuntimeScalar(value.value)) {
-    return b.Err(value.loc, Cat(name, " takes a scalar value, got ", DescribeValue(value.value)));
-  }
-  const ElementValue& e = *dst.value.element;
-  ir::DType t = e.buffer->dtype;
-  if (absl::Status s = check_dst(e.buffer); !s.ok()) return s;
-  absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, t, value.loc);
-  if (!v.ok()) return v.status();
-  ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
-  absl::Status s =
-      b.Emit(std::make_shared<ir::AtomicAddNode>(region, std::nullopt, *v, op), args.loc, name);
-  if (!s.ok()) return s;
   return Value::None();
 }
 
@@ -820,11 +640,7 @@ std::optional<absl::StatusOr<Value>> CallTileOp(Builder& b, std::string_view nam
   if (name == "T.fill" || name == "T.clear") return Fill(b, name, args);
   if (name == "T.transpose") return Transpose(b, args);
   if (std::optional<absl::StatusOr<Value>> r = CallTlReduce(b, name, args)) return *r;
-  if (name == "T.atomic_add") return AtomicAdd(b, args);
-  if (name == "T.atomic_addx2") return AtomicAddLanes(b, args, name, 2);
-  if (name == "T.atomic_addx4") return AtomicAddLanes(b, args, name, 4);
-  if (name == "T.atomic_max") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMax);
-  if (name == "T.atomic_min") return AtomicMaxMin(b, args, name, ir::AtomicOp::kMin);
+  if (auto atomic = CallTileAtomic(b, name, args)) return *atomic;
   if (name == "T.annotate_layout") return AnnotateLayout(b, args);
   if (name == "T.use_swizzle") return UseSwizzle(b, args);
   if (name == "T.disable_warp_group_reg_alloc") {
