@@ -1,6 +1,7 @@
 #include "compiler/frontend/frontend.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -169,25 +170,31 @@ bool LooksEager(const FunctionDefStmt& def) {
   return found || !consts.empty();
 }
 
-// The function a generator returns by name when it is defined in the
-// generator's body and does not define a @T.prim_func itself but holds one
-// (`return kernel_func`); null otherwise.
-const FunctionDefStmt* CurriedInner(const FunctionDefStmt& def) {
-  const ReturnStmt* ret = nullptr;
-  for (const StmtPtr& s : def.body) {
-    if (s && s->as<ReturnStmt>()) ret = s->as<ReturnStmt>();
-  }
-  const auto* name = ret && ret->value ? ret->value->as<NameExpr>() : nullptr;
-  if (name == nullptr) return nullptr;
-  for (const StmtPtr& s : def.body) {
-    const auto* d = s ? s->as<FunctionDefStmt>() : nullptr;
-    if (d == nullptr || d->name != name->id) continue;
-    for (const ExprPtr& dec : d->decorators) {
-      if (IsPrimFuncDecorator(*dec)) return nullptr;
+// The functions a generator may return by name (`return kernel_func`, in
+// any branch): for each such return, the last function of that name defined
+// before it in the generator's body (outside nested functions), unless it is
+// a @T.prim_func itself; only when the generator holds a @T.prim_func
+// somewhere (the returned function defines it or calls the one that does).
+// Empty for any other generator.
+std::vector<const FunctionDefStmt*> CurriedInner(const FunctionDefStmt& def) {
+  std::vector<const FunctionDefStmt*> out;
+  if (!HasNestedPrimFunc(def)) return out;
+  std::map<std::string, const FunctionDefStmt*> defined;
+  WalkStmts(def.body, false, [&](const Stmt& s) {
+    if (const auto* d = s.as<FunctionDefStmt>()) {
+      defined[d->name] = d;
+      return;
     }
-    return HasNestedPrimFunc(*d) ? d : nullptr;
-  }
-  return nullptr;
+    const auto* r = s.as<ReturnStmt>();
+    const auto* name = r && r->value ? r->value->as<NameExpr>() : nullptr;
+    auto it = name ? defined.find(name->id) : defined.end();
+    if (it == defined.end() || std::find(out.begin(), out.end(), it->second) != out.end()) return;
+    for (const ExprPtr& dec : it->second->decorators) {
+      if (IsPrimFuncDecorator(*dec)) return;
+    }
+    out.push_back(it->second);
+  });
+  return out;
 }
 
 bool Bindable(const Param& p) {
@@ -386,7 +393,8 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   // ...): ... return main ... return kernel_func`, as autotuned kernels are
   // written): the returned function's parameters are bound too, and it is
   // called with them.
-  const FunctionDefStmt* inner = style_ == Style::kGenerator ? CurriedInner(def_) : nullptr;
+  const std::vector<const FunctionDefStmt*> inner =
+      style_ == Style::kGenerator ? CurriedInner(def_) : std::vector<const FunctionDefStmt*>{};
 
   // Bindable names, and the bindings' check.
   std::vector<std::string> bindable;
@@ -397,15 +405,17 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
       bindable.push_back(p.name);
     }
     for (const std::string& c : consts) bindable.push_back(c);
-    if (inner != nullptr) {
-      for (const Param& p : inner->params) {
+    const size_t own = bindable.size();
+    for (const FunctionDefStmt* d : inner) {
+      for (const Param& p : d->params) {
         if (!Bindable(p)) continue;
-        if (std::find(bindable.begin(), bindable.end(), p.name) != bindable.end()) {
-          return b_.Err(p.loc, Cat("parameter `", p.name, "` of `", inner->name,
+        auto at = std::find(bindable.begin(), bindable.end(), p.name);
+        if (at - bindable.begin() < static_cast<std::ptrdiff_t>(own)) {
+          return b_.Err(p.loc, Cat("parameter `", p.name, "` of `", d->name,
                                    "` has the name of a parameter of `", def_.name,
                                    "`, so -D cannot bind it alone; rename one"));
         }
-        bindable.push_back(p.name);
+        if (at == bindable.end()) bindable.push_back(p.name);  // one name for every candidate
       }
     }
   }
@@ -477,9 +487,13 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
       if (!id.ok()) return id.status();
       bound_names.emplace_back(p.name, *id);
     }
-    if (inner != nullptr) {
-      for (const Param& p : inner->params) {
+    for (const FunctionDefStmt* d : inner) {
+      for (const Param& p : d->params) {
         if (!Bindable(p)) continue;
+        if (std::any_of(inner_names.begin(), inner_names.end(),
+                        [&](const auto& n) { return n.first == p.name; })) {
+          continue;
+        }
         absl::StatusOr<int> id = add_param(p);
         if (!id.ok()) return id.status();
         inner_names.emplace_back(p.name, *id);
@@ -523,12 +537,18 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   for (const auto& [name, id] : bound_names) b_.BindName(name, b_.ParamValue(id));
   absl::StatusOr<Flow> flow = b_.ExecBlock(def_.body);
   std::optional<Value> returned = b_.frame().return_value;
-  if (flow.ok() && inner != nullptr && returned && returned->kind == ValueKind::kFunction &&
-      returned->function->def == inner) {
+  const FunctionDefStmt* called = flow.ok() && returned && returned->kind == ValueKind::kFunction
+                                      ? returned->function->def
+                                      : nullptr;
+  if (called && std::find(inner.begin(), inner.end(), called) != inner.end()) {
     CallArgs call;
-    call.loc = inner->loc;
+    call.loc = called->loc;
     for (const auto& [name, id] : inner_names) {
-      call.keywords.emplace_back(name, Arg{b_.ParamValue(id), inner->loc});
+      if (std::none_of(called->params.begin(), called->params.end(),
+                       [&](const Param& p) { return p.name == name; })) {
+        continue;
+      }
+      call.keywords.emplace_back(name, Arg{b_.ParamValue(id), called->loc});
     }
     absl::StatusOr<Value> r = b_.CallValue(*returned, std::move(call));
     if (!r.ok()) {

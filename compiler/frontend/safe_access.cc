@@ -176,7 +176,9 @@ class Legalizer : public ir::IRMutator {
         Expr cond = InBounds(l->buffer, idx);
         if (!cond) return load;
         auto it = safe_.find(l->buffer.get());
-        Expr safe = it != safe_.end() ? it->second : ir::Cast(l->buffer->dtype, ir::IntImm(0));
+        Expr safe = pad_                ? ir::Cast(l->buffer->dtype, pad_)
+                    : it != safe_.end() ? it->second
+                                        : ir::Cast(l->buffer->dtype, ir::IntImm(0));
         return ir::Select(cond, load, safe);
       }
       if (in_kernel_ && l->buffer->scope != ir::Scope::kVar) {
@@ -241,7 +243,11 @@ class Legalizer : public ir::IRMutator {
       }
       case ir::StmtKind::kCopy: {
         const auto* c = s->as<ir::CopyNode>();
-        if (in_kernel_ && safe_.count(c->src.buffer.get()) && !Skip(c->src.buffer)) {
+        const bool padded =
+            c->dst.buffer->scope != ir::Scope::kGlobal && safe_.count(c->dst.buffer.get());
+        const bool safe_src =
+            c->src.buffer->scope == ir::Scope::kGlobal && safe_.count(c->src.buffer.get());
+        if (in_kernel_ && (safe_src || padded) && !Skip(c->src.buffer)) {
           return SafeCopy(*c);
         }
         break;
@@ -253,11 +259,29 @@ class Legalizer : public ir::IRMutator {
         for (const Expr& i : st->indices) idx.push_back(Mutate(i));
         idx = FromEnd(st->buffer, std::move(idx));
         if (st->buffer->scope != ir::Scope::kGlobal) {
-          return ir::Store(st->buffer, idx, Mutate(st->value));
+          // T.annotate_padding: what the stored value's out-of-bounds loads read.
+          auto pad = safe_.find(st->buffer.get());
+          const Expr outer = pad_;
+          if (pad != safe_.end()) pad_ = pad->second;
+          Expr value = Mutate(st->value);
+          pad_ = outer;
+          return ir::Store(st->buffer, idx, value);
         }
         ir::Stmt store = ir::Store(st->buffer, idx, Mutate(st->value));
         Expr cond = InBounds(st->buffer, idx);
         return cond ? ir::If(cond, store) : store;
+      }
+      case ir::StmtKind::kAtomicAdd: {
+        // The one-element form updates like a store: dropped outside the
+        // tensor (the tile form clips its regions itself).
+        ir::Stmt out = IRMutator::Mutate(s);
+        const auto* a = out->as<ir::AtomicAddNode>();
+        if (!in_kernel_ || a->src || a->dst.buffer->scope != ir::Scope::kGlobal ||
+            Skip(a->dst.buffer)) {
+          return out;
+        }
+        Expr cond = InBounds(a->dst.buffer, a->dst.mins);
+        return cond ? ir::If(cond, out) : out;
       }
       default: break;
     }
@@ -266,6 +290,8 @@ class Legalizer : public ir::IRMutator {
 
  private:
   bool Skip(const ir::Buffer& b) const { return only_ && !only_->count(b.get()); }
+
+  Expr pad_;  // while mutating a store's value into a padded buffer: the padding
 
   // The facts of `cond` hold while it lives: kept for InBounds, and those
   // that bound a variable by a constant narrow its range.
@@ -363,7 +389,8 @@ class Legalizer : public ir::IRMutator {
       if (!n) {
         status_ = absl::UnimplementedError(
             absl::StrCat("a T.copy out of `", c.src.buffer->name,
-                         "`, which has a safe value (T.annotate_safe_value), with extents not "
+                         "`, which has a safe value (T.annotate_safe_value or T.annotate_padding), "
+                         "with extents not "
                          "known at compile time"));
         return nullptr;
       }

@@ -24,7 +24,12 @@
 
 namespace tilec::frontend {
 
-// Safe values by tensor (T.annotate_safe_value); a tensor not named reads 0.
+// T.annotate_padding({S: v}) on a shared or local buffer S: out-of-bounds
+// loads of global tensors in a value stored into S (element stores, and
+// T.copy into S) read v instead of their tensor's safe value.
+//
+// Safe values by tensor (T.annotate_safe_value) and paddings by shared or
+// local buffer (T.annotate_padding); a tensor not named reads 0.
 using SafeValues = std::map<const ir::BufferNode*, ir::Expr>;
 
 // With `only`, the accesses of those buffers alone (the frontend guards the

@@ -6,9 +6,9 @@
 // - T.atomic_addx2 / T.atomic_addx4(dst, value): 2 / 4 scalar atomic adds of
 //   consecutive elements along the last dimension.
 // - T.atomic_max / T.atomic_min(dst, value): as T.atomic_add (scalar or tile
-//   form) with AtomicOp kMax / kMin, into a global or shared
-//   float32/float64/float16/int32 buffer; memory_order is accepted and
-//   ignored, return_prev is not supported.
+//   form) with AtomicOp kMax / kMin, into a global or shared buffer;
+//   memory_order is accepted and ignored, return_prev is not supported.
+// Every destination has a dtype with atomics (ir::IsAtomicDType).
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -23,6 +23,23 @@ namespace tilec::frontend {
 namespace {
 
 using Args = std::vector<std::optional<Arg>>;
+
+// A destination the atomic `name` can update: a dtype with atomics and, with
+// `scope`, a global or shared buffer.
+absl::Status CheckAtomicDst(Builder& b, const Arg& dst, std::string_view name,
+                            const ir::Buffer& buf, bool scope) {
+  ir::DType t = buf->dtype;
+  if (!ir::IsAtomicDType(t)) {
+    return b.Err(dst.loc, Cat(name, " into ", ir::DTypeName(t), " (`", buf->name,
+                              "`) is not supported; the 16-, 32- and 64-bit floats and the 32- "
+                              "and 64-bit integers are"));
+  }
+  if (scope && buf->scope != ir::Scope::kGlobal && buf->scope != ir::Scope::kShared) {
+    return b.Err(dst.loc, Cat(name, " needs a global or shared destination; `", buf->name,
+                              "` is a ", ir::ScopeName(buf->scope), " buffer"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.atomic_add",
@@ -47,6 +64,9 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
     absl::StatusOr<std::pair<ir::Region, ir::Region>> p =
         ResolvePair(b, *v, *d, args.loc, "T.atomic_add");
     if (!p.ok()) return p.status();
+    if (absl::Status s = CheckAtomicDst(b, dst, "T.atomic_add", p->second.buffer, false); !s.ok()) {
+      return s;
+    }
     absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(p->second, p->first, nullptr),
                             args.loc, "T.atomic_add");
     if (!s.ok()) return s;
@@ -58,6 +78,7 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
                               DescribeValue(dst.value)));
   }
   const ElementValue& e = *dst.value.element;
+  if (absl::Status s = CheckAtomicDst(b, dst, "T.atomic_add", e.buffer, false); !s.ok()) return s;
   absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, e.buffer->dtype, value.loc);
   if (!v.ok()) return v.status();
   ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
@@ -106,6 +127,7 @@ absl::StatusOr<Value> AtomicAddLanes(Builder& b, CallArgs& args, std::string_vie
   if (dst->indices.empty() || src->indices.empty()) {
     return b.Err(args.loc, Cat(name, " needs buffer elements with an index"));
   }
+  if (absl::Status s = CheckAtomicDst(b, *(*a)[0], name, dst->buffer, false); !s.ok()) return s;
   for (int64_t k = 0; k < lanes; ++k) {
     auto at = [&](std::vector<ir::Expr> idx) {
       idx.back() = SimplifyIndex(
@@ -136,19 +158,6 @@ absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view 
   }
   const Arg& dst = *(*a)[0];
   const Arg& value = *(*a)[1];
-  auto check_dst = [&](const ir::Buffer& buf) -> absl::Status {
-    ir::DType t = buf->dtype;
-    if (t != ir::DType::kFloat32 && t != ir::DType::kFloat64 && t != ir::DType::kFloat16 &&
-        t != ir::DType::kInt32) {
-      return b.Err(dst.loc, Cat(name, " into ", ir::DTypeName(t), " (`", buf->name,
-                                "`) is not supported; float32, float64, float16 and int32 are"));
-    }
-    if (buf->scope != ir::Scope::kGlobal && buf->scope != ir::Scope::kShared) {
-      return b.Err(dst.loc, Cat(name, " needs a global or shared destination; `", buf->name,
-                                "` is a ", ir::ScopeName(buf->scope), " buffer"));
-    }
-    return absl::OkStatus();
-  };
   bool value_tile = value.value.kind == ValueKind::kBuffer ? !IsRuntimeScalar(value.value)
                                                            : value.value.kind == ValueKind::kRegion;
   bool dst_tile = dst.value.kind == ValueKind::kRegion ||
@@ -161,7 +170,7 @@ absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view 
     if (!v.ok()) return v.status();
     absl::StatusOr<std::pair<ir::Region, ir::Region>> p = ResolvePair(b, *v, *d, args.loc, name);
     if (!p.ok()) return p.status();
-    if (absl::Status s = check_dst(p->second.buffer); !s.ok()) return s;
+    if (absl::Status s = CheckAtomicDst(b, dst, name, p->second.buffer, true); !s.ok()) return s;
     absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(p->second, p->first, nullptr, op),
                             args.loc, name);
     if (!s.ok()) return s;
@@ -176,7 +185,7 @@ absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view 
   }
   const ElementValue& e = *dst.value.element;
   ir::DType t = e.buffer->dtype;
-  if (absl::Status s = check_dst(e.buffer); !s.ok()) return s;
+  if (absl::Status s = CheckAtomicDst(b, dst, name, e.buffer, true); !s.ok()) return s;
   absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, t, value.loc);
   if (!v.ok()) return v.status();
   ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};

@@ -73,6 +73,7 @@ constexpr std::string_view kLangFunctions[] = {
     "Persistent",
     "extract_lane",
     "annotate_safe_value",
+    "annotate_padding",
     "cummax",
     "reduce_bitand",
     "reduce_bitor",
@@ -255,13 +256,13 @@ bool IsKnownModule(std::string_view path) {
   return path == "tilelang" || path == kLang || path == "tilelang.layout" ||
          path == "tilelang.cuda" || path == "tilelang.math" || path == "tilelang.PassConfigKey" ||
          path == "tilelang.language.GemmWarpPolicy" || path == "math" || path == "torch" ||
-         path == "dataclasses" || path == "tvm" || path == "tvm.tir" || path == "functools" ||
-         path == "operator" || path == "itertools" || path == "tilelang.transform" ||
-         path == "tilelang.transform.simplify" || path == "tvm.script" ||
-         path == "tilelang.carver" || path == "tilelang.carver.arch" ||
+         path == "dataclasses" || path == "tvm" || path == "tvm.tir" || path == "tvm.te" ||
+         path == "functools" || path == "operator" || path == "itertools" ||
+         path == "tilelang.transform" || path == "tilelang.transform.simplify" ||
+         path == "tvm.script" || path == "tilelang.carver" || path == "tilelang.carver.arch" ||
          path == "tilelang.carver.arch.driver" || path == "torch.cuda" ||
          path == "tilelang.quantize" || path == "tilelang.quantize.quantization" ||
-         path == "builtins";
+         path == "builtins" || path == "tilelang.tileop" || path == "tilelang.tileop.base";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -271,12 +272,18 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
   std::string a(attr);
   if (path == kLang) {
     if (attr == "GemmWarpPolicy") return Value::Module("tilelang.language.GemmWarpPolicy");
+    if (attr == "PrimExpr") return Value::Builtin("tir.PrimExpr");  // TVM's, re-exported
     if (Contains(std::begin(kLangFunctions), std::end(kLangFunctions), attr)) {
       return Value::Builtin(Cat("T.", attr));
     }
     if (std::optional<ir::DType> t = ir::ParseDType(attr)) return Value::DType(*t);
     if (auto v = ParseVectorDType(attr)) return Value::DType(v->first, v->second);
     return std::nullopt;
+  }
+  // The class's home module (T.GemmWarpPolicy re-exports it).
+  if (path == "tilelang.tileop" && attr == "base") return Value::Module("tilelang.tileop.base");
+  if (path == "tilelang.tileop.base" && attr == "GemmWarpPolicy") {
+    return Value::Module("tilelang.language.GemmWarpPolicy");
   }
   if (path == "tilelang.language.GemmWarpPolicy") {
     if (attr == "Square") return Value::Policy(ir::GemmPolicy::kSquare);
@@ -289,6 +296,7 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
     if (attr == "cuda") return Value::Module("tilelang.cuda");
     if (attr == "tvm") return Value::Module("tvm");
     if (attr == "layout") return Value::Module("tilelang.layout");
+    if (attr == "tileop") return Value::Module("tilelang.tileop");
     if (attr == "PassConfigKey") return Value::Module("tilelang.PassConfigKey");
     if (attr == "math") return Value::Module("tilelang.math");
     if (attr == "DataType") return Value::Builtin("T.dtype");
@@ -330,9 +338,12 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
   if (path == "tvm") {
     if (attr == "script") return Value::Module("tvm.script");
     if (attr == "tir") return Value::Module("tvm.tir");
+    if (attr == "te") return Value::Module("tvm.te");
     if (attr == "DataType") return Value::Builtin("T.dtype");
     return std::nullopt;
   }
+  // tvm.te.var(name, dtype): a size variable, as T.symbolic(name, dtype).
+  if (path == "tvm.te" && attr == "var") return Value::Builtin("T.symbolic");
   if (path == "tvm.tir") {
     // The tvm.tir functions kernels' helpers use, as their T.* twins.
     static constexpr std::string_view kSame[] = {

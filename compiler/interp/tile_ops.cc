@@ -326,7 +326,7 @@ class ReduceStmt final : public CStmt {
         return fl ? FloatScalar(FloatMin(acc.f, x.f)) : (IntLess(x.i, acc.i, t) ? x : acc);
       case ir::ReduceKind::kAbsMax: {
         const Scalar ax = AbsIn(x, t);
-        return fl ? FloatScalar(FloatMax(acc.f, ax.f)) : IntScalar(std::max(acc.i, ax.i));
+        return fl ? FloatScalar(FloatMax(acc.f, ax.f)) : (IntLess(acc.i, ax.i, t) ? ax : acc);
       }
     }
     return acc;
@@ -407,10 +407,10 @@ Scalar AtomicCombine(ir::AtomicOp op, Scalar old, Scalar v, DType t) {
     case ir::AtomicOp::kAdd: return AddIn(old, v, t);
     case ir::AtomicOp::kMax:
       if (IsFloat(t)) return FloatScalar(FloatMax(old.f, v.f));
-      return IntScalar(std::max(old.i, v.i));
+      return IntLess(old.i, v.i, t) ? v : old;
     case ir::AtomicOp::kMin:
       if (IsFloat(t)) return FloatScalar(FloatMin(old.f, v.f));
-      return IntScalar(std::min(old.i, v.i));
+      return IntLess(v.i, old.i, t) ? v : old;
   }
   return old;
 }

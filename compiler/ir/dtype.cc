@@ -86,6 +86,20 @@ bool IsFloat8(DType t) {
 
 bool IsFnuz(DType t) { return t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2FNUZ; }
 
+bool IsAtomicDType(DType t) {
+  switch (t) {
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kFloat32:
+    case DType::kFloat64:
+    case DType::kInt32:
+    case DType::kUInt32:
+    case DType::kInt64:
+    case DType::kUInt64: return true;
+    default: return false;
+  }
+}
+
 bool IsFloat(DType t) {
   switch (t) {
     case DType::kFloat8E4M3:

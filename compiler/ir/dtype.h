@@ -59,6 +59,9 @@ bool IsSigned(DType t);
 bool IsFloat8(DType t);
 // float8_e4m3fnuz or float8_e5m2fnuz.
 bool IsFnuz(DType t);
+// A type T.atomic_add / atomic_max / atomic_min can update in place: the
+// 16-, 32- and 64-bit floats, and the 32- and 64-bit integers.
+bool IsAtomicDType(DType t);
 
 }  // namespace tilec::ir
 

@@ -193,6 +193,29 @@ def negative_index(N):
                 B[6 + j] = A[j * 20 - 10]
     return main
 
+# T.annotate_padding: out-of-bounds loads stored into S read the padding,
+# element by element (rows shifted up by 3) and through T.copy; the tensor's
+# own safe value still holds elsewhere. The size is a tvm.te.var.
+def padding(block=32):
+    import tvm
+    N = tvm.te.var("n")
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
+             C: T.Tensor((N,), "float32"), D: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            S = T.alloc_shared((block,), "float32")
+            R = T.alloc_shared((block,), "float32")
+            T.annotate_padding({S: 7.0, R: -1.0})
+            T.annotate_safe_value({A: 2.0})
+            for i in T.Parallel(block):
+                S[i] = A[bx * block + i - 3]
+            T.copy(A[bx * block + 5], R)
+            for i in T.Parallel(block):
+                B[bx * block + i] = S[i]
+                C[bx * block + i] = R[i]
+                D[bx * block + i] = A[bx * block + i + 5]
+    return main
+
 def safe_value_shared(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32")):
@@ -437,6 +460,23 @@ TEST(ConformanceAnnotate, NegativeIndicesCountFromTheEnd) {
   // bounds (reads 0) and 10 reads A[10].
   ExpectClose(args[1], {a(15), a(14), a(15), a(14), a(13), a(13), 0.0, a(10)}, {});
   ExpectTargetsMatch(p, {.seed = seed, .exact = true});
+}
+
+TEST(ConformanceAnnotate, PaddingOfASharedBuffer) {
+  const int64_t n = 70;
+  ir::Program p = Compile(kSource, "padding");
+  const uint64_t seed = Seed(116);
+  Tensors args = {Random(DType::kFloat32, {n}, seed), Zeros(DType::kFloat32, {n}),
+                  Zeros(DType::kFloat32, {n}), Zeros(DType::kFloat32, {n})};
+  Interpret(p, args);
+  auto a = [&](int64_t i) { return args[0].GetDouble(i); };
+  ExpectClose(args[1], Table(n, [&](int64_t i) { return i >= 3 ? a(i - 3) : 7.0; }), {},
+              "element stores into S");
+  ExpectClose(args[2], Table(n, [&](int64_t i) { return i + 5 < n ? a(i + 5) : -1.0; }), {},
+              "T.copy into R");
+  ExpectClose(args[3], Table(n, [&](int64_t i) { return i + 5 < n ? a(i + 5) : 2.0; }), {},
+              "A's own safe value");
+  ExpectTargetsMatch(p, {.seed = seed, .dims = {{"n", n}}, .exact = true});
 }
 
 TEST(ConformanceAnnotate, SafeValueOfASharedBufferRefused) {

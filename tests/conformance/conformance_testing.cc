@@ -121,4 +121,15 @@ void ExpectTargetsMatch(const ir::Program& program, const EmulatorCheck& check,
   }
 }
 
+void ExpectAllTargetsMatch(const ir::Program& program, uint64_t seed) {
+  EmulatorCheck check{.seed = seed};
+  check.launch.check_uninit = true;
+  ExpectTargetsMatch(program, check, kBothArchs);
+  absl::StatusOr<cuda::CudaTarget> amd = cuda::CudaTarget::FromName("gfx942");
+  ASSERT_TRUE(amd.ok());
+  absl::StatusOr<cuda::CudaSource> src = ::tilec::testing::EmitFor(program, *amd);
+  ASSERT_TRUE(src.ok()) << src.status();
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(program, *src, check);
+}
+
 }  // namespace tilec::conformance

@@ -82,6 +82,10 @@ std::vector<double> Table(int64_t n, const std::function<double(int64_t)>& f);
 void ExpectTargetsMatch(const ir::Program& program, const EmulatorCheck& check,
                         std::vector<cuda::CudaArch> archs = {cuda::CudaArch::kSm80});
 
+// ExpectTargetsMatch for sm_80 and sm_90a, then the gfx942 code on the
+// emulator, all with `seed` and the emulator's uninitialised-read check.
+void ExpectAllTargetsMatch(const ir::Program& program, uint64_t seed);
+
 inline const std::vector<cuda::CudaArch> kBothArchs = {cuda::CudaArch::kSm80,
                                                        cuda::CudaArch::kSm90a};
 

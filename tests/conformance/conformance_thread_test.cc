@@ -122,13 +122,6 @@ def atomic_prev(N):
             T.atomic_max(A[0], 1.0, return_prev=True)
     return main
 
-def atomic_bf16(N):
-    @T.prim_func
-    def main(H: T.Tensor((N,), "bfloat16")):
-        with T.Kernel(1, threads=32):
-            T.atomic_min(H[0], 1.0)
-    return main
-
 def ws(N, block=64):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
@@ -529,12 +522,6 @@ TEST(ConformanceAtomic, MinTile) { CheckAtomicTile("min", 512); }
 TEST(ConformanceAtomic, ReturnPrevRefused) {
   ExpectRefused(kSource, "atomic_prev", {{"N", "4"}},
                 "T.atomic_max(return_prev=True) is not supported");
-}
-
-TEST(ConformanceAtomic, BFloat16MinRefused) {
-  ExpectRefused(kSource, "atomic_bf16", {{"N", "4"}},
-                "T.atomic_min into bfloat16 (`H`) is not supported; float32, float64, float16 and "
-                "int32 are");
 }
 
 // Barriers, T.ws, T.print and the hints run in program order.

@@ -23,11 +23,6 @@
 namespace tilec::cuda {
 namespace {
 
-bool AtomicType(ir::DType t) {
-  return t == ir::DType::kFloat32 || t == ir::DType::kFloat64 || t == ir::DType::kInt32 ||
-         t == ir::DType::kFloat16;
-}
-
 // Elements per vector atomic for a fragment run of `run` slots into `dst`
 // elements on `target`; 1 when there is no vector atomic.
 int64_t VectorAtomicWidth(const CudaTarget& target, ir::DType dst, int64_t run) {
@@ -58,7 +53,7 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
   const auto* a = s->as<ir::AtomicAddNode>();
   const ir::Buffer& db = a->dst.buffer;
   const std::string op_name = absl::StrCat("T.atomic_", Sv(ir::AtomicOpName(a->op)));
-  if (!AtomicType(db->dtype)) {
+  if (!ir::IsAtomicDType(db->dtype)) {
     return ctx.Unimplemented(
         absl::StrCat(op_name, " into ", Sv(ir::DTypeName(db->dtype)), " (", db->name, ")"));
   }

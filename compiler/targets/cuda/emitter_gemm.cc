@@ -83,7 +83,7 @@ std::optional<SharedPart> PartOfShared(EmitContext& ctx, const std::string& base
       lead =
           ir::Binary(ir::BinaryOp::kAdd, ir::Binary(ir::BinaryOp::kMul, lead, shape[d]), r.mins[d]);
     }
-    out.pointer = absl::StrCat(base, " + (", ctx.Expr(lead), ") * ", *rows * *cols);
+    out.pointer = absl::StrCat("(", base, " + (", ctx.Expr(lead), ") * ", *rows * *cols, ")");
   }
   if (*r0 != 0 || *c0 != 0 || *er != *rows || *ec != *cols) {
     if ((*c0 * ElemBytes(r.buffer->dtype)) % 16 != 0) return std::nullopt;

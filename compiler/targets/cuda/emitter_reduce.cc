@@ -138,9 +138,11 @@ std::vector<int64_t> Project(const std::vector<int64_t>& idx, int dim) {
   return out;
 }
 
-// The value moved by a shuffle: float, int, or through float.
+// The value moved by a shuffle: float, int, the 64-bit types (two halves,
+// tl/shfl_wide.h), or through float or int.
 std::string Shuffle(DType t, const std::string& v, int mask) {
-  if (t == DType::kFloat32 || t == DType::kInt32) {
+  if (t == DType::kFloat32 || t == DType::kInt32 || t == DType::kFloat64 || t == DType::kInt64 ||
+      t == DType::kUInt64) {
     return absl::StrCat("tl::shfl_xor(", v, ", ", mask, ")");
   }
   if (IsNarrowFloat(t)) {
@@ -155,10 +157,6 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   if (!f || !g) return ctx.Internal("T.reduce operand without a fragment layout");
   const DType dt = r->dst->dtype;
   const ReduceKind kind = r->reduce_kind;
-  if (dt == DType::kFloat64 || dt == DType::kInt64) {
-    return ctx.Unimplemented(
-        absl::StrCat("T.reduce into ", Sv(ir::DTypeName(dt)), " fragment ", r->dst->name));
-  }
   const std::string what = absl::StrCat("T.reduce_", Sv(ir::ReduceKindName(kind)), "(",
                                         r->src->name, " -> ", r->dst->name, ", dim=", r->dim, ")");
   const int64_t threads = f->threads;

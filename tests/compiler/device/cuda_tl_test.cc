@@ -384,12 +384,14 @@ TEST(CudaTlTest, BadShapesAndTypesFailWithTheirMessages) {
        "tl::ldmatrix_x4 loads four 8x8 matrices: pass uint32_t[4]"},
       {"reduction over 6 lanes", "X[0] = tl::warp_allreduce<tl::SumOp, 6>(X[0]);",
        "Lanes must be a power of two from 1 to the warp size"},
-      {"shuffle of a half", "H[0] = tl::shfl_xor(H[1], 1);", "tl::shfl_xor takes float or int"},
+      {"shuffle of a half", "H[0] = tl::shfl_xor(H[1], 1);",
+       "tl::shfl_xor takes float, int, double or a 64-bit integer"},
       {"math on a half", "X[0] = tl::exp(H[0]);", "tl::exp takes float or double"},
       {"infinity of an integer", "X[0] = float(tl::infinity<int>());",
        "tl::infinity<T>: T must be float, double"},
       {"atomic add of a mismatched type", "tl::atomic_add(X, 1.0);",
-       "tl::atomic_add supports float, double, int32_t and tl::half_t"},
+       "tl::atomic_add supports float, double, 32- and 64-bit integers, tl::half_t and "
+       "tl::bfloat16_t"},
   };
   for (const BadUse& bad : cases) {
     SCOPED_TRACE(bad.what);

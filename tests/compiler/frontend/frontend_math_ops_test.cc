@@ -207,11 +207,11 @@ TEST(FrontendMathOps, AtomicMaxMinRefusals) {
        "test.py:8:22: error: T.atomic_max needs a buffer element or a tile as its destination, "
        "got int"},
       {"        T.atomic_min(H, A)\n",
-       "test.py:8:22: error: T.atomic_min into bfloat16 (`H`) is not supported; float32, "
-       "float64, float16 and int32 are"},
+       "test.py:8:22: error: T.atomic_min into int8 (`H`) is not supported; the 16-, 32- and "
+       "64-bit floats and the 32- and 64-bit integers are"},
       {"        T.atomic_min(H[0], 1.0)\n",
-       "test.py:8:22: error: T.atomic_min into bfloat16 (`H`) is not supported; float32, "
-       "float64, float16 and int32 are"},
+       "test.py:8:22: error: T.atomic_min into int8 (`H`) is not supported; the 16-, 32- and "
+       "64-bit floats and the 32- and 64-bit integers are"},
       {"        T.atomic_max(A[0], 1.0, return_prev=True)\n",
        "test.py:8:33: error: T.atomic_max(return_prev=True) is not supported"},
       {"        L = T.alloc_local((4,), \"float32\")\n        T.atomic_max(L[0], 1.0)\n",
@@ -221,7 +221,7 @@ TEST(FrontendMathOps, AtomicMaxMinRefusals) {
   for (const Case& c : cases) {
     std::string src = std::string(R"py(
 @T.prim_func
-def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32"), H: T.Tensor((4,), "bfloat16")):
+def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32"), H: T.Tensor((4,), "int8")):
     with T.Kernel(1, threads=32) as bx:
 )py") + c.body;
     absl::StatusOr<ir::Program> p = Build(src, "main");

@@ -1,6 +1,7 @@
 // Atomic adds into global memory whose old value is not needed (PTX red):
 //
-//   red_add(addr, v)          red.global.add.{f32,f64,s32} / .noftz.f16
+//   red_add(addr, v)          red.global.add.{f32,f64,s32} / .noftz.f16; the
+//                             other types of tl::atomic_add through it
 //   red_add_vec<T, N>(addr, x)   adds x.v[i] to addr[i], i < N:
 //       float, N = 2 or 4     red.global.add.v{2,4}.f32 on sm_90+, else N red_add
 //       half_t, N even        red.global.add.noftz.f16x2 per pair
@@ -12,6 +13,7 @@
 #define TILEC_DEVICE_CUDA_TL_RED_H_
 
 #include "tl/arith.h"
+#include "tl/atomic.h"
 #include "tl/types.h"
 
 namespace tl {
@@ -38,18 +40,25 @@ __device__ __forceinline__ void red_add(int32_t* addr, int32_t v) {
 }
 
 __device__ __forceinline__ void red_add(half_t* addr, half_t v) {
-  asm volatile(
-      "{\n .reg .u64 g;\n cvta.to.global.u64 g, %0;\n red.global.add.noftz.f16 [g], %1;\n}"
-      :
-      : "l"(addr), "h"(static_cast<unsigned short>(v.bits()))
-      : "memory");
+  asm volatile("{\n .reg .u64 g;\n cvta.to.global.u64 g, %0;\n red.global.add.noftz.f16 [g], %1;\n}"
+               :
+               : "l"(addr), "h"(static_cast<unsigned short>(v.bits()))
+               : "memory");
+}
+
+// The other types tl::atomic_add takes: the atom's old value is unused.
+__device__ __forceinline__ void red_add(uint32_t* addr, uint32_t v) { (void)atomic_add(addr, v); }
+__device__ __forceinline__ void red_add(int64_t* addr, int64_t v) { (void)atomic_add(addr, v); }
+__device__ __forceinline__ void red_add(uint64_t* addr, uint64_t v) { (void)atomic_add(addr, v); }
+__device__ __forceinline__ void red_add(bfloat16_t* addr, bfloat16_t v) {
+  (void)atomic_add(addr, v);
 }
 
 template <typename T, typename V>
 __device__ __forceinline__ void red_add(T* addr, V v) {
   static_assert(sizeof(T) == 0,
-                "tl::red_add supports float, double, int32_t and tl::half_t, with a value of the "
-                "same type as the destination");
+                "tl::red_add supports float, double, 32- and 64-bit integers, tl::half_t and "
+                "tl::bfloat16_t, with a value of the same type as the destination");
 }
 
 namespace detail {

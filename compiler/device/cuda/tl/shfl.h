@@ -4,8 +4,8 @@
 //   shfl_xor(v, lane_mask)  value of lane (lane ^ lane_mask)   shfl.sync.bfly.b32
 //   shfl_sync(v, src_lane)  value of lane src_lane             shfl.sync.idx.b32
 //
-// Overloads for float and int. Other types fail with a message: convert
-// 16-bit types to float first.
+// Overloads for float and int (64-bit types: tl/shfl_wide.h). Other types fail with a message:
+// convert 16-bit types to float first.
 #ifndef TILEC_DEVICE_CUDA_TL_SHFL_H_
 #define TILEC_DEVICE_CUDA_TL_SHFL_H_
 
@@ -38,14 +38,16 @@ __device__ __forceinline__ float shfl_sync(float v, int src_lane) {
 template <typename T>
 __device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
   static_assert(sizeof(T) == 0,
-                "tl::shfl_xor takes float or int; convert other types (e.g. float(x)) first");
+                "tl::shfl_xor takes float, int, double or a 64-bit integer; convert 16-bit types "
+                "(e.g. float(x)) first");
   return v;
 }
 
 template <typename T>
 __device__ __forceinline__ T shfl_sync(T v, int src_lane) {
   static_assert(sizeof(T) == 0,
-                "tl::shfl_sync takes float or int; convert other types (e.g. float(x)) first");
+                "tl::shfl_sync takes float, int, double or a 64-bit integer; convert 16-bit types "
+                "(e.g. float(x)) first");
   return v;
 }
 

@@ -27,6 +27,7 @@
 #include "tl/math.h"
 
 #include "tl/arith.h"
+#include "tl/shfl_wide.h"
 #include "tl/layout.h"
 #include "tl/reduce.h"
 #include "tl/gemm.h"

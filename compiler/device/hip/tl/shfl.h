@@ -12,7 +12,7 @@
 // bit-mask mode (and 0x1f, or 0, xor the mask: lane ^ mask within each 32
 // lanes, no address computation).
 //
-// Overloads for float and int, as on CUDA.
+// Overloads for float and int, as on CUDA (64-bit types: tl/shfl_wide.h).
 #ifndef TILEC_DEVICE_HIP_TL_SHFL_H_
 #define TILEC_DEVICE_HIP_TL_SHFL_H_
 
@@ -50,13 +50,15 @@ __device__ __forceinline__ float shfl_xor(float v, int lane_mask) {
 template <typename T>
 __device__ __forceinline__ T shfl_xor(T v, int) {
   static_assert(sizeof(T) == 0,
-                "tl::shfl_xor takes float or int; convert other types (e.g. float(x)) first");
+                "tl::shfl_xor takes float, int, double or a 64-bit integer; convert 16-bit types "
+                "(e.g. float(x)) first");
   return v;
 }
 template <typename T>
 __device__ __forceinline__ T shfl_sync(T v, int) {
   static_assert(sizeof(T) == 0,
-                "tl::shfl_sync takes float or int; convert other types (e.g. float(x)) first");
+                "tl::shfl_sync takes float, int, double or a 64-bit integer; convert 16-bit types "
+                "(e.g. float(x)) first");
   return v;
 }
 

@@ -96,6 +96,7 @@ __device__ __forceinline__ void syncthreads() {
 #include "tl/mfma.h"
 
 #include "tl/arith.h"
+#include "tl/shfl_wide.h"
 #include "tl/layout.h"
 #include "tl/reduce.h"
 #include "tl/gemm_mfma.h"

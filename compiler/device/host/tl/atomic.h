@@ -1,8 +1,9 @@
 // Host twin of the atomic wrappers: atomic_add / atomic_max / atomic_min(addr,
-// v) return the old value, for float, double, int32_t and tl::half_t (float
-// maxima and minima ignore a NaN operand, as tl::fmax / tl::fmin do). Blocks may run on
-// several OS threads, so these are real atomic read-modify-writes (half_t by a
-// compare-and-swap loop on its 16 bits, rounding the sum to nearest even).
+// v) return the old value, for float, double, int32_t, uint32_t, int64_t,
+// uint64_t, tl::half_t and tl::bfloat16_t (float maxima and minima ignore a
+// NaN operand, as tl::fmax / tl::fmin do). Blocks may run on several OS
+// threads, so these are real atomic read-modify-writes (the 16-bit floats by
+// a compare-and-swap loop on their bits, rounding the sum to nearest even).
 // The address must lie in the block's shared memory or in a global buffer the
 // launch registered.
 #ifndef TILEC_DEVICE_HOST_TL_ATOMIC_H_
@@ -43,6 +44,23 @@ inline int32_t atomic_add(int32_t* addr, int32_t v) {
   return std::atomic_ref<int32_t>(*addr).fetch_add(v);
 }
 
+inline uint32_t atomic_add(uint32_t* addr, uint32_t v) {
+  host::check_atomic(addr, sizeof(uint32_t));
+  return std::atomic_ref<uint32_t>(*addr).fetch_add(v);
+}
+
+inline int64_t atomic_add(int64_t* addr, int64_t v) {
+  host::check_atomic(addr, sizeof(int64_t));
+  // Wraps like the GPU's two's complement add.
+  return static_cast<int64_t>(std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(addr))
+                                  .fetch_add(static_cast<uint64_t>(v)));
+}
+
+inline uint64_t atomic_add(uint64_t* addr, uint64_t v) {
+  host::check_atomic(addr, sizeof(uint64_t));
+  return std::atomic_ref<uint64_t>(*addr).fetch_add(v);
+}
+
 inline half_t atomic_add(half_t* addr, half_t v) {
   host::check_atomic(addr, sizeof(half_t));
   std::atomic_ref<uint16_t> ref(addr->storage);
@@ -77,6 +95,36 @@ inline int32_t atomic_max(int32_t* addr, int32_t v) {
 inline int32_t atomic_min(int32_t* addr, int32_t v) {
   return host::atomic_update<int32_t, uint32_t>(addr, [v](int32_t x) { return x < v ? x : v; });
 }
+inline uint32_t atomic_max(uint32_t* addr, uint32_t v) {
+  return host::atomic_update<uint32_t, uint32_t>(addr, [v](uint32_t x) { return x > v ? x : v; });
+}
+inline uint32_t atomic_min(uint32_t* addr, uint32_t v) {
+  return host::atomic_update<uint32_t, uint32_t>(addr, [v](uint32_t x) { return x < v ? x : v; });
+}
+inline int64_t atomic_max(int64_t* addr, int64_t v) {
+  return host::atomic_update<int64_t, uint64_t>(addr, [v](int64_t x) { return x > v ? x : v; });
+}
+inline int64_t atomic_min(int64_t* addr, int64_t v) {
+  return host::atomic_update<int64_t, uint64_t>(addr, [v](int64_t x) { return x < v ? x : v; });
+}
+inline uint64_t atomic_max(uint64_t* addr, uint64_t v) {
+  return host::atomic_update<uint64_t, uint64_t>(addr, [v](uint64_t x) { return x > v ? x : v; });
+}
+inline uint64_t atomic_min(uint64_t* addr, uint64_t v) {
+  return host::atomic_update<uint64_t, uint64_t>(addr, [v](uint64_t x) { return x < v ? x : v; });
+}
+inline bfloat16_t atomic_add(bfloat16_t* addr, bfloat16_t v) {
+  return host::atomic_update<bfloat16_t, uint16_t>(
+      addr, [v](bfloat16_t x) { return bfloat16_t(float(x) + float(v)); });
+}
+inline bfloat16_t atomic_max(bfloat16_t* addr, bfloat16_t v) {
+  return host::atomic_update<bfloat16_t, uint16_t>(
+      addr, [v](bfloat16_t x) { return bfloat16_t(tl::fmax(float(x), float(v))); });
+}
+inline bfloat16_t atomic_min(bfloat16_t* addr, bfloat16_t v) {
+  return host::atomic_update<bfloat16_t, uint16_t>(
+      addr, [v](bfloat16_t x) { return bfloat16_t(tl::fmin(float(x), float(v))); });
+}
 inline float atomic_max(float* addr, float v) {
   return host::atomic_update<float, uint32_t>(addr, [v](float x) { return tl::fmax(x, v); });
 }
@@ -101,7 +149,8 @@ inline half_t atomic_min(half_t* addr, half_t v) {
 template <typename T, typename V>
 inline T atomic_max(T* addr, V v) {
   static_assert(sizeof(T) == 0,
-                "tl::atomic_max supports float, double, int32_t and tl::half_t, with a value of "
+                "tl::atomic_max supports float, double, 32- and 64-bit integers, tl::half_t and "
+                "tl::bfloat16_t, with a value of "
                 "the same type as the destination");
   return *addr;
 }
@@ -109,7 +158,8 @@ inline T atomic_max(T* addr, V v) {
 template <typename T, typename V>
 inline T atomic_min(T* addr, V v) {
   static_assert(sizeof(T) == 0,
-                "tl::atomic_min supports float, double, int32_t and tl::half_t, with a value of "
+                "tl::atomic_min supports float, double, 32- and 64-bit integers, tl::half_t and "
+                "tl::bfloat16_t, with a value of "
                 "the same type as the destination");
   return *addr;
 }
@@ -117,7 +167,8 @@ inline T atomic_min(T* addr, V v) {
 template <typename T, typename V>
 inline T atomic_add(T* addr, V v) {
   static_assert(sizeof(T) == 0,
-                "tl::atomic_add supports float, double, int32_t and tl::half_t, with a value of "
+                "tl::atomic_add supports float, double, 32- and 64-bit integers, tl::half_t and "
+                "tl::bfloat16_t, with a value of "
                 "the same type as the destination");
   return *addr;
 }

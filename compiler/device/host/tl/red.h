@@ -30,6 +30,10 @@ inline void red_add(float* addr, float v) { host::red_add(addr, v); }
 inline void red_add(double* addr, double v) { host::red_add(addr, v); }
 inline void red_add(int32_t* addr, int32_t v) { host::red_add(addr, v); }
 inline void red_add(half_t* addr, half_t v) { host::red_add(addr, v); }
+inline void red_add(uint32_t* addr, uint32_t v) { host::red_add(addr, v); }
+inline void red_add(int64_t* addr, int64_t v) { host::red_add(addr, v); }
+inline void red_add(uint64_t* addr, uint64_t v) { host::red_add(addr, v); }
+inline void red_add(bfloat16_t* addr, bfloat16_t v) { host::red_add(addr, v); }
 
 template <typename T, int N>
 inline void red_add_vec(T* addr, const Vec<T, N>& x) {

@@ -44,14 +44,16 @@ inline float shfl_sync(float v, int src_lane) {
 template <typename T>
 inline T shfl_xor(T v, int lane_mask) {
   static_assert(sizeof(T) == 0,
-                "tl::shfl_xor takes float or int; convert other types (e.g. float(x)) first");
+                "tl::shfl_xor takes float, int, double or a 64-bit integer; convert 16-bit types "
+                "(e.g. float(x)) first");
   return v;
 }
 
 template <typename T>
 inline T shfl_sync(T v, int src_lane) {
   static_assert(sizeof(T) == 0,
-                "tl::shfl_sync takes float or int; convert other types (e.g. float(x)) first");
+                "tl::shfl_sync takes float, int, double or a 64-bit integer; convert 16-bit types "
+                "(e.g. float(x)) first");
   return v;
 }
 

@@ -29,6 +29,7 @@
 #include "tl/cuda_compat.h"
 
 #include "tl/arith.h"
+#include "tl/shfl_wide.h"
 #include "tl/layout.h"
 #include "tl/reduce.h"
 #include "tl/gemm.h"

@@ -208,7 +208,8 @@ extern "C" __global__ void warp_k1(tl::half_t* X) {
   absl::StatusOr<NvrtcResult> r = CompileCuda(kSource, "hdr.cu", CudaArch::kSm80);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("(errors in warp_k1)"));
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("tl::shfl_xor takes float or int"));
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("tl::shfl_xor takes float, int, double or a 64-bit integer"));
 }
 
 TEST(NvrtcTest, KernelsWithErrorsMapsLinesToKernelBodies) {
