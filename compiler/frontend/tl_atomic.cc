@@ -1,13 +1,14 @@
 // Atomic tile operators (docs/language.md):
 // - T.atomic_add(dst, value): a buffer element and a scalar -> the scalar
 //   form; buffers/regions/head addresses -> the tile form (extents as for
-//   T.copy). memory_order and use_tma are accepted and ignored; return_prev is
-//   not supported.
+//   T.copy). memory_order and use_tma are accepted and ignored;
+//   return_prev=True (one element only) makes the call's value the
+//   element's value before the update (a variable the atomic writes).
 // - T.atomic_addx2 / T.atomic_addx4(dst, value): 2 / 4 scalar atomic adds of
 //   consecutive elements along the last dimension.
 // - T.atomic_max / T.atomic_min(dst, value): as T.atomic_add (scalar or tile
 //   form) with AtomicOp kMax / kMin, into a global or shared buffer;
-//   memory_order is accepted and ignored, return_prev is not supported.
+//   memory_order is accepted and ignored, return_prev as for T.atomic_add.
 // Every destination has a dtype with atomics (ir::IsAtomicDType).
 #include <optional>
 #include <string_view>
@@ -41,14 +42,36 @@ absl::Status CheckAtomicDst(Builder& b, const Arg& dst, std::string_view name,
   return absl::OkStatus();
 }
 
+// Emits the one-element atomic `op` of `v` into `region`; with
+// `return_prev`, into a fresh variable that receives the old value, whose
+// load is the call's value.
+absl::StatusOr<Value> EmitElementAtomic(Builder& b, const CallArgs& args, std::string_view name,
+                                        ir::Region region, ir::Expr v, ir::AtomicOp op,
+                                        bool return_prev) {
+  ir::Buffer prev;
+  if (return_prev) {
+    prev = ir::MakeBuffer(b.TakeNameHint("prev"), region.buffer->dtype, {ir::IntImm(1)},
+                          ir::Scope::kVar);
+    absl::Status s = b.Emit(ir::Allocate(prev), args.loc, name);
+    if (!s.ok()) return s;
+  }
+  absl::Status s = b.Emit(
+      std::make_shared<ir::AtomicAddNode>(std::move(region), std::nullopt, std::move(v), op, prev),
+      args.loc, name);
+  if (!s.ok()) return s;
+  if (!return_prev) return Value::None();
+  return Value::Runtime(ir::Load(prev, {ir::IntImm(0)}));
+}
+
 absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.atomic_add",
                                     {"dst", "value", "memory_order", "return_prev", "use_tma"}, 2);
   if (!a.ok()) return a.status();
+  bool return_prev = false;
   if ((*a)[3]) {
     absl::StatusOr<bool> rp = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "return_prev");
     if (!rp.ok()) return rp.status();
-    if (*rp) return b.Err((*a)[3]->loc, "T.atomic_add(return_prev=True) is not supported");
+    return_prev = *rp;
   }
   const Arg& dst = *(*a)[0];
   const Arg& value = *(*a)[1];
@@ -57,6 +80,11 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   bool dst_tile = dst.value.kind == ValueKind::kRegion ||
                   (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
   if (value_tile || dst_tile) {
+    if (return_prev) {
+      return b.Err((*a)[3]->loc,
+                   "T.atomic_add(return_prev=True) takes one element, not a tile: the old "
+                   "value is a scalar");
+    }
     absl::StatusOr<Operand> d = ReadOperand(b, dst, "T.atomic_add", true);
     if (!d.ok()) return d.status();
     absl::StatusOr<Operand> v = ReadOperand(b, value, "T.atomic_add", true);
@@ -82,10 +110,8 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, e.buffer->dtype, value.loc);
   if (!v.ok()) return v.status();
   ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
-  absl::Status s = b.Emit(std::make_shared<ir::AtomicAddNode>(region, std::nullopt, *v), args.loc,
-                          "T.atomic_add");
-  if (!s.ok()) return s;
-  return Value::None();
+  return EmitElementAtomic(b, args, "T.atomic_add", std::move(region), *v, ir::AtomicOp::kAdd,
+                           return_prev);
 }
 
 // T.atomic_addx2 / T.atomic_addx4(dst, value): `lanes` consecutive elements
@@ -151,10 +177,11 @@ absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view 
   absl::StatusOr<Args> a =
       BindArgs(b, args, name, {"dst", "value", "memory_order", "return_prev"}, 2);
   if (!a.ok()) return a.status();
+  bool return_prev = false;
   if ((*a)[3]) {
     absl::StatusOr<bool> rp = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "return_prev");
     if (!rp.ok()) return rp.status();
-    if (*rp) return b.Err((*a)[3]->loc, Cat(name, "(return_prev=True) is not supported"));
+    return_prev = *rp;
   }
   const Arg& dst = *(*a)[0];
   const Arg& value = *(*a)[1];
@@ -163,6 +190,11 @@ absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view 
   bool dst_tile = dst.value.kind == ValueKind::kRegion ||
                   (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
   if (value_tile || dst_tile) {
+    if (return_prev) {
+      return b.Err((*a)[3]->loc, Cat(name,
+                                     "(return_prev=True) takes one element, not a tile: the old "
+                                     "value is a scalar"));
+    }
     // The tile form: element-wise over two regions, as T.atomic_add's.
     absl::StatusOr<Operand> d = ReadOperand(b, dst, name, true);
     if (!d.ok()) return d.status();
@@ -189,10 +221,7 @@ absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view 
   absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, t, value.loc);
   if (!v.ok()) return v.status();
   ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
-  absl::Status s =
-      b.Emit(std::make_shared<ir::AtomicAddNode>(region, std::nullopt, *v, op), args.loc, name);
-  if (!s.ok()) return s;
-  return Value::None();
+  return EmitElementAtomic(b, args, name, std::move(region), *v, op, return_prev);
 }
 
 }  // namespace

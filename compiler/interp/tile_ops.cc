@@ -417,8 +417,8 @@ Scalar AtomicCombine(ir::AtomicOp op, Scalar old, Scalar v, DType t) {
 
 class AtomicAddScalarStmt final : public CStmt {
  public:
-  AtomicAddScalarStmt(CRegion dst, CExprPtr value, ir::AtomicOp op)
-      : dst_(std::move(dst)), value_(std::move(value)), op_(op) {}
+  AtomicAddScalarStmt(CRegion dst, CExprPtr value, ir::AtomicOp op, int result_slot)
+      : dst_(std::move(dst)), value_(std::move(value)), op_(op), result_slot_(result_slot) {}
 
   absl::Status Exec(Env& env) const override {
     RegionValue d;
@@ -438,7 +438,13 @@ class AtomicAddScalarStmt final : public CStmt {
                                                 ShapeString(d.tensor->shape())));
     }
     const DType dt = d.tensor->dtype();
-    WriteElement(*d.tensor, f, AtomicCombine(op_, ReadElement(*d.tensor, f), v, dt));
+    const Scalar old = ReadElement(*d.tensor, f);
+    WriteElement(*d.tensor, f, AtomicCombine(op_, old, v, dt));
+    if (result_slot_ >= 0) {
+      Tensor* r = env.Buffer(result_slot_);
+      if (r == nullptr) return env.TakeError();
+      WriteElement(*r, 0, old);
+    }
     return absl::OkStatus();
   }
 
@@ -446,6 +452,7 @@ class AtomicAddScalarStmt final : public CStmt {
   CRegion dst_;
   CExprPtr value_;  // already in the destination's dtype
   ir::AtomicOp op_;
+  int result_slot_;  // return_prev=True: the variable's slot; -1 without
 };
 
 absl::Status CheckDim(const ir::Buffer& b, int dim, absl::string_view op) {
@@ -516,7 +523,14 @@ absl::StatusOr<CStmtPtr> CompileAtomicAdd(Compiler& c, const ir::AtomicAddNode& 
   if (s.value == nullptr) return Unverified("atomic_add has neither a source region nor a value");
   auto value = c.CompileExprAs(s.value, s.dst.buffer->dtype);
   if (!value.ok()) return value.status();
-  return CStmtPtr(std::make_unique<AtomicAddScalarStmt>(std::move(*dst), std::move(*value), s.op));
+  int result_slot = -1;
+  if (s.result) {
+    absl::StatusOr<int> slot = c.BufferSlot(s.result);
+    if (!slot.ok()) return slot.status();
+    result_slot = *slot;
+  }
+  return CStmtPtr(
+      std::make_unique<AtomicAddScalarStmt>(std::move(*dst), std::move(*value), s.op, result_slot));
 }
 
 }  // namespace tilec::interp::internal

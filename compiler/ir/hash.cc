@@ -59,7 +59,8 @@ enum class Tag : uint8_t {
   kAtomicMax = 63,
   kAtomicMin = 64,
   kWhile = 65,
-  kDisableTma = 66,  // a T.copy that must not use TMA
+  kDisableTma = 66,    // a T.copy that must not use TMA
+  kAtomicResult = 67,  // return_prev=True: the variable receiving the old value
 };
 
 // How a variable or buffer reference is resolved.
@@ -479,6 +480,10 @@ class Encoder {
           T(Tag::kNull);
         }
         E(n->value);
+        if (n->result) {
+          T(Tag::kAtomicResult);
+          BufferRef(n->result);
+        }
         return;
       }
       case StmtKind::kAnnotateLayout: {

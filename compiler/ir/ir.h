@@ -463,8 +463,17 @@ struct AtomicAddNode : StmtNode {
   std::optional<Region> src;
   Expr value;
   AtomicOp op = AtomicOp::kAdd;
-  AtomicAddNode(Region d, std::optional<Region> s, Expr v, AtomicOp o = AtomicOp::kAdd)
-      : StmtNode(kKind), dst(std::move(d)), src(std::move(s)), value(std::move(v)), op(o) {}
+  // return_prev=True (one-element form only): a variable (scope kVar, the
+  // destination's dtype) that receives the element's value before the update.
+  Buffer result;
+  AtomicAddNode(Region d, std::optional<Region> s, Expr v, AtomicOp o = AtomicOp::kAdd,
+                Buffer r = nullptr)
+      : StmtNode(kKind),
+        dst(std::move(d)),
+        src(std::move(s)),
+        value(std::move(v)),
+        op(o),
+        result(std::move(r)) {}
 };
 
 struct AnnotateLayoutNode : StmtNode {

@@ -498,8 +498,10 @@ void Printer::S(const Stmt& s, int indent) {
         dst = absl::StrCat(Name(n->dst.buffer), "[", Args(n->dst.mins), "]");
       }
       std::string src = n->src ? RegionText(*n->src) : E(n->value);
-      Line(indent,
-           absl::StrCat("T.atomic_", std::string(AtomicOpName(n->op)), "(", dst, ", ", src, ")"));
+      std::string call = absl::StrCat("T.atomic_", std::string(AtomicOpName(n->op)), "(", dst, ", ",
+                                      src, n->result ? ", return_prev=True)" : ")");
+      if (n->result) call = absl::StrCat(Name(n->result), "[0] = ", call);
+      Line(indent, call);
       return;
     }
     case StmtKind::kAnnotateLayout: {

@@ -236,6 +236,7 @@ class Writer {
         if (n->value) WriteExpr(n->value, a->mutable_value());
         if (n->op == AtomicOp::kMax) a->set_op(v1::ATOMIC_OP_MAX);
         if (n->op == AtomicOp::kMin) a->set_op(v1::ATOMIC_OP_MIN);
+        if (n->result) a->set_result(BufferId(n->result));
         return;
       }
       case StmtKind::kAnnotateLayout: {

@@ -521,7 +521,12 @@ class Reader {
           case v1::ATOMIC_OP_MIN: op = AtomicOp::kMin; break;
           default: return Error(absl::StrCat("unknown atomic op ", static_cast<int>(a.op())));
         }
-        return std::make_shared<AtomicAddNode>(std::move(dst), std::move(src), std::move(v), op);
+        Buffer result;
+        if (a.has_result()) {
+          PC_ASSIGN_OR_RETURN(result, GetBuffer(a.result(), "atomic_add result"));
+        }
+        return std::make_shared<AtomicAddNode>(std::move(dst), std::move(src), std::move(v), op,
+                                               std::move(result));
       }
       case v1::Stmt::kAnnotateLayout: {
         const v1::AnnotateLayoutStmt& a = s.annotate_layout();

@@ -125,6 +125,14 @@ bool Verifier::CheckAtomicAdd(const AtomicAddNode* n) {
                              " buffer; atomics need global or shared memory"));
   }
   if (n->src && n->value) return Fail("T.atomic_add has both a source region and a value");
+  if (n->result) {
+    if (n->src) return Fail("T.atomic_add with return_prev has a source region (tile form)");
+    if (!UseBuffer(n->result, "return_prev variable")) return false;
+    if (n->result->scope != Scope::kVar || n->result->dtype != dst->dtype) {
+      return Fail(absl::StrCat("T.atomic_add return_prev variable ", n->result->name, " is not a ",
+                               Sv(DTypeName(dst->dtype)), " variable"));
+    }
+  }
   if (!n->src && !n->value) return Fail("T.atomic_add has neither a source region nor a value");
   if (n->src) {
     if (!CheckRegion(*n->src, "T.atomic_add source")) return false;

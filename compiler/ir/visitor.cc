@@ -139,6 +139,7 @@ void IRVisitor::Visit(const Stmt& s) {
       VisitRegion(n->dst);
       if (n->src) VisitRegion(*n->src);
       Visit(n->value);
+      if (n->result) VisitBuffer(n->result);
       return;
     }
     case StmtKind::kAnnotateLayout: {
@@ -351,8 +352,13 @@ Stmt IRMutator::Mutate(const Stmt& s) {
       std::optional<Region> src;
       if (n->src) src = MutateRegion(*n->src);
       Expr v = Mutate(n->value);
-      if (SameRegion(d, n->dst) && (!src || SameRegion(*src, *n->src)) && v == n->value) return s;
-      return std::make_shared<AtomicAddNode>(std::move(d), std::move(src), std::move(v), n->op);
+      Buffer r = n->result ? MutateBuffer(n->result) : nullptr;
+      if (SameRegion(d, n->dst) && (!src || SameRegion(*src, *n->src)) && v == n->value &&
+          r == n->result) {
+        return s;
+      }
+      return std::make_shared<AtomicAddNode>(std::move(d), std::move(src), std::move(v), n->op,
+                                             std::move(r));
     }
     case StmtKind::kAnnotateLayout: {
       const auto* n = s->as<AnnotateLayoutNode>();

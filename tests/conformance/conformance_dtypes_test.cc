@@ -7,6 +7,8 @@
 // - T.reduce_sum / max / min / absmax of int64, uint64 and float64
 //   fragments whose rows span lanes: the values cross lanes as 64 bits
 //   (uint64 once went through a 32-bit shuffle and lost its high half);
+// - return_prev=True: the call's value is the element's value before the
+//   update (one element, in per-thread code or a T.Parallel nest);
 // - a float32 T.gemm (the CUDA-core path) on a slice X[b, :, :] of a 3-D
 //   shared buffer.
 // The interpreter is checked against references computed here, the emitted
@@ -84,6 +86,48 @@ def gemm_slice(M, N, K):
             T.copy(B, B_s[1, :, :])
             T.gemm(A_s[1, :, :], B_s[1, :, :], C_l)
             T.copy(C_l, C)
+    return main
+
+# return_prev=True: each element once in a T.Parallel nest (the old values
+# are B's), and per-thread slot claiming whose filled slots do not depend on
+# the order threads run in.
+def atomic_prev(M, N, op):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+             Old: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, 16), threads=128) as bx:
+            for i, j in T.Parallel(16, N):
+                if bx * 16 + i < M:
+                    if op == "add":
+                        Old[bx * 16 + i, j] = T.atomic_add(B[bx * 16 + i, j], A[bx * 16 + i, j],
+                                                           return_prev=True)
+                    else:
+                        Old[bx * 16 + i, j] = T.atomic_max(B[bx * 16 + i, j], A[bx * 16 + i, j],
+                                                           return_prev=True)
+    return main
+
+def claim_slots(T_):
+    @T.prim_func
+    def main(Count: T.Tensor((4,), "int32"), Slots: T.Tensor((4, T_), "int32")):
+        with T.Kernel(1, threads=T_):
+            tx = T.get_thread_binding()
+            if tx % 3 != 0:
+                pos = T.atomic_add(Count[tx % 4], 1, return_prev=True)
+                Slots[tx % 4, pos] = 1
+    return main
+
+def prev_tile(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32):
+            T.atomic_add(B, A, return_prev=True)
+    return main
+
+def prev_block(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32):
+            B[1] = T.atomic_add(A[0], 1.0, return_prev=True)
     return main
 
 def atomic_int8(N):
@@ -186,6 +230,54 @@ TEST(ConformanceDTypes, AtomicsBFloat16) {
     ExpectClose(args[2], o, {}, "O (one element per row)");
     ExpectAllTargetsMatch(p, seed);
   }
+}
+
+TEST(ConformanceDTypes, ReturnPrevInAParallelNest) {
+  const int64_t m = 37, n = 24;
+  for (const std::string op : {"add", "max"}) {
+    SCOPED_TRACE(op);
+    ir::Program p = Compile(kSource, "atomic_prev", {{"M", "37"}, {"N", "24"}, {"op", Quoted(op)}});
+    const uint64_t seed = Seed(20261209);
+    Tensors args = {Random(DType::kFloat32, {m, n}, seed),
+                    Random(DType::kFloat32, {m, n}, seed + 1), Zeros(DType::kFloat32, {m, n})};
+    std::vector<double> b(m * n), old(m * n);
+    for (int64_t e = 0; e < m * n; ++e) {
+      old[e] = args[1].GetDouble(e);
+      const float a = static_cast<float>(args[0].GetDouble(e)), x = static_cast<float>(old[e]);
+      b[e] = op == "add" ? static_cast<double>(x + a) : std::max(x, a);
+    }
+    Interpret(p, args);
+    ExpectClose(args[1], b, {}, "B");
+    ExpectClose(args[2], old, {}, "the old values");
+    ExpectAllTargetsMatch(p, seed);
+  }
+}
+
+TEST(ConformanceDTypes, ReturnPrevClaimsSlotsPerThread) {
+  ir::Program p = Compile(kSource, "claim_slots", {{"T_", "64"}});
+  const uint64_t seed = Seed(20261210);
+  Tensors args = {Zeros(DType::kInt32, {4}), Zeros(DType::kInt32, {4, 64})};
+  Interpret(p, args);
+  std::vector<int64_t> count(4, 0), slots(4 * 64, 0);
+  for (int64_t t = 0; t < 64; ++t) {
+    if (t % 3 != 0) slots[(t % 4) * 64 + count[t % 4]++] = 1;
+  }
+  ExpectEqualInts(args[0], count, "counts");
+  ExpectEqualInts(args[1], slots, "claimed slots");
+  EmulatorCheck check{.seed = seed, .zero = {"Count", "Slots"}};
+  check.launch.check_uninit = true;
+  ExpectTargetsMatch(p, check, kBothArchs);
+}
+
+TEST(ConformanceDTypes, ReturnPrevRefusals) {
+  ExpectRefused(kSource, "prev_tile", {{"N", "8"}},
+                "T.atomic_add(return_prev=True) takes one element, not a tile");
+  ir::Program p = Compile(kSource, "prev_block", {{"N", "8"}});
+  absl::StatusOr<cuda::CudaSource> src = ::tilec::testing::EmitFor(p, cuda::CudaArch::kSm90a);
+  ASSERT_FALSE(src.ok());
+  EXPECT_NE(src.status().message().find("T.atomic_add(return_prev=True) at block level"),
+            std::string::npos)
+      << src.status();
 }
 
 TEST(ConformanceDTypes, AtomicIntoInt8Refused) {

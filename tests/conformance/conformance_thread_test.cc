@@ -115,13 +115,6 @@ def atomic_tile(M, N, op="add", bm=8, bn=32):
                 T.atomic_min(O, S)
     return main
 
-def atomic_prev(N):
-    @T.prim_func
-    def main(A: T.Tensor((N,), "float32")):
-        with T.Kernel(1, threads=32):
-            T.atomic_max(A[0], 1.0, return_prev=True)
-    return main
-
 def ws(N, block=64):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
@@ -518,11 +511,6 @@ void CheckAtomicTile(const std::string& op, uint64_t default_seed) {
 TEST(ConformanceAtomic, AddTile) { CheckAtomicTile("add", 510); }
 TEST(ConformanceAtomic, MaxTile) { CheckAtomicTile("max", 511); }
 TEST(ConformanceAtomic, MinTile) { CheckAtomicTile("min", 512); }
-
-TEST(ConformanceAtomic, ReturnPrevRefused) {
-  ExpectRefused(kSource, "atomic_prev", {{"N", "4"}},
-                "T.atomic_max(return_prev=True) is not supported");
-}
 
 // Barriers, T.ws, T.print and the hints run in program order.
 TEST(ConformanceSync, BarriersWarpSpecialisationPrintAndHints) {

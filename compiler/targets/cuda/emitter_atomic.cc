@@ -3,7 +3,9 @@
 //
 // T.atomic_add: tl::red_add per element of a global destination (its old
 // value is never used: PTX red, no shared-memory path), tl::atomic_add for
-// a shared one, or tl::red_add_vec per run.
+// a shared one, or tl::red_add_vec per run. With return_prev=True (one
+// element, in per-thread code or an unreplicated T.Parallel nest) the
+// atomic's old value is stored into the result variable.
 //
 // A whole fragment added into a global tensor, where the fragment's layout
 // gives each thread runs of consecutive elements, goes one vector reduction
@@ -72,6 +74,23 @@ absl::Status LowerAtomicAdd(EmitContext& ctx, const ir::Stmt& s) {
         JoinConds({guard, db->scope == ir::Scope::kGlobal ? InBounds(ctx, db, a->dst.mins) : ""});
     std::string line = absl::StrCat(AtomicFunction(db, a->op), "(", ctx.Address(db, a->dst.mins),
                                     ", ", value, ");");
+    if (a->result) {
+      // return_prev=True: the thread that updates reads the old value, so
+      // every thread that uses it must be the one updating.
+      if (!guard.empty()) {
+        return ctx.Unimplemented(absl::StrCat(
+            op_name, "(return_prev=True) ",
+            loop ? "in a T.Parallel nest whose iterations are replicated over threads (fewer "
+                   "iterations than threads)"
+                 : "at block level (once per block; use it in per-thread code or a T.Parallel "
+                   "nest)"));
+      }
+      const char* fn = a->op == ir::AtomicOp::kAdd   ? "tl::atomic_add"
+                       : a->op == ir::AtomicOp::kMax ? "tl::atomic_max"
+                                                     : "tl::atomic_min";
+      line = absl::StrCat(ctx.Access(a->result, {ir::IntImm(0)}), " = ", fn, "(",
+                          ctx.Address(db, a->dst.mins), ", ", value, ");");
+    }
     if (!cond.empty()) line = absl::StrCat("if (", cond, ") ", line);
     ctx.w().Line(line);
     return ctx.status();

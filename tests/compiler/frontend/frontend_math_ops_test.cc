@@ -212,8 +212,9 @@ TEST(FrontendMathOps, AtomicMaxMinRefusals) {
       {"        T.atomic_min(H[0], 1.0)\n",
        "test.py:8:22: error: T.atomic_min into int8 (`H`) is not supported; the 16-, 32- and "
        "64-bit floats and the 32- and 64-bit integers are"},
-      {"        T.atomic_max(A[0], 1.0, return_prev=True)\n",
-       "test.py:8:33: error: T.atomic_max(return_prev=True) is not supported"},
+      {"        T.atomic_max(A, B, return_prev=True)\n",
+       "test.py:8:28: error: T.atomic_max(return_prev=True) takes one element, not a tile: the "
+       "old value is a scalar"},
       {"        L = T.alloc_local((4,), \"float32\")\n        T.atomic_max(L[0], 1.0)\n",
        "test.py:9:22: error: T.atomic_max needs a global or shared destination; `L` is a local "
        "buffer"},
