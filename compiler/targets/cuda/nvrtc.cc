@@ -1,5 +1,4 @@
 #include "compiler/targets/cuda/nvrtc.h"
-#include "compiler/ir/sv.h"
 
 #include <dlfcn.h>
 
@@ -25,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "compiler/device/device_headers.h"
+#include "compiler/ir/sv.h"
 
 namespace tilec::cuda {
 namespace {
@@ -304,9 +304,13 @@ std::string OwnDiagnosticsOnly(std::string_view log_in, std::string_view own_fil
     } else if (IsDiagnosticStart(line, &is_error)) {
       keep = known(line);
       if (!keep) {
-        absl::StrAppend(&out,
-                        "(a diagnostic about a file other than the generated source was "
-                        "left out)\n");
+        // Running out of memory is the compile's, wherever NVRTC was: say so
+        // (the memory limit is classified by it), without the file's path.
+        absl::StrAppend(&out, absl::StrContains(line, "catastrophic error: out of memory")
+                                  ? "(catastrophic error: out of memory, in a file other than "
+                                    "the generated source)\n"
+                                  : "(a diagnostic about a file other than the generated source "
+                                    "was left out)\n");
       }
     }
     if (!keep) continue;

@@ -546,13 +546,14 @@ def f(dtype="int8"):
       {"AtomicAddReturnPrev",
        R"py(import tilelang.language as T
 @T.prim_func
-def main(A: T.Tensor((16,), "float32")):
+def main(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
-        T.atomic_add(A[0], 1.0, return_prev=True)
+        T.atomic_add(A, B, return_prev=True)
 )py",
        "main",
        {},
-       "test.py:5:33: error: T.atomic_add(return_prev=True) is not supported"},
+       "test.py:5:28: error: T.atomic_add(return_prev=True) takes one element, not a tile: the "
+       "old value is a scalar"},
 
       {"StagingOverflow",
        R"py(import tilelang.language as T

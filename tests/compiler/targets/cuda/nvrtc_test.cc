@@ -197,6 +197,18 @@ TEST(NvrtcTest, OwnDiagnosticsOnlyKeepsTheGeneratedSourceAndTilecHeaders) {
   EXPECT_THAT(ErrorLines(log, "k.cu"), ElementsAre(3));
 }
 
+// Running out of memory in a toolkit header is still named, so that the
+// compile child classifies it as the memory limit; the path is not.
+TEST(NvrtcTest, OwnDiagnosticsOnlyKeepsAnOutOfMemoryElsewhere) {
+  const std::string log =
+      "/usr/local/cuda/include/cuda_fp16.hpp(120): catastrophic error: out of memory\n"
+      "\n"
+      "1 catastrophic error detected in the compilation of \"k.cu\".\n";
+  const std::string kept = OwnDiagnosticsOnly(log, "k.cu");
+  EXPECT_THAT(kept, HasSubstr("catastrophic error: out of memory"));
+  EXPECT_THAT(kept, Not(HasSubstr("cuda_fp16")));
+}
+
 TEST(NvrtcTest, ErrorsInHeaderTemplatesAreTracedToTheKernel) {
   constexpr char kSource[] = R"(#include "tl/tl.h"
 extern "C" __global__ void ok_k0(float* X) { X[0] = 0.0f; }
