@@ -42,6 +42,21 @@ absl::Status CheckAtomicDst(Builder& b, const Arg& dst, std::string_view name,
   return absl::OkStatus();
 }
 
+// The static value of an atomic's return_prev= (false when not given).
+absl::StatusOr<bool> ReturnPrev(Builder& b, const std::optional<Arg>& arg) {
+  if (!arg) return false;
+  return b.StaticBool(arg->value, arg->loc, "return_prev");
+}
+
+// Whether an atomic is the tile form: a region, or a buffer that is not a
+// runtime scalar, on either side.
+bool TileForm(const Arg& dst, const Arg& value) {
+  auto tile = [](const Value& v) {
+    return v.kind == ValueKind::kRegion || (v.kind == ValueKind::kBuffer && !IsRuntimeScalar(v));
+  };
+  return tile(dst.value) || tile(value.value);
+}
+
 // Emits the one-element atomic `op` of `v` into `region`; with
 // `return_prev`, into a fresh variable that receives the old value, whose
 // load is the call's value.
@@ -67,20 +82,12 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, "T.atomic_add",
                                     {"dst", "value", "memory_order", "return_prev", "use_tma"}, 2);
   if (!a.ok()) return a.status();
-  bool return_prev = false;
-  if ((*a)[3]) {
-    absl::StatusOr<bool> rp = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "return_prev");
-    if (!rp.ok()) return rp.status();
-    return_prev = *rp;
-  }
+  absl::StatusOr<bool> return_prev = ReturnPrev(b, (*a)[3]);
+  if (!return_prev.ok()) return return_prev.status();
   const Arg& dst = *(*a)[0];
   const Arg& value = *(*a)[1];
-  bool value_tile = value.value.kind == ValueKind::kBuffer ? !IsRuntimeScalar(value.value)
-                                                           : value.value.kind == ValueKind::kRegion;
-  bool dst_tile = dst.value.kind == ValueKind::kRegion ||
-                  (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
-  if (value_tile || dst_tile) {
-    if (return_prev) {
+  if (TileForm(dst, value)) {
+    if (*return_prev) {
       return b.Err((*a)[3]->loc,
                    "T.atomic_add(return_prev=True) takes one element, not a tile: the old "
                    "value is a scalar");
@@ -111,7 +118,7 @@ absl::StatusOr<Value> AtomicAdd(Builder& b, CallArgs& args) {
   if (!v.ok()) return v.status();
   ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
   return EmitElementAtomic(b, args, "T.atomic_add", std::move(region), *v, ir::AtomicOp::kAdd,
-                           return_prev);
+                           *return_prev);
 }
 
 // T.atomic_addx2 / T.atomic_addx4(dst, value): `lanes` consecutive elements
@@ -122,11 +129,9 @@ absl::StatusOr<Value> AtomicAddLanes(Builder& b, CallArgs& args, std::string_vie
                                      int64_t lanes) {
   absl::StatusOr<Args> a = BindArgs(b, args, name, {"dst", "value", "return_prev"}, 2);
   if (!a.ok()) return a.status();
-  if ((*a)[2]) {
-    absl::StatusOr<bool> rp = b.StaticBool((*a)[2]->value, (*a)[2]->loc, "return_prev");
-    if (!rp.ok()) return rp.status();
-    if (*rp) return b.Err((*a)[2]->loc, Cat(name, "(return_prev=True) is not supported"));
-  }
+  absl::StatusOr<bool> return_prev = ReturnPrev(b, (*a)[2]);
+  if (!return_prev.ok()) return return_prev.status();
+  if (*return_prev) return b.Err((*a)[2]->loc, Cat(name, "(return_prev=True) is not supported"));
   // The first element of an operand and its buffer.
   auto first = [&](const Arg& arg) -> absl::StatusOr<ElementValue> {
     if (arg.value.kind == ValueKind::kElement) return *arg.value.element;
@@ -177,20 +182,12 @@ absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view 
   absl::StatusOr<Args> a =
       BindArgs(b, args, name, {"dst", "value", "memory_order", "return_prev"}, 2);
   if (!a.ok()) return a.status();
-  bool return_prev = false;
-  if ((*a)[3]) {
-    absl::StatusOr<bool> rp = b.StaticBool((*a)[3]->value, (*a)[3]->loc, "return_prev");
-    if (!rp.ok()) return rp.status();
-    return_prev = *rp;
-  }
+  absl::StatusOr<bool> return_prev = ReturnPrev(b, (*a)[3]);
+  if (!return_prev.ok()) return return_prev.status();
   const Arg& dst = *(*a)[0];
   const Arg& value = *(*a)[1];
-  bool value_tile = value.value.kind == ValueKind::kBuffer ? !IsRuntimeScalar(value.value)
-                                                           : value.value.kind == ValueKind::kRegion;
-  bool dst_tile = dst.value.kind == ValueKind::kRegion ||
-                  (dst.value.kind == ValueKind::kBuffer && !IsRuntimeScalar(dst.value));
-  if (value_tile || dst_tile) {
-    if (return_prev) {
+  if (TileForm(dst, value)) {
+    if (*return_prev) {
       return b.Err((*a)[3]->loc, Cat(name,
                                      "(return_prev=True) takes one element, not a tile: the old "
                                      "value is a scalar"));
@@ -221,7 +218,7 @@ absl::StatusOr<Value> AtomicMaxMin(Builder& b, CallArgs& args, std::string_view 
   absl::StatusOr<ir::Expr> v = b.ExprAs(value.value, t, value.loc);
   if (!v.ok()) return v.status();
   ir::Region region{e.buffer, e.indices, std::vector<ir::Expr>(e.indices.size(), ir::IntImm(1))};
-  return EmitElementAtomic(b, args, name, std::move(region), *v, op, return_prev);
+  return EmitElementAtomic(b, args, name, std::move(region), *v, op, *return_prev);
 }
 
 }  // namespace

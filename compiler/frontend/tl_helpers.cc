@@ -137,42 +137,23 @@ absl::StatusOr<Value> TilelangMath(Builder& b, std::string_view name, CallArgs& 
 }  // namespace
 
 // T.annotate_safe_value({A: v, ...}): what an out-of-bounds element load of
-// the global tensor A reads (safe_access.h); the last annotation of a tensor
+// the global tensor A reads; T.annotate_padding({S: v, ...}): what
+// out-of-bounds loads of global tensors read in the values stored into the
+// shared or local buffer S (safe_access.h). The last annotation of a buffer
 // holds for the whole program.
-absl::StatusOr<Value> AnnotateSafeValue(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a = BindArgs(b, args, "T.annotate_safe_value", {"safe_value_map"}, 1);
+absl::StatusOr<Value> AnnotateSafeValue(Builder& b, CallArgs& args, std::string_view name) {
+  const bool padding = name == "T.annotate_padding";
+  absl::StatusOr<Args> a = BindArgs(b, args, name, {padding ? "padding_map" : "safe_value_map"}, 1);
   if (!a.ok()) return a.status();
   const Arg& m = *(*a)[0];
   if (m.value.kind != ValueKind::kDict) {
-    return b.Err(m.loc, Cat("T.annotate_safe_value needs a dict {tensor: value}, got ",
-                            DescribeValue(m.value)));
+    return b.Err(m.loc, Cat(name, " needs a dict {", padding ? "buffer" : "tensor",
+                            ": value}, got ", DescribeValue(m.value)));
   }
   for (const auto& [key, value] : *m.value.dict) {
-    if (key.kind != ValueKind::kBuffer || key.buffer->scope != ir::Scope::kGlobal) {
-      return b.Err(m.loc, Cat("T.annotate_safe_value: a key must be a global tensor, got ",
-                              DescribeValue(key)));
-    }
-    absl::StatusOr<ir::Expr> v = b.ExprAs(value, key.buffer->dtype, m.loc);
-    if (!v.ok()) return v.status();
-    b.safe_values()[key.buffer.get()] = *v;
-  }
-  return Value::None();
-}
-
-// T.annotate_padding({S: v, ...}): what out-of-bounds loads of global
-// tensors read in the values stored into the shared or local buffer S
-// (safe_access.h); the last annotation of a buffer holds for the program.
-absl::StatusOr<Value> AnnotatePadding(Builder& b, CallArgs& args) {
-  absl::StatusOr<Args> a = BindArgs(b, args, "T.annotate_padding", {"padding_map"}, 1);
-  if (!a.ok()) return a.status();
-  const Arg& m = *(*a)[0];
-  if (m.value.kind != ValueKind::kDict) {
-    return b.Err(m.loc, Cat("T.annotate_padding needs a dict {buffer: value}, got ",
-                            DescribeValue(m.value)));
-  }
-  for (const auto& [key, value] : *m.value.dict) {
-    if (key.kind != ValueKind::kBuffer || key.buffer->scope == ir::Scope::kGlobal) {
-      return b.Err(m.loc, Cat("T.annotate_padding: a key must be a shared or local buffer, got ",
+    if (key.kind != ValueKind::kBuffer || (key.buffer->scope == ir::Scope::kGlobal) == padding) {
+      return b.Err(m.loc, Cat(name, ": a key must be a ",
+                              padding ? "shared or local buffer" : "global tensor", ", got ",
                               DescribeValue(key)));
     }
     absl::StatusOr<ir::Expr> v = b.ExprAs(value, key.buffer->dtype, m.loc);
@@ -188,8 +169,9 @@ std::optional<absl::StatusOr<Value>> CallTlHelper(Builder& b, std::string_view n
     return TilelangMath(b, name, args);
   }
   if (name == "T.clamp") return Clamp(b, args);
-  if (name == "T.annotate_safe_value") return AnnotateSafeValue(b, args);
-  if (name == "T.annotate_padding") return AnnotatePadding(b, args);
+  if (name == "T.annotate_safe_value" || name == "T.annotate_padding") {
+    return AnnotateSafeValue(b, args, name);
+  }
   if (name == "tir.const") {
     // tvm.tir.const(value, dtype): a literal; the dtype defaults to int32 for
     // an int, float32 for a float and bool for a bool, as TVM's does.

@@ -89,30 +89,20 @@ inline T atomic_update(T* addr, F f) {
 
 }  // namespace host
 
-inline int32_t atomic_max(int32_t* addr, int32_t v) {
-  return host::atomic_update<int32_t, uint32_t>(addr, [v](int32_t x) { return x > v ? x : v; });
-}
-inline int32_t atomic_min(int32_t* addr, int32_t v) {
-  return host::atomic_update<int32_t, uint32_t>(addr, [v](int32_t x) { return x < v ? x : v; });
-}
-inline uint32_t atomic_max(uint32_t* addr, uint32_t v) {
-  return host::atomic_update<uint32_t, uint32_t>(addr, [v](uint32_t x) { return x > v ? x : v; });
-}
-inline uint32_t atomic_min(uint32_t* addr, uint32_t v) {
-  return host::atomic_update<uint32_t, uint32_t>(addr, [v](uint32_t x) { return x < v ? x : v; });
-}
-inline int64_t atomic_max(int64_t* addr, int64_t v) {
-  return host::atomic_update<int64_t, uint64_t>(addr, [v](int64_t x) { return x > v ? x : v; });
-}
-inline int64_t atomic_min(int64_t* addr, int64_t v) {
-  return host::atomic_update<int64_t, uint64_t>(addr, [v](int64_t x) { return x < v ? x : v; });
-}
-inline uint64_t atomic_max(uint64_t* addr, uint64_t v) {
-  return host::atomic_update<uint64_t, uint64_t>(addr, [v](uint64_t x) { return x > v ? x : v; });
-}
-inline uint64_t atomic_min(uint64_t* addr, uint64_t v) {
-  return host::atomic_update<uint64_t, uint64_t>(addr, [v](uint64_t x) { return x < v ? x : v; });
-}
+// The integers: a compare-and-swap loop on their bits.
+#define TILEC_HOST_ATOMIC_INT_MINMAX(T, Bits)                                      \
+  inline T atomic_max(T* addr, T v) {                                              \
+    return host::atomic_update<T, Bits>(addr, [v](T x) { return x > v ? x : v; }); \
+  }                                                                                \
+  inline T atomic_min(T* addr, T v) {                                              \
+    return host::atomic_update<T, Bits>(addr, [v](T x) { return x < v ? x : v; }); \
+  }
+TILEC_HOST_ATOMIC_INT_MINMAX(int32_t, uint32_t)
+TILEC_HOST_ATOMIC_INT_MINMAX(uint32_t, uint32_t)
+TILEC_HOST_ATOMIC_INT_MINMAX(int64_t, uint64_t)
+TILEC_HOST_ATOMIC_INT_MINMAX(uint64_t, uint64_t)
+#undef TILEC_HOST_ATOMIC_INT_MINMAX
+
 inline bfloat16_t atomic_add(bfloat16_t* addr, bfloat16_t v) {
   return host::atomic_update<bfloat16_t, uint16_t>(
       addr, [v](bfloat16_t x) { return bfloat16_t(float(x) + float(v)); });
