@@ -192,11 +192,16 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const
     a.cubin = std::move(nvrtc->cubin);
     a.compile_seconds = nvrtc->compile_seconds;
     for (const CudaKernel& k : source->kernels) {
-      PtxasKernelInfo info;
-      info.name = k.name;
+      const PtxasKernelInfo* info_ptr = nullptr;
       for (const PtxasKernelInfo& p : nvrtc->kernels) {
-        if (p.name == k.name) info = p;
+        if (p.name == k.name) info_ptr = &p;
       }
+      if (info_ptr == nullptr) {
+        return absl::InternalError(absl::StrCat(
+            "compiler bug: NVRTC ", nvrtc->nvrtc_version, "'s log has no ptxas report (",
+            "registers, spills) for kernel ", k.name, ", so its resources are unknown"));
+      }
+      const PtxasKernelInfo& info = *info_ptr;
       if (k.setmaxnreg_registers > 0 && info.registers * k.threads < k.setmaxnreg_registers) {
         return absl::InternalError(absl::StrCat(
             "compiler bug: kernel ", k.name, "'s warpgroups ask setmaxnreg for ",

@@ -472,6 +472,13 @@ absl::StatusOr<NvrtcResult> CompileCuda(const std::string& source, const std::st
       "-std=c++20",
       "--ptxas-options=-v",
   };
+  // NVRTC 12.9 and newer keep compiled PTX in the CUDA compute cache: a hit
+  // returns the cubin without running ptxas, so the log has no ptxas report
+  // (registers, spills) for the kernels. Every compile runs ptxas.
+  if (int major = 0, minor = 0;
+      api.Version(&major, &minor) == kNvrtcSuccess && (major > 12 || (major == 12 && minor >= 9))) {
+    args.push_back("--no-cache");
+  }
   if (options.line_info) args.push_back("-lineinfo");
   if (options.max_registers > 0) {
     args.push_back(absl::StrCat("--maxrregcount=", options.max_registers));

@@ -77,6 +77,22 @@ TEST(NvrtcTest, CompilesForBothArchitecturesWithAReportPerKernel) {
   }
 }
 
+// NVRTC 12.9 and newer keep compiled PTX in the CUDA compute cache where a
+// driver is installed: the second compile of the same source then returns
+// the cubin without running ptxas and its log has no report (an H200 run saw
+// a GEMM compiled earlier in the process come back with 0 registers). Every
+// compile must run ptxas. (Where no driver is installed, as in CI, NVRTC
+// caches nothing and this holds either way.)
+TEST(NvrtcTest, ARepeatedCompileStillReportsItsKernels) {
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i == 0 ? "first compile" : "second compile of the same source");
+    absl::StatusOr<NvrtcResult> r = CompileCuda(kTwoKernels, "two.cu", CudaArch::kSm90a);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->kernels.size(), 2u) << r->log;
+    for (const PtxasKernelInfo& k : r->kernels) EXPECT_GT(k.registers, 0) << k.name;
+  }
+}
+
 TEST(NvrtcTest, OptionsReachTheCompiler) {
   constexpr char kSource[] = R"(#include "tl/tl.h"
 extern "C" __global__ void defined_k0(float* X) {
