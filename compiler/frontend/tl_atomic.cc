@@ -59,7 +59,8 @@ bool TileForm(const Arg& dst, const Arg& value) {
 
 // Emits the one-element atomic `op` of `v` into `region`; with
 // `return_prev`, into a fresh variable that receives the old value, whose
-// load is the call's value.
+// load is the call's value (0 when the element lies outside its tensor and
+// the atomic is dropped).
 absl::StatusOr<Value> EmitElementAtomic(Builder& b, const CallArgs& args, std::string_view name,
                                         ir::Region region, ir::Expr v, ir::AtomicOp op,
                                         bool return_prev) {
@@ -67,7 +68,9 @@ absl::StatusOr<Value> EmitElementAtomic(Builder& b, const CallArgs& args, std::s
   if (return_prev) {
     prev = ir::MakeBuffer(b.TakeNameHint("prev"), region.buffer->dtype, {ir::IntImm(1)},
                           ir::Scope::kVar);
-    absl::Status s = b.Emit(ir::Allocate(prev), args.loc, name);
+    const ir::DType t = region.buffer->dtype;
+    ir::Expr zero = ir::IsFloat(t) ? ir::FloatImm(0.0, t) : ir::IntImm(0, t);
+    absl::Status s = b.Emit(ir::Allocate(prev, std::move(zero)), args.loc, name);
     if (!s.ok()) return s;
   }
   absl::Status s = b.Emit(

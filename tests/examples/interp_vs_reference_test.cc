@@ -116,6 +116,21 @@ std::vector<Expected> Reference(const ExampleCase& c, const std::vector<Tensor>&
     return {{2, ref::Conv2dRef(v(0), v(1), I("N"), I("H"), I("W"), I("C"), I("F"), I("KH"), I("KW"),
                                I("S"), I("P"))}};
   }
+  if (f == "atomics.py" && c.function == "atomic_fold") {
+    // Adds of an unsigned dtype wrap; the others stay exact in double (small
+    // integers, float max/min, one float add per element of B).
+    const ir::DType t = DTypeOf(c, "dtype");
+    const double modulus = ir::IsInt(t) && !ir::IsSigned(t) ? std::ldexp(1.0, ir::DTypeBits(t)) : 0;
+    std::string op = c.Get("op");
+    op.erase(std::remove(op.begin(), op.end(), '"'), op.end());
+    ref::AtomicFold r =
+        ref::AtomicFoldRef(v(0), v(1), v(2), I("M"), I("N"), op, c.Bool("fold"), modulus);
+    return {{1, r.b}, {2, r.o}};
+  }
+  if (f == "atomics.py" && c.function == "claim_slots") {
+    ref::ClaimSlots r = ref::ClaimSlotsRef(v(0), v(1), v(2), I("N"), I("slots"));
+    return {{1, r.count}, {2, r.slots}};
+  }
   ADD_FAILURE() << "no reference mapping for example " << f << " (case " << c.name
                 << "): add one to this test";
   return {};

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace tilec::reference {
@@ -378,6 +379,45 @@ std::vector<double> Conv2dRef(const std::vector<double>& x, const std::vector<do
     }
   }
   return out;
+}
+
+AtomicFold AtomicFoldRef(const std::vector<double>& a, const std::vector<double>& b,
+                         const std::vector<double>& o, int m, int n, const std::string& op,
+                         bool fold, double modulus) {
+  CheckPositive("AtomicFoldRef", {m, n});
+  CheckSize("AtomicFoldRef", "a", a, int64_t{m} * n);
+  CheckSize("AtomicFoldRef", "b", b, int64_t{m} * n);
+  CheckSize("AtomicFoldRef", "o", o, n);
+  if (op != "add" && op != "max" && op != "min") {
+    std::fprintf(stderr, "AtomicFoldRef: op must be add, max or min, not %s\n", op.c_str());
+    std::abort();
+  }
+  auto combine = [&](double x, double y) {
+    if (op == "max") return std::max(x, y);
+    if (op == "min") return std::min(x, y);
+    return modulus > 0 ? std::fmod(x + y, modulus) : x + y;
+  };
+  AtomicFold r{b, o};
+  for (size_t e = 0; e < a.size(); ++e) r.b[e] = combine(b[e], a[e]);
+  for (int j = 0; fold && j < n; ++j) {
+    for (int i = 0; i < m; ++i) r.o[j] = combine(r.o[j], a[static_cast<size_t>(i) * n + j]);
+  }
+  return r;
+}
+
+ClaimSlots ClaimSlotsRef(const std::vector<double>& x, const std::vector<double>& count,
+                         const std::vector<double>& slots_in, int n, int slots) {
+  CheckPositive("ClaimSlotsRef", {n, slots});
+  CheckSize("ClaimSlotsRef", "x", x, n);
+  CheckSize("ClaimSlotsRef", "count", count, 4);
+  CheckSize("ClaimSlotsRef", "slots_in", slots_in, int64_t{4} * slots);
+  ClaimSlots r{count, slots_in};
+  for (double xi : x) {
+    const size_t bucket = static_cast<uint64_t>(static_cast<int64_t>(xi)) & 3;
+    const double pos = r.count[bucket]++;
+    if (pos >= 0 && pos < slots) r.slots[bucket * slots + static_cast<size_t>(pos)] = 1;
+  }
+  return r;
 }
 
 }  // namespace tilec::reference

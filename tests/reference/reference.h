@@ -19,6 +19,7 @@
 #ifndef TILEC_TESTS_REFERENCE_REFERENCE_H_
 #define TILEC_TESTS_REFERENCE_REFERENCE_H_
 
+#include <string>
 #include <vector>
 
 namespace tilec::reference {
@@ -170,6 +171,29 @@ std::vector<double> DequantGemmRef(const std::vector<double>& a,
 std::vector<double> Conv2dRef(const std::vector<double>& x, const std::vector<double>& w, int batch,
                               int in_h, int in_w, int channels, int filters, int kh, int kw,
                               int stride, int pad);
+
+// ---------------------------------------------------------------------------
+// Atomics (atomics.py)
+
+// atomic_fold with op "add", "max" or "min" (order-free results only):
+//   B[i, j] = op(B[i, j], A[i, j]);  when fold, O[j] = op(O[j], A[0..m-1, j]).
+//   a, b: [m, n]; o: [n]. Sums are reduced modulo `modulus` (2^bits of an
+//   unsigned dtype whose adds wrap; 0: no wrap). Returns {b, o}.
+struct AtomicFold {
+  std::vector<double> b, o;
+};
+AtomicFold AtomicFoldRef(const std::vector<double>& a, const std::vector<double>& b,
+                         const std::vector<double>& o, int m, int n, const std::string& op,
+                         bool fold, double modulus);
+
+// claim_slots: element i of X goes to bucket X[i] & 3, takes
+// pos = Count[bucket]++ and sets Slots[bucket, pos] = 1 where 0 <= pos < slots.
+//   x: [n] (integers); count: [4]; slots_in: [4, slots]. Returns {count, slots}.
+struct ClaimSlots {
+  std::vector<double> count, slots;
+};
+ClaimSlots ClaimSlotsRef(const std::vector<double>& x, const std::vector<double>& count,
+                         const std::vector<double>& slots_in, int n, int slots);
 
 }  // namespace tilec::reference
 

@@ -6,10 +6,11 @@
 //               int32_t  atom.add.s32        half_t   atom.add.noftz.f16
 //               uint32_t atom.add.u32        bfloat16_t atom.add.noftz.bf16
 //               int64_t, uint64_t  atom.add.u64          (sm_90+; else a loop)
-//   atomic_max  int32_t  atom.max.s32        float, double, half_t,
-//   atomic_min  int32_t  atom.min.s32        bfloat16_t: a compare-and-swap
-//               uint32_t .u32, int64_t .s64, loop (atom.cas.b32/.b64/.b16)
-//               uint64_t .u64
+//   atomic_max  int32_t  atom.max.s32        float, double: atom.max/min on
+//   atomic_min  int32_t  atom.min.s32        their bits as integers
+//               uint32_t .u32, int64_t .s64, half_t, bfloat16_t: a compare-
+//               uint64_t .u64                and-swap loop (atom.cas.b32 of
+//                                            the aligned word)
 //
 // Float maxima and minima follow tl::fmax / tl::fmin: a NaN operand is
 // ignored. The loop stores only when the value changes.
@@ -64,16 +65,6 @@ __device__ __forceinline__ uint64_t atomic_cas(uint64_t* addr, uint64_t expected
   asm volatile("atom.cas.b64 %0, [%1], %2, %3;"
                : "=l"(old)
                : "l"(addr), "l"(expected), "l"(desired)
-               : "memory");
-  return old;
-}
-
-__device__ __forceinline__ uint16_t atomic_cas(uint16_t* addr, uint16_t expected,
-                                               uint16_t desired) {
-  uint16_t old;
-  asm volatile("atom.cas.b16 %0, [%1], %2, %3;"
-               : "=h"(old)
-               : "l"(addr), "h"(expected), "h"(desired)
                : "memory");
   return old;
 }
@@ -150,35 +141,86 @@ struct AtomicBits<bfloat16_t> {
 };
 
 // Replaces *addr by f(*addr) with a compare-and-swap loop on its bits; stores
-// only when the value changes; returns the old value.
+// only when the value changes; returns the old value. A 16-bit value is
+// swapped within its aligned 32-bit word: ptxas spills registers around
+// unrolled loops of atom.cas.b16 (20 bytes for 16 of them at 40 registers).
 template <typename T, typename F>
 __device__ __forceinline__ T atomic_update(T* addr, F f) {
   using Traits = AtomicBits<T>;
   using Bits = typename Traits::Bits;
-  Bits* bits = reinterpret_cast<Bits*>(addr);
-  Bits old = *reinterpret_cast<volatile Bits*>(bits);
-  for (;;) {
-    const Bits next = Traits::to(f(Traits::from(old)));
-    if (next == old) return Traits::from(old);
-    const Bits seen = atomic_cas(bits, old, next);
-    if (seen == old) return Traits::from(old);
-    old = seen;
+  if constexpr (sizeof(Bits) == 2) {
+    const uint64_t a = reinterpret_cast<uint64_t>(addr);
+    uint32_t* word = reinterpret_cast<uint32_t*>(a & ~uint64_t{3});
+    const int shift = static_cast<int>(a & 2) * 8;
+    uint32_t old = *reinterpret_cast<volatile uint32_t*>(word);
+    for (;;) {
+      const Bits cur = static_cast<Bits>(old >> shift);
+      const Bits next = Traits::to(f(Traits::from(cur)));
+      if (next == cur) return Traits::from(cur);
+      const uint32_t seen =
+          atomic_cas(word, old, (old & ~(0xffffu << shift)) | (uint32_t{next} << shift));
+      if (seen == old) return Traits::from(cur);
+      old = seen;
+    }
+  } else {
+    Bits* bits = reinterpret_cast<Bits*>(addr);
+    Bits old = *reinterpret_cast<volatile Bits*>(bits);
+    for (;;) {
+      const Bits next = Traits::to(f(Traits::from(old)));
+      if (next == old) return Traits::from(old);
+      const Bits seen = atomic_cas(bits, old, next);
+      if (seen == old) return Traits::from(old);
+      old = seen;
+    }
   }
+}
+
+// The compare-and-swap loop of atomic_extremum for a NaN at addr, out of
+// line: inlined once per element of an unrolled loop, it costs spills.
+template <bool kMax, typename T>
+__device__ __noinline__ void replace_nan(T* addr, T v) {
+  atomic_update(addr, [v](T x) { return kMax ? tl::fmax(x, v) : tl::fmin(x, v); });
+}
+
+// Maximum (kMax) or minimum of float or double with one integer atomic on
+// its bits: with the sign bit clear, the order of the values is that of the
+// bits as signed integers; with it set, the reverse of their order as
+// unsigned integers (-0.0 sorts below +0.0). S and U are the signed and
+// unsigned integers of T's width. As tl::fmax / tl::fmin, a NaN value
+// changes nothing, and a NaN found at addr is replaced by the value (by the
+// compare-and-swap loop, rarely run: a loop per element spills registers).
+template <bool kMax, typename T, typename S, typename U>
+__device__ __forceinline__ T atomic_extremum(T* addr, T v) {
+  using Traits = AtomicBits<T>;
+  if (v != v) return *reinterpret_cast<volatile T*>(addr);
+  const U bits = Traits::to(v);
+  U old;
+  if ((bits >> (sizeof(U) * 8 - 1)) == 0) {
+    S* signed_addr = reinterpret_cast<S*>(addr);
+    old = static_cast<U>(kMax ? atomic_max(signed_addr, static_cast<S>(bits))
+                              : atomic_min(signed_addr, static_cast<S>(bits)));
+  } else {
+    U* unsigned_addr = reinterpret_cast<U*>(addr);
+    old = kMax ? atomic_min(unsigned_addr, bits) : atomic_max(unsigned_addr, bits);
+  }
+  const T prev = Traits::from(old);
+  if (prev != prev) replace_nan<kMax>(addr, v);
+  return prev;
 }
 
 }  // namespace detail
 
 __device__ __forceinline__ float atomic_max(float* addr, float v) {
-  return detail::atomic_update(addr, [v](float x) { return tl::fmax(x, v); });
+  return detail::atomic_extremum<true, float, int32_t, uint32_t>(addr, v);
 }
 __device__ __forceinline__ float atomic_min(float* addr, float v) {
-  return detail::atomic_update(addr, [v](float x) { return tl::fmin(x, v); });
+  return detail::atomic_extremum<false, float, int32_t, uint32_t>(addr, v);
 }
 __device__ __forceinline__ double atomic_max(double* addr, double v) {
-  return detail::atomic_update(addr, [v](double x) { return tl::fmax(x, v); });
+  return detail::atomic_extremum<true, double, int64_t, uint64_t>(addr, v);
 }
 __device__ __forceinline__ double atomic_min(double* addr, double v) {
-  return detail::atomic_update(addr, [v](double x) { return tl::fmin(x, v); });
+  return detail::atomic_extremum<false, double, int64_t, uint64_t>(addr, v);
 }
 __device__ __forceinline__ half_t atomic_max(half_t* addr, half_t v) {
   return detail::atomic_update(addr,
