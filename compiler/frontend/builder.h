@@ -265,13 +265,52 @@ class Builder {
   // The flavor a def's decorators give it (prim_func, macro, or plain).
   absl::StatusOr<FunctionFlavor> DecoratorFlavor(const FunctionDefStmt& def, Env* closure);
 
+  // What encloses the statement being run (Frame::loops).
+  enum class Enclosing : uint8_t { kPythonLoop, kIrLoop, kBranch, kKernel };
+  // `break` / `continue` of a kernel loop (and T.loop_break()): a flag
+  // variable the loop owns (0 go on, 1 continue, 2 break) is set, the
+  // statements after the one that may set it run under `flag == 0`, and the
+  // loop does nothing in its remaining iterations once it is 2
+  // (builder_loop_exit.cc).
+  struct LoopExit {
+    std::string refusal;  // non-empty: the loop takes no break/continue ("a T.Parallel loop")
+    ir::Buffer flag;      // made at the first break/continue
+    bool breaks = false;
+    bool continues = false;
+    int exits = 0;  // break/continue statements built so far
+  };
+  // A `break` (or `continue`) at `loc`: Flow::kBreak / kContinue for a
+  // Python loop; for a kernel loop (through runtime branches) its flag is
+  // set and the flow goes on. `call` is T.loop_break(), which ends kernel
+  // loops only.
+  absl::StatusOr<Flow> ExecLoopControl(bool is_break, bool call, SourceLoc loc);
+  // Around the body of a kernel loop: its exit state, pushed with
+  // Enclosing::kIrLoop, and popped with it.
+  void OpenIrLoop(std::string refusal);
+  LoopExit CloseIrLoop();
+  // The loop body with its exits applied (reset on continue, skipped after a
+  // break), and the flag's Allocate emitted before the loop; `body`
+  // unchanged when the loop has no break/continue.
+  absl::StatusOr<ir::Stmt> ApplyLoopExits(const LoopExit& e, ir::Stmt body, SourceLoc loc);
+  // The runtime `while` with exits: the condition is tested inside the body,
+  // and a false one sets the flag as a break does.
+  absl::StatusOr<ir::Stmt> WhileWithExits(const LoopExit& e, ir::Expr cond, ir::Stmt body,
+                                          SourceLoc loc);
+  // break/continue statements built so far in the innermost kernel loop of
+  // this frame, or -1 without one.
+  int LoopExitCount();
+  // body[begin..] under `flag == 0` of the innermost kernel loop.
+  absl::StatusOr<Flow> ExecAfterLoopExit(const StmtList& body, size_t begin);
+  absl::StatusOr<Flow> ExecBlockFrom(const StmtList& body, size_t begin);
+
   // Frames: one per function being run.
   struct Frame {
     Env* env = nullptr;
     bool kernel_syntax = false;
     size_t block_base = 0;  // blocks_.size() when the frame started
     std::optional<Value> return_value;
-    std::vector<bool> loops;  // enclosing loops of this frame: true for IR loops
+    std::vector<Enclosing> loops;      // what encloses the running statement, innermost last
+    std::vector<LoopExit> loop_exits;  // one per Enclosing::kIrLoop of `loops`, in order
     std::string name;
     // A method's frame: the class that defined it and its first argument
     // (what super() needs).

@@ -321,7 +321,7 @@ absl::StatusOr<Flow> Builder::RunKernel(const KernelSpec& spec,
   kernel_block_vars_ = kernel->block_vars;
   kernel_grid_ = spec.grid;
   bind(block_values);
-  frame().loops.push_back(true);
+  frame().loops.push_back(Enclosing::kKernel);
   absl::StatusOr<Flow> flow = ExecBlock(body);
   frame().loops.pop_back();
   --kernel_depth_;
@@ -470,9 +470,9 @@ absl::StatusOr<Flow> Builder::ExecPersistentLoop(const ForStmt& s, const LoopSpe
     }
     BindName(names[d]->id, Value::Runtime(v));
   }
-  frame().loops.push_back(true);
+  OpenIrLoop("a T.Persistent loop");
   absl::StatusOr<Flow> flow = ExecBlock(s.body);
-  frame().loops.pop_back();
+  CloseIrLoop();
   std::vector<ir::Stmt> stmts = PopBlock();
   if (!flow.ok()) return flow;
   ir::Stmt body = ir::If(ir::Binary(BinaryOp::kLt, tile, total), ir::Seq(std::move(stmts)));

@@ -16,11 +16,16 @@ ir::Stmt Body(std::vector<ir::Stmt> stmts) { return ir::Seq(std::move(stmts)); }
 
 }  // namespace
 
-absl::StatusOr<Flow> Builder::ExecBlock(const StmtList& body) {
-  for (const StmtPtr& s : body) {
-    if (!s) return Internal("null statement");
-    absl::StatusOr<Flow> flow = Exec(*s);
+absl::StatusOr<Flow> Builder::ExecBlock(const StmtList& body) { return ExecBlockFrom(body, 0); }
+
+absl::StatusOr<Flow> Builder::ExecBlockFrom(const StmtList& body, size_t begin) {
+  for (size_t k = begin; k < body.size(); ++k) {
+    if (!body[k]) return Internal("null statement");
+    const int exits = LoopExitCount();
+    absl::StatusOr<Flow> flow = Exec(*body[k]);
     if (!flow.ok() || *flow != Flow::kNormal) return flow;
+    // A break/continue of the enclosing kernel loop may have run.
+    if (k + 1 < body.size() && LoopExitCount() != exits) return ExecAfterLoopExit(body, k + 1);
   }
   return Flow::kNormal;
 }
@@ -102,16 +107,8 @@ absl::StatusOr<Flow> Builder::Exec(const Stmt& s) {
     }
     case StmtKind::kPass: return Flow::kNormal;
     case StmtKind::kBreak:
-    case StmtKind::kContinue: {
-      const char* word = s.kind == StmtKind::kBreak ? "break" : "continue";
-      if (frame().loops.empty()) return Err(s.loc, Cat("`", word, "` outside a loop"));
-      if (frame().loops.back()) {
-        return Err(s.loc, Cat("`", word,
-                              "` inside a kernel loop or a runtime branch is not "
-                              "supported"));
-      }
-      return s.kind == StmtKind::kBreak ? Flow::kBreak : Flow::kContinue;
-    }
+    case StmtKind::kContinue:
+      return ExecLoopControl(s.kind == StmtKind::kBreak, /*call=*/false, s.loc);
   }
   return Internal("unknown statement kind");
 }
@@ -478,7 +475,7 @@ absl::StatusOr<Flow> Builder::ExecFor(const ForStmt& s) {
 }
 
 absl::StatusOr<Flow> Builder::ExecStagingLoop(const ForStmt& s, const ValueList& items) {
-  frame().loops.push_back(false);
+  frame().loops.push_back(Enclosing::kPythonLoop);
   bool broke = false;
   for (const Value& item : items) {
     absl::Status tick = Tick(s.loc);
@@ -504,7 +501,7 @@ absl::StatusOr<Flow> Builder::ExecStagingLoop(const ForStmt& s, const ValueList&
 absl::StatusOr<Flow> Builder::ExecGeneratorLoop(const ForStmt& s, const Value& gen) {
   // Items are taken one at a time: after a `break`, the rest stays in the
   // generator for the next loop over it.
-  frame().loops.push_back(false);
+  frame().loops.push_back(Enclosing::kPythonLoop);
   bool broke = false;
   while (*gen.cursor < gen.list->size()) {
     absl::Status tick = Tick(s.loc);
@@ -569,12 +566,14 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
       BindName(names[d]->id, Value::Runtime(var));
     }
   }
-  frame().loops.push_back(true);
   const bool parallel = loop.kind == ir::ForKind::kParallel;
+  OpenIrLoop(loop.kind == ir::ForKind::kSerial || loop.kind == ir::ForKind::kUnrolled
+                 ? ""
+                 : Cat("a T.", kind_name, " loop"));
   parallel_depth_ += parallel;
   absl::StatusOr<Flow> flow = ExecBlock(s.body);
   parallel_depth_ -= parallel;
-  frame().loops.pop_back();
+  const LoopExit exit = CloseIrLoop();
   std::vector<ir::Stmt> stmts = PopBlock();
   if (!flow.ok()) return flow;
   // order= and stage= name the statements the pipeline schedules: every
@@ -585,7 +584,9 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
       PipelineSchedule(s.loc, loop, scheduled);
   if (!schedule.ok()) return schedule.status();
   const auto& [order, stage] = *schedule;
-  ir::Stmt body = Body(std::move(stmts));
+  absl::StatusOr<ir::Stmt> with_exits = ApplyLoopExits(exit, Body(std::move(stmts)), s.loc);
+  if (!with_exits.ok()) return with_exits.status();
+  ir::Stmt body = *std::move(with_exits);
   // A T.Parallel extent known only at run time but bounded by a constant
   // (`T.Parallel(T.min(valid_len, 512))`): the loop runs to the bound and
   // its body is guarded by the extent.
@@ -644,9 +645,9 @@ absl::StatusOr<Flow> Builder::ExecRuntimeWhile(const WhileStmt& s, const Value& 
     return NotStatic(cond, s.test->loc, kUse);
   }
   PushBlock();
-  frame().loops.push_back(true);
+  OpenIrLoop("");
   absl::StatusOr<Flow> flow = ExecBlock(s.body);
-  frame().loops.pop_back();
+  const LoopExit exit = CloseIrLoop();
   std::vector<ir::Stmt> stmts = PopBlock();
   if (!flow.ok()) return flow.status();
   // The condition is built once: names it reads must keep their values, and
@@ -662,7 +663,9 @@ absl::StatusOr<Flow> Builder::ExecRuntimeWhile(const WhileStmt& s, const Value& 
                "Keep loop state in buffer elements (T.alloc_var / T.alloc_local) and assign "
                "to them (x[0] = ...)");
   }
-  absl::Status st = Emit(ir::While(AsBool(*c), Body(std::move(stmts))), s.loc, "a runtime `while`");
+  absl::StatusOr<ir::Stmt> loop = WhileWithExits(exit, AsBool(*c), Body(std::move(stmts)), s.loc);
+  if (!loop.ok()) return loop.status();
+  absl::Status st = Emit(*std::move(loop), s.loc, "a runtime `while`");
   if (!st.ok()) return st;
   return Flow::kNormal;
 }
@@ -673,7 +676,7 @@ absl::StatusOr<Flow> Builder::ExecWhile(const WhileStmt& s) {
     if (!cond.ok()) return cond.status();
     if (!Truthy(*cond).has_value()) return ExecRuntimeWhile(s, *cond);
   }
-  frame().loops.push_back(false);
+  frame().loops.push_back(Enclosing::kPythonLoop);
   bool broke = false;
   for (int64_t iterations = 0;; ++iterations) {
     absl::Status tick = Tick(s.loc);
@@ -727,7 +730,7 @@ absl::StatusOr<Flow> Builder::ExecIfParts(const Expr& test, const StmtList& body
   ir::Expr cond_expr = AsBool(*c);
   auto branch = [&](const StmtList& body) -> absl::StatusOr<ir::Stmt> {
     PushBlock();
-    frame().loops.push_back(true);
+    frame().loops.push_back(Enclosing::kBranch);
     absl::StatusOr<Flow> flow = ExecBlock(body);
     frame().loops.pop_back();
     std::vector<ir::Stmt> stmts = PopBlock();

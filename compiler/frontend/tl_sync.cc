@@ -31,8 +31,9 @@
 //   T.warpgroup_fence_operand, T.fence_proxy_async, T.tma_store_arrive,
 //   T.tma_store_wait, T.sync_thread_partial) order what already runs in
 //   order, and lower to nothing.
-// - T.sync_grid / T.sync_global (a grid-wide barrier) and T.loop_break are
-//   refused, saying what to write instead.
+// - T.loop_break() is `break` of the innermost kernel loop.
+// - T.sync_grid / T.sync_global (a grid-wide barrier) are refused, saying
+//   what to write instead.
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 
@@ -119,9 +120,12 @@ std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view nam
                                "open a second T.Kernel for what follows (kernels run in order)"));
   }
   if (name == "T.loop_break") {
-    return b.Err(args.loc,
-                 "T.loop_break() is not supported: tilec's kernel loops run to their end; write "
-                 "the loop as a runtime `while` whose condition says when to stop");
+    if (!args.positional.empty() || !args.keywords.empty()) {
+      return b.Err(args.loc, "T.loop_break() takes no arguments");
+    }
+    absl::StatusOr<Flow> flow = b.ExecLoopControl(/*is_break=*/true, /*call=*/true, args.loc);
+    if (!flow.ok()) return flow.status();
+    return Value::None();
   }
   if (name == "T.barrier_arrive" || name == "T.barrier_wait" || name == "T.mbarrier_arrive" ||
       name == "T.mbarrier_wait_parity" || name == "T.mbarrier_expect_tx" ||

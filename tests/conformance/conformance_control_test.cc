@@ -245,19 +245,6 @@ def while_else(N):
                 A[1] = i
     return main
 
-def while_break(N):
-    @T.prim_func
-    def main(A: T.Tensor((N,), "int32")):
-        with T.Kernel(1, threads=32):
-            i = T.alloc_var("int32")
-            i = 0
-            while i < N:
-                if A[i] == 0:
-                    break
-                i += 1
-            A[0] = i
-    return main
-
 def loose_extents(M, K, bm, bk):
     @T.prim_func
     def main(A: T.Tensor((M, K), "float32"), O: T.Tensor((4,), "int32"),
@@ -599,8 +586,6 @@ TEST(ConformanceLoop, WhileRefusals) {
                 "the condition of this runtime `while` reads a name that its body rebinds");
   ExpectRefused(kSource, "while_else", {{"N", "8"}},
                 "`while ... else` is not supported when the condition is a runtime value");
-  ExpectRefused(kSource, "while_break", {{"N", "8"}},
-                "`break` inside a kernel loop or a runtime branch is not supported");
 }
 
 TEST(ConformanceParallel, RunTimeExtentBoundedByAConstant) {

@@ -272,15 +272,6 @@ def grid_sync(N):
             T.sync_grid()
     return main
 
-def loop_break(N):
-    @T.prim_func
-    def main(A: T.Tensor((N,), "float32")):
-        with T.Kernel(1, threads=32):
-            for i in T.serial(N):
-                if A[i] < 0:
-                    T.loop_break()
-    return main
-
 def warp_idx_sync(threads):
     @T.prim_func
     def main(W: T.Tensor((threads,), "int32"), W16: T.Tensor((threads,), "int32")):
@@ -688,14 +679,11 @@ TEST(ConformanceSync, ExplicitTmaAndWgmmaFormsRunInProgramOrder) {
   ExpectTargetsMatch(p, {.seed = seed}, kBothArchs);
 }
 
-TEST(ConformanceSync, GridSyncAndLoopBreakRefused) {
+TEST(ConformanceSync, GridSyncRefused) {
   ExpectRefused(kSource, "grid_sync", {{"N", "4"}},
                 "T.sync_grid() (a barrier across the whole grid) is not supported: tilec runs the "
                 "blocks of a kernel independently; end the kernel there and open a second "
                 "T.Kernel for what follows");
-  ExpectRefused(kSource, "loop_break", {{"N", "4"}},
-                "T.loop_break() is not supported: tilec's kernel loops run to their end; write the "
-                "loop as a runtime `while` whose condition says when to stop");
 }
 
 TEST(ConformanceWarp, GetWarpIdxSync) {

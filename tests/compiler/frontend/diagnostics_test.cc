@@ -351,17 +351,17 @@ def main(A: T.Tensor((16,), "int32")):
        "test.py:5:9: error: `return` inside a kernel, a kernel loop or a runtime branch is not "
        "supported; assign a T.alloc_var inside and return it after"},
 
-      {"BreakInKernelLoop",
+      {"BreakInParallelLoop",
        R"py(import tilelang.language as T
 @T.prim_func
 def main(A: T.Tensor((16,), "float32")):
     with T.Kernel(1, threads=32) as bx:
-        for i in T.serial(16):
+        for i in T.Parallel(16):
             break
 )py",
        "main",
        {},
-       "test.py:6:13: error: `break` inside a kernel loop or a runtime branch is not supported"},
+       "test.py:6:13: error: `break` inside a T.Parallel loop is not supported"},
 
       {"IntegerTrueDivision",
        R"py(import tilelang.language as T
