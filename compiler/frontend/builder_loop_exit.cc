@@ -1,4 +1,5 @@
-// Builder: `break` and `continue` in kernel loops (and T.loop_break()).
+// Builder: blocks of statements, and `break` / `continue` in kernel loops
+// (and T.loop_break()).
 //
 // The IR has no jump: a kernel loop that breaks or continues owns an int32
 // variable, its exit flag (0: go on, 1: continue, 2: break), allocated before
@@ -32,6 +33,20 @@ ir::Stmt SetFlag(const ir::Buffer& flag, int64_t v) {
 }
 
 }  // namespace
+
+absl::StatusOr<Flow> Builder::ExecBlock(const StmtList& body) { return ExecBlockFrom(body, 0); }
+
+absl::StatusOr<Flow> Builder::ExecBlockFrom(const StmtList& body, size_t begin) {
+  for (size_t k = begin; k < body.size(); ++k) {
+    if (!body[k]) return Internal("null statement");
+    const int exits = LoopExitCount();
+    absl::StatusOr<Flow> flow = Exec(*body[k]);
+    if (!flow.ok() || *flow != Flow::kNormal) return flow;
+    // A break/continue of the enclosing kernel loop may have run.
+    if (k + 1 < body.size() && LoopExitCount() != exits) return ExecAfterLoopExit(body, k + 1);
+  }
+  return Flow::kNormal;
+}
 
 void Builder::OpenIrLoop(std::string refusal) {
   frame().loops.push_back(Enclosing::kIrLoop);

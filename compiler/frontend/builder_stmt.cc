@@ -16,20 +16,6 @@ ir::Stmt Body(std::vector<ir::Stmt> stmts) { return ir::Seq(std::move(stmts)); }
 
 }  // namespace
 
-absl::StatusOr<Flow> Builder::ExecBlock(const StmtList& body) { return ExecBlockFrom(body, 0); }
-
-absl::StatusOr<Flow> Builder::ExecBlockFrom(const StmtList& body, size_t begin) {
-  for (size_t k = begin; k < body.size(); ++k) {
-    if (!body[k]) return Internal("null statement");
-    const int exits = LoopExitCount();
-    absl::StatusOr<Flow> flow = Exec(*body[k]);
-    if (!flow.ok() || *flow != Flow::kNormal) return flow;
-    // A break/continue of the enclosing kernel loop may have run.
-    if (k + 1 < body.size() && LoopExitCount() != exits) return ExecAfterLoopExit(body, k + 1);
-  }
-  return Flow::kNormal;
-}
-
 absl::StatusOr<Flow> Builder::Exec(const Stmt& s) {
   DepthGuard depth(*this, s.loc);
   if (!depth.status().ok()) return depth.status();
