@@ -63,6 +63,48 @@ class PerThreadStmt final : public CStmt {
   CStmtPtr body_;
 };
 
+// A value the analysis found the same in every thread, read from per-thread
+// storage: evaluated with each thread's variables and private buffers in
+// turn; a thread that disagrees with thread 0 read racing memory (or the
+// analysis is wrong).
+class InEveryThreadExpr final : public CExpr {
+ public:
+  InEveryThreadExpr(std::vector<int> var_slots, std::vector<int> buffer_slots, CExprPtr e)
+      : CExpr(e->dtype),
+        var_slots_(std::move(var_slots)),
+        buffer_slots_(std::move(buffer_slots)),
+        e_(std::move(e)) {}
+
+  Scalar Eval(Env& env) const override {
+    const int64_t threads = static_cast<int64_t>(env.thread_vars.size());
+    Scalar first = IntScalar(0);
+    for (int64_t t = 0; t < threads; ++t) {
+      for (int s : var_slots_) env.vars[s] = env.thread_vars[t][s];
+      for (int b : buffer_slots_) std::swap(env.owned[b], env.thread_buffers[t][b]);
+      const Scalar v = e_->Eval(env);
+      for (int b : buffer_slots_) std::swap(env.owned[b], env.thread_buffers[t][b]);
+      if (env.failed()) return v;
+      if (t == 0) {
+        first = v;
+      } else if (ir::IsFloat(dtype) ? v.f != first.f : v.i != first.i) {
+        env.Fail(absl::FailedPreconditionError(absl::StrCat(
+            "a loop bound or condition that steers the whole block, found the same in every "
+            "thread, is ",
+            ScalarString(first, dtype), " in thread 0 and ", ScalarString(v, dtype), " in thread ",
+            t,
+            ": the threads read memory they change with no barrier between (a race), or this is "
+            "a compiler bug")));
+        return first;
+      }
+    }
+    return first;
+  }
+
+ private:
+  std::vector<int> var_slots_, buffer_slots_;
+  CExprPtr e_;
+};
+
 class NopStmt final : public CStmt {
  public:
   absl::Status Exec(Env&) const override { return absl::OkStatus(); }
@@ -298,6 +340,16 @@ absl::StatusOr<CStmtPtr> Compiler::CompilePerThread(const ir::Stmt& s) {
       std::make_unique<PerThreadStmt>(std::move(vars), private_buffer_slots_, std::move(*body)));
 }
 
+CExprPtr Compiler::InEveryThread(const ir::Expr& e, CExprPtr c) {
+  if (simt_ == nullptr || in_per_thread_ || !simt_->Expr(e)) return c;
+  std::vector<int> vars;
+  for (const auto& [v, slot] : var_slots_) {
+    if (simt_->Var(v)) vars.push_back(slot);
+  }
+  std::sort(vars.begin(), vars.end());
+  return std::make_unique<InEveryThreadExpr>(std::move(vars), private_buffer_slots_, std::move(c));
+}
+
 absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {
   if (s == nullptr) return Unverified("a statement is missing");
   if (simt_ != nullptr && !in_per_thread_ && s->kind != ir::StmtKind::kSeq) {
@@ -409,18 +461,21 @@ absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {
       if (!min.ok()) return min.status();
       auto extent = CompileIndex(f->extent);
       if (!extent.ok()) return extent.status();
+      CExprPtr min_c = InEveryThread(f->min, std::move(*min));
+      CExprPtr extent_c = InEveryThread(f->extent, std::move(*extent));
       const size_t mark = Mark();
       const int slot = BindVar(f->var);
       auto body = CompileStmt(f->body);
       PopTo(mark);
       if (!body.ok()) return body.status();
       return CStmtPtr(
-          std::make_unique<ForStmt>(slot, std::move(*min), std::move(*extent), std::move(*body)));
+          std::make_unique<ForStmt>(slot, std::move(min_c), std::move(extent_c), std::move(*body)));
     }
     case ir::StmtKind::kIf: {
       const auto* i = s->as<ir::IfNode>();
       auto cond = CompileExprAs(i->cond, DType::kBool);
       if (!cond.ok()) return cond.status();
+      *cond = InEveryThread(i->cond, std::move(*cond));
       const size_t mark = Mark();
       auto then_case = CompileStmt(i->then_case);
       PopTo(mark);
@@ -439,6 +494,7 @@ absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {
       const auto* w = s->as<ir::WhileNode>();
       auto cond = CompileExprAs(w->cond, DType::kBool);
       if (!cond.ok()) return cond.status();
+      *cond = InEveryThread(w->cond, std::move(*cond));
       const size_t mark = Mark();
       auto body = CompileStmt(w->body);
       PopTo(mark);

@@ -157,6 +157,11 @@ class Compiler {
   // Per-thread code (ir/thread_dependence.h): the statement `s`, which runs
   // by every thread in turn, compiled into one unit.
   absl::StatusOr<CStmtPtr> CompilePerThread(const ir::Stmt& s);
+  // The condition or bound `c` (compiled from `e`) of a loop or branch that
+  // steers the block: when it reads per-thread storage (uniform private
+  // values, ThreadDependence::Differs false), it is evaluated with every
+  // thread's copies, which must agree; else `c` itself.
+  CExprPtr InEveryThread(const ir::Expr& e, CExprPtr c);
 
   // While compiling a kernel that reads the thread index.
   const ir::ThreadDependence* simt_ = nullptr;

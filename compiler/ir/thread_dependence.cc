@@ -50,6 +50,43 @@ class Mentions : public IRVisitor {
   const std::set<const VarNode*>& vars_;
 };
 
+// Whether an expression reads the thread index, a variable of `vars` or a
+// private buffer outside `uniform`.
+class MentionsDiffering : public IRVisitor {
+ public:
+  MentionsDiffering(const std::set<const VarNode*>& vars,
+                    const std::set<const BufferNode*>& uniform)
+      : vars_(vars), uniform_(uniform) {}
+  using IRVisitor::Visit;
+  void Visit(const ir::Expr& e) override {
+    if (!e || found) return;
+    if (const auto* c = e->as<CallNode>(); c && c->fn == CallFn::kThreadIndex) found = true;
+    if (const auto* v = e->as<VarNode>(); v && vars_.count(v)) found = true;
+    IRVisitor::Visit(e);
+  }
+  void VisitBuffer(const Buffer& b) override {
+    if (b && ThreadPrivate(b) && !uniform_.count(b.get())) found = true;
+    IRVisitor::VisitBuffer(b);
+  }
+  bool found = false;
+
+ private:
+  const std::set<const VarNode*>& vars_;
+  const std::set<const BufferNode*>& uniform_;
+};
+
+// The private buffers a statement mentions (for statements other than
+// stores, lets and control, whose writes are not told apart from reads).
+class PrivateBuffers : public IRVisitor {
+ public:
+  using IRVisitor::Visit;
+  void VisitBuffer(const Buffer& b) override {
+    if (b && ThreadPrivate(b)) found.insert(b.get());
+    IRVisitor::VisitBuffer(b);
+  }
+  std::set<const BufferNode*> found;
+};
+
 // The value of an integer or bool expression over constants, the thread
 // index `t` and lets of such expressions; nullopt for anything else (other
 // variables, loads, floats).
@@ -148,7 +185,121 @@ bool UsesThreadIndex(const ir::Expr& e) {
   return f.found;
 }
 
-ThreadDependence::ThreadDependence(const Stmt& kernel_body) { Walk(kernel_body); }
+ThreadDependence::ThreadDependence(const Stmt& kernel_body) {
+  Walk(kernel_body);
+  FindUniform(kernel_body);
+}
+
+void ThreadDependence::FindUniform(const Stmt& body) {
+  struct Allocations : IRVisitor {
+    using IRVisitor::Visit;
+    void Visit(const Stmt& s) override {
+      if (const auto* a = s ? s->as<AllocateNode>() : nullptr; a && ThreadPrivate(a->buffer)) {
+        found.insert(a->buffer.get());
+      }
+      IRVisitor::Visit(s);
+    }
+    std::set<const BufferNode*> found;
+  } allocations;
+  allocations.Visit(body);
+  uniform_buffers_ = std::move(allocations.found);
+  for (;;) {
+    const size_t before = uniform_buffers_.size();
+    differing_.clear();
+    WalkDiffering(body);
+    DropDifferingWrites(body, false);
+    if (uniform_buffers_.size() == before) return;
+  }
+}
+
+// As Walk, for values that may differ: a T.Parallel loop's variable does
+// (its iterations are spread over the threads).
+void ThreadDependence::WalkDiffering(const Stmt& s) {
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::kSeq:
+      for (const Stmt& c : s->as<SeqNode>()->stmts) WalkDiffering(c);
+      return;
+    case StmtKind::kLet: {
+      const auto* l = s->as<LetNode>();
+      if (Differs(l->value)) differing_.insert(l->var.get());
+      return;
+    }
+    case StmtKind::kFor: {
+      const auto* f = s->as<ForNode>();
+      if (f->kind == ForKind::kParallel || Differs(f->min) || Differs(f->extent)) {
+        differing_.insert(f->var.get());
+      }
+      WalkDiffering(f->body);
+      return;
+    }
+    case StmtKind::kIf:
+      WalkDiffering(s->as<IfNode>()->then_case);
+      WalkDiffering(s->as<IfNode>()->else_case);
+      return;
+    case StmtKind::kWhile: WalkDiffering(s->as<WhileNode>()->body); return;
+    default: return;
+  }
+}
+
+void ThreadDependence::DropDifferingWrites(const Stmt& s, bool divergent_control) {
+  if (!s) return;
+  auto drop = [&](const Buffer& b) {
+    if (b) uniform_buffers_.erase(b.get());
+  };
+  switch (s->kind) {
+    case StmtKind::kSeq:
+      for (const Stmt& c : s->as<SeqNode>()->stmts) DropDifferingWrites(c, divergent_control);
+      return;
+    case StmtKind::kLet: return;
+    case StmtKind::kFor: {
+      const auto* f = s->as<ForNode>();
+      DropDifferingWrites(f->body, divergent_control || f->kind == ForKind::kParallel ||
+                                       Differs(f->min) || Differs(f->extent));
+      return;
+    }
+    case StmtKind::kIf: {
+      const auto* i = s->as<IfNode>();
+      const bool d = divergent_control || Differs(i->cond);
+      DropDifferingWrites(i->then_case, d);
+      DropDifferingWrites(i->else_case, d);
+      return;
+    }
+    case StmtKind::kWhile: {
+      const auto* w = s->as<WhileNode>();
+      DropDifferingWrites(w->body, divergent_control || Differs(w->cond));
+      return;
+    }
+    case StmtKind::kAllocate: {
+      const auto* a = s->as<AllocateNode>();
+      if (ThreadPrivate(a->buffer) && (divergent_control || Differs(a->init))) drop(a->buffer);
+      return;
+    }
+    case StmtKind::kStore: {
+      const auto* st = s->as<StoreNode>();
+      if (!ThreadPrivate(st->buffer)) return;
+      bool differs = divergent_control || Differs(st->value);
+      for (const ir::Expr& i : st->indices) differs = differs || Differs(i);
+      if (differs) drop(st->buffer);
+      return;
+    }
+    default: {
+      // Atomic results, copies, fills, reductions into private buffers...:
+      // whatever private buffer the statement mentions may differ.
+      PrivateBuffers p;
+      p.Visit(s);
+      for (const BufferNode* b : p.found) uniform_buffers_.erase(b);
+      return;
+    }
+  }
+}
+
+bool ThreadDependence::Differs(const ir::Expr& e) const {
+  if (!e) return false;
+  MentionsDiffering m(differing_, uniform_buffers_);
+  m.Visit(e);
+  return m.found;
+}
 
 // Lets and loops bind before their uses in program order, so one walk in
 // that order finds every dependent variable.
@@ -199,9 +350,9 @@ bool ThreadDependence::PerThread(const Stmt& s) const {
 
 bool ThreadDependence::Divergent(const Stmt& s) const {
   if (!s) return false;
-  if (const auto* i = s->as<IfNode>()) return Expr(i->cond);
-  if (const auto* w = s->as<WhileNode>()) return Expr(w->cond);
-  if (const auto* f = s->as<ForNode>()) return Expr(f->min) || Expr(f->extent);
+  if (const auto* i = s->as<IfNode>()) return Differs(i->cond);
+  if (const auto* w = s->as<WhileNode>()) return Differs(w->cond);
+  if (const auto* f = s->as<ForNode>()) return Differs(f->min) || Differs(f->extent);
   return false;
 }
 

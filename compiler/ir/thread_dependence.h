@@ -14,6 +14,17 @@
 // it mentions any of these anywhere inside it; it is divergent when its own
 // control (an if's condition, a loop's bounds) is thread-dependent.
 //
+// A thread-private buffer can still hold the same value in every thread:
+// the kernel's threads run every statement, so a variable assigned only
+// values the same in every thread (constants, block indices, shared or
+// global elements at such indices, other such variables), outside control
+// that differs between threads, is uniform (`n = S[0]` after a barrier, a
+// loop-exit flag set under `if n <= 0:`). Differs() says whether a value may
+// differ between threads, and a statement is divergent only when its own
+// control differs; uniform private values keep their per-thread storage
+// (PerThread, Role) and each thread its copy, in which the interpreter
+// checks they agree where they steer the block (interp's InEveryThread).
+//
 // Kernels that never read the thread index are not per-thread programs:
 // their local buffers hold the same values in every thread (UsesThreadIndex
 // is false and nothing here applies).
@@ -44,7 +55,11 @@ class ThreadDependence {
   // Mentions the thread index, a thread-dependent variable or a
   // thread-private buffer anywhere inside.
   bool PerThread(const Stmt& s) const;
-  // Its own condition or bounds are thread-dependent.
+  // Whether the value of `e` may differ between the threads of a block
+  // (it reads the thread index, a variable or a private buffer whose value
+  // may differ).
+  bool Differs(const ir::Expr& e) const;
+  // Its own condition or bounds may differ between threads.
   bool Divergent(const Stmt& s) const;
   // Contains a tile operator that runs once per block: a T.Parallel or
   // T.Pipelined loop, T.gemm, a reduction, a prefix sum, a tile atomic (the
@@ -81,8 +96,16 @@ class ThreadDependence {
 
  private:
   void Walk(const Stmt& s);
+  // The uniform private buffers (a greatest fixed point: every private
+  // buffer, less those written with a differing value or index or under
+  // differing control, until none is removed) and the differing variables.
+  void FindUniform(const Stmt& body);
+  void WalkDiffering(const Stmt& s);
+  void DropDifferingWrites(const Stmt& s, bool divergent_control);
   std::set<const VarNode*> vars_;
   std::map<const VarNode*, ir::Expr> lets_;  // values of the dependent lets
+  std::set<const BufferNode*> uniform_buffers_;
+  std::set<const VarNode*> differing_;
 };
 
 // Whether a buffer is private to each thread (local or var scope).

@@ -121,6 +121,42 @@ def per_thread(M, N, lo):
             B[tx] = pos
     return main
 
+# Per-thread code whose break depends on shared memory only: the exit flag
+# is the same in every thread, so the T.copy under it stays collective.
+# Tiles of 64 are copied to S until one starts below lo; each thread
+# doubles its element of the tiles before it.
+def uniform_break(N, lo):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
+             C: T.Tensor((64,), "int32")):
+        with T.Kernel(1, threads=64):
+            tx = T.get_thread_binding()
+            S = T.alloc_shared((64,), "float32")
+            n = T.alloc_var("int32", init=0)
+            for k in T.serial(T.ceildiv(N, 64)):
+                T.copy(A[k * 64], S)
+                if S[0] < lo:
+                    break
+                B[k * 64 + tx] = S[tx] * 2.0
+                n += 1
+            C[tx] = n
+    return main
+
+# The same with the break on the thread's own element: the flag differs
+# between threads, and the T.copy under it is refused.
+def per_thread_break_before_copy(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=64):
+            tx = T.get_thread_binding()
+            S = T.alloc_shared((64,), "float32")
+            for k in T.serial(T.ceildiv(N, 64)):
+                if A[k * 64 + tx] < 0:
+                    break
+                T.copy(A[k * 64], S)
+                B[k * 64 + tx] = S[tx]
+    return main
+
 def parallel_break(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32")):
@@ -270,6 +306,42 @@ TEST(ConformanceLoopExit, PerThreadLoopsEndApart) {
   Interpret(p, args);
   ExpectEqualInts(args[1], want, "B");
   ExpectAllTargetsMatch(p, seed);
+}
+
+TEST(ConformanceLoopExit, PerThreadCodeWithAUniformBreak) {
+  const int64_t n = 600;
+  const double lo = -0.9;
+  ir::Program p = Compile(kSource, "uniform_break", {{"N", "600"}, {"lo", "-0.9"}});
+  const uint64_t seed = Seed(20261305);
+  Tensors args = {Random(DType::kFloat32, {n}, seed), Random(DType::kFloat32, {n}, seed + 1),
+                  Zeros(DType::kInt32, {64})};
+  std::vector<double> b(n);
+  for (int64_t i = 0; i < n; ++i) b[i] = args[1].GetDouble(i);
+  int64_t tiles = 0;
+  for (int64_t k = 0; k * 64 < n; ++k) {
+    if (args[0].GetDouble(k * 64) < lo) break;
+    for (int64_t j = 0; j < 64 && k * 64 + j < n; ++j)
+      b[k * 64 + j] = 2 * args[0].GetDouble(k * 64 + j);
+    ++tiles;
+  }
+  if (tiles == (n + 63) / 64) {
+    // Make a tile past the first start below lo so the break is taken.
+    args[0].SetDouble(5 * 64, -0.95);
+    for (int64_t j = 5 * 64; j < n; ++j) b[j] = args[1].GetDouble(j);
+    tiles = 5;
+  }
+  Interpret(p, args);
+  ExpectClose(args[1], b, {}, "B");
+  ExpectEqualInts(args[2], std::vector<int64_t>(64, tiles), "C (tiles before the break)");
+  ExpectAllTargetsMatch(p, seed);
+  // Refused where the kernel is run or emitted (the frontend sees no
+  // thread dependence in the loop itself).
+  ir::Program q = Compile(kSource, "per_thread_break_before_copy", {{"N", "600"}});
+  Tensors q_args = {Random(DType::kFloat32, {n}, seed), Zeros(DType::kFloat32, {n})};
+  absl::Status run = interp::RunProgram(q, q_args);
+  EXPECT_NE(run.message().find("T.copy runs under a condition that depends on the thread"),
+            std::string::npos)
+      << run;
 }
 
 TEST(ConformanceLoopExit, Refusals) {
