@@ -29,33 +29,11 @@ class FindThreadIndex : public IRVisitor {
 };
 
 // Whether anything inside reads the thread index, a variable of `vars` or
-// a thread-private buffer.
+// a thread-private buffer (one outside `uniform`, when given).
 class Mentions : public IRVisitor {
  public:
-  explicit Mentions(const std::set<const VarNode*>& vars) : vars_(vars) {}
-  using IRVisitor::Visit;
-  void Visit(const ir::Expr& e) override {
-    if (!e || found) return;
-    if (const auto* c = e->as<CallNode>(); c && c->fn == CallFn::kThreadIndex) found = true;
-    if (const auto* v = e->as<VarNode>(); v && vars_.count(v)) found = true;
-    IRVisitor::Visit(e);
-  }
-  void VisitBuffer(const Buffer& b) override {
-    if (b && ThreadPrivate(b)) found = true;
-    IRVisitor::VisitBuffer(b);
-  }
-  bool found = false;
-
- private:
-  const std::set<const VarNode*>& vars_;
-};
-
-// Whether an expression reads the thread index, a variable of `vars` or a
-// private buffer outside `uniform`.
-class MentionsDiffering : public IRVisitor {
- public:
-  MentionsDiffering(const std::set<const VarNode*>& vars,
-                    const std::set<const BufferNode*>& uniform)
+  explicit Mentions(const std::set<const VarNode*>& vars,
+                    const std::set<const BufferNode*>* uniform = nullptr)
       : vars_(vars), uniform_(uniform) {}
   using IRVisitor::Visit;
   void Visit(const ir::Expr& e) override {
@@ -65,14 +43,14 @@ class MentionsDiffering : public IRVisitor {
     IRVisitor::Visit(e);
   }
   void VisitBuffer(const Buffer& b) override {
-    if (b && ThreadPrivate(b) && !uniform_.count(b.get())) found = true;
+    if (b && ThreadPrivate(b) && !(uniform_ && uniform_->count(b.get()))) found = true;
     IRVisitor::VisitBuffer(b);
   }
   bool found = false;
 
  private:
   const std::set<const VarNode*>& vars_;
-  const std::set<const BufferNode*>& uniform_;
+  const std::set<const BufferNode*>* uniform_;
 };
 
 // The private buffers a statement mentions (for statements other than
@@ -296,7 +274,7 @@ void ThreadDependence::DropDifferingWrites(const Stmt& s, bool divergent_control
 
 bool ThreadDependence::Differs(const ir::Expr& e) const {
   if (!e) return false;
-  MentionsDiffering m(differing_, uniform_buffers_);
+  Mentions m(differing_, &uniform_buffers_);
   m.Visit(e);
   return m.found;
 }
