@@ -157,6 +157,27 @@ def per_thread_break_before_copy(N):
                 B[k * 64 + tx] = S[tx]
     return main
 
+# Each thread in turn adds 1 to S[0] and reads it back (on a GPU a race):
+# n is taken as the same in every thread, and the interpreter reports that
+# it is not where it steers the block (`n > 1` is false in thread 0, true in
+# thread 1).
+def racy_uniform(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((4,), "int32")):
+        with T.Kernel(1, threads=4):
+            tx = T.get_thread_binding()
+            S = T.alloc_shared((4,), "int32")
+            F = T.alloc_shared((4,), "float32")
+            n = T.alloc_var("int32", init=0)
+            T.fill(S, 0)
+            for i in T.serial(1):
+                S[0] = S[0] + 1
+                n = S[0]
+            if n > 1:
+                T.copy(A[0], F)
+            B[tx] = n
+    return main
+
 def parallel_break(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32")):
@@ -340,6 +361,16 @@ TEST(ConformanceLoopExit, PerThreadCodeWithAUniformBreak) {
   Tensors q_args = {Random(DType::kFloat32, {n}, seed), Zeros(DType::kFloat32, {n})};
   absl::Status run = interp::RunProgram(q, q_args);
   EXPECT_NE(run.message().find("T.copy runs under a condition that depends on the thread"),
+            std::string::npos)
+      << run;
+}
+
+TEST(ConformanceLoopExit, AUniformValueReadFromRacingMemoryIsReported) {
+  ir::Program p = Compile(kSource, "racy_uniform", {{"N", "8"}});
+  Tensors args = {Random(DType::kFloat32, {8}, Seed(20261306)), Zeros(DType::kInt32, {4})};
+  absl::Status run = interp::RunProgram(p, args);
+  EXPECT_NE(run.message().find("a loop bound or condition that steers the whole block, found "
+                               "the same in every thread, is 0 in thread 0 and 1 in thread 1"),
             std::string::npos)
       << run;
 }
