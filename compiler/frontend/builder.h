@@ -288,10 +288,12 @@ class Builder {
   // Enclosing::kIrLoop, and popped with it.
   void OpenIrLoop(std::string refusal);
   LoopExit CloseIrLoop();
-  // The loop body with its exits applied (reset on continue, skipped after a
-  // break), and the flag's Allocate emitted before the loop; `body`
-  // unchanged when the loop has no break/continue.
-  absl::StatusOr<ir::Stmt> ApplyLoopExits(const LoopExit& e, ir::Stmt body, SourceLoc loc);
+  // The loop body with its exits applied (a continue cleared first; with
+  // `skip_after_break`, the body skipped once the flag says break), and the
+  // flag's Allocate emitted before the loop; `body` unchanged when the loop
+  // has no break/continue.
+  absl::StatusOr<ir::Stmt> ApplyLoopExits(const LoopExit& e, ir::Stmt body, SourceLoc loc,
+                                          bool skip_after_break = true);
   // The runtime `while` with exits: the condition is tested inside the body,
   // and a false one sets the flag as a break does.
   absl::StatusOr<ir::Stmt> WhileWithExits(const LoopExit& e, ir::Expr cond, ir::Stmt body,

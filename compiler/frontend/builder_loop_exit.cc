@@ -122,21 +122,23 @@ absl::StatusOr<Flow> Builder::ExecAfterLoopExit(const StmtList& body, size_t beg
   return flow;
 }
 
-absl::StatusOr<ir::Stmt> Builder::ApplyLoopExits(const LoopExit& e, ir::Stmt body, SourceLoc loc) {
+absl::StatusOr<ir::Stmt> Builder::ApplyLoopExits(const LoopExit& e, ir::Stmt body, SourceLoc loc,
+                                                 bool skip_after_break) {
   if (!e.flag) return body;
   absl::Status st = Emit(ir::Allocate(e.flag, ir::IntImm(kGoOn)), loc, "a kernel loop's exit flag");
   if (!st.ok()) return st;
   if (e.continues) body = ir::Seq({SetFlag(e.flag, kGoOn), std::move(body)});
-  if (e.breaks) body = ir::If(FlagCompare(e.flag, ir::BinaryOp::kNe, kBreak), std::move(body));
+  if (e.breaks && skip_after_break) {
+    body = ir::If(FlagCompare(e.flag, ir::BinaryOp::kNe, kBreak), std::move(body));
+  }
   return body;
 }
 
 absl::StatusOr<ir::Stmt> Builder::WhileWithExits(const LoopExit& e, ir::Expr cond, ir::Stmt body,
                                                  SourceLoc loc) {
-  if (!e.flag) return ir::While(std::move(cond), std::move(body));
-  absl::Status st = Emit(ir::Allocate(e.flag, ir::IntImm(kGoOn)), loc, "a kernel loop's exit flag");
-  if (!st.ok()) return st;
-  if (e.continues) body = ir::Seq({SetFlag(e.flag, kGoOn), std::move(body)});
+  absl::StatusOr<ir::Stmt> b = ApplyLoopExits(e, std::move(body), loc, /*skip_after_break=*/false);
+  if (!b.ok()) return b;
+  body = *std::move(b);
   if (!e.breaks) return ir::While(std::move(cond), std::move(body));
   // The condition is not evaluated once the loop has broken, as in Python.
   return ir::While(FlagCompare(e.flag, ir::BinaryOp::kNe, kBreak),

@@ -331,23 +331,22 @@ absl::StatusOr<CStmtPtr> Compiler::CompilePerThread(const ir::Stmt& s) {
   if (!body.ok()) return body.status();
   // Every thread-dependent variable and thread-private buffer known so far:
   // those bound inside `s` and those it reads from earlier statements.
-  std::vector<int> vars;
-  for (const auto& [v, slot] : var_slots_) {
-    if (simt_->Var(v)) vars.push_back(slot);
-  }
-  std::sort(vars.begin(), vars.end());
   return CStmtPtr(
-      std::make_unique<PerThreadStmt>(std::move(vars), private_buffer_slots_, std::move(*body)));
+      std::make_unique<PerThreadStmt>(ThreadVarSlots(), private_buffer_slots_, std::move(*body)));
 }
 
 CExprPtr Compiler::InEveryThread(const ir::Expr& e, CExprPtr c) {
   if (simt_ == nullptr || in_per_thread_ || !simt_->Expr(e)) return c;
+  return std::make_unique<InEveryThreadExpr>(ThreadVarSlots(), private_buffer_slots_, std::move(c));
+}
+
+std::vector<int> Compiler::ThreadVarSlots() const {
   std::vector<int> vars;
   for (const auto& [v, slot] : var_slots_) {
     if (simt_->Var(v)) vars.push_back(slot);
   }
   std::sort(vars.begin(), vars.end());
-  return std::make_unique<InEveryThreadExpr>(std::move(vars), private_buffer_slots_, std::move(c));
+  return vars;
 }
 
 absl::StatusOr<CStmtPtr> Compiler::CompileStmt(const ir::Stmt& s) {

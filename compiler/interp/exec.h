@@ -162,6 +162,8 @@ class Compiler {
   // values, ThreadDependence::Differs false), it is evaluated with every
   // thread's copies, which must agree; else `c` itself.
   CExprPtr InEveryThread(const ir::Expr& e, CExprPtr c);
+  // The slots of the thread-dependent variables bound so far, in order.
+  std::vector<int> ThreadVarSlots() const;
 
   // While compiling a kernel that reads the thread index.
   const ir::ThreadDependence* simt_ = nullptr;

@@ -184,19 +184,23 @@ void ThreadDependence::FindUniform(const Stmt& body) {
   for (;;) {
     const size_t before = uniform_buffers_.size();
     differing_.clear();
-    WalkDiffering(body);
-    DropDifferingWrites(body, false);
+    WalkUniform(body, false);
     if (uniform_buffers_.size() == before) return;
   }
 }
 
-// As Walk, for values that may differ: a T.Parallel loop's variable does
-// (its iterations are spread over the threads).
-void ThreadDependence::WalkDiffering(const Stmt& s) {
+// One round in program order (lets and loops bind before their uses): the
+// variables whose values may differ (a T.Parallel loop's variable does: its
+// iterations are spread over the threads), and the private buffers written
+// with a differing value or index, or under differing control, dropped.
+void ThreadDependence::WalkUniform(const Stmt& s, bool divergent_control) {
   if (!s) return;
+  auto drop = [&](const Buffer& b) {
+    if (b) uniform_buffers_.erase(b.get());
+  };
   switch (s->kind) {
     case StmtKind::kSeq:
-      for (const Stmt& c : s->as<SeqNode>()->stmts) WalkDiffering(c);
+      for (const Stmt& c : s->as<SeqNode>()->stmts) WalkUniform(c, divergent_control);
       return;
     case StmtKind::kLet: {
       const auto* l = s->as<LetNode>();
@@ -205,47 +209,21 @@ void ThreadDependence::WalkDiffering(const Stmt& s) {
     }
     case StmtKind::kFor: {
       const auto* f = s->as<ForNode>();
-      if (f->kind == ForKind::kParallel || Differs(f->min) || Differs(f->extent)) {
-        differing_.insert(f->var.get());
-      }
-      WalkDiffering(f->body);
-      return;
-    }
-    case StmtKind::kIf:
-      WalkDiffering(s->as<IfNode>()->then_case);
-      WalkDiffering(s->as<IfNode>()->else_case);
-      return;
-    case StmtKind::kWhile: WalkDiffering(s->as<WhileNode>()->body); return;
-    default: return;
-  }
-}
-
-void ThreadDependence::DropDifferingWrites(const Stmt& s, bool divergent_control) {
-  if (!s) return;
-  auto drop = [&](const Buffer& b) {
-    if (b) uniform_buffers_.erase(b.get());
-  };
-  switch (s->kind) {
-    case StmtKind::kSeq:
-      for (const Stmt& c : s->as<SeqNode>()->stmts) DropDifferingWrites(c, divergent_control);
-      return;
-    case StmtKind::kLet: return;
-    case StmtKind::kFor: {
-      const auto* f = s->as<ForNode>();
-      DropDifferingWrites(f->body, divergent_control || f->kind == ForKind::kParallel ||
-                                       Differs(f->min) || Differs(f->extent));
+      const bool d = f->kind == ForKind::kParallel || Differs(f->min) || Differs(f->extent);
+      if (d) differing_.insert(f->var.get());
+      WalkUniform(f->body, divergent_control || d);
       return;
     }
     case StmtKind::kIf: {
       const auto* i = s->as<IfNode>();
       const bool d = divergent_control || Differs(i->cond);
-      DropDifferingWrites(i->then_case, d);
-      DropDifferingWrites(i->else_case, d);
+      WalkUniform(i->then_case, d);
+      WalkUniform(i->else_case, d);
       return;
     }
     case StmtKind::kWhile: {
       const auto* w = s->as<WhileNode>();
-      DropDifferingWrites(w->body, divergent_control || Differs(w->cond));
+      WalkUniform(w->body, divergent_control || Differs(w->cond));
       return;
     }
     case StmtKind::kAllocate: {

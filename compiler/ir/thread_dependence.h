@@ -100,8 +100,7 @@ class ThreadDependence {
   // buffer, less those written with a differing value or index or under
   // differing control, until none is removed) and the differing variables.
   void FindUniform(const Stmt& body);
-  void WalkDiffering(const Stmt& s);
-  void DropDifferingWrites(const Stmt& s, bool divergent_control);
+  void WalkUniform(const Stmt& s, bool divergent_control);
   std::set<const VarNode*> vars_;
   std::map<const VarNode*, ir::Expr> lets_;  // values of the dependent lets
   std::set<const BufferNode*> uniform_buffers_;
