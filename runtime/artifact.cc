@@ -134,6 +134,18 @@ absl::StatusOr<Artifact> Artifact::Parse(std::string_view text) {
       return r.Error(absl::StrCat("dyn_dims[", i, "]"), "must be a name");
     a.dyn_dims.push_back(d.string());
   }
+  if (const json::Value* reqs = doc->Find("requires")) {
+    if (!reqs->is_array()) return r.Error("requires", "must be an array");
+    for (size_t i = 0; i < reqs->array().size(); ++i) {
+      const json::Value& q = reqs->array()[i];
+      const std::string field = absl::StrCat("requires[", i, "]");
+      if (!q.is_object()) return r.Error(field, "must be an object");
+      ASSIGN_OR_RETURN(const json::Value* cond, r.Member(q, field, "cond", Kind::kString));
+      ASSIGN_OR_RETURN(const json::Value* message, r.Member(q, field, "message", Kind::kString));
+      ASSIGN_OR_RETURN(ShapeExpr e, r.Expr(*cond, field + ".cond", a.dyn_dims));
+      a.requirements.push_back({std::move(e), message->string()});
+    }
+  }
   std::map<std::string, KernelArgRef> names;
   auto declare = [&](const std::string& name, KernelArgRef ref,
                      const std::string& field) -> absl::Status {

@@ -87,6 +87,12 @@ struct Artifact {
   std::string target;  // "sm_90a", "sm_80"
   std::vector<std::pair<std::string, int64_t>> config;
   std::vector<std::string> dyn_dims;
+  // Conditions on the dynamic dims a launch must meet ("requires").
+  struct Requirement {
+    ShapeExpr cond;
+    std::string message;
+  };
+  std::vector<Requirement> requirements;
   std::vector<ParamSpec> params;
   std::vector<WorkspaceSpec> workspaces;
   std::vector<KernelSpec> kernels;

@@ -263,6 +263,16 @@ absl::StatusOr<std::map<std::string, int64_t>> Kernel::Check(absl::Span<const Ar
           absl::StrCat("dynamic dim ", d, " is ", dims[d], ", beyond the kernels' int32 range"));
     }
   }
+  for (const Artifact::Requirement& req : a.requirements) {
+    absl::StatusOr<int64_t> holds = req.cond.Eval(dims);
+    if (!holds.ok()) return holds.status();
+    if (*holds) continue;
+    std::vector<std::string> values;
+    for (const std::string& n : req.cond.names()) values.push_back(absl::StrCat(n, " = ", dims[n]));
+    return absl::InvalidArgumentError(absl::StrCat(a.program, " requires ", req.cond.text(), " (",
+                                                   absl::StrJoin(values, ", "),
+                                                   "): ", req.message));
+  }
   const DeviceType want = backend_->device().memory_type();
   for (size_t i = 0; i < args.size(); ++i) {
     const ParamSpec& p = a.params[i];

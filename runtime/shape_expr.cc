@@ -29,6 +29,16 @@ struct ShapeExpr::Node {
     kCeilDiv,
     kMin,
     kMax,
+    // Conditions (requirements), 1 or 0.
+    kEq,
+    kNe,
+    kLt,
+    kLe,
+    kGt,
+    kGe,
+    kLogicalAnd,
+    kLogicalOr,
+    kLogicalNot,
   };
   Op op = Op::kConst;
   int64_t value = 0;
@@ -56,7 +66,7 @@ class Reader {
 
   absl::StatusOr<NodePtr> Read(std::set<std::string>& names) {
     names_ = &names;
-    NodePtr e = Binary(0, 0);
+    NodePtr e = Logic(0, 0);
     if (e && (Space(), pos_ != s_.size())) e = Fail("unexpected text");
     if (!e) {
       return absl::InvalidArgumentError(absl::StrCat("metadata expression \"", std::string(s_),
@@ -85,6 +95,54 @@ class Reader {
     n->a = std::move(a);
     n->b = std::move(b);
     return n;
+  }
+
+  // A whole word: `or` but not the start of `order`.
+  bool EatWord(std::string_view word) {
+    Space();
+    if (s_.substr(pos_, word.size()) != word) return false;
+    const size_t end = pos_ + word.size();
+    if (end < s_.size()) {
+      const char c = s_[end];
+      if (c == '_' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9'))
+        return false;
+    }
+    pos_ = end;
+    return true;
+  }
+
+  // Conditions, loosest first: or, and, not, one comparison (Python's).
+  NodePtr Logic(int level, int depth) {
+    if (depth > kMaxDepth) return Fail("expression nested too deeply");
+    if (level == 2) {
+      if (EatWord("not")) {
+        NodePtr a = Logic(2, depth + 1);
+        return a ? Make(Op::kLogicalNot, a) : nullptr;
+      }
+      return Compare(depth + 1);
+    }
+    NodePtr lhs = Logic(level + 1, depth + 1);
+    while (lhs && EatWord(level == 0 ? "or" : "and")) {
+      NodePtr rhs = Logic(level + 1, depth + 1);
+      if (!rhs) return nullptr;
+      lhs = Make(level == 0 ? Op::kLogicalOr : Op::kLogicalAnd, lhs, rhs);
+    }
+    return lhs;
+  }
+
+  NodePtr Compare(int depth) {
+    NodePtr lhs = Binary(0, depth + 1);
+    if (!lhs) return nullptr;
+    static constexpr std::pair<std::string_view, Op> kOps[] = {{"==", Op::kEq}, {"!=", Op::kNe},
+                                                               {"<=", Op::kLe}, {">=", Op::kGe},
+                                                               {"<", Op::kLt},  {">", Op::kGt}};
+    for (const auto& [tok, op] : kOps) {
+      if (!Eat(tok)) continue;
+      NodePtr rhs = Binary(0, depth + 1);
+      return rhs ? Make(op, lhs, rhs) : nullptr;
+    }
+    return lhs;
   }
 
   // Precedence levels, loosest first: | ^ & shifts additive multiplicative.
@@ -147,9 +205,16 @@ class Reader {
     Space();
     if (pos_ >= s_.size()) return Fail("expression ends early");
     if (Eat("(")) {
-      NodePtr e = Binary(0, depth + 1);
+      NodePtr e = Logic(0, depth + 1);
       if (e && !Eat(")")) return Fail("expected ')'");
       return e;
+    }
+    for (const auto& [word, value] : {std::pair<std::string_view, int64_t>{"True", 1},
+                                      std::pair<std::string_view, int64_t>{"False", 0}}) {
+      if (!EatWord(word)) continue;
+      auto n = std::make_shared<Node>();
+      n->value = value;
+      return n;
     }
     const char c = s_[pos_];
     if (c >= '0' && c <= '9') {
@@ -240,6 +305,7 @@ absl::StatusOr<int64_t> EvalNode(const Node& n, const std::map<std::string, int6
   if (!a.ok()) return a;
   if (n.op == Op::kNeg) return -*a;
   if (n.op == Op::kNot) return ~*a;
+  if (n.op == Op::kLogicalNot) return *a == 0 ? 1 : 0;
   absl::StatusOr<int64_t> b = EvalNode(*n.b, dims, text);
   if (!b.ok()) return b;
   const int64_t x = *a, y = *b;
@@ -264,6 +330,14 @@ absl::StatusOr<int64_t> EvalNode(const Node& n, const std::map<std::string, int6
     case Op::kOr: return x | y;
     case Op::kMin: return std::min(x, y);
     case Op::kMax: return std::max(x, y);
+    case Op::kEq: return x == y;
+    case Op::kNe: return x != y;
+    case Op::kLt: return x < y;
+    case Op::kLe: return x <= y;
+    case Op::kGt: return x > y;
+    case Op::kGe: return x >= y;
+    case Op::kLogicalAnd: return x != 0 && y != 0;
+    case Op::kLogicalOr: return x != 0 || y != 0;
     default: return error("compiler bug: unknown operator");
   }
 }

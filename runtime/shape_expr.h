@@ -9,7 +9,9 @@
 // the compiler can evaluate: integer literals (also as T.int64(7) and the
 // other integer dtypes), names, parentheses, unary - and ~, * / // % (``/``
 // truncates, ``%`` is floor modulo, as in the tile IR), + -, << >>, & ^ |,
-// T.ceildiv, T.min, T.max, T.truncmod and T.cast(x, "<int dtype>").
+// T.ceildiv, T.min, T.max, T.truncmod and T.cast(x, "<int dtype>"); and for
+// the conditions of requirements, one comparison (== != < <= > >=), not,
+// and, or (Python's precedence) and True / False, which evaluate to 1 or 0.
 // Anything else is INVALID_ARGUMENT naming the text and the column.
 #ifndef TILEC_RUNTIME_SHAPE_EXPR_H_
 #define TILEC_RUNTIME_SHAPE_EXPR_H_

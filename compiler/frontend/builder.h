@@ -374,6 +374,17 @@ class Builder {
   // name. INVALID_ARGUMENT at `loc` for strides tilec cannot lay out.
   absl::Status DeclareTensorParam(const std::string& name, const TensorTypeValue& tt,
                                   SourceLoc loc);
+  // The type of tensor parameter `name` of a @tilelang.lazy_jit signature
+  // (tensor_params.cc), from its annotation and what the call gives (a -D
+  // binding or the default: a tensor type, or a dtype alone); either may be
+  // missing, not both. An `int` dimension or stride takes the given value,
+  // else becomes the dynamic size `<name>_<d>` (`<name>_stride_<d>`), as a
+  // `T.dyn` one always does; `Any` takes the given dtype. Fixed entries must
+  // agree with what is given. INVALID_ARGUMENT at `loc` otherwise.
+  absl::StatusOr<TensorTypeValue> SignatureTensor(const std::string& name,
+                                                  const std::optional<Value>& annotation,
+                                                  const std::optional<Value>& given,
+                                                  SourceLoc loc);
   // The device the program is built for (nullptr: none given), and the
   // queries of it answered so far (tl_device.cc), each once, in order.
   const DeviceFacts* device() const { return device_ ? &*device_ : nullptr; }
@@ -391,6 +402,8 @@ class Builder {
     return tensor_views_;
   }
   const std::vector<ir::Buffer>& outputs() const { return outputs_; }
+  // Asserts on dynamic sizes, checked at launch (ir::Requirement).
+  const std::vector<ir::Requirement>& requirements() const { return requirements_; }
   // Eager style: tensor parameters whose `A: T.Tensor(...)` annotation has
   // not run yet.
   std::vector<std::string>& pending_tensors() { return pending_tensors_; }
@@ -502,6 +515,7 @@ class Builder {
   std::map<const ir::BufferNode*, int64_t> vector_vars_;
   std::vector<std::string> device_queries_;
   std::vector<ir::Buffer> outputs_;
+  std::vector<ir::Requirement> requirements_;
   std::vector<std::string> pending_tensors_;
 };
 

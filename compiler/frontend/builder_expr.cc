@@ -263,12 +263,31 @@ absl::StatusOr<Value> Builder::EvalSubscript(const SubscriptExpr& e) {
                                          : "T.Tensor[...] takes a shape and a dtype");
     }
     const size_t dt = items.size() - 1;
-    absl::StatusOr<ir::DType> t = StaticDType(items[dt], e.items[dt].loc, "the tensor dtype");
+    // `Any` (a lazy_jit signature): the call gives the dtype.
+    const bool any =
+        items[dt].kind == ValueKind::kBuiltin && items[dt].builtin->name == "typing.Any";
+    absl::StatusOr<ir::DType> t =
+        any ? ir::DType::kFloat32 : StaticDType(items[dt], e.items[dt].loc, "the tensor dtype");
     if (!t.ok()) return t.status();
     ValueList shape = items[0].IsSequence() ? items[0].Items() : ValueList{items[0]};
     ValueList strides;
     if (strided) strides = items[1].IsSequence() ? items[1].Items() : ValueList{items[1]};
-    return Value::TensorType(std::move(shape), *t, std::move(strides));
+    return Value::TensorType(std::move(shape), *t, std::move(strides), any);
+  }
+  if (v->kind == ValueKind::kBuiltin && v->builtin->name == "T.dyn") {
+    // T.dyn[int, "X"]: the dynamic size X, as T.dynamic("X").
+    CallArgs call;
+    call.loc = e.lbracket_loc;
+    for (const SubscriptItem& item : e.items) {
+      if (item.is_slice || !item.index) return Err(item.loc, "T.dyn[...] takes a type and a name");
+      absl::StatusOr<Value> x = Eval(*item.index);
+      if (!x.ok()) return x;
+      if (x->kind == ValueKind::kStr) call.positional.push_back(Arg{*x, item.loc});
+    }
+    if (call.positional.size() != 1) {
+      return Err(e.lbracket_loc, "T.dyn[...] takes a type and a name: T.dyn[int, \"n\"]");
+    }
+    return CallValue(Value::Builtin("T.dynamic"), std::move(call));
   }
   if (v->kind == ValueKind::kRegion || v->kind == ValueKind::kElement) {
     return Err(e.lbracket_loc, Cat("a ", DescribeValue(*v), " cannot be indexed again"));

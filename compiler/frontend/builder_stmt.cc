@@ -7,6 +7,7 @@
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 #include "compiler/frontend/value_ops.h"
+#include "compiler/ir/limits.h"
 #include "compiler/ir/printer.h"
 
 namespace tilec::frontend {
@@ -755,9 +756,29 @@ absl::StatusOr<Flow> Builder::ExecAssert(const AssertStmt& s) {
     // it can only be checked once they are bound, so it is skipped here.
     return Flow::kNormal;
   }
+  if (cond->kind == ValueKind::kExpr && !HasRuntimeVars(cond->expr) &&
+      cond->expr->dtype == ir::DType::kBool) {
+    // Only dynamic sizes (T.dynamic, T.dyn): the runtime checks it at launch.
+    std::string msg = Cat("assert at line ", s.loc.line);
+    if (s.msg) {
+      absl::StatusOr<Value> m = Eval(*s.msg);
+      if (!m.ok()) return m.status();
+      msg = m->kind == ValueKind::kStr ? m->s : ValueRepr(*m);
+    }
+    for (char& c : msg) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    if (msg.size() > ir::kMaxRequirementMessage) msg.resize(ir::kMaxRequirementMessage);
+    if (requirements_.size() >= ir::kMaxRequirements) {
+      return Err(s.loc, Cat("more than ", ir::kMaxRequirements,
+                            " asserts on dynamic sizes; tilec checks at most that many at launch"));
+    }
+    requirements_.push_back(ir::Requirement{cond->expr, std::move(msg)});
+    return Flow::kNormal;
+  }
   return Err(s.loc,
              "an assert on a runtime value is not supported; tilec checks asserts at "
-             "staging time");
+             "staging time, and at launch those that read only dynamic sizes");
 }
 
 absl::StatusOr<Flow> Builder::ExecImport(const Stmt& s) {

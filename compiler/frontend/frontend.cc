@@ -30,13 +30,35 @@ void Bindings::Set(std::string name, std::string value) {
 
 namespace {
 
-enum class Style { kGenerator, kEager, kPrimFunc };
+// kSignature: @tilelang.lazy_jit or @T.prim_func(generator=True), a kernel
+// whose signature leaves sizes and dtypes for the call to give.
+enum class Style { kGenerator, kEager, kPrimFunc, kSignature };
 
 bool IsPrimFuncDecorator(const Expr& d) {
   const Expr* e = &d;
   if (const auto* call = e->as<CallExpr>()) e = call->func.get();
   if (const auto* a = e->as<AttributeExpr>()) return a->attr == "prim_func";
   if (const auto* n = e->as<NameExpr>()) return n->id == "prim_func";
+  return false;
+}
+
+bool IsSignatureGenerator(const FunctionDefStmt& def) {
+  for (const ExprPtr& d : def.decorators) {
+    const Expr* e = d.get();
+    const auto* call = e->as<CallExpr>();
+    if (call) e = call->func.get();
+    std::string_view name;
+    if (const auto* a = e->as<AttributeExpr>()) name = a->attr;
+    if (const auto* n = e->as<NameExpr>()) name = n->id;
+    if (name == "lazy_jit") return true;
+    if (name != "prim_func" || !call) continue;
+    for (const Keyword& k : call->keywords) {
+      const auto* c = k.value ? k.value->as<ConstantExpr>() : nullptr;
+      if (k.name == "generator" && c && c->value_kind == ConstantKind::kBool && c->bool_value) {
+        return true;
+      }
+    }
+  }
   return false;
 }
 
@@ -217,6 +239,9 @@ class Compiler {
  private:
   absl::StatusOr<Value> ParseBinding(const std::string& name, const std::string& text);
   absl::StatusOr<std::optional<Value>> DefaultOf(const Param& p);
+  absl::StatusOr<Value> EvalInModule(const Expr& e, std::string_view what);
+  absl::Status ClassifySignature();
+  absl::Status DeclareSignature(const std::map<std::string, Value>& given);
   absl::Status BuildPrimFunc(const FunctionValue& fn);
   absl::StatusOr<ir::Program> Assemble();
 
@@ -227,6 +252,16 @@ class Compiler {
   // Tensor and scalar parameters, in ABI order, by name.
   std::vector<std::string> abi_;
   std::set<std::string> pointers_;  // parameters annotated T.ptr
+  // kSignature: the parameters the kernel takes (tensors, pointers, runtime
+  // scalars), in order; the others are staging values bound with -D.
+  struct SignatureParam {
+    enum class Kind : uint8_t { kTensor, kPointer, kScalar } kind = Kind::kTensor;
+    const Param* param = nullptr;
+    std::optional<Value> annotation;      // evaluated; a tensor type for kTensor, if any
+    std::optional<Value> fallback;        // the default value
+    ir::DType dtype = ir::DType::kInt32;  // kScalar
+  };
+  std::vector<SignatureParam> signature_;
   ir::Stmt body_;
   bool body_opens_kernel_ = false;
 };
@@ -303,6 +338,85 @@ absl::StatusOr<std::optional<Value>> Compiler::DefaultOf(const Param& p) {
   return std::optional<Value>(*v);
 }
 
+absl::StatusOr<Value> Compiler::EvalInModule(const Expr& e, std::string_view what) {
+  Builder::Frame f;
+  f.env = b_.NewEnv(nullptr);
+  f.name = std::string(what);
+  absl::Status pushed = b_.PushFrame(std::move(f), e.loc);
+  if (!pushed.ok()) return pushed;
+  absl::StatusOr<Value> v = b_.Eval(e);
+  b_.PopFrame();
+  return v;
+}
+
+// A lazy_jit signature: a parameter annotated (or defaulting to) a tensor
+// type is a tensor; T.ptr / T.handle a pointer; a scalar dtype (T.int32) a
+// runtime scalar; anything else (int, T.dtype, no annotation) a staging
+// value, bound with -D or defaulted, as a generator's parameters are.
+absl::Status Compiler::ClassifySignature() {
+  for (const Param& p : def_.params) {
+    if (!Bindable(p)) continue;
+    SignatureParam sp;
+    sp.param = &p;
+    if (p.annotation) {
+      absl::StatusOr<Value> ann = EvalInModule(*p.annotation, "<annotations>");
+      if (!ann.ok()) return ann.status();
+      sp.annotation = *ann;
+    }
+    absl::StatusOr<std::optional<Value>> d = DefaultOf(p);
+    if (!d.ok()) return d.status();
+    sp.fallback = *d;
+    const std::optional<Value>& a = sp.annotation;
+    if ((a && a->kind == ValueKind::kTensorType) ||
+        (sp.fallback && sp.fallback->kind == ValueKind::kTensorType)) {
+      if (a && a->kind != ValueKind::kTensorType) sp.annotation.reset();
+    } else if (a && a->kind == ValueKind::kBuiltin &&
+               (a->builtin->name == "T.ptr" || a->builtin->name == "T.handle")) {
+      sp.kind = SignatureParam::Kind::kPointer;
+    } else if (a && a->kind == ValueKind::kDType && a->lanes == 1) {
+      sp.kind = SignatureParam::Kind::kScalar;
+      sp.dtype = a->dtype;
+    } else {
+      continue;
+    }
+    signature_.push_back(std::move(sp));
+  }
+  return absl::OkStatus();
+}
+
+// Declares the kernel's parameters of a lazy_jit signature, in order, in
+// the body's frame.
+absl::Status Compiler::DeclareSignature(const std::map<std::string, Value>& given) {
+  for (const SignatureParam& sp : signature_) {
+    const Param& p = *sp.param;
+    const SourceLoc loc = p.annotation ? p.annotation->loc : p.loc;
+    switch (sp.kind) {
+      case SignatureParam::Kind::kTensor: {
+        auto it = given.find(p.name);
+        absl::StatusOr<TensorTypeValue> tt = b_.SignatureTensor(
+            p.name, sp.annotation,
+            it == given.end() ? std::nullopt : std::optional<Value>(it->second), loc);
+        if (!tt.ok()) return tt.status();
+        absl::Status st = b_.DeclareTensorParam(p.name, *tt, loc);
+        if (!st.ok()) return st;
+        break;
+      }
+      case SignatureParam::Kind::kPointer:
+        b_.BindName(p.name, PointerParam(p.name));
+        pointers_.insert(p.name);
+        break;
+      case SignatureParam::Kind::kScalar: {
+        ir::Var var = ir::MakeVar(p.name, sp.dtype);
+        b_.scalar_params()[p.name] = var;
+        b_.BindName(p.name, Value::Runtime(var));
+        break;
+      }
+    }
+    abi_.push_back(p.name);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Compiler::BuildPrimFunc(const FunctionValue& fn) {
   const FunctionDefStmt& def = *fn.def;
   b_.PushBlock();
@@ -376,7 +490,9 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
     absl::StatusOr<FunctionFlavor> flavor = b_.DecoratorFlavor(def_, nullptr);
     b_.PopFrame();
     if (!flavor.ok()) return flavor.status();
-    if (*flavor == FunctionFlavor::kPrimFunc) {
+    if (IsSignatureGenerator(def_)) {
+      style_ = Style::kSignature;
+    } else if (*flavor == FunctionFlavor::kPrimFunc) {
       style_ = Style::kPrimFunc;
     } else if (*flavor == FunctionFlavor::kMacro) {
       return b_.Err(def_.name_loc, Cat("`", def_.name,
@@ -389,6 +505,20 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   }
   std::vector<std::string> annotated, consts;
   if (style_ == Style::kEager) ScanEager(def_, &annotated, &consts);
+  // kSignature: tensors are bound too (-D A="T.Tensor((M, K), T.float16)");
+  // pointers and runtime scalars are not.
+  std::set<std::string> tensors;
+  if (style_ == Style::kSignature) {
+    absl::Status st = ClassifySignature();
+    if (!st.ok()) return st;
+    for (const SignatureParam& sp : signature_) {
+      if (sp.kind == SignatureParam::Kind::kTensor) {
+        tensors.insert(sp.param->name);
+      } else {
+        annotated.push_back(sp.param->name);
+      }
+    }
+  }
   // A curried generator (`def flashattn(batch, ...): ... def kernel_func(block_N,
   // ...): ... return main ... return kernel_func`, as autotuned kernels are
   // written): the returned function's parameters are bound too, and it is
@@ -481,7 +611,7 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   };
   if (style_ != Style::kPrimFunc) {
     for (const Param& p : def_.params) {
-      if (!Bindable(p)) continue;
+      if (!Bindable(p) || tensors.count(p.name)) continue;
       if (std::find(annotated.begin(), annotated.end(), p.name) != annotated.end()) continue;
       absl::StatusOr<int> id = add_param(p);
       if (!id.ok()) return id.status();
@@ -523,18 +653,39 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
     return Assemble();
   }
 
+  // kSignature: what the call gives each tensor (its binding, else its
+  // default).
+  std::map<std::string, Value> given_tensors;
+  for (const SignatureParam& sp : signature_) {
+    const std::string& name = sp.param->name;
+    if (sp.kind != SignatureParam::Kind::kTensor) continue;
+    if (const std::string* text = binding_of(name)) {
+      absl::StatusOr<Value> v = ParseBinding(name, *text);
+      if (!v.ok()) return v.status();
+      given_tensors[name] = *v;
+    } else if (sp.fallback && !bindings.unbound.count(name)) {
+      given_tensors[name] = *sp.fallback;
+    }
+  }
+
+  const bool eager = style_ == Style::kEager || style_ == Style::kSignature;
   Builder::Frame f;
   f.env = b_.NewEnv(nullptr);
   f.name = def_.name;
-  f.kernel_syntax = style_ == Style::kEager;
-  if (style_ == Style::kEager) {
+  f.kernel_syntax = eager;
+  if (eager) {
     b_.set_eager(true);
     b_.PushBlock();
-    b_.pending_tensors() = annotated;
+    b_.pending_tensors() = style_ == Style::kEager ? annotated : std::vector<std::string>{};
   }
   absl::Status pushed = b_.PushFrame(std::move(f), def_.loc);
   if (!pushed.ok()) return pushed;
   for (const auto& [name, id] : bound_names) b_.BindName(name, b_.ParamValue(id));
+  absl::Status declared = DeclareSignature(given_tensors);
+  if (!declared.ok()) {
+    b_.PopFrame();
+    return declared;
+  }
   absl::StatusOr<Flow> flow = b_.ExecBlock(def_.body);
   std::optional<Value> returned = b_.frame().return_value;
   const FunctionDefStmt* called = flow.ok() && returned && returned->kind == ValueKind::kFunction
@@ -559,7 +710,7 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
     returned = *r;
   }
   b_.PopFrame();
-  if (style_ == Style::kEager) {
+  if (eager) {
     std::vector<ir::Stmt> stmts = b_.PopBlock();
     if (!flow.ok()) return flow.status();
     if (!b_.pending_tensors().empty()) {
@@ -568,7 +719,8 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
                                        ": T.Tensor(shape, dtype)` to the body"));
     }
     for (const Param& p : def_.params) {
-      if (std::find(annotated.begin(), annotated.end(), p.name) != annotated.end()) {
+      if (style_ == Style::kEager &&
+          std::find(annotated.begin(), annotated.end(), p.name) != annotated.end()) {
         abi_.push_back(p.name);
       }
     }
@@ -661,8 +813,10 @@ absl::StatusOr<ir::Program> Compiler::Assemble() {
   absl::StatusOr<ir::Stmt> legal = LegalizeGlobalAccesses(*lowered, b_.safe_values());
   if (!legal.ok()) return legal.status();
   program.body = *legal;
+  program.requirements = b_.requirements();
   UsedVars used;
   used.VisitProgram(program);
+  for (const ir::Requirement& r : program.requirements) used.Visit(r.cond);
   for (const ParamInfo& p : b_.params()) {
     if (p.var) {
       if (!used.vars.count(p.var.get())) continue;

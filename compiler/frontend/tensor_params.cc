@@ -139,4 +139,112 @@ absl::Status Builder::DeclareTensorParam(const std::string& name, const TensorTy
   return absl::OkStatus();
 }
 
+namespace {
+
+bool IsBuiltin(const Value& v, std::string_view name) {
+  return v.kind == ValueKind::kBuiltin && v.builtin->name == name;
+}
+
+}  // namespace
+
+absl::StatusOr<TensorTypeValue> Builder::SignatureTensor(const std::string& name,
+                                                         const std::optional<Value>& annotation,
+                                                         const std::optional<Value>& given,
+                                                         SourceLoc loc) {
+  std::optional<TensorTypeValue> ann, arg;
+  if (annotation) ann = *annotation->tensor_type;
+  std::optional<ir::DType> arg_dtype;
+  if (given) {
+    if (given->kind == ValueKind::kTensorType) {
+      arg = *given->tensor_type;
+      if (!arg->any_dtype) arg_dtype = arg->dtype;
+    } else {
+      // A dtype alone (`-D A=float16`): the annotation's shape with it.
+      absl::StatusOr<ir::DType> t = StaticDType(*given, loc, Cat("the value of `", name, "`"));
+      if (!t.ok()) {
+        return Err(loc, Cat("tensor parameter `", name, "` is given ", DescribeValue(*given),
+                            "; give a tensor type such as T.Tensor((M, N), T.float16), or a "
+                            "dtype"));
+      }
+      arg_dtype = *t;
+    }
+  }
+  if (!ann && !arg) {
+    return Err(loc, Cat("tensor parameter `", name, "` has no shape: annotate it, or give -D ",
+                        name, "=\"T.Tensor((M, N), T.float16)\""));
+  }
+  if (!ann) ann = *arg;
+  const std::string bind_hint = Cat("-D ", name, "=\"T.Tensor((...), T.float16)\"");
+  auto symbol = [&](const std::string& sym) {
+    for (size_t id = 0; id < params_.size(); ++id) {
+      if (params_[id].name == sym && params_[id].var) return ParamValue(static_cast<int>(id));
+    }
+    ParamInfo info;
+    info.name = sym;
+    info.kind = ParamInfo::Kind::kDynamicSymbol;
+    info.var = ir::MakeVar(sym, ir::DType::kInt32);
+    return ParamValue(AddParam(std::move(info)));
+  };
+  // Each open entry of `want` (`int`: the given value, else a size named
+  // `<name>_<suffix><d>`; `T.dyn`: always that dynamic size); fixed ones must
+  // agree with what is given.
+  auto resolve = [&](const std::vector<Value>& want, const std::vector<Value>* got,
+                     std::string_view what, std::string_view suffix) -> absl::StatusOr<ValueList> {
+    if (got && got->size() != want.size()) {
+      return Err(loc, Cat("tensor parameter `", name, "` has ", want.size(), " ", what,
+                          " in its annotation but ", got->size(), " are given"));
+    }
+    const std::string_view one = what == "strides" ? "stride" : "dimension";
+    ValueList out;
+    for (size_t d = 0; d < want.size(); ++d) {
+      const Value& w = want[d];
+      const Value* g = got ? &(*got)[d] : nullptr;
+      if (IsBuiltin(w, "T.dyn") || (IsBuiltin(w, "int") && !g)) {
+        out.push_back(symbol(Cat(name, "_", suffix, d)));
+        continue;
+      }
+      if (IsBuiltin(w, "int")) {
+        if (!g->IsIntLike()) {
+          return Err(loc, Cat("tensor parameter `", name, "`: ", one, " ", d,
+                              " must be given as an integer, got ", DescribeValue(*g)));
+        }
+        out.push_back(*g);
+        continue;
+      }
+      if (g && w.IsIntLike() && g->IsIntLike() && w.AsInt() != g->AsInt()) {
+        return Err(loc, Cat("tensor parameter `", name, "`: ", one, " ", d, " is ", w.AsInt(),
+                            " in its annotation but ", g->AsInt(), " is given"));
+      }
+      out.push_back(w);
+    }
+    return out;
+  };
+  TensorTypeValue tt;
+  absl::StatusOr<ValueList> shape =
+      resolve(ann->shape, arg ? &arg->shape : nullptr, "dimensions", "");
+  if (!shape.ok()) return shape.status();
+  tt.shape = *std::move(shape);
+  if (!ann->strides.empty()) {
+    const std::vector<Value>* got = arg && !arg->strides.empty() ? &arg->strides : nullptr;
+    absl::StatusOr<ValueList> strides = resolve(ann->strides, got, "strides", "stride_");
+    if (!strides.ok()) return strides.status();
+    tt.strides = *std::move(strides);
+  }
+  if (ann->any_dtype) {
+    if (!arg_dtype) {
+      return Err(loc, Cat("tensor parameter `", name,
+                          "` takes any dtype (`Any`); give the one to compile for: ", bind_hint,
+                          ", or -D ", name, "=float16"));
+    }
+    tt.dtype = *arg_dtype;
+  } else {
+    if (arg_dtype && *arg_dtype != ann->dtype) {
+      return Err(loc, Cat("tensor parameter `", name, "` is ", ir::DTypeName(ann->dtype),
+                          " in its annotation but ", ir::DTypeName(*arg_dtype), " is given"));
+    }
+    tt.dtype = ann->dtype;
+  }
+  return tt;
+}
+
 }  // namespace tilec::frontend

@@ -145,6 +145,7 @@ constexpr std::string_view kLangFunctions[] = {
     "disable_warp_group_reg_alloc",
     "dynamic",
     "symbolic",
+    "dyn",
     "const",
     "empty",
     "Tensor",
@@ -262,7 +263,8 @@ bool IsKnownModule(std::string_view path) {
          path == "tvm.script" || path == "tilelang.carver" || path == "tilelang.carver.arch" ||
          path == "tilelang.carver.arch.driver" || path == "torch.cuda" ||
          path == "tilelang.quantize" || path == "tilelang.quantize.quantization" ||
-         path == "builtins" || path == "tilelang.tileop" || path == "tilelang.tileop.base";
+         path == "builtins" || path == "tilelang.tileop" || path == "tilelang.tileop.base" ||
+         path == "typing";
 }
 
 std::optional<Value> ModuleAttribute(std::string_view path, std::string_view attr) {
@@ -270,6 +272,7 @@ std::optional<Value> ModuleAttribute(std::string_view path, std::string_view att
   if (std::optional<Value> t = TorchModuleAttribute(path, attr)) return t;
   if (std::optional<Value> q = QuantizeModuleAttribute(path, attr)) return q;
   std::string a(attr);
+  if (path == "typing" && attr == "Any") return Value::Builtin("typing.Any");
   if (path == kLang) {
     if (attr == "GemmWarpPolicy") return Value::Module("tilelang.language.GemmWarpPolicy");
     if (attr == "PrimExpr") return Value::Builtin("tir.PrimExpr");  // TVM's, re-exported

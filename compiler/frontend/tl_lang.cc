@@ -356,7 +356,7 @@ absl::StatusOr<Value> MakeTensor(Builder& b, CallArgs& args) {
     t = *d;
   }
   const Value& shape = (*a)[1]->value;
-  TensorTypeValue tt{shape.IsSequence() ? shape.Items() : ValueList{shape}, t, {}};
+  TensorTypeValue tt{shape.IsSequence() ? shape.Items() : ValueList{shape}, t, {}, false};
   absl::Status st = b.DeclareTensorParam(param, tt, args.loc);
   if (!st.ok()) return st;
   return Value::BufferRef(b.tensor_params().at(param));
@@ -681,6 +681,17 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     return Value::Tuple(std::move(values));
   }
   if (name == "T.empty") {
+    // T.empty(M, N, dtype=...): the dimensions one by one.
+    const bool dtype_kw = std::any_of(args.keywords.begin(), args.keywords.end(),
+                                      [](const auto& k) { return k.first == "dtype"; });
+    if (args.positional.size() >= 2 &&
+        (dtype_kw || (args.positional.back().value.kind != ValueKind::kDType &&
+                      args.positional.back().value.kind != ValueKind::kStr))) {
+      ValueList dims;
+      for (const Arg& d : args.positional) dims.push_back(d.value);
+      Arg shape{Value::Tuple(std::move(dims)), args.positional[0].loc};
+      args.positional = {std::move(shape)};
+    }
     absl::StatusOr<Args> a = BindArgs(b, args, name, {"shape", "dtype"}, 1);
     if (!a.ok()) return a.status();
     if (!b.eager() || b.InKernel() || !b.InPrimFunc()) {

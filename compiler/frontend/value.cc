@@ -252,11 +252,12 @@ Value Value::Policy(ir::GemmPolicy p) {
   return r;
 }
 
-Value Value::TensorType(std::vector<Value> shape, ir::DType dtype, std::vector<Value> strides) {
+Value Value::TensorType(std::vector<Value> shape, ir::DType dtype, std::vector<Value> strides,
+                        bool any_dtype) {
   Value r;
   r.kind = ValueKind::kTensorType;
   r.tensor_type = std::make_shared<const TensorTypeValue>(
-      TensorTypeValue{std::move(shape), dtype, std::move(strides)});
+      TensorTypeValue{std::move(shape), dtype, std::move(strides), any_dtype});
   return r;
 }
 
@@ -479,7 +480,9 @@ std::optional<bool> StagingEquals(const Value& a, const Value& b) {
     std::optional<ir::DType> x = AsDType(a), y = AsDType(b);
     return x && y && *x == *y;
   }
-  if (a.kind != b.kind) return false;
+  // A tuple and a list compare item by item: a tensor's shape (a tuple
+  // here, TVM's Array in TileLang) equals the list of its dimensions.
+  if (a.kind != b.kind && !(a.IsSequence() && b.IsSequence())) return false;
   switch (a.kind) {
     case ValueKind::kNone: return true;
     case ValueKind::kStr: return a.s == b.s;
@@ -490,11 +493,13 @@ std::optional<bool> StagingEquals(const Value& a, const Value& b) {
       const ValueList& x = a.Items();
       const ValueList& y = b.Items();
       if (x.size() != y.size()) return false;
+      bool unknown = false;
       for (size_t k = 0; k < x.size(); ++k) {
         std::optional<bool> eq = StagingEquals(x[k], y[k]);
-        if (!eq) return std::nullopt;
-        if (!*eq) return false;
+        if (eq && !*eq) return false;
+        unknown |= !eq;
       }
+      if (unknown) return std::nullopt;
       return true;
     }
     case ValueKind::kBuffer: return a.buffer == b.buffer;

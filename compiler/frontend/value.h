@@ -156,7 +156,7 @@ struct Value {
   static Value Layout(ir::Layout layout);
   static Value Policy(ir::GemmPolicy p);
   static Value TensorType(std::vector<Value> shape, ir::DType dtype,
-                          std::vector<Value> strides = {});
+                          std::vector<Value> strides = {}, bool any_dtype = false);
   static Value Class(std::shared_ptr<ClassValue> c);
   static Value Object(std::shared_ptr<ObjectValue> o);
   static Value Slice(Value start, Value stop, Value step);
@@ -256,9 +256,12 @@ struct RangeValue {
 };
 
 struct TensorTypeValue {
-  std::vector<Value> shape;  // staging ints or runtime expressions
+  // Staging ints or runtime expressions; in a @tilelang.lazy_jit signature
+  // also the builtins `int` (given by the call) and `T.dyn` (dynamic).
+  std::vector<Value> shape;
   ir::DType dtype = ir::DType::kFloat32;
   std::vector<Value> strides;  // in elements; empty: contiguous row-major
+  bool any_dtype = false;      // `Any` in a lazy_jit signature: given by the call
 };
 
 struct ElementValue {

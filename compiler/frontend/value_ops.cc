@@ -534,6 +534,20 @@ absl::StatusOr<Value> ApplyCompare(CmpOpKind op, const Value& a, const Value& b)
   }
   if (op == CmpOpKind::kEq || op == CmpOpKind::kNotEq) {
     std::optional<bool> eq = StagingEquals(a, b);
+    if (!eq && a.IsSequence() && b.IsSequence()) {
+      // Equal sizes, some items known only at run time (`A.shape == [M, K]`
+      // with dynamic sizes): every pair equal.
+      ir::Expr all;
+      for (size_t k = 0; k < a.Items().size(); ++k) {
+        absl::StatusOr<Value> item = ApplyCompare(CmpOpKind::kEq, a.Items()[k], b.Items()[k]);
+        if (!item.ok()) return item.status();
+        if (item->kind != ValueKind::kExpr) continue;  // equal at staging time
+        all = all ? ir::Binary(ir::BinaryOp::kAnd, all, item->expr) : item->expr;
+      }
+      if (!all)
+        return absl::InternalError("compiler bug: a sequence comparison found no runtime item");
+      return Value::Runtime(op == CmpOpKind::kEq ? all : ir::Unary(ir::UnaryOp::kNot, all));
+    }
     if (!eq) return Error("comparison with a runtime value is not supported here");
     return Value::Bool(op == CmpOpKind::kEq ? *eq : !*eq);
   }

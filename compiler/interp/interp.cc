@@ -5,7 +5,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/interp/exec.h"
+#include "compiler/ir/printer.h"
 
 namespace tilec::interp {
 namespace {
@@ -22,6 +24,7 @@ struct ProgramScope {
   std::vector<int> dyn_dim_slots;
   std::vector<std::pair<int, int64_t>> tile_values;  // bound tile params
   std::vector<std::vector<CExprPtr>> shapes;         // per param; empty for scalars
+  std::vector<CExprPtr> requirements;                // Program.requirements' conditions
 };
 
 std::string ParamName(const ir::Program& p, size_t i) {
@@ -64,6 +67,11 @@ absl::StatusOr<ProgramScope> BindProgram(const ir::Program& p, Compiler& c) {
       }
     }
     scope.shapes.push_back(std::move(shape));
+  }
+  for (const ir::Requirement& r : p.requirements) {
+    auto e = c.CompileExprAs(r.cond, ir::DType::kInt64);
+    if (!e.ok()) return e.status();
+    scope.requirements.push_back(std::move(*e));
   }
   return scope;
 }
@@ -123,6 +131,20 @@ absl::Status BindDynDims(const ir::Program& p, const ProgramScope& scope,
           absl::StrCat(ParamName(p, i), " has shape ", ShapeString(args[i].shape()),
                        " but the program expects ", ShapeString(expected)));
     }
+  }
+  // As the runtime checks them before a launch.
+  for (size_t k = 0; k < p.requirements.size(); ++k) {
+    const int64_t holds = scope.requirements[k]->Eval(env).i;
+    if (env.failed()) return env.TakeError();
+    if (holds != 0) continue;
+    std::vector<std::string> values;
+    for (size_t d = 0; d < p.dyn_dims.size(); ++d) {
+      values.push_back(
+          absl::StrCat(p.dyn_dims[d]->name, " = ", env.vars[scope.dyn_dim_slots[d]].i));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(p.name, " requires ", ir::PrintExpr(p.requirements[k].cond), " (",
+                     absl::StrJoin(values, ", "), "): ", p.requirements[k].message));
   }
   return absl::OkStatus();
 }

@@ -684,6 +684,14 @@ std::string ProgramHash(const Program& program) {
   enc.Body(program.body);
   enc.Count(program.device_queries.size());
   for (const std::string& q : program.device_queries) enc.Str(q);
+  // Last, and only when there are any: programs without them hash as before.
+  if (!program.requirements.empty()) {
+    enc.Count(program.requirements.size());
+    for (const Requirement& r : program.requirements) {
+      enc.E(r.cond);
+      enc.Str(r.message);
+    }
+  }
   return Sha256Hex(enc.bytes());
 }
 

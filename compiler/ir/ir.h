@@ -538,10 +538,19 @@ struct Param {
 // The strides, in elements, of the view's dimensions.
 std::vector<Expr> ViewStrides(const Buffer& storage, const TensorView& view);
 
+// A condition on the dynamic dims that a launch must meet: an `assert` on
+// sizes known only at launch. The runtime and the interpreter check it
+// before anything runs and refuse the launch, with `message`, if it fails.
+struct Requirement {
+  Expr cond;  // bool, over dyn_dims only
+  std::string message;
+};
+
 struct Program {
   std::string name;
   std::vector<Param> params;
   std::vector<Var> dyn_dims;  // symbolic sizes used in tensor shapes
+  std::vector<Requirement> requirements;
   std::vector<TileParam> tile_params;
   Stmt body;  // a Seq of kernels and global workspace allocations
   // Questions the source asked of the device, with the answers the

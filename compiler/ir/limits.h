@@ -28,6 +28,10 @@ inline constexpr size_t kMaxNameLength = 256;
 
 // Most device queries one program records (Program::device_queries).
 inline constexpr size_t kMaxDeviceQueries = 64;
+// Requirements on the dynamic dims a program records (ir.h), and the length
+// of each one's message.
+inline constexpr size_t kMaxRequirements = 64;
+inline constexpr size_t kMaxRequirementMessage = 512;
 
 // CUDA's grid limits: gridDim.x < 2^31, gridDim.y and gridDim.z <= 65535.
 inline constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;

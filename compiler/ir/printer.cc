@@ -536,6 +536,9 @@ void Printer::Program(const ir::Program& p) {
     for (const Var& v : p.dyn_dims) dims.push_back(Name(v));
     Line(0, absl::StrCat("# dyn dims: ", absl::StrJoin(dims, ", ")));
   }
+  for (const Requirement& r : p.requirements) {
+    Line(0, absl::StrCat("# requires: ", E(r.cond), "  (", r.message, ")"));
+  }
   if (!p.tile_params.empty()) {
     std::vector<std::string> params;
     for (const TileParam& tp : p.tile_params) {

@@ -114,6 +114,14 @@ class Reader {
       out.tile_params.push_back(std::move(tp));
     }
     for (const std::string& q : p_.device_queries()) out.device_queries.push_back(q);
+    for (int i = 0; i < p_.requirements_size(); ++i) {
+      At at(this, absl::StrCat("requirement ", i));
+      Requirement r;
+      PC_ASSIGN_OR_RETURN(r.cond, Operand(p_.requirements(i).has_cond(),
+                                          p_.requirements(i).cond(), "its condition"));
+      r.message = p_.requirements(i).message();
+      out.requirements.push_back(std::move(r));
+    }
     if (!p_.has_body()) return Error("program has no body");
     if (p_.body().has_seq()) {
       // Top level: kernels are named by their launch order.

@@ -615,6 +615,26 @@ absl::Status Verifier::Run() {
     if (!DefineIntVar(v, "dynamic dim")) break;
     launch_invariant_.insert(v.get());
   }
+  if (program_.requirements.size() > kMaxRequirements) {
+    Fail(absl::StrCat("the program records ", program_.requirements.size(),
+                      " requirements; at most ", kMaxRequirements));
+  }
+  for (size_t i = 0; i < program_.requirements.size() && error_.empty(); ++i) {
+    const Requirement& r = program_.requirements[i];
+    At at(this, absl::StrCat("requirement ", i));
+    if (r.message.size() > kMaxRequirementMessage ||
+        r.message.find_first_of("\n\r") != std::string::npos) {
+      Fail(absl::StrCat("a requirement's message is longer than ", kMaxRequirementMessage,
+                        " characters or spans lines"));
+      break;
+    }
+    if (!r.cond) {
+      Fail("a requirement has no condition");
+      break;
+    }
+    // Only the dynamic dims are in scope yet.
+    if (!CheckValue(r.cond, DType::kBool, false, "its condition")) break;
+  }
   for (const TileParam& tp : program_.tile_params) {
     if (!error_.empty()) break;
     At at(this, absl::StrCat("tile param ", tp.var ? tp.var->name : "<null>"));

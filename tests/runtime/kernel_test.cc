@@ -213,6 +213,64 @@ TEST_F(ScaleKernel, TimesEveryIteration) {
   EXPECT_FALSE(kernel_->Time({X(), Y()}, {.warmup = 0, .iterations = 0}).ok());
 }
 
+// Asserts on dynamic sizes travel in the artifact ("requires") and are
+// checked at launch, before anything runs.
+constexpr char kRequiresKernel[] = R"(
+import tilelang.language as T
+
+@T.prim_func
+def pairs(A: T.Tensor((T.dynamic("N"),), "float32"), B: T.Tensor((T.dynamic("M"),), "float32")):
+    assert T.dynamic("N") % 4 == 0, "N must be a multiple of 4"
+    assert A.shape == [B.shape[0] * 2], "A holds two elements per element of B"
+    with T.Kernel(T.ceildiv(T.dynamic("M"), 32), threads=32) as bx:
+        for i in T.Parallel(32):
+            if bx * 32 + i < T.dynamic("M"):
+                B[bx * 32 + i] = A[2 * (bx * 32 + i)] + A[2 * (bx * 32 + i) + 1]
+)";
+
+TEST(RuntimeRequirements, AssertsOnDynamicSizesAreCheckedAtLaunch) {
+  absl::StatusOr<ir::Program> program = CompileSource("pairs.py", kRequiresKernel, "pairs", {});
+  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_EQ(program->requirements.size(), 2u);
+  for (const char* arch : {"sm_90a", "gfx942"}) {
+    SCOPED_TRACE(arch);
+    absl::StatusOr<cuda::CudaTarget> target = cuda::CudaTarget::FromName(arch);
+    ASSERT_TRUE(target.ok());
+    absl::StatusOr<BuiltArtifact> built = BuildForRuntime(*program, *target);
+    ASSERT_TRUE(built.ok()) << built.status();
+    ASSERT_EQ(built->artifact.requirements.size(), 2u);
+    EXPECT_THAT(cuda::CudaArtifactMetadataJson(built->cuda), HasSubstr("\"requires\": [{\"cond\": \"N % 4 == 0\""));
+    std::unique_ptr<Backend> emulator = OpenEmulatorBackend();
+    ExpectRuntimeMatchesInterpreter(*built, emulator.get(), {{"N", 200}, {"M", 100}}, Seed());
+    absl::StatusOr<std::unique_ptr<Kernel>> kernel = Kernel::Load(built->artifact, emulator.get());
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    struct Case {
+      int64_t n, m;
+      std::string message;  // the runtime's
+      std::string why;      // in the interpreter's too
+    } cases[] = {
+        {202, 101, "pairs requires N % 4 == 0 (N = 202): N must be a multiple of 4",
+         "N must be a multiple of 4"},
+        {200, 99, "(M = 99, N = 200): A holds two elements per element of B",
+         "A holds two elements per element of B"},
+    };
+    for (const Case& c : cases) {
+      std::vector<float> a(c.n, 1.0f), b(c.m, -5.0f);
+      absl::Status st = (*kernel)->Launch({Arg::Tensor(a.data(), "float32", {c.n}),
+                                           Arg::Tensor(b.data(), "float32", {c.m})});
+      EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+      EXPECT_THAT(st.message(), HasSubstr(c.message));
+      for (float v : b) ASSERT_EQ(v, -5.0f);  // nothing ran
+      std::vector<interp::Tensor> args = {interp::Tensor(ir::DType::kFloat32, {c.n}),
+                                          interp::Tensor(ir::DType::kFloat32, {c.m})};
+      absl::Status ref = interp::RunProgram(built->program, args);
+      EXPECT_EQ(ref.code(), absl::StatusCode::kInvalidArgument) << ref;
+      EXPECT_THAT(ref.message(), HasSubstr("pairs requires"));
+      EXPECT_THAT(ref.message(), HasSubstr(c.why));
+    }
+  }
+}
+
 TEST(RuntimeShapes, StaticShapesAreCheckedDimensionByDimension) {
   absl::StatusOr<ir::Program> program = CompileExampleCase("gemm_f16_nn_ragged");
   ASSERT_TRUE(program.ok()) << program.status();

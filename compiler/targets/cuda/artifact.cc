@@ -216,6 +216,9 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const
   for (const ir::TileParam& t : program.tile_params) a.config.emplace_back(t.var->name, *t.value);
   for (const ir::Var& d : program.dyn_dims) a.dyn_dims.push_back(d->name);
   a.device_queries = program.device_queries;
+  for (const ir::Requirement& r : program.requirements) {
+    a.requirements.emplace_back(ir::PrintExpr(r.cond), r.message);
+  }
   for (const ir::Param& p : program.params) {
     if (p.tensor && p.view) {
       a.params.push_back({CudaKernelParam::Kind::kTensor, p.tensor->name, p.tensor->dtype,
@@ -237,6 +240,11 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
   for (const std::string& d : a.dyn_dims) dims.push_back(JsonQuote(d));
   std::vector<std::string> queries;
   for (const std::string& q : a.device_queries) queries.push_back(JsonQuote(q));
+  std::vector<std::string> requires_;
+  for (const auto& [cond, message] : a.requirements) {
+    requires_.push_back(
+        absl::StrCat("{\"cond\": ", JsonQuote(cond), ", \"message\": ", JsonQuote(message), "}"));
+  }
   for (const CudaKernelParam& p : a.params) {
     std::string entry =
         absl::StrCat("{\"name\": ", JsonQuote(p.name), ", \"kind\": ", JsonQuote(KindName(p.kind)),
@@ -292,6 +300,9 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
       queries.empty()
           ? ""
           : absl::StrCat("\n \"device_queries\": [", absl::StrJoin(queries, ", "), "],"),
+      requires_.empty()
+          ? ""
+          : absl::StrCat("\n \"requires\": [", absl::StrJoin(requires_, ",\n   "), "],"),
       "\n \"params\": [", absl::StrJoin(params, ",\n   "), "],\n \"workspaces\": [",
       absl::StrJoin(workspaces, ",\n   "), "],\n \"kernels\": [", absl::StrJoin(kernels, ",\n   "),
       "],\n \"source\": ", JsonQuote(a.source.code), "}\n");

@@ -14,6 +14,9 @@
 //      "driver.get_num_sms() = 132 (profile h100_sxm)"],  device, answered
 //                                                from the target's profile
 //                                                (omitted when none)
+//    "requires": [                               conditions on the dynamic
+//      {"cond": "M % 64 == 0",                   dims a launch must meet
+//       "message": "M must be a multiple of 64"}],  (omitted when none)
 //    "params": [                                 the program's ABI, in order
 //      {"name": "A", "kind": "tensor", "dtype": "float16", "shape": ["M", "4096"]},
 //      {"name": "S", "kind": "tensor", "dtype": "float16", "shape": ["M", "64"],
@@ -90,7 +93,10 @@ struct CudaArtifact {
   std::vector<std::pair<std::string, int64_t>> config;  // bound tile parameters
   std::vector<std::string> dyn_dims;
   std::vector<std::string> device_queries;  // Program.device_queries
-  std::vector<CudaKernelParam> params;      // Program.params, in order
+  // Program.requirements: each condition's text (the ShapeExpr grammar of
+  // the runtime) and message.
+  std::vector<std::pair<std::string, std::string>> requirements;
+  std::vector<CudaKernelParam> params;  // Program.params, in order
   double compile_seconds = 0;               // NVRTC's share
 };
 

@@ -474,7 +474,7 @@ def main(A: T.Tensor((16,), "float32")):
        "main",
        {},
        "test.py:5:9: error: an assert on a runtime value is not supported; tilec checks asserts "
-       "at staging time"},
+       "at staging time, and at launch those that read only dynamic sizes"},
 
       {"EagerTensorUsedBeforeAnnotation",
        R"py(import tilelang.language as T
