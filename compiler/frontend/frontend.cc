@@ -500,7 +500,9 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
                                        "kernel that uses it"));
     } else {
       style_ = HasNestedPrimFunc(def_) || !LooksEager(def_) ? Style::kGenerator : Style::kEager;
-      if (style_ == Style::kEager && SignatureKernel(def_)) style_ = Style::kPrimFunc;
+      // Annotated like a prim_func: its signature is the kernel's, as a
+      // lazy_jit's is (T.empty outputs, staging parameters).
+      if (style_ == Style::kEager && SignatureKernel(def_)) style_ = Style::kSignature;
     }
   }
   std::vector<std::string> annotated, consts;

@@ -100,8 +100,36 @@ absl::StatusOr<Value> Reduce(Builder& b, std::string_view name, CallArgs& args) 
                                    ExtentsText(got), " but reducing dim ", *dim, " of `",
                                    (*src)->name, "` gives ", ExtentsText(expected)));
   }
-  absl::Status s =
-      b.Emit(std::make_shared<ir::ReduceNode>(kind, *src, *dst, *dim, clear), args.loc, name);
+  if ((*src)->scope != ir::Scope::kFragment || (*dst)->scope != ir::Scope::kShared) {
+    absl::Status s =
+        b.Emit(std::make_shared<ir::ReduceNode>(kind, *src, *dst, *dim, clear), args.loc, name);
+    if (!s.ok()) return s;
+    return Value::None();
+  }
+  // A fragment reduced into shared memory goes through a fragment of the
+  // output's shape: filled from the output first when clear=False, then
+  // stored to it by the threads that hold each result.
+  ir::Buffer part = ir::MakeBuffer(b.TakeNameHint(Cat((*dst)->name, "_part")), (*dst)->dtype,
+                                   expected, ir::Scope::kFragment);
+  auto move = [&](const ir::Buffer& from, const ir::Buffer& to) {
+    std::vector<ir::Var> vars;
+    std::vector<ir::Expr> idx;
+    for (size_t d = 0; d < expected.size(); ++d) {
+      vars.push_back(ir::MakeVar(Cat("i", d), ir::DType::kInt32));
+      idx.push_back(vars.back());
+    }
+    ir::Stmt body = ir::Store(to, idx, ir::Load(from, idx));
+    for (size_t d = expected.size(); d-- > 0;) {
+      body = ir::For(vars[d], ir::IntImm(0), expected[d], ir::ForKind::kParallel, body);
+    }
+    return b.Emit(body, args.loc, name);
+  };
+  absl::Status s = b.Emit(ir::Allocate(part), args.loc, name);
+  if (s.ok() && !clear) s = move(*dst, part);
+  if (s.ok()) {
+    s = b.Emit(std::make_shared<ir::ReduceNode>(kind, *src, part, *dim, clear), args.loc, name);
+  }
+  if (s.ok()) s = move(part, *dst);
   if (!s.ok()) return s;
   return Value::None();
 }

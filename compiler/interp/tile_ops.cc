@@ -289,17 +289,21 @@ class ReduceStmt final : public CStmt {
     const DType st = s->dtype(), dt = d->dtype();
     const bool fl = IsFloat(dt);
     const bool accumulate = kind_ == ir::ReduceKind::kSum || kind_ == ir::ReduceKind::kAbsSum;
+    // Sums of 16- and 8-bit floats keep their partial in float32 and round
+    // once, as the emitted code does.
+    const DType at = accumulate && fl && ir::DTypeBits(dt) < 32 ? DType::kFloat32 : dt;
     for (int64_t o = 0; o < l.outer; ++o) {
       for (int64_t i = 0; i < l.inner; ++i) {
         const int64_t fd = o * l.inner + i;
         const Scalar old = ReadElement(*d, fd);
-        Scalar acc = Init(dt);
+        Scalar acc = Init(at);
         if (!clear_ && !accumulate) acc = kind_ == ir::ReduceKind::kAbsMax ? AbsIn(old, dt) : old;
         for (int64_t r = 0; r < l.length; ++r) {
           const Scalar x = Convert(ReadElement(*s, l.At(o, r, i)), st, dt);
-          acc = Combine(acc, x, dt, fl);
+          acc = Combine(acc, x, at, fl);
         }
-        if (!clear_ && accumulate) acc = AddIn(old, acc, dt);
+        if (!clear_ && accumulate) acc = AddIn(old, acc, at);
+        if (at != dt) acc = FloatScalar(RoundToFloat(acc.f, dt));
         WriteElement(*d, fd, acc);
       }
     }

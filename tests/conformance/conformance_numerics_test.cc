@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/conformance_testing.h"
 
@@ -111,6 +112,26 @@ def reduce3d(B, M, N):
             T.copy(A, F)
             T.reduce_sum(F, R, dim=1)
             T.copy(R, O)
+    return main
+
+# Row sums of a 16-bit tile into a 16-bit fragment (or shared buffer),
+# added to what B held (clear=False) when `accumulate`.
+def narrow_row_sum(M, N, dtype, threads, dst_scope="fragment", accumulate=False, op="sum"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M,), dtype)):
+        with T.Kernel(1, threads=threads):
+            F = T.alloc_fragment((M, N), dtype)
+            if dst_scope == "fragment":
+                R = T.alloc_fragment((M,), dtype)
+            else:
+                R = T.alloc_shared((M,), dtype)
+            T.copy(A, F)
+            T.copy(B, R)
+            if op == "sum":
+                T.reduce_sum(F, R, dim=1, clear=not accumulate)
+            else:
+                T.reduce_abssum(F, R, dim=1)
+            T.copy(R, B)
     return main
 
 def gemm_dynamic(bm=64, bn=64, bk=32):
@@ -324,6 +345,55 @@ TEST(ConformanceNumerics, ReduceOverTheMiddleDimOf3D) {
                     }),
               {.atol = 1e-5, .rtol = 1e-5});
   ExpectTargetsMatch(p, {.seed = seed});
+}
+
+// Sums of 16-bit floats keep float32 partials and round once: every target
+// and the interpreter agree with the float64 sum within the dtype's
+// rounding, whatever order the threads add in (partials rounded to bfloat16
+// at each step drift by several of its ulps over 128 elements).
+TEST(ConformanceNumerics, SumsOfSixteenBitFloatsRoundOnce) {
+  const int64_t m = 96, n = 128;
+  struct Case {
+    const char* dtype;
+    DType t;
+    const char* threads;
+    const char* scope;
+    bool accumulate;
+    const char* op;
+  } cases[] = {
+      {"bfloat16", DType::kBFloat16, "32", "fragment", false, "sum"},
+      {"bfloat16", DType::kBFloat16, "256", "fragment", true, "sum"},
+      {"float16", DType::kFloat16, "128", "shared", false, "sum"},
+      {"bfloat16", DType::kBFloat16, "64", "fragment", false, "abssum"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.dtype, " threads=", c.threads, " ", c.scope, " ", c.op,
+                              c.accumulate ? " accumulate" : ""));
+    ir::Program p = Compile(kSource, "narrow_row_sum",
+                            {{"M", "96"},
+                             {"N", "128"},
+                             {"dtype", Quoted(c.dtype)},
+                             {"threads", c.threads},
+                             {"dst_scope", Quoted(c.scope)},
+                             {"accumulate", c.accumulate ? "True" : "False"},
+                             {"op", Quoted(c.op)}});
+    const uint64_t seed = Seed(611);
+    Tensors args = {Random(c.t, {m, n}, seed), Random(c.t, {m}, seed + 1)};
+    std::vector<double> want(m);
+    for (int64_t r = 0; r < m; ++r) {
+      double sum = c.accumulate ? args[1].GetDouble(r) : 0.0;
+      for (int64_t j = 0; j < n; ++j) {
+        const double x = args[0].GetDouble(r * n + j);
+        sum += std::string(c.op) == "abssum" ? std::fabs(x) : x;
+      }
+      want[r] = sum;
+    }
+    Interpret(p, args);
+    // One rounding to the dtype (float32 partials add far less).
+    const double ulp = c.t == DType::kBFloat16 ? 1.0 / 128 : 1.0 / 1024;
+    ExpectClose(args[1], want, {.atol = 1e-3, .rtol = ulp}, "B");
+    ExpectTargetsMatch(p, {.seed = seed}, kBothArchs);
+  }
 }
 
 TEST(ConformanceNumerics, GemmWithDynamicShapes) {

@@ -101,6 +101,19 @@ def scaled(A: T.Tensor[[T.dyn[int, "rows"], 64], Any], alpha: T.float32):
                 B[bx * 32 + i, j] = A[bx * 32 + i, j] * alpha
     return B
 
+# An eager @tilelang.jit annotated like a prim_func, with a T.empty output
+# and a staging parameter.
+@tilelang.jit
+def row_sums(A: T.Tensor((96, 80), T.float16), block: int = 32):
+    out = T.empty((96,), T.float32)
+    with T.Kernel(T.ceildiv(96, block), threads=128) as bx:
+        S = T.alloc_fragment((block, 80), T.float32)
+        R = T.alloc_fragment((block,), T.float32)
+        T.copy(A[bx * block, 0], S)
+        T.reduce_sum(S, R, dim=1)
+        T.copy(R, out[bx * block])
+    return out
+
 @T.prim_func(generator=True)
 def from_defaults(A=T.Tensor((128,), T.float32), B=T.Tensor((128,), T.float32)):
     with T.Kernel(128) as (tx,):
@@ -205,6 +218,23 @@ TEST(ConformanceSignature, ATensorGivenAsADefault) {
   ASSERT_EQ(p.params.size(), 2u);
   const uint64_t seed = Seed(20261406);
   ExpectTargetsMatch(p, {.seed = seed, .exact = true}, kBothArchs);
+}
+
+TEST(ConformanceSignature, AnnotatedEagerKernelWithAnOutputAndAStagingParameter) {
+  ir::Program p = Compile(kSource, "row_sums", {{"block", "16"}});
+  ASSERT_EQ(p.params.size(), 2u);  // A and the T.empty output
+  const uint64_t seed = Seed(20261407);
+  Tensors args = {Random(DType::kFloat16, {96, 80}, seed), Zeros(DType::kFloat32, {96})};
+  Interpret(p, args);
+  ExpectClose(args[1],
+              Table(96,
+                    [&](int64_t r) {
+                      double sum = 0;
+                      for (int64_t j = 0; j < 80; ++j) sum += args[0].GetDouble(r * 80 + j);
+                      return sum;
+                    }),
+              {.atol = 1e-4, .rtol = 1e-5}, "out");
+  ExpectAllTargetsMatch(p, seed);
 }
 
 TEST(ConformanceSignature, Refusals) {

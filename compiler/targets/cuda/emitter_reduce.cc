@@ -18,6 +18,9 @@
 // UNIMPLEMENTED. Reductions from shared memory or per-thread buffers compute
 // each output element serially in the thread(s) that own it.
 //
+// Sums of 16- and 8-bit floats keep their partials in float32 and round to
+// the destination's dtype once, at the store.
+//
 // T.cumsum scans each line along `dim` serially in one thread, in shared
 // memory: a fragment side is staged through the scratch area.
 #include <algorithm>
@@ -129,6 +132,19 @@ std::string Combine(ReduceKind k, DType t, const std::string& acc, const std::st
 
 bool IsAbs(ReduceKind k) { return k == ReduceKind::kAbsSum || k == ReduceKind::kAbsMax; }
 
+// The dtype partials are kept in: float32 for sums of 16- and 8-bit floats
+// (rounded to the destination's dtype once, as the interpreter does), the
+// destination's otherwise.
+DType AccumDType(ReduceKind k, DType dt) {
+  const bool sum = k == ReduceKind::kSum || k == ReduceKind::kAbsSum;
+  return sum && IsNarrowFloat(dt) ? DType::kFloat32 : dt;
+}
+
+// `x` (of dtype `from`) as dtype `to` when they differ (narrow float to float).
+std::string Widen(const std::string& x, DType from, DType to) {
+  return from == to ? x : absl::StrCat("float(", x, ")");
+}
+
 std::vector<int64_t> Project(const std::vector<int64_t>& idx, int dim) {
   std::vector<int64_t> out;
   for (size_t d = 0; d < idx.size(); ++d) {
@@ -157,6 +173,7 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   if (!f || !g) return ctx.Internal("T.reduce operand without a fragment layout");
   const DType dt = r->dst->dtype;
   const ReduceKind kind = r->reduce_kind;
+  const DType at = AccumDType(kind, dt);
   const std::string what = absl::StrCat("T.reduce_", Sv(ir::ReduceKindName(kind)), "(",
                                         r->src->name, " -> ", r->dst->name, ", dim=", r->dim, ")");
   const int64_t threads = f->threads;
@@ -245,7 +262,7 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     }
   }
   // Emit.
-  const std::string ct = CType(dt);
+  const std::string ct = CType(dt), act = CType(at);
   const std::string red = ctx.Fresh(absl::StrCat(r->dst->name, "_red"));
   // Loop and temporary names of this reduction.
   const std::string kk = ctx.Fresh("k"), pp = ctx.Fresh("p"), vv = ctx.Fresh("v");
@@ -254,10 +271,10 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   BufferInfo* di = ctx.Info(r->dst.get());
   if (!si || !di) return ctx.Internal("T.reduce operand not declared");
   ctx.w().Line(absl::StrCat("// ", what, ": ", f->kind, " -> ", g->kind));
-  ctx.w().Line(absl::StrCat(ct, " ", red, "[", ls, "];"));
+  ctx.w().Line(absl::StrCat(act, " ", red, "[", ls, "];"));
   ctx.w().Line("#pragma unroll");
   ctx.w().Line(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", red, "[",
-                            kk, "] = ", Identity(kind, dt), ";"));
+                            kk, "] = ", Identity(kind, at), ";"));
   {
     bool identity = true;
     for (int64_t s = 0; s < f->local_size; ++s) identity = identity && table[s] == s;
@@ -277,8 +294,9 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     std::string x =
         ctx.Convert({absl::StrCat(si->name, "[", slot, "]"), 0}, r->src->dtype, dt).text;
     if (IsAbs(kind)) x = Abs(x, dt);
-    std::string line = absl::StrCat(
-        red, "[", k, "] = ", Combine(kind, dt, absl::StrCat(red, "[", k, "]"), x), ";");
+    std::string line =
+        absl::StrCat(red, "[", k, "] = ",
+                     Combine(kind, at, absl::StrCat(red, "[", k, "]"), Widen(x, dt, at)), ";");
     if (f->valid) {
       line = absl::StrCat("if (", ctx.LayoutExprText(*f, f->valid, slot), ") ", line);
     }
@@ -294,7 +312,7 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     for (size_t i = 0; i < lane_bits.size(); ++i)
       consecutive &= lane_bits[i] == static_cast<int>(i);
     const bool builtin =
-        consecutive && (dt == DType::kFloat32 || dt == DType::kInt32) && !IsAbs(kind);
+        consecutive && (at == DType::kFloat32 || at == DType::kInt32) && !IsAbs(kind);
     ctx.w().Line("#pragma unroll");
     ctx.w().Open(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ")"));
     if (builtin) {
@@ -309,8 +327,8 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
                                   Combine(kind == ReduceKind::kAbsSum   ? ReduceKind::kSum
                                           : kind == ReduceKind::kAbsMax ? ReduceKind::kMax
                                                                         : kind,
-                                          dt, absl::StrCat(red, "[", kk, "]"),
-                                          Shuffle(dt, absl::StrCat(red, "[", kk, "]"), 1 << b)),
+                                          at, absl::StrCat(red, "[", kk, "]"),
+                                          Shuffle(at, absl::StrCat(red, "[", kk, "]"), 1 << b)),
                                   ";"));
       }
     }
@@ -336,13 +354,14 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     int64_t lane_mask = 0;
     for (int b : lane_bits) lane_mask |= int64_t{1} << b;
     const int64_t slots = CompactIndex(threads - 1, lane_mask) + 1;
-    const EmitContext::ScratchArea area = ctx.Scratch(ls * slots * ElemBytes(dt), ct);
+    const EmitContext::ScratchArea area = ctx.Scratch(ls * slots * ElemBytes(at), act);
     EmitContext::Access2 w, rd;
     w.writes.insert(area.key);
     rd.reads.insert(area.key);
     ctx.BeforeShared(w);
     std::string buf = ctx.Fresh(absl::StrCat(red, "_smem"));
-    ctx.w().Line(absl::StrCat(ct, "* ", buf, " = ", area.pointer, ";  // [", ls, "][", slots, "]"));
+    ctx.w().Line(
+        absl::StrCat(act, "* ", buf, " = ", area.pointer, ";  // [", ls, "][", slots, "]"));
     std::string store = absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ",
                                      buf, "[", kk, " * ", slots, " + ",
                                      CompactIndexText("tx", lane_mask), "] = ", red, "[", kk, "];");
@@ -368,10 +387,10 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     };
     ctx.w().Line("#pragma unroll");
     ctx.w().Open(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ")"));
-    ctx.w().Line(absl::StrCat(ct, " ", vv, " = ", partner("0"), ";"));
+    ctx.w().Line(absl::StrCat(act, " ", vv, " = ", partner("0"), ";"));
     ctx.w().Line("#pragma unroll");
     ctx.w().Line(absl::StrCat("for (int ", pp, " = 1; ", pp, " < ", partners.size(), "; ++", pp,
-                              ") ", vv, " = ", Combine(merge, dt, vv, partner(pp)), ";"));
+                              ") ", vv, " = ", Combine(merge, at, vv, partner(pp)), ";"));
     ctx.w().Line(absl::StrCat(red, "[", kk, "] = ", vv, ";"));
     ctx.w().Close();
     ctx.AfterShared(rd);
@@ -383,11 +402,12 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   std::string old = absl::StrCat(di->name, "[", kk, "]");
   if (kind == ReduceKind::kAbsMax) old = Abs(old, dt);
   ctx.w().Line("#pragma unroll");
-  ctx.w().Line(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", di->name,
-                            "[", kk, "] = ",
-                            r->clear ? absl::StrCat(red, "[", kk, "]")
-                                     : Combine(merge, dt, old, absl::StrCat(red, "[", kk, "]")),
-                            ";"));
+  const std::string part = absl::StrCat(red, "[", kk, "]");
+  ctx.w().Line(absl::StrCat(
+      "for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", di->name, "[", kk, "] = ",
+      r->clear ? (at == dt ? part : absl::StrCat(ct, "(", part, ")"))
+               : Combine(merge, dt, old, part),
+      ";"));
   return ctx.status();
 }
 
@@ -399,6 +419,7 @@ absl::Status SerialReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   const ir::Buffer& dst = r->dst;
   const DType dt = dst->dtype;
   const ReduceKind kind = r->reduce_kind;
+  const DType at = AccumDType(kind, dt);
   std::vector<int64_t> sshape;
   for (const ir::Expr& e : src->shape) {
     auto v = ConstValue(e);
@@ -416,9 +437,9 @@ absl::Status SerialReduce(EmitContext& ctx, const ir::ReduceNode* r) {
                              : kind == ReduceKind::kAbsMax ? ReduceKind::kMax
                                                            : kind;
     const bool accumulate = merge == ReduceKind::kSum;
-    std::string init = Identity(kind, dt);
+    std::string init = Identity(kind, at);
     if (!r->clear && !accumulate) init = kind == ReduceKind::kAbsMax ? Abs(old, dt) : old;
-    ctx.w().Line(absl::StrCat(CType(dt), " ", acc, " = ", init, ";"));
+    ctx.w().Line(absl::StrCat(CType(at), " ", acc, " = ", init, ";"));
     ir::Var j = ir::MakeVar("j");
     std::string jn = ctx.DeclareVar(j);
     ctx.MarkNonNegative(j);
@@ -434,12 +455,13 @@ absl::Status SerialReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     }
     std::string x = ctx.Convert(ctx.Emit(ir::Load(src, sidx)), src->dtype, dt).text;
     if (IsAbs(kind)) x = Abs(x, dt);
-    ctx.w().Line(absl::StrCat(acc, " = ", Combine(kind, dt, acc, x), ";"));
+    ctx.w().Line(absl::StrCat(acc, " = ", Combine(kind, at, acc, Widen(x, dt, at)), ";"));
     ctx.w().Close();
     if (!r->clear && accumulate) {
       ctx.w().Line(absl::StrCat(old, " = ", Combine(merge, dt, old, acc), ";"));
     } else {
-      ctx.w().Line(absl::StrCat(old, " = ", acc, ";"));
+      ctx.w().Line(
+          absl::StrCat(old, " = ", at == dt ? acc : absl::StrCat(CType(dt), "(", acc, ")"), ";"));
     }
   };
   if (dst->scope == ir::Scope::kFragment && ctx.FragmentOf(dst.get()) &&
