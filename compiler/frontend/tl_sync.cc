@@ -36,6 +36,7 @@
 //   what to write instead.
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
+#include "compiler/frontend/value_ops.h"
 
 namespace tilec::frontend {
 namespace {
@@ -77,14 +78,25 @@ absl::StatusOr<Value> AllocBarrier(Builder& b, CallArgs& args) {
   return Value::List(std::move(list));
 }
 
-// A barrier operation: the first argument must be a barrier; the others
-// (parity, byte counts, CTA ids) are evaluated and unused.
+// A barrier operation: the first argument (or `mbarrier=` / `barrier_id=`)
+// must be a barrier, or an integer index into the kernel's barriers as the
+// older API writes it (`T.mbarrier_wait_parity(mbarrier=ko % 2, parity=p)`
+// after T.create_list_of_mbarrier); the others (parity, byte counts, CTA
+// ids) are evaluated and unused.
 absl::StatusOr<Value> BarrierOp(Builder& b, std::string_view name, CallArgs& args) {
   if (!b.InKernel()) return b.Err(args.loc, Cat(name, " outside a T.Kernel"));
-  if (args.positional.empty() || !IsBarrier(args.positional[0].value)) {
+  const Value* first = args.positional.empty() ? nullptr : &args.positional[0].value;
+  for (const auto& [key, arg] : args.keywords) {
+    if (!first && (key == "mbarrier" || key == "barrier_id" || key == "barrier")) {
+      first = &arg.value;
+    }
+  }
+  const bool index = first && (first->IsIntLike() || (IsRuntimeScalar(*first) &&
+                                                      first->kind == ValueKind::kExpr &&
+                                                      ir::IsInt(first->expr->dtype)));
+  if (!first || !(IsBarrier(*first) || index)) {
     return b.Err(args.loc, Cat(name, " takes a barrier from T.alloc_barrier first, got ",
-                               args.positional.empty() ? std::string("no argument")
-                                                       : DescribeValue(args.positional[0].value)));
+                               first ? DescribeValue(*first) : std::string("no argument")));
   }
   return Value::None();
 }

@@ -252,6 +252,9 @@ def explicit_hopper(M, N, K, bm=64, bn=64, bk=32):
                 T.async_copy(B[k * bk, bx * bn], B_s)
                 T.cp_async_barrier_noinc(bars[0])
                 T.mbarrier_wait_parity(T.get_mbarrier(0), k % 2)
+                # The older API's barrier index, by keyword.
+                T.mbarrier_arrive(mbarrier=k % 2)
+                T.mbarrier_wait_parity(mbarrier=0, parity=k % 2)
                 T.fence_proxy_async()
                 T.warpgroup_arrive()
                 T.wgmma_gemm(A_s, B_s, C_l, emit_arrive=True)
