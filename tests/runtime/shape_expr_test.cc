@@ -123,16 +123,23 @@ class RandomExpr {
   ir::Var m_, n_;
 };
 
+// Dims M and N and a generator of random expressions over them, from a
+// printed seed.
+class RandomShapeExprs : public ::testing::Test {
+ protected:
+  RandomShapeExprs() { std::printf("seed %llu\n", static_cast<unsigned long long>(seed)); }
+
+  const uint64_t seed = std::random_device{}();
+  ir::Var m = ir::MakeVar("M", ir::DType::kInt32);
+  ir::Var n = ir::MakeVar("N", ir::DType::kInt32);
+  RandomExpr gen{seed, m, n};
+};
+
 // Random conditions (comparisons of random expressions under not / and /
 // or), printed by the IR printer and read back: the runtime's value is the
 // one computed here from the compiler's evaluation of each comparison's
 // operands.
-TEST(ShapeExpr, AgreesWithThePrinterOnRandomConditions) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  ir::Var m = ir::MakeVar("M", ir::DType::kInt32);
-  ir::Var n = ir::MakeVar("N", ir::DType::kInt32);
-  RandomExpr gen(seed, m, n);
+TEST_F(RandomShapeExprs, AgreeWithThePrinterOnRandomConditions) {
   std::mt19937_64 rng(seed ^ 0xc0d);
   std::map<const ir::VarNode*, int64_t> values;
   // A condition and its value under `values` (nullopt: an operand the
@@ -186,12 +193,7 @@ TEST(ShapeExpr, AgreesWithThePrinterOnRandomConditions) {
   EXPECT_GT(checked, 300);
 }
 
-TEST(ShapeExpr, AgreesWithTheCompilerOnRandomPrintedExpressions) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  ir::Var m = ir::MakeVar("M", ir::DType::kInt32);
-  ir::Var n = ir::MakeVar("N", ir::DType::kInt32);
-  RandomExpr gen(seed, m, n);
+TEST_F(RandomShapeExprs, AgreeWithTheCompilerOnRandomPrintedExpressions) {
   std::mt19937_64 rng(seed ^ 0x5eed);
   int checked = 0;
   for (int i = 0; i < 2000; ++i) {
