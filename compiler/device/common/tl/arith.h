@@ -93,6 +93,15 @@ __device__ __forceinline__ bool is_aligned(const void* p) {
   return (reinterpret_cast<unsigned long long>(p) & (N - 1)) == 0;
 }
 
+// The unsigned integer of B bytes (1, 2, 4 or 8), as a type: decltype(bit_cast_uint<B>()).
+template <int B>
+__device__ __forceinline__ auto bit_cast_uint() {
+  if constexpr (B == 1) return static_cast<unsigned char>(0);
+  else if constexpr (B == 2) return static_cast<uint16_t>(0);
+  else if constexpr (B == 4) return static_cast<uint32_t>(0);
+  else return static_cast<uint64_t>(0);
+}
+
 template <int N>
 struct alignas(N) VecBytes {
   static_assert(N == 4 || N == 8 || N == 16, "tl::VecBytes<N>: N must be 4, 8 or 16");
@@ -124,9 +133,26 @@ __device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
   return *reinterpret_cast<const Vec<T, N>*>(p);
 }
 
+// The N elements of x as one unsigned integer of their total width W <= 8
+// bytes (element e in the bits from e * 8 * sizeof(T)): one store, not N.
+template <typename W, typename T, int N>
+__device__ __forceinline__ W pack_vec(const Vec<T, N>& x) {
+  using E = decltype(bit_cast_uint<sizeof(T)>());
+  W w = 0;
+#pragma unroll
+  for (int e = 0; e < N; ++e) w |= static_cast<W>(bit_cast<E>(x.v[e])) << (8 * sizeof(T) * e);
+  return w;
+}
+
 template <typename T, int N>
 __device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& x) {
-  *reinterpret_cast<Vec<T, N>*>(p) = x;
+  if constexpr (sizeof(T) * N == 8 && N > 1) {
+    *reinterpret_cast<uint64_t*>(p) = pack_vec<uint64_t>(x);
+  } else if constexpr (sizeof(T) * N == 4 && N > 1) {
+    *reinterpret_cast<uint32_t*>(p) = pack_vec<uint32_t>(x);
+  } else {
+    *reinterpret_cast<Vec<T, N>*>(p) = x;
+  }
 }
 
 // Row order: the grid's rows (by) are cut into panels of `panel` rows; block

@@ -37,16 +37,16 @@ __device__ __forceinline__ V pack4(const T (&x)[4]) {
 
 template <int R, typename V>
 __device__ __forceinline__ V load_acc(const float (&d)[R]) {
+  static_assert(sizeof(V) == sizeof(d));
   V v;
-#pragma unroll
-  for (int r = 0; r < R; ++r) v[r] = d[r];
+  __builtin_memcpy(&v, d, sizeof(v));
   return v;
 }
 
 template <int R, typename V>
 __device__ __forceinline__ void store_acc(float (&d)[R], const V& v) {
-#pragma unroll
-  for (int r = 0; r < R; ++r) d[r] = v[r];
+  static_assert(sizeof(V) == sizeof(d));
+  __builtin_memcpy(d, &v, sizeof(v));
 }
 
 }  // namespace detail
