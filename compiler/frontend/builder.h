@@ -191,6 +191,8 @@ class Builder {
   std::vector<Value>& reducers() { return reducers_; }
   // Inside `with T.ws(...)` (tl_sync.cc).
   bool InWarpGroupScope() const { return warp_group_scopes_ > 0; }
+  // Inside a T.Parallel loop: each iteration is one thread's work.
+  bool InParallel() const { return parallel_depth_ > 0; }
   // Views of global tensors made in kernels (views.h).
   ViewMap& views() { return views_; }
   // Reducers allocated with T.alloc_reducer, with their ops (reducers.h).
@@ -205,6 +207,15 @@ class Builder {
   // outside T.Kernel for anything but a global workspace or a kernel, this is
   // an error naming `what` (e.g. "T.copy").
   absl::Status Emit(ir::Stmt s, SourceLoc loc, std::string_view what);
+  // The values of the parameters of an @autotune function a generator calls
+  // (frontend.cc): a call that leaves one out passes this value, not the
+  // default.
+  void SetTunedArgs(const FunctionDefStmt* def, std::vector<std::pair<std::string, Value>> args) {
+    tuned_args_[def] = std::move(args);
+  }
+  // `b[indices] = v`: v cast to b's dtype, as TileLang stores.
+  absl::Status StoreElement(const ir::Buffer& b, std::vector<ir::Expr> indices, const Value& v,
+                            SourceLoc loc);
   // Why a tile operator `s` (named `what`) cannot run: it reads the thread
   // index; nullopt when it does not.
   std::optional<std::string> CollectiveReadsThreadIndex(const ir::Stmt& s,
@@ -465,8 +476,6 @@ class Builder {
   absl::StatusOr<Value> LetBound(const std::string& name, const ir::Expr& e, SourceLoc loc);
   absl::Status SnapshotBeforeStores(const std::vector<ExprPtr>& targets, ValueList& values);
   absl::Status AssignTarget(const Expr& target, const Value& v);
-  absl::Status StoreElement(const ir::Buffer& b, std::vector<ir::Expr> indices, const Value& v,
-                            SourceLoc loc);
   absl::StatusOr<Value> Iterable(const Value& v, SourceLoc loc, ValueList* items);
 
   void IndexModule();
@@ -512,6 +521,7 @@ class Builder {
   std::unordered_map<std::string, ir::TensorView> tensor_views_;
   std::optional<DeviceFacts> device_;
   int parallel_depth_ = 0;  // T.Parallel loops open around the statement
+  std::map<const FunctionDefStmt*, std::vector<std::pair<std::string, Value>>> tuned_args_;
   std::map<const ir::BufferNode*, int64_t> vector_vars_;
   std::vector<std::string> device_queries_;
   std::vector<ir::Buffer> outputs_;

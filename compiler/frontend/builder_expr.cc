@@ -447,6 +447,12 @@ absl::StatusOr<Value> Builder::IndexStaging(const Value& v, const SubscriptExpr&
   if (!item.is_slice) {
     absl::StatusOr<Value> iv = Eval(*item.index);
     if (!iv.ok()) return iv;
+    // A list of barriers takes a runtime index (`mbars[ko % 2]`): each stands
+    // for any other (tl_sync.cc).
+    if (!is_str && IsRuntimeScalar(*iv) && n > 0 &&
+        std::all_of(v.Items().begin(), v.Items().end(), IsOneBarrier)) {
+      return v.Items()[0];
+    }
     absl::StatusOr<int64_t> k = StaticInt(*iv, item.loc, Cat("a ", what));
     if (!k.ok()) return k.status();
     int64_t at = *k < 0 ? *k + n : *k;

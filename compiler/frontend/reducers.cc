@@ -78,9 +78,14 @@ class ReducerRewriter : public ir::IRMutator {
     if (it == reducers_.end()) return nullptr;
     ir::Expr c = Contribution(*st, it->second);
     if (!c) return nullptr;
-    // The store's index: the nest's variables in order, but one.
+    // The store's index: the nest's variables in order, but one; or, for a
+    // one-loop nest, element 0 of a reducer of shape [1] (`total[0] += x[i]`).
     std::vector<const ir::VarNode*> vars;
     for (const ir::ForNode* l : loops) vars.push_back(l->var.get());
+    if (vars.size() == 1 && st->indices.size() == 1 && ir::AsConstInt(st->indices[0]) == 0 &&
+        st->buffer->shape.size() == 1 && ir::AsConstInt(st->buffer->shape[0]) == 1) {
+      return Reduced(loops, body, *st, c, it->second, 0);
+    }
     if (st->indices.size() + 1 != vars.size()) return nullptr;
     int missing = -1;
     size_t k = 0;
@@ -102,14 +107,20 @@ class ReducerRewriter : public ir::IRMutator {
         return nullptr;
       }
     }
-    // The contributions into a tile over the whole nest, then reduced along
-    // the missing variable into the reducer.
+    return Reduced(loops, body, *st, c, it->second, missing);
+  }
+
+  // The contributions c into a tile over the whole nest, then reduced along
+  // the missing variable into the reducer.
+  static ir::Stmt Reduced(const std::vector<const ir::ForNode*>& loops, std::vector<ir::Stmt> body,
+                          const ir::StoreNode& st, const ir::Expr& c, ir::ReduceKind op,
+                          int missing) {
     std::vector<ir::Expr> shape, index;
     for (const ir::ForNode* l : loops) {
       shape.push_back(l->extent);
       index.push_back(l->var);
     }
-    ir::Buffer tile = ir::MakeBuffer(absl::StrCat(st->buffer->name, "_partials"), st->buffer->dtype,
+    ir::Buffer tile = ir::MakeBuffer(absl::StrCat(st.buffer->name, "_partials"), st.buffer->dtype,
                                      shape, ir::Scope::kFragment);
     body.back() = ir::Store(tile, index, c);
     ir::Stmt nest = ir::Seq(body);
@@ -117,7 +128,7 @@ class ReducerRewriter : public ir::IRMutator {
       nest = ir::For(loops[d]->var, loops[d]->min, loops[d]->extent, ir::ForKind::kParallel, nest);
     }
     return ir::Seq({ir::Allocate(tile), nest,
-                    std::make_shared<ir::ReduceNode>(it->second, tile, st->buffer, missing,
+                    std::make_shared<ir::ReduceNode>(op, tile, st.buffer, missing,
                                                      /*clear=*/false)});
   }
 

@@ -12,7 +12,9 @@
 // order, whose value is the element combined with the reducer's op: + for
 // sum, T.max / T.min) into the nest storing the contributions into a
 // fragment over the whole nest, then T.reduce_<op> of that fragment along
-// the missing variable into the reducer (clear=False). T.finalize_reducer
+// the missing variable into the reducer (clear=False); a one-loop nest may
+// also accumulate into element 0 of a reducer of shape [1] (`total[0] +=
+// x[i]`), reduced along its loop. T.finalize_reducer
 // needs nothing more. A nest of another form is left as written (layout
 // inference refuses a read-modify-write across iterations).
 #ifndef TILEC_COMPILER_FRONTEND_REDUCERS_H_

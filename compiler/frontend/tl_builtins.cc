@@ -108,6 +108,8 @@ constexpr std::string_view kLangFunctions[] = {
     "tma_store_arrive",
     "tma_store_wait",
     "sync_thread_partial",
+    "ptx_commit_group",
+    "ptx_wait_group",
     "device_assert",
     "sync_grid",
     "sync_global",

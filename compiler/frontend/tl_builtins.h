@@ -112,6 +112,8 @@ std::string ExtentsText(const std::vector<ir::Expr>& extents);
 std::optional<absl::StatusOr<Value>> CallTlWarp(Builder& b, std::string_view name, CallArgs& args);
 // Whether a `with` context is T.ws(...) (a warp-specialised region).
 bool IsWarpGroupScope(const Value& ctx);
+// A barrier from T.alloc_barrier (one, not a list of them).
+bool IsOneBarrier(const Value& v);
 // Whether a `with` context is T.attr(...) (its key "reduce_scope" with a
 // T.comm_reducer node: `*reducer` is set to the reducer).
 bool IsAttr(const Value& ctx);

@@ -238,6 +238,15 @@ absl::StatusOr<Value> Copy(Builder& b, CallArgs& args) {
   if (!src.ok()) return src.status();
   absl::StatusOr<Operand> dst = ReadOperand(b, *(*a)[1], "T.copy", true);
   if (!dst.ok()) return dst.status();
+  // T.copy(A[i, j], B[i, j]) inside T.Parallel: each iteration moves its own
+  // element, the store TileLang lowers it to.
+  if (src->head && dst->head && b.InParallel()) {
+    absl::Status s =
+        b.StoreElement(dst->head->buffer, dst->head->indices,
+                       Value::Runtime(ir::Load(src->head->buffer, src->head->indices)), args.loc);
+    if (!s.ok()) return s;
+    return Value::None();
+  }
   absl::StatusOr<std::pair<ir::Region, ir::Region>> p =
       ResolvePair(b, *src, *dst, args.loc, "T.copy");
   if (!p.ok()) return p.status();

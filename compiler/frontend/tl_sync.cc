@@ -29,7 +29,8 @@
 //   the wgmma / TMA-store fences and waits (T.warpgroup_arrive,
 //   T.warpgroup_commit_batch, T.warpgroup_wait, T.wait_wgmma,
 //   T.warpgroup_fence_operand, T.fence_proxy_async, T.tma_store_arrive,
-//   T.tma_store_wait, T.sync_thread_partial) order what already runs in
+//   T.tma_store_wait, T.sync_thread_partial, and the cp.async groups
+//   T.ptx_commit_group / T.ptx_wait_group) order what already runs in
 //   order, and lower to nothing.
 // - T.loop_break() is `break` of the innermost kernel loop.
 // - T.sync_grid / T.sync_global (a grid-wide barrier) are refused, saying
@@ -57,7 +58,8 @@ bool IsBarrier(const Value& v) {
 }
 
 // T.alloc_barrier(arrive_count): one barrier, or a list of them for a list
-// of counts (indexed bar[i]).
+// of counts (indexed bar[i], also by a runtime index: barriers lower to no
+// statement, so any of them stands for the one chosen).
 absl::StatusOr<Value> AllocBarrier(Builder& b, CallArgs& args) {
   absl::StatusOr<std::vector<std::optional<Arg>>> a =
       BindArgs(b, args, "T.alloc_barrier", {"arrive_count"}, 1);
@@ -104,6 +106,7 @@ absl::StatusOr<Value> BarrierOp(Builder& b, std::string_view name, CallArgs& arg
 }  // namespace
 
 bool IsWarpGroupScope(const Value& ctx) { return IsTagged(ctx, kWarpGroupsTag); }
+bool IsOneBarrier(const Value& v) { return IsTagged(v, kBarrierTag); }
 
 std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view name, CallArgs& args) {
   if (name == "T.alloc_barrier") return AllocBarrier(b, args);
@@ -177,6 +180,8 @@ std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view nam
                                                 "T.tma_store_arrive",
                                                 "T.tma_store_wait",
                                                 "T.sync_thread_partial",
+                                                "T.ptx_commit_group",
+                                                "T.ptx_wait_group",
                                                 "T.func_attr"};
   for (std::string_view n : kNoOps) {
     if (name != n) continue;

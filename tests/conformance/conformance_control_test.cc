@@ -132,6 +132,26 @@ def reducer(M, N, op):
             T.copy(s, R)
     return main
 
+def reducer_total(N, K):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((K,), "float32"),
+             C: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_fragment((N,), "float32")
+            b = T.alloc_fragment((K,), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            total = T.alloc_reducer((1,), "float32", replication="all")
+            T.clear(total)
+            for i in T.Parallel(N):
+                total[0] += a[i]
+            for j in T.Parallel(K):
+                total[0] += b[j] * 2.0
+            T.finalize_reducer(total)
+            if T.get_thread_binding() == 0:
+                C[0] = total[0]
+    return main
+
 def while_loop(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "int32")):
@@ -485,6 +505,22 @@ TEST(ConformanceReducer, AllocReducerFinalizeReducer) {
                 kF32);
     ExpectTargetsMatch(p, {.seed = seed});
   }
+}
+
+// One-loop nests of different extents sum into element 0 of a reducer of
+// shape [1].
+TEST(ConformanceReducer, NestsOfDifferentExtentsIntoOneTotal) {
+  const int64_t n = 24, k = 56;
+  ir::Program p = Compile(kSource, "reducer_total", {{"N", "24"}, {"K", "56"}});
+  const uint64_t seed = Seed(411);
+  Tensors args = {Random(DType::kFloat32, {n}, seed), Random(DType::kFloat32, {k}, seed + 1),
+                  Zeros(DType::kFloat32, {1})};
+  Interpret(p, args);
+  double want = 0;
+  for (int64_t i = 0; i < n; ++i) want += args[0].GetDouble(i);
+  for (int64_t j = 0; j < k; ++j) want += 2.0 * args[1].GetDouble(j);
+  ExpectClose(args[2], {want}, kF32);
+  ExpectAllTargetsMatch(p, seed);
 }
 
 TEST(ConformanceLoop, WhileRuntimeCondition) {

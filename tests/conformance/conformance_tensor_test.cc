@@ -160,6 +160,19 @@ def ramps(R, C, lanes=3, br=16):
                 F[bx * br + i, j * 2:j * 2 + 2] = j * 0.5
     return main
 
+def element_copies(M, N, b=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float32"),
+             S: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, b), T.ceildiv(M, b), threads=128) as (bx, by):
+            A_s = T.alloc_shared((b, b), "float16")
+            for i, j in T.Parallel(b, b):
+                T.copy(A[by * b + i, bx * b + j], B[by * b + i, bx * b + j])
+                T.copy(A[by * b + i, bx * b + j], A_s[i, j])
+            for i, j in T.Parallel(b, b):
+                T.copy(A_s[j, i], S[by * b + i, bx * b + j])
+    return main
+
 def wrong_count(M, N):
     @T.prim_func
     def main(A: T.StridedTensor((M, N), (N,), "float32")):
@@ -344,6 +357,29 @@ TEST(ConformanceTensor, RampsAndSliceStoresInsideParallel) {
   ExpectClose(args[1], Table(r * c * 3, [&](int64_t k) { return args[0].GetDouble(k); }), {0, 0});
   ExpectClose(args[2], Table(r * c * 2, [&](int64_t k) { return (k % (c * 2)) / 2 * 0.5; }), kF32);
   ExpectTargetsMatch(p, {.seed = seed, .exact = true}, kBothArchs);
+}
+
+// T.copy of one element to one element inside T.Parallel: each iteration
+// stores its own element, cast to the destination's dtype (ragged tiles read
+// 0 outside A and drop their stores outside B and S).
+TEST(ConformanceTensor, ElementCopiesInsideParallel) {
+  const int64_t m = 70, n = 45, b = 32;
+  ir::Program p = Compile(kSource, "element_copies", {{"M", "70"}, {"N", "45"}});
+  const uint64_t seed = Seed(309);
+  Tensors args = {Random(DType::kFloat16, {m, n}, seed), Zeros(DType::kFloat32, {m, n}),
+                  Zeros(DType::kFloat16, {m, n})};
+  Interpret(p, args);
+  ExpectClose(args[1], Table(m * n, [&](int64_t k) { return args[0].GetDouble(k); }), {0, 0});
+  // S[r, c] is A at the transposed position inside the same 32 x 32 tile.
+  ExpectClose(args[2],
+              Table(m * n,
+                    [&](int64_t k) {
+                      const int64_t r = k / n, c = k % n;
+                      const int64_t ar = r - r % b + c % b, ac = c - c % b + r % b;
+                      return ar < m && ac < n ? args[0].GetDouble(ar * n + ac) : 0.0;
+                    }),
+              {0, 0});
+  ExpectAllTargetsMatch(p, seed);
 }
 
 TEST(ConformanceTensor, RowMajorStridesAreAPlainTensor) {

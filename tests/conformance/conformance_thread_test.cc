@@ -246,15 +246,21 @@ def explicit_hopper(M, N, K, bm=64, bn=64, bk=32):
             B_s = T.alloc_shared((bk, bn), "float16")
             C_l = T.alloc_fragment((bm, bn), "float32")
             bars = T.create_list_of_mbarrier(128)
+            pipe = T.alloc_barrier([128] * 2)
             T.clear(C_l)
             for k in T.serial(T.ceildiv(K, bk)):
                 T.tma_copy(A[by * bm, k * bk], A_s, barrier=T.get_mbarrier(0))
                 T.async_copy(B[k * bk, bx * bn], B_s)
+                T.ptx_commit_group()
+                T.ptx_wait_group(0)
                 T.cp_async_barrier_noinc(bars[0])
                 T.mbarrier_wait_parity(T.get_mbarrier(0), k % 2)
                 # The older API's barrier index, by keyword.
                 T.mbarrier_arrive(mbarrier=k % 2)
                 T.mbarrier_wait_parity(mbarrier=0, parity=k % 2)
+                # A list of barriers indexed by a runtime value.
+                T.mbarrier_arrive(pipe[k % 2])
+                T.mbarrier_wait_parity(pipe[k % 2], k // 2 % 2)
                 T.fence_proxy_async()
                 T.warpgroup_arrive()
                 T.wgmma_gemm(A_s, B_s, C_l, emit_arrive=True)
