@@ -755,7 +755,15 @@ absl::StatusOr<Value> Builder::CallFunction(const FunctionValue& fn, CallArgs ar
     } else if (p.kind == ParamKind::kVarKeywords) {
       env->Set(p.name, Value::Dict(varkw));
     } else if (!given[k]) {
-      if (k < fn.defaults.size() && fn.defaults[k]) {
+      const Value* tuned = nullptr;
+      if (auto t = tuned_args_.find(fn.def); fn.def && t != tuned_args_.end()) {
+        for (const auto& [name, v] : t->second) {
+          if (name == p.name) tuned = &v;
+        }
+      }
+      if (tuned) {
+        env->Set(p.name, *tuned);
+      } else if (k < fn.defaults.size() && fn.defaults[k]) {
         env->Set(p.name, *fn.defaults[k]);
       } else {
         return Err(args.loc, Cat("`", fn.name, "` is missing the argument '", p.name, "'"));

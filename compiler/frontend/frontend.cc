@@ -336,8 +336,15 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   // ...): ... return main ... return kernel_func`, as autotuned kernels are
   // written): the returned function's parameters are bound too, and it is
   // called with them.
-  const std::vector<const FunctionDefStmt*> inner =
+  const std::vector<const FunctionDefStmt*> curried =
       style_ == Style::kGenerator ? CurriedInner(def_) : std::vector<const FunctionDefStmt*>{};
+  // ... and so are those of the @autotune functions it calls (gives them
+  // what the call leaves open).
+  const std::vector<const FunctionDefStmt*> tuned = style_ == Style::kGenerator
+                                                        ? AutotunedInner(def_, curried)
+                                                        : std::vector<const FunctionDefStmt*>{};
+  std::vector<const FunctionDefStmt*> inner = curried;
+  inner.insert(inner.end(), tuned.begin(), tuned.end());
 
   // Bindable names, and the bindings' check.
   std::vector<std::string> bindable;
@@ -407,7 +414,8 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   // Parameters.
   std::vector<std::pair<std::string, int>> bound_names;  // function params -> param ids
   std::vector<std::pair<std::string, int>> inner_names;  // the curried function's
-  // A parameter's value: its -D binding, else its default (none with -U).
+  // A parameter's value: its -D binding, else its default (none with -U; and
+  // none for an @autotune function's `None`, which the tuner would choose).
   auto add_param = [&](const Param& p) -> absl::StatusOr<int> {
     ParamInfo info;
     info.name = p.name;
@@ -418,7 +426,13 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
     } else if (!bindings.unbound.count(p.name)) {
       absl::StatusOr<std::optional<Value>> d = DefaultOf(p);
       if (!d.ok()) return d.status();
-      info.value = *d;
+      const bool tuner_chooses =
+          *d && (*d)->kind == ValueKind::kNone &&
+          std::any_of(tuned.begin(), tuned.end(), [&](const FunctionDefStmt* t) {
+            return std::any_of(t->params.begin(), t->params.end(),
+                               [&](const Param& q) { return &q == &p; });
+          });
+      if (!tuner_chooses) info.value = *d;
     }
     return b_.AddParam(std::move(info));
   };
@@ -494,6 +508,16 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   absl::Status pushed = b_.PushFrame(std::move(f), def_.loc);
   if (!pushed.ok()) return pushed;
   for (const auto& [name, id] : bound_names) b_.BindName(name, b_.ParamValue(id));
+  for (const FunctionDefStmt* d : tuned) {
+    std::vector<std::pair<std::string, Value>> args;
+    for (const auto& [name, id] : inner_names) {
+      if (std::any_of(d->params.begin(), d->params.end(),
+                      [&](const Param& p) { return p.name == name; })) {
+        args.emplace_back(name, b_.ParamValue(id));
+      }
+    }
+    b_.SetTunedArgs(d, std::move(args));
+  }
   absl::Status declared = DeclareSignature(given_tensors);
   absl::StatusOr<Flow> flow =
       declared.ok() ? b_.ExecBlock(def_.body) : absl::StatusOr<Flow>(declared);
@@ -501,7 +525,7 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
   const FunctionDefStmt* called = flow.ok() && returned && returned->kind == ValueKind::kFunction
                                       ? returned->function->def
                                       : nullptr;
-  if (called && std::find(inner.begin(), inner.end(), called) != inner.end()) {
+  if (called && std::find(curried.begin(), curried.end(), called) != curried.end()) {
     CallArgs call;
     call.loc = called->loc;
     for (const auto& [name, id] : inner_names) {

@@ -195,6 +195,26 @@ std::vector<const FunctionDefStmt*> CurriedInner(const FunctionDefStmt& def) {
   return out;
 }
 
+std::vector<const FunctionDefStmt*> AutotunedInner(
+    const FunctionDefStmt& def, const std::vector<const FunctionDefStmt*>& curried) {
+  std::vector<const FunctionDefStmt*> out;
+  WalkStmts(def.body, false, [&](const Stmt& s) {
+    const auto* d = s.as<FunctionDefStmt>();
+    if (!d || std::find(curried.begin(), curried.end(), d) != curried.end()) return;
+    for (const ExprPtr& dec : d->decorators) {
+      const Expr* e = dec.get();
+      if (const auto* call = e->as<CallExpr>()) e = call->func.get();
+      const auto* a = e->as<AttributeExpr>();
+      const auto* n = e->as<NameExpr>();
+      if ((a && a->attr == "autotune") || (n && n->id == "autotune")) {
+        out.push_back(d);
+        return;
+      }
+    }
+  });
+  return out;
+}
+
 bool Bindable(const Param& p) {
   return p.kind == ParamKind::kNormal || p.kind == ParamKind::kPositionalOnly ||
          p.kind == ParamKind::kKeywordOnly;

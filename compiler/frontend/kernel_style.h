@@ -33,6 +33,12 @@ bool SignatureKernel(const FunctionDefStmt& def);
 bool LooksEager(const FunctionDefStmt& def);
 // The functions a curried generator returns by name (see kernel_style.cc).
 std::vector<const FunctionDefStmt*> CurriedInner(const FunctionDefStmt& def);
+// The functions a generator's body defines under an @autotune decorator
+// (`@autotune(configs=...) @jit(...) def kernel(block_N=None, ...)`, then
+// `return kernel()`), other than those in `curried`: what the call leaves
+// open the autotuner would choose, so their parameters are bound with -D.
+std::vector<const FunctionDefStmt*> AutotunedInner(
+    const FunctionDefStmt& def, const std::vector<const FunctionDefStmt*>& curried);
 // A plain parameter (not *args or **kwargs), which -D may bind.
 bool Bindable(const Param& p);
 

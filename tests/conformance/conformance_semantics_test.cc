@@ -19,6 +19,8 @@
 // code on the emulator against the interpreter (sm_80, sm_90a, gfx942).
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -173,6 +175,24 @@ def curried_branch(M, N, tune=False):
         def kernel(block_M, threads):
             return kernel_func(block_M, threads)
         return kernel
+
+# An autotuned kernel as upstream writes it: the generator calls the
+# @autotune function with nothing, leaving its parameters to the tuner.
+def autotuned(M, N):
+    def get_configs():
+        return [{"block_M": b, "threads": t} for b in [32, 64] for t in [64, 128]]
+
+    @tilelang.autotune(configs=get_configs(), warmup=3, rep=20)
+    @tilelang.jit(out_idx=[-1])
+    def kernel(block_M=None, threads=None):
+        rows = block_M * 2 // 2
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(M, rows), threads=threads) as bx:
+                for i, j in T.Parallel(rows, N):
+                    B[bx * rows + i, j] = A[bx * rows + i, j] + 1.0
+        return main
+    return kernel()
 
 def atomic_lanes(M, N, dtype):
     @T.prim_func
@@ -384,6 +404,36 @@ TEST(ConformanceSemantics, CurriedGeneratorReturningFromABranch) {
   Interpret(p, args);
   ExpectClose(args[2], GemmReference(args, 100, 32, 32), interp::DefaultTolerance(DType::kFloat16));
   ExpectAllTargetsMatch(p, seed);
+}
+
+// What the generator's call leaves open in an @autotune function is bound
+// with -D, as the generator's own parameters are.
+TEST(ConformanceSemantics, AutotunedFunctionsTakeTheirParametersFromTheBindings) {
+  const uint64_t seed = Seed(20261129);
+  for (const char* block : {"32", "64"}) {
+    SCOPED_TRACE(block);
+    ir::Program p = Compile(kForms, "autotuned",
+                            {{"M", "100"}, {"N", "24"}, {"block_M", block}, {"threads", "64"}});
+    Tensors args = {Random(DType::kFloat32, {100, 24}, seed), Zeros(DType::kFloat32, {100, 24})};
+    Interpret(p, args);
+    ExpectClose(args[1], Table(2400, [&](int64_t i) { return args[0].GetDouble(i) + 1.0; }),
+                interp::DefaultTolerance(DType::kFloat32));
+    ExpectAllTargetsMatch(p, seed);
+  }
+  // Left open, the tuner's parameter is an unbound tile parameter (for
+  // `tilec recommend`), not None.
+  ir::Program open = Compile(kForms, "autotuned", {{"M", "100"}, {"N", "24"}, {"block_M", "32"}});
+  std::map<std::string, std::optional<int64_t>> tile;
+  for (const ir::TileParam& t : open.tile_params) tile[t.var->name] = t.value;
+  EXPECT_EQ(tile, (std::map<std::string, std::optional<int64_t>>{{"block_M", 32},
+                                                                 {"threads", std::nullopt}}));
+  ir::Program tuned =
+      Compile(kForms, "curried_branch",
+              {{"M", "100"}, {"N", "32"}, {"tune", "True"}, {"block_M", "64"}, {"threads", "128"}});
+  Tensors args = {Random(DType::kFloat16, {100, 32}, seed),
+                  Random(DType::kFloat16, {32, 32}, seed + 1), Zeros(DType::kFloat32, {100, 32})};
+  Interpret(tuned, args);
+  ExpectClose(args[2], GemmReference(args, 100, 32, 32), interp::DefaultTolerance(DType::kFloat16));
 }
 
 TEST(ConformanceSemantics, AtomicAddx2AndAddx4AddConsecutiveElements) {
