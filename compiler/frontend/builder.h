@@ -191,6 +191,9 @@ class Builder {
   std::vector<Value>& reducers() { return reducers_; }
   // Inside `with T.ws(...)` (tl_sync.cc).
   bool InWarpGroupScope() const { return warp_group_scopes_ > 0; }
+  // T.sync_grid() at `loc`: the open kernel is cut there (grid_sync.h); only
+  // at the kernel's top level.
+  absl::Status GridSync(SourceLoc loc);
   // Inside a T.Parallel loop: each iteration is one thread's work.
   bool InParallel() const { return parallel_depth_ > 0; }
   // Views of global tensors made in kernels (views.h).
@@ -496,6 +499,11 @@ class Builder {
   std::vector<Block> blocks_;
   int next_block_id_ = 0;
   int kernel_depth_ = 0;
+  int kernel_block_id_ = -1;  // the open T.Kernel's top-level block
+  // Where T.sync_grid() cuts the open kernel: statement indices of its
+  // top-level block, and the first call's location.
+  std::vector<size_t> grid_syncs_;
+  SourceLoc grid_sync_loc_;
   // The open T.Kernel's thread dimensions (x first; [n] for threads=n, [0]
   // when n is not a constant).
   std::vector<int64_t> kernel_thread_dims_;

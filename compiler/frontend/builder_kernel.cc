@@ -15,6 +15,7 @@
 // when it reads a thread index). A block axis missing below a present one
 // has extent 1; a nest without block axes is one block.
 #include "compiler/frontend/builder.h"
+#include "compiler/frontend/grid_sync.h"
 #include "compiler/frontend/index_simplify.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
@@ -312,6 +313,8 @@ absl::StatusOr<Flow> Builder::RunKernel(const KernelSpec& spec,
   kernel->prelude = spec.prelude;
   PushBlock();
   ++kernel_depth_;
+  kernel_block_id_ = CurrentBlockId();
+  grid_syncs_.clear();
   ValueList block_values;
   for (const std::string& name : names) {
     ir::Var var = ir::MakeVar(name, ir::DType::kInt32);
@@ -326,11 +329,34 @@ absl::StatusOr<Flow> Builder::RunKernel(const KernelSpec& spec,
   frame().loops.pop_back();
   --kernel_depth_;
   std::vector<ir::Stmt> stmts = PopBlock();
+  kernel_block_id_ = -1;
   if (!flow.ok()) return flow;
+  if (!grid_syncs_.empty()) {
+    absl::StatusOr<std::vector<std::shared_ptr<ir::KernelNode>>> parts =
+        SplitAtGridSyncs(*kernel, stmts, grid_syncs_);
+    if (!parts.ok()) return Err(grid_sync_loc_, std::string(parts.status().message()));
+    for (std::shared_ptr<ir::KernelNode>& part : *parts) {
+      absl::Status st = Emit(std::move(part), loc, "T.Kernel");
+      if (!st.ok()) return st;
+    }
+    return Flow::kNormal;
+  }
   kernel->body = ir::Seq(std::move(stmts));
   absl::Status st = Emit(std::move(kernel), loc, "T.Kernel");
   if (!st.ok()) return st;
   return Flow::kNormal;
+}
+
+absl::Status Builder::GridSync(SourceLoc loc) {
+  if (!InKernel()) return Err(loc, "T.sync_grid() outside a T.Kernel");
+  if (CurrentBlockId() != kernel_block_id_) {
+    return Err(loc,
+               "T.sync_grid() inside a loop or a branch is not supported: tilec cuts the kernel "
+               "at a T.sync_grid() at the top level of T.Kernel into kernels that run in order");
+  }
+  if (grid_syncs_.empty()) grid_sync_loc_ = loc;
+  grid_syncs_.push_back(blocks_.back().stmts.size());
+  return absl::OkStatus();
 }
 
 std::optional<std::string> Builder::CollectiveReadsThreadIndex(const ir::Stmt& s,

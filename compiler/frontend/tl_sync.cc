@@ -33,8 +33,9 @@
 //   T.ptx_commit_group / T.ptx_wait_group) order what already runs in
 //   order, and lower to nothing.
 // - T.loop_break() is `break` of the innermost kernel loop.
-// - T.sync_grid / T.sync_global (a grid-wide barrier) are refused, saying
-//   what to write instead.
+// - T.sync_grid / T.sync_global (a grid-wide barrier) at the top level of
+//   T.Kernel cut the kernel there into kernels that run in order
+//   (grid_sync.h); elsewhere they are refused.
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 #include "compiler/frontend/value_ops.h"
@@ -129,10 +130,12 @@ std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view nam
   }
   if (name == "T.cp_async_barrier_noinc") return BarrierOp(b, name, args);
   if (name == "T.sync_grid" || name == "T.sync_global") {
-    return b.Err(args.loc, Cat(name,
-                               "() (a barrier across the whole grid) is not supported: tilec runs "
-                               "the blocks of a kernel independently; end the kernel there and "
-                               "open a second T.Kernel for what follows (kernels run in order)"));
+    if (!args.positional.empty() || !args.keywords.empty()) {
+      return b.Err(args.loc, Cat(name, "() takes no arguments"));
+    }
+    absl::Status st = b.GridSync(args.loc);
+    if (!st.ok()) return st;
+    return Value::None();
   }
   if (name == "T.loop_break") {
     if (!args.positional.empty() || !args.keywords.empty()) {

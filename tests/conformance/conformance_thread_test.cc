@@ -273,12 +273,47 @@ def explicit_hopper(M, N, K, bm=64, bn=64, bk=32):
             T.tma_store_wait()
     return main
 
-def grid_sync(N):
+# Each part reads what other blocks wrote before the barrier.
+def grid_sync(N, threads=64):
     @T.prim_func
-    def main(A: T.Tensor((N,), "float32")):
-        with T.Kernel(4, threads=32) as bx:
-            A[bx] = 1.0
+    def main(A: T.Tensor((N,), "float32"), P: T.Tensor((N,), "float32"),
+             Q: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(N // threads, threads=threads) as bx:
+            S = T.alloc_shared((threads,), "float32")
+            base = bx * threads
+            for i in T.Parallel(threads):
+                P[base + i] = A[base + i] * 2.0
             T.sync_grid()
+            for i in T.Parallel(threads):
+                S[i] = P[(base + i + threads) % N]
+            for i in T.Parallel(threads):
+                Q[base + i] = S[threads - 1 - i] + 1.0
+            T.sync_global()
+            for i in T.Parallel(threads):
+                B[base + i] = Q[(base + i + 2 * threads) % N] - A[base + i]
+    return main
+
+def grid_sync_refused(N, which):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(N // 32, threads=32) as bx:
+            S = T.alloc_shared((32,), "float32")
+            for i in T.Parallel(32):
+                S[i] = A[bx * 32 + i]
+            v = S[bx % 32] * 2.0
+            if which == "loop":
+                for k in T.serial(2):
+                    T.sync_grid()
+            else:
+                T.sync_grid()
+            for i in T.Parallel(32):
+                if which == "buffer":
+                    B[bx * 32 + i] = S[i]
+                elif which == "name":
+                    B[bx * 32 + i] = v
+                else:
+                    B[bx * 32 + i] = 1.0
+    return main
     return main
 
 def warp_idx_sync(threads):
@@ -688,11 +723,43 @@ TEST(ConformanceSync, ExplicitTmaAndWgmmaFormsRunInProgramOrder) {
   ExpectTargetsMatch(p, {.seed = seed}, kBothArchs);
 }
 
-TEST(ConformanceSync, GridSyncRefused) {
-  ExpectRefused(kSource, "grid_sync", {{"N", "4"}},
-                "T.sync_grid() (a barrier across the whole grid) is not supported: tilec runs the "
-                "blocks of a kernel independently; end the kernel there and open a second "
-                "T.Kernel for what follows");
+// T.sync_grid() / T.sync_global() at the kernel's top level: the kernel is
+// cut into kernels that run in order, so each part sees everything the whole
+// grid wrote before the barrier.
+TEST(ConformanceSync, GridSyncCutsTheKernel) {
+  const int64_t n = 256, t = 64;
+  ir::Program p = Compile(kSource, "grid_sync", {{"N", "256"}});
+  const uint64_t seed = Seed(520);
+  Tensors args = {Random(DType::kFloat32, {n}, seed), Zeros(DType::kFloat32, {n}),
+                  Zeros(DType::kFloat32, {n}), Zeros(DType::kFloat32, {n})};
+  Interpret(p, args);
+  auto a = [&](int64_t k) { return args[0].GetDouble(((k % n) + n) % n); };
+  auto q = [&](int64_t k) {
+    const int64_t base = k / t * t, i = k % t;
+    return 2.0 * a(base + (t - 1 - i) + t) + 1.0;
+  };
+  ExpectClose(args[1], Table(n, [&](int64_t k) { return 2.0 * a(k); }), {0, 0}, "P");
+  ExpectClose(args[2], Table(n, q), interp::DefaultTolerance(DType::kFloat32), "Q");
+  ExpectClose(args[3], Table(n, [&](int64_t k) { return q((k + 2 * t) % n) - a(k); }),
+              interp::DefaultTolerance(DType::kFloat32), "B");
+  ExpectAllTargetsMatch(p, seed);
+}
+
+TEST(ConformanceSync, GridSyncAcrossABlocksOwnStorageRefused) {
+  ExpectRefused(kSource, "grid_sync_refused", {{"N", "64"}, {"which", Quoted("buffer")}},
+                "`S` is used on both sides of T.sync_grid(); tilec cuts the kernel at the barrier "
+                "into kernels that run in order, and a block's shared, fragment and local buffers "
+                "do not survive the cut");
+  ExpectRefused(kSource, "grid_sync_refused", {{"N", "64"}, {"which", Quoted("name")}},
+                "`v` is computed before T.sync_grid() from a block's own buffers and read after "
+                "it");
+  ExpectRefused(kSource, "grid_sync_refused", {{"N", "64"}, {"which", Quoted("loop")}},
+                "T.sync_grid() inside a loop or a branch is not supported");
+  // Used on one side only, the buffer goes with that part.
+  ir::Program p = Compile(kSource, "grid_sync_refused", {{"N", "64"}, {"which", Quoted("none")}});
+  Tensors args = {Random(DType::kFloat32, {64}, Seed(521)), Zeros(DType::kFloat32, {64})};
+  Interpret(p, args);
+  ExpectClose(args[1], Table(64, [](int64_t) { return 1.0; }), {0, 0});
 }
 
 TEST(ConformanceWarp, GetWarpIdxSync) {
