@@ -324,7 +324,9 @@ absl::StatusOr<std::vector<ir::Expr>> Builder::ShapeOf(const Value& v, SourceLoc
                                                        std::string_view use, bool tile_size) {
   std::vector<ir::Expr> shape;
   if (v.IsSequence()) {
-    if (v.Items().empty()) return Err(loc, Cat(use, " must not be empty"));
+    // A 0-d shape (a scalar tensor, or a reduction of a 1-d one) is one
+    // element, as TVM stores it.
+    if (v.Items().empty()) return std::vector<ir::Expr>{ir::IntImm(1)};
     for (const Value& item : v.Items()) {
       absl::StatusOr<ir::Expr> e = SizeExpr(item, loc, use, tile_size);
       if (!e.ok()) return e.status();

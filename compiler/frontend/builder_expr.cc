@@ -348,6 +348,10 @@ absl::StatusOr<Value> Builder::IndexBuffer(const ir::Buffer& b, const SubscriptE
     }
   }
   size_t rank = b->shape.size();
+  // A 0-d buffer is stored as one element (ShapeOf); `x[()]` is that element.
+  if (idx.empty() && rank == 1 && ir::AsConstInt(b->shape[0]) == 1) {
+    idx.push_back(Index{false, Value::Int(0), {}, {}, {}, e.lbracket_loc});
+  }
   if (idx.size() != rank) {
     return Err(e.lbracket_loc, Cat("buffer `", b->name, "` has ", rank,
                                    rank == 1 ? " dimension" : " dimensions", " but ", idx.size(),

@@ -29,6 +29,9 @@ absl::Status Builder::DeclareTensorParam(const std::string& name, const TensorTy
     MarkShape(d);
     shape.push_back(*e);
   }
+  // A 0-d tensor (T.Tensor((), dtype)) is one element, as ShapeOf stores
+  // 0-d buffers; `B[()]` indexes it.
+  if (shape.empty() && tt.strides.empty()) shape.push_back(ir::IntImm(1));
   auto plain = [&](std::vector<ir::Expr> dims) {
     ir::Buffer b = ir::MakeBuffer(name, tt.dtype, std::move(dims), ir::Scope::kGlobal);
     tensor_params_[name] = b;

@@ -28,6 +28,7 @@ constexpr std::string_view kLangFunctions[] = {
     "Parallel",
     "Pipelined",
     "serial",
+    "parallel",
     "Serial",
     "unroll",
     "Unroll",

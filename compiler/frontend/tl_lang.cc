@@ -555,6 +555,16 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
   }
   if (std::optional<absl::StatusOr<Value>> r = CallTlMath(b, name, args)) return *r;
   if (name == "T.Kernel") return Kernel(b, args);
+  // TIR's T.parallel(n) is the loop kind T.Parallel makes: one T.Parallel loop.
+  if (name == "T.parallel") {
+    if (args.positional.size() != 1 || !args.keywords.empty() ||
+        args.positional[0].value.IsSequence()) {
+      return b.Err(args.loc,
+                   "T.parallel takes one extent here (T.parallel(n)); for a start, write "
+                   "T.Parallel(stop - start) and add the start to the index");
+    }
+    name = "T.Parallel";
+  }
   if (name == "T.Parallel" || name == "T.grid") {
     std::vector<Arg> extents = args.positional;
     for (const auto& [kw, arg] : args.keywords) {

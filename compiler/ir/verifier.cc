@@ -367,6 +367,10 @@ bool Verifier::CheckRegion(const Region& r, std::string_view role) {
 }
 
 bool Verifier::CheckShape(const Buffer& b) {
+  if (b->shape.empty()) {
+    return Fail(
+        absl::StrCat(b->name, " has no dimensions (a 0-d buffer is one element: shape [1])"));
+  }
   for (size_t i = 0; i < b->shape.size(); ++i) {
     if (!CheckPositive(b->shape[i], absl::StrCat("dim ", i, " of ", b->name))) return false;
   }

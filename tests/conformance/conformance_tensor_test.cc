@@ -173,6 +173,21 @@ def element_copies(M, N, b=32):
                 T.copy(A_s[j, i], S[by * b + i, bx * b + j])
     return main
 
+def scalar_tensors(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((), "int32"), S: T.Tensor([], "float32"),
+             C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            src = T.alloc_fragment((N,), "float32")
+            dst = T.alloc_fragment([], "int32")
+            T.copy(A, src)
+            T.reduce_argmax(src, dst, 0)
+            if bx == 0:
+                T.copy(dst[()], B[()])
+            for i in T.parallel(128):
+                C[bx * 128 + i] = A[bx * 128 + i] * S[()]
+    return main
+
 def wrong_count(M, N):
     @T.prim_func
     def main(A: T.StridedTensor((M, N), (N,), "float32")):
@@ -379,6 +394,31 @@ TEST(ConformanceTensor, ElementCopiesInsideParallel) {
                       return ar < m && ac < n ? args[0].GetDouble(ar * n + ac) : 0.0;
                     }),
               {0, 0});
+  ExpectAllTargetsMatch(p, seed);
+}
+
+// 0-d tensors and buffers (shape ()) are one element, indexed x[()]; TIR's
+// T.parallel(n) is a T.Parallel loop.
+TEST(ConformanceTensor, ZeroDimensionalTensorsAndLowerCaseParallel) {
+  const int64_t n = 200;
+  ir::Program p = Compile(kSource, "scalar_tensors", {{"N", "200"}});
+  ASSERT_EQ(p.params[1].tensor->shape.size(), 1u);
+  const uint64_t seed = Seed(310);
+  Tensors args = {Random(DType::kFloat32, {n}, seed), Zeros(DType::kInt32, {1}),
+                  Random(DType::kFloat32, {1}, seed + 1), Zeros(DType::kFloat32, {n})};
+  Interpret(p, args);
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    if (args[0].GetDouble(i) > args[0].GetDouble(best)) best = i;
+  }
+  ExpectEqualInts(args[1], {best}, "B");
+  ExpectClose(args[3],
+              Table(n,
+                    [&](int64_t i) {
+                      return static_cast<double>(static_cast<float>(args[0].GetDouble(i)) *
+                                                 static_cast<float>(args[2].GetDouble(0)));
+                    }),
+              {0, 0}, "C");
   ExpectAllTargetsMatch(p, seed);
 }
 

@@ -166,6 +166,18 @@ TEST_F(VerifierTest, VariableDeclaredTwice) {
             "declarations)");
 }
 
+// A 0-d buffer would reach layout inference with no dimension to lay out;
+// the frontend stores 0-d tensors and allocations as shape [1].
+TEST_F(VerifierTest, BuffersHaveAtLeastOneDimension) {
+  Program p = InKernel({});
+  p.params.push_back({MakeBuffer("S", kF32, {}, Scope::kGlobal), nullptr});
+  EXPECT_EQ(Error(p), "param S: S has no dimensions (a 0-d buffer is one element: shape [1])");
+  Buffer f = Alloc("F", kF32, {}, Scope::kFragment);
+  EXPECT_EQ(Error(InKernel({Allocate(f)})),
+            "kernel 0 > T.alloc_fragment F: F has no dimensions (a 0-d buffer is one element: "
+            "shape [1])");
+}
+
 TEST_F(VerifierTest, UndefinedBuffer) {
   Buffer s = Alloc("A_shared", kF16, {64, 64}, Scope::kShared);
   Program p = InKernel({Copy(Slice(A, {{I(0), I(64)}, {I(0), I(64)}}), FullRegion(s))});
