@@ -112,6 +112,7 @@ constexpr std::string_view kLangFunctions[] = {
     "ptx_commit_group",
     "ptx_wait_group",
     "device_assert",
+    "assume",
     "sync_grid",
     "sync_global",
     "loop_break",

@@ -23,7 +23,9 @@
 //   global_symbol and tir.noalias), also outside the kernel.
 // - T.print prints nothing (there is no device printf on the emulator or in
 //   the interpreter); its arguments are evaluated as written. So does
-//   T.device_assert (a check, not a value).
+//   T.device_assert (a check, not a value), and T.assume(cond) (a fact the
+//   compiler may use: tilec keeps its bounds checks, which change nothing
+//   where the fact holds).
 // - The older barrier API (T.create_list_of_mbarrier, T.get_mbarrier) makes
 //   barrier values as T.alloc_barrier does; T.cp_async_barrier_noinc and
 //   the wgmma / TMA-store fences and waits (T.warpgroup_arrive,
@@ -174,6 +176,7 @@ std::optional<absl::StatusOr<Value>> CallTlSync(Builder& b, std::string_view nam
                                                 "T.annotate_consumer_reg_alloc",
                                                 "T.print",
                                                 "T.device_assert",
+                                                "T.assume",
                                                 "T.warpgroup_arrive",
                                                 "T.warpgroup_commit_batch",
                                                 "T.warpgroup_wait",

@@ -253,6 +253,7 @@ def explicit_hopper(M, N, K, bm=64, bn=64, bk=32):
                 T.async_copy(B[k * bk, bx * bn], B_s)
                 T.ptx_commit_group()
                 T.ptx_wait_group(0)
+                T.assume(k * bk < K)
                 T.cp_async_barrier_noinc(bars[0])
                 T.mbarrier_wait_parity(T.get_mbarrier(0), k % 2)
                 # The older API's barrier index, by keyword.
