@@ -12,7 +12,8 @@
 // gives the thread's own value), down / up within the segment (else its own
 // value), sync from the segment's lane `src % width`. A warp reduction folds
 // the 32 slots of the thread's warp in lane order, so every lane gets the
-// same bits.
+// same bits; in a block whose thread count is not a multiple of 32, the last
+// warp folds the lanes it has.
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 
@@ -26,8 +27,10 @@ Expr Bin(BinaryOp op, Expr a, Expr b) { return ir::Binary(op, std::move(a), std:
 Expr Int(int64_t v) { return ir::IntImm(v); }
 
 // The block's thread count, or an error naming `name` when the code cannot
-// exchange values between lanes.
-absl::StatusOr<int64_t> Threads(Builder& b, std::string_view name, SourceLoc loc) {
+// exchange values between lanes (a shuffle needs whole warps; a reduction
+// takes a last warp that is partial, `partial`).
+absl::StatusOr<int64_t> Threads(Builder& b, std::string_view name, SourceLoc loc,
+                                bool partial = false) {
   if (!b.InKernel()) return b.Err(loc, Cat(name, " outside a T.Kernel"));
   if (b.InWarpGroupScope()) {
     return b.Err(loc, Cat(name,
@@ -40,7 +43,7 @@ absl::StatusOr<int64_t> Threads(Builder& b, std::string_view name, SourceLoc loc
   }
   int64_t threads = 1;
   for (int64_t d : dims) threads *= d;
-  if (threads % 32 != 0) {
+  if (threads % 32 != 0 && !partial) {
     return b.Err(loc, Cat(name, " needs whole warps; the kernel has ", threads, " threads"));
   }
   return threads;
@@ -105,7 +108,7 @@ absl::StatusOr<Value> Shuffle(Builder& b, std::string_view name, CallArgs& args)
 absl::StatusOr<Value> WarpReduce(Builder& b, std::string_view name, CallArgs& args) {
   absl::StatusOr<std::vector<std::optional<Arg>>> a = BindArgs(b, args, name, {"value"}, 1);
   if (!a.ok()) return a.status();
-  absl::StatusOr<int64_t> threads = Threads(b, name, args.loc);
+  absl::StatusOr<int64_t> threads = Threads(b, name, args.loc, /*partial=*/true);
   if (!threads.ok()) return threads.status();
   absl::StatusOr<ir::Expr> value = b.ExprOf((*a)[0]->value, (*a)[0]->loc);
   if (!value.ok()) return value.status();
@@ -128,10 +131,12 @@ absl::StatusOr<Value> WarpReduce(Builder& b, std::string_view name, CallArgs& ar
   absl::Status st = b.Emit(ir::Allocate(acc, ir::Load(*slots, {warp})), args.loc, name);
   if (!st.ok()) return st;
   ir::Var r = ir::MakeVar("r", ir::DType::kInt32);
-  Expr next =
-      Bin(combine, ir::Load(acc, {Int(0)}), ir::Load(*slots, {Bin(BinaryOp::kAdd, warp, r)}));
-  st = b.Emit(ir::For(r, Int(1), Int(31), ir::ForKind::kSerial, ir::Store(acc, {Int(0)}, next)),
-              args.loc, name);
+  const Expr lane = Bin(BinaryOp::kAdd, warp, r);
+  Expr next = Bin(combine, ir::Load(acc, {Int(0)}), ir::Load(*slots, {lane}));
+  ir::Stmt fold = ir::Store(acc, {Int(0)}, next);
+  // The last warp of a block of 32k + m threads has m lanes: it folds those.
+  if (*threads % 32 != 0) fold = ir::If(Bin(BinaryOp::kLt, lane, Int(*threads)), fold);
+  st = b.Emit(ir::For(r, Int(1), Int(31), ir::ForKind::kSerial, fold), args.loc, name);
   if (!st.ok()) return st;
   return Value::Runtime(ir::Load(acc, {Int(0)}));
 }

@@ -83,6 +83,16 @@ def warp_reduce(N):
             Or[i] = T.warp_reduce_bitor(A[i] + 16)
     return main
 
+def warp_reduce_partial(threads):
+    @T.prim_func
+    def main(A: T.Tensor((threads,), "float32"), B: T.Tensor((threads,), "int32"),
+             Mx: T.Tensor((threads,), "float32"), Sum: T.Tensor((threads,), "int32")):
+        with T.Kernel(1, threads=threads):
+            tx = T.get_thread_binding()
+            Mx[tx] = T.warp_reduce_max(A[tx])
+            Sum[tx] = T.warp_reduce_sum(B[tx])
+    return main
+
 def atomic_scalar(N, H, op="add", order=None):
     @T.prim_func
     def main(Idx: T.Tensor((N,), "int32"), V: T.Tensor((N,), "int32"),
@@ -493,6 +503,33 @@ TEST(ConformanceWarp, WarpReductions) {
   const char* names[] = {"sum", "max", "min", "bitand", "bitor"};
   for (int r = 0; r < 5; ++r) ExpectEqualInts(args[r + 1], want[r], names[r]);
   ExpectTargetsMatch(p, {.seed = seed, .exact = true});
+}
+
+// A block of 32k + m threads: the last warp reduces over its m lanes.
+TEST(ConformanceWarp, WarpReductionsOfAPartialLastWarp) {
+  for (int64_t t : {7, 45, 100}) {
+    SCOPED_TRACE(t);
+    ir::Program p = Compile(kSource, "warp_reduce_partial", {{"threads", std::to_string(t)}});
+    const uint64_t seed = Seed(506);
+    Tensors args = {Random(DType::kFloat32, {t}, seed), Random(DType::kInt32, {t}, seed + 1),
+                    Zeros(DType::kFloat32, {t}), Zeros(DType::kInt32, {t})};
+    Interpret(p, args);
+    std::vector<double> mx(t);
+    std::vector<int64_t> sum(t);
+    for (int64_t i = 0; i < t; ++i) {
+      double m = -INFINITY;
+      int64_t s = 0;
+      for (int64_t j = i / 32 * 32; j < std::min(t, i / 32 * 32 + 32); ++j) {
+        m = std::max(m, args[0].GetDouble(j));
+        s += args[1].GetInt(j);
+      }
+      mx[i] = m;
+      sum[i] = s;
+    }
+    ExpectClose(args[2], mx, {0, 0}, "max");
+    ExpectEqualInts(args[3], sum, "sum");
+    ExpectAllTargetsMatch(p, seed);
+  }
 }
 
 void CheckAtomicScalar(const std::string& op, const std::string& order, uint64_t default_seed) {
