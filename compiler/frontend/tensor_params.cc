@@ -9,6 +9,8 @@
 // parameter is that buffer, with the tensor's shape and axis order recorded
 // (ir::TensorView) for the artifact and the runtime; the kernel indexes a view
 // of it (views.h), whose accesses are bounded by the tensor's own shape.
+// MakeView makes the views kernels ask for (T.reshape, T.view,
+// T.Tensor(shape, dtype, A.data)).
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -16,6 +18,7 @@
 #include "compiler/frontend/builder.h"
 #include "compiler/frontend/index_simplify.h"
 #include "compiler/frontend/str_util.h"
+#include "compiler/frontend/tl_builtins.h"
 #include "compiler/ir/printer.h"
 
 namespace tilec::frontend {
@@ -248,6 +251,56 @@ absl::StatusOr<TensorTypeValue> Builder::SignatureTensor(const std::string& name
     tt.dtype = ann->dtype;
   }
   return tt;
+}
+
+absl::StatusOr<Value> MakeView(Builder& b, ir::Buffer base, const ValueList& shape, ir::DType t,
+                               SourceLoc loc) {
+  if (!b.InKernel()) return b.Err(loc, "a view of a buffer must be made inside T.Kernel");
+  if (auto it = b.views().find(base.get()); it != b.views().end()) base = it->second.base;
+  // Another dtype reads the bits of the base's elements (views.h): whole
+  // bytes, one width a multiple of the other.
+  const int vbits = ir::DTypeBits(t), bbits = ir::DTypeBits(base->dtype);
+  if (t != base->dtype &&
+      (t == ir::DType::kBool || base->dtype == ir::DType::kBool || vbits % 8 != 0 ||
+       bbits % 8 != 0 || (vbits % bbits != 0 && bbits % vbits != 0))) {
+    return b.Err(loc, Cat("a view of `", base->name, "` (", ir::DTypeName(base->dtype), ") as ",
+                          ir::DTypeName(t),
+                          ": tilec reinterprets whole bytes between types whose widths divide "
+                          "one another"));
+  }
+  const bool global = base->scope == ir::Scope::kGlobal;
+  std::vector<ir::Expr> dims;
+  std::optional<int64_t> n = 1, m = 1;
+  for (const Value& d : shape) {
+    absl::StatusOr<ir::Expr> e = b.SizeExpr(d, loc, "a view dimension", false);
+    if (!e.ok()) return e.status();
+    dims.push_back(*e);
+    std::optional<int64_t> c = ir::AsConstInt(*e);
+    n = n && c ? std::optional<int64_t>(*n * *c) : std::nullopt;
+  }
+  for (const ir::Expr& e : base->shape) {
+    std::optional<int64_t> c = ir::AsConstInt(e);
+    m = m && c ? std::optional<int64_t>(*m * *c) : std::nullopt;
+  }
+  // Compared in bits when the dtypes differ.
+  if (n) n = *n * vbits;
+  if (m) m = *m * bbits;
+  if (!global && (!n || !m || *n != *m)) {
+    return b.Err(loc, Cat("a view of the ", ir::ScopeName(base->scope), " buffer `", base->name,
+                          "` (", m ? Cat(*m / bbits) : "?", " elements) must have as many ",
+                          t == base->dtype ? "elements" : "bytes", "; this one has ",
+                          n ? Cat(*n / vbits, t == base->dtype ? "" : Cat(" ", ir::DTypeName(t)))
+                            : "a number not known at compile time"));
+  }
+  if (n && m && *n > *m) {
+    return b.Err(loc,
+                 Cat("a view of ", *n / vbits, " ", ir::DTypeName(t), " elements of `", base->name,
+                     "`, which has ", *m / bbits, " ", ir::DTypeName(base->dtype)));
+  }
+  ir::Buffer view =
+      ir::MakeBuffer(b.TakeNameHint(Cat(base->name, "_view")), t, std::move(dims), base->scope);
+  b.views()[view.get()] = View{base, {}};
+  return Value::BufferRef(view);
 }
 
 }  // namespace tilec::frontend

@@ -110,6 +110,12 @@ std::string ExtentsText(const std::vector<ir::Expr>& extents);
 // Warp shuffles and reductions in per-thread code (tl_warp.cc). Returns
 // nullopt when `name` is not one of them.
 std::optional<absl::StatusOr<Value>> CallTlWarp(Builder& b, std::string_view name, CallArgs& args);
+// A view of `base` in `shape` (views.h; tensor_params.cc): same dtype; a
+// view of a global tensor has no more elements than `base` where both are
+// known, a view of a shared or fragment buffer has exactly as many. A view
+// of a view is a view of its base.
+absl::StatusOr<Value> MakeView(Builder& b, ir::Buffer base, const ValueList& shape, ir::DType t,
+                               SourceLoc loc);
 // Whether a `with` context is T.ws(...) (a warp-specialised region).
 bool IsWarpGroupScope(const Value& ctx);
 // A barrier from T.alloc_barrier (one, not a list of them).
