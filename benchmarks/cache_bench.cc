@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "benchmarks/bench_process.h"
+#include "client/hit_client.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tilec/v1/service.grpc.pb.h"
 
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
   std::string work = MakeTempDir("tilec_cache_bench");
   std::string text = ReadText(example);
   int port = FreePort(), redis_port = FreePort(), port_b = FreePort(), port_n = FreePort();
+  const int http_port = FreePort();  // A's hit path
   pid_t redis_pid =
       Spawn({redis, "--port", std::to_string(redis_port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"},
@@ -188,7 +190,7 @@ int main(int argc, char** argv) {
     args.insert(args.end(), extra.begin(), extra.end());
     return Spawn(args, /*quiet=*/true);
   };
-  pid_t server = start(port, "cache_a", {redis_flag});
+  pid_t server = start(port, "cache_a", {redis_flag, "--http_port=" + std::to_string(http_port)});
   pid_t server_b = start(port_b, "cache_b", {redis_flag});
   pid_t server_n = start(port_n, "cache_n", {"--memo_entries=0"});
   auto stop_all = [&] {
@@ -351,6 +353,29 @@ int main(int argc, char** argv) {
       };
     });
     Row("tilecd GetArtifact", clients, get);
+    // The hit path (server/hit_path.h): the same two answers over HTTP/1.1,
+    // one kept-alive connection per client. The artifact's bytes are not
+    // hashed here (tilec compile --hit does), as the Redis row's are not.
+    const std::string http_address = "127.0.0.1:" + std::to_string(http_port);
+    const std::vector<std::string> hit_targets(hit_request.targets().begin(),
+                                               hit_request.targets().end());
+    Sample http_compile = Measure(clients, seconds, server, [&]() -> std::function<bool()> {
+      auto c = std::make_shared<tilec::cli::HitClient>(http_address, "");
+      return [c, &hit_hash, &hit_targets]() {
+        auto r = tilec::cli::HitCompile(*c, hit_hash, hit_targets, false, 0);
+        return r.ok() && r->results_size() == 1 && r->results(0).cache_hit();
+      };
+    });
+    Row("hit path compile by hash", clients, http_compile);
+    Sample http_get = Measure(clients, seconds, server, [&]() -> std::function<bool()> {
+      auto c = std::make_shared<tilec::cli::HitClient>(http_address, "");
+      const std::string target = "/v1/artifacts/" + digest;
+      return [c, target, blob_size]() {
+        auto r = c->Get(target);
+        return r.ok() && r->status == 200 && static_cast<int64_t>(r->body.size()) == blob_size;
+      };
+    });
+    Row("hit path artifact", clients, http_get);
     Sample redis_get = Measure(clients, seconds, redis_pid, [&]() -> std::function<bool()> {
       redisContext* c = redisConnect("127.0.0.1", redis_port);
       redis_conns.push_back(c);
@@ -369,9 +394,9 @@ int main(int argc, char** argv) {
     };
     std::printf(
         "  ratio to redis GET at %d clients: Compile hit %.2fx, B %.2fx, no memo %.2fx, by hash "
-        "%.2fx, GetArtifact %.2fx\n",
+        "%.2fx, GetArtifact %.2fx; hit path: compile by hash %.2fx, artifact %.2fx\n",
         clients, ratio(compile_hit), ratio(compile_hit_b), ratio(compile_hit_n),
-        ratio(compile_by_hash), ratio(get));
+        ratio(compile_by_hash), ratio(get), ratio(http_compile), ratio(http_get));
     for (redisContext* c : redis_conns) {
       if (c != nullptr) redisFree(c);
     }

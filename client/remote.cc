@@ -19,14 +19,15 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "client/embedded.h"
+#include "client/hit_client.h"
 #include "client/warmup.h"
 #include "compiler/cache/digest.h"
 #include "compiler/cache/signing.h"
 #include "compiler/frontend/frontend.h"
-#include "compiler/targets/registry.h"
 #include "compiler/ir/hash.h"
 #include "compiler/recommend/auto_bind.h"
 #include "compiler/recommend/profile.h"
+#include "compiler/targets/registry.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -40,6 +41,7 @@ struct RemoteFlags {
   std::string service;     // health: the service asked about ("": the server)
   std::string verify_key;  // compile: refuse results not signed by this key
   std::string report;      // warmup: the JSON report's file
+  std::string hit;         // compile: the server's hit path, HOST:PORT ("": none)
   int jobs = 4;            // warmup: compiles in flight
   std::vector<std::pair<std::string, std::string>> defines;
   std::vector<std::string> unbound;
@@ -63,7 +65,7 @@ int Usage(const std::string& msg) {
       "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...]\n"
       "            --target sm_80|sm_90a ... [--profile P]\n"
       "            [--out DIR] [--json] [--line_info] [--max_registers N] [--verify_key PEM]\n"
-      "            [--server HOST:PORT | --cache_dir DIR]\n"
+      "            [--server HOST:PORT [--hit HOST:PORT] | --cache_dir DIR]\n"
       "  tilec get DIGEST -o FILE --server HOST:PORT\n"
       "  tilec autotune FILE --fn NAME [-D name=value ...] [-U name ...] --target PROFILE\n"
       "            [--top K] [--dim name=size ...] [--iterations N] [--warmup W]\n"
@@ -182,7 +184,19 @@ CompileBackend RemoteBackend(const RemoteFlags& f) {
     Prepare(f, &ctx);
     return stub->Compile(&ctx, req, resp);
   };
-  b.fetch = [stub, &f](const std::string& digest, std::string* bytes) {
+  std::shared_ptr<HitClient> hit;
+  if (!f.hit.empty()) hit = std::make_shared<HitClient>(f.hit, f.token, absl::Seconds(f.timeout_s));
+  b.hit = hit;
+  b.fetch = [stub, hit, &f](const std::string& digest, std::string* bytes) {
+    if (hit != nullptr) {
+      // The hit path first; gRPC when it cannot answer (bytes not the
+      // artifact are refused either way).
+      absl::StatusOr<std::string> r = HitArtifact(*hit, digest);
+      if (r.ok() || r.status().code() == absl::StatusCode::kDataLoss) {
+        if (r.ok()) *bytes = *std::move(r);
+        return FromAbsl(r.status());
+      }
+    }
     return FetchArtifact(stub.get(), f, digest, bytes);
   };
   b.autotune = [stub, &f](const tilec::v1::AutotuneRequest& req) {
@@ -310,7 +324,19 @@ int Compile(const RemoteFlags& f) {
   bool answered = false;
   if (backend.remote) {
     // Ask by key first; the source travels only when the server lacks it.
-    if (std::optional<std::string> hash = LocalProgramHash(f, src->text())) {
+    std::optional<std::string> hash = LocalProgramHash(f, src->text());
+    if (hash && backend.hit != nullptr) {
+      std::vector<std::string> targets(req.targets().begin(), req.targets().end());
+      absl::StatusOr<tilec::v1::CompileResponse> r =
+          HitCompile(*backend.hit, *hash, targets, f.line_info, f.max_registers);
+      if (r.ok()) resp = *std::move(r);
+      answered = r.ok() && resp.results_size() == req.targets_size();
+      if (!r.ok() && r.status().code() != absl::StatusCode::kNotFound) {
+        std::fprintf(stderr, "tilec: hit path: %s; asking over gRPC\n",
+                     std::string(r.status().message()).c_str());
+      }
+    }
+    if (hash && !answered) {
       tilec::v1::CompileRequest by_hash;
       by_hash.set_program_hash(*hash);
       *by_hash.mutable_targets() = req.targets();
@@ -683,8 +709,10 @@ int RemoteMain(const std::vector<std::string>& args) {
                a == "--max_registers" || a == "--timeout_s" || a == "--cache_dir" ||
                a == "--cache_bytes" || a == "-U" || a == "--profile" || a == "--top" ||
                a == "--iterations" || a == "--warmup" || a == "--seed" || a == "--dim" ||
-               a == "--service" || a == "--report" || a == "--jobs" || a == "--verify_key") {
+               a == "--service" || a == "--report" || a == "--jobs" || a == "--verify_key" ||
+               a == "--hit") {
       if (!next(&v)) return Usage(absl::StrCat(a, " needs a value"));
+      if (a == "--hit") f.hit = v;
       if (a == "--verify_key") f.verify_key = v;
       if (a == "--service") f.service = v;
       if (a == "--report") f.report = v;
@@ -748,6 +776,9 @@ int RemoteMain(const std::vector<std::string>& args) {
   }
   if (f.server.empty() && f.command != "compile" && f.command != "warmup") {
     return Usage("no server: pass --server HOST:PORT or set TILEC_SERVER");
+  }
+  if (!f.hit.empty() && (f.server.empty() || f.command != "compile")) {
+    return Usage("--hit (the server's hit path) goes with compile --server HOST:PORT");
   }
   if (!token_file.empty() && !ReadToken(token_file, &f.token)) return 4;
   if (f.command == "compile") return Compile(f);

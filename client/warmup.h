@@ -24,12 +24,15 @@
 #define TILEC_CLIENT_WARMUP_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "grpcpp/support/status.h"
 #include "proto/tilec/v1/service.pb.h"
 
 namespace tilec::cli {
+
+class HitClient;  // client/hit_client.h
 
 // Where compiles go: a server or this process's embedded compiler.
 struct CompileBackend {
@@ -40,6 +43,8 @@ struct CompileBackend {
   bool remote = false;
   // Runs an autotune to its end (null without a server).
   std::function<grpc::Status(const tilec::v1::AutotuneRequest&)> autotune;
+  // The server's hit path (tilec compile --hit), or null.
+  std::shared_ptr<HitClient> hit;
 };
 
 struct WarmupOptions {

@@ -8,7 +8,7 @@
 //          [--max_streams N] [--max_memory_mb M] [--max_connection_age_s S]
 //          [--compile_timeout_s S] [--compile_memory_mb M] [--cache_bytes B]
 //          [--profiles DIR] [--allow_prelude] [--compile_user nobody]
-//          [--compile_sandbox]
+//          [--compile_sandbox] [--http_port P [--http_port_file F] [--http_host H]]
 //          [--redis HOST:PORT [--redis_credentials_file F] [--redis_lock_ttl_s S]
 //           [--redis_timeout_ms MS] [--redis_retry_s S] [--redis_prefix P]
 //           [--redis_tls] [--redis_tls_ca F] [--redis_tls_cert F --redis_tls_key F]
@@ -61,8 +61,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "compiler/cache/cache_key.h"
-#include "compiler/cache/cuda_compiler.h"
 #include "compiler/cache/caching_compiler.h"
+#include "compiler/cache/cuda_compiler.h"
 #include "compiler/cache/disk_store.h"
 #include "compiler/cache/single_flight.h"
 #include "compiler/targets/cuda/nvrtc.h"
@@ -72,6 +72,8 @@
 #include "server/auth.h"
 #include "server/compile_child.h"
 #include "server/compile_core.h"
+#include "server/hit_path.h"
+#include "server/hit_server.h"
 #include "server/metrics.h"
 #include "server/metrics_compiler.h"
 #include "server/recommend_core.h"
@@ -145,6 +147,17 @@ ABSL_FLAG(std::string, profiles, "",
 ABSL_FLAG(int64_t, memo_entries, 65536,
           "Compile responses remembered for repeated requests (answered without the frontend "
           "while their artifacts stay cached); 0: none");
+ABSL_FLAG(int, http_port, -1,
+          "the hit path's HTTP/1.1 port (server/hit_path.h: cache hits by key, read-only, "
+          "tokens as gRPC's, no TLS); 0 picks a free one, -1 disables");
+ABSL_FLAG(std::string, http_host, "", "address the hit path listens on; empty: --host");
+ABSL_FLAG(std::string, http_port_file, "", "write the hit path's port here once listening");
+ABSL_FLAG(int, http_threads, 1, "the hit path's event loops");
+ABSL_FLAG(int, http_max_connections, 4096, "hit path connections open at once; more are closed");
+ABSL_FLAG(double, http_idle_s, 60,
+          "a hit path connection idle, or slow to send its request or read a reply, this long "
+          "is closed");
+ABSL_FLAG(int64_t, http_blob_cache_mb, 256, "artifacts the hit path keeps in memory");
 ABSL_FLAG(std::string, redis, "",
           "HOST:PORT of the Redis the fleet shares artifacts and tuning records through; "
           "empty: this server's disk only");
@@ -595,15 +608,59 @@ int main(int argc, char** argv) {
                  absl::GetFlag(FLAGS_port));
     return 1;
   }
+  // The hit path: declared after everything it uses, so it stops first.
+  std::unique_ptr<server::HitPath> hit_path;
+  std::unique_ptr<server::HitServer> hit_server;
+  if (absl::GetFlag(FLAGS_http_port) >= 0) {
+    if (!absl::GetFlag(FLAGS_tls_cert).empty()) {
+      std::fprintf(stderr,
+                   "tilecd: --http_port serves plain HTTP and the server has TLS (--tls_cert): "
+                   "tokens and artifacts would cross the network unencrypted; serve the hit "
+                   "path behind a TLS proxy of its own, or leave it off\n");
+      return 2;
+    }
+    server::HitPathDeps h;
+    h.core = &core;
+    h.store = store->get();
+    h.shared = shared.get();
+    h.memo = deps.memo;
+    h.signer = signer.get();
+    h.auth = auth.get();
+    h.scheduler = &scheduler;
+    h.hash_lookups = &hash_lookups;
+    h.hash_hits = &hash_hits;
+    h.blob_cache_bytes =
+        static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_http_blob_cache_mb))) << 20;
+    hit_path = std::make_unique<server::HitPath>(std::move(h));
+    server::HitServerOptions o;
+    o.host = absl::GetFlag(FLAGS_http_host).empty() ? absl::GetFlag(FLAGS_host)
+                                                    : absl::GetFlag(FLAGS_http_host);
+    o.port = absl::GetFlag(FLAGS_http_port);
+    o.threads = absl::GetFlag(FLAGS_http_threads);
+    o.max_connections = absl::GetFlag(FLAGS_http_max_connections);
+    o.idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_s));
+    absl::StatusOr<std::unique_ptr<server::HitServer>> started = server::HitServer::Start(
+        o, [p = hit_path.get()](const server::HitRequest& r, server::HitResponder later) {
+          return p->Handle(r, std::move(later));
+        });
+    if (!started.ok()) {
+      std::fprintf(stderr, "tilecd: --http_port: %s\n",
+                   std::string(started.status().message()).c_str());
+      return 1;
+    }
+    hit_server = *std::move(started);
+    WritePortFile(absl::GetFlag(FLAGS_http_port_file), hit_server->port());
+  }
   int metrics_port = exposer ? exposer->GetListeningPorts().at(0) : -1;
   WritePortFile(absl::GetFlag(FLAGS_metrics_port_file), metrics_port);
   WritePortFile(absl::GetFlag(FLAGS_port_file), port);
   std::fprintf(stderr,
-               "tilecd: listening on %s:%d (metrics on %d), cache %s%s%s, compiler %s, up to "
-               "%llu open files\n",
-               absl::GetFlag(FLAGS_host).c_str(), port, metrics_port, cache_dir.c_str(),
-               shared ? " + shared " : "", shared ? shared->Describe().c_str() : "",
-               tools.compiler_version.c_str(), static_cast<unsigned long long>(files.rlim_cur));
+               "tilecd: listening on %s:%d (metrics on %d, hit path on %d), cache %s%s%s, "
+               "compiler %s, up to %llu open files\n",
+               absl::GetFlag(FLAGS_host).c_str(), port, metrics_port,
+               hit_server ? hit_server->port() : -1, cache_dir.c_str(), shared ? " + shared " : "",
+               shared ? shared->Describe().c_str() : "", tools.compiler_version.c_str(),
+               static_cast<unsigned long long>(files.rlim_cur));
   // Health: "" (the server) is SERVING while it runs; with --redis,
   // "tilec.SharedTier" is SERVING while Redis answers and NOT_SERVING while
   // the server runs degraded (disk and local compiles).

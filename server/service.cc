@@ -140,6 +140,14 @@ std::string ClipMessage(absl::string_view message) {
                       " bytes omitted) ...\n", message.substr(message.size() - kTail));
 }
 
+void SignResults(const cache::Signer* signer, tilec::v1::CompileResponse* response) {
+  if (signer == nullptr) return;
+  for (tilec::v1::CompileResult& res : *response->mutable_results()) {
+    res.set_signature(
+        signer->Sign(cache::ArtifactStatement(res.cache_key(), res.digest(), res.metadata_json())));
+  }
+}
+
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), ClipMessage(status.message()));
@@ -181,12 +189,7 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
   // A response is signed (when the server has a key), remembered, sent.
   const cache::Signer* signer = deps_.signer;
   auto deliver = [=](tilec::v1::CompileResponse r) {
-    if (signer != nullptr) {
-      for (tilec::v1::CompileResult& res : *r.mutable_results()) {
-        res.set_signature(signer->Sign(
-            cache::ArtifactStatement(res.cache_key(), res.digest(), res.metadata_json())));
-      }
-    }
+    SignResults(signer, &r);
     if (memo != nullptr) memo->Put(memo_key, r);
     *response = std::move(r);
     reactor->FinishWith(absl::OkStatus());

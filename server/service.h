@@ -120,6 +120,9 @@ inline constexpr size_t kMaxStatusMessageBytes = 6000;
 // how much was left out.
 std::string ClipMessage(absl::string_view message);
 
+// Signs every result of `response` with `signer` (null: leaves them).
+void SignResults(const cache::Signer* signer, tilec::v1::CompileResponse* response);
+
 // absl and gRPC status codes are the same numbers; the message is kept,
 // clipped (ClipMessage) so that an error echoing request data stays
 // deliverable.

@@ -1,0 +1,105 @@
+// What the hit path (server/hit_server.h, tilecd --http_port) serves:
+// cache hits by key, read-only, as remote build caches do.
+//
+//   GET /v1/compile/<program_hash>?target=sm_90a[&target=...][&line_info=1]
+//       [&max_registers=N]
+//     The CompileResponse (application/x-protobuf) a Compile request naming
+//     the program by hash (CompileRequest.program_hash) gets: every target
+//     a cache hit, signed as gRPC's; 404 when some target is not cached
+//     (the client then sends the program over gRPC). Needs a compile token.
+//   GET /v1/artifacts/<digest>
+//     The artifact's bytes (application/octet-stream), verified against the
+//     digest; 404 when neither tier has it. Needs a read token.
+//
+// With --tokens_file, `Authorization: Bearer <token>` as gRPC's metadata
+// (401 without a known token, 403 for a read token asking to compile).
+// Errors are text/plain: 400 a malformed key or query, 503 the request
+// queue full (Retry-After), 500 an internal error (a bug).
+//
+// From memory on the loop thread: a remembered response (ResponseMemo, its
+// entries still stored) and artifacts read before (a bounded LRU of blobs,
+// each served while the file on disk is the one verified: same size,
+// inode and modification time). Anything else (a disk read and its
+// verification, the shared tier) runs on the request Scheduler and answers
+// later, so a slow disk or Redis never holds the loop.
+#ifndef TILEC_SERVER_HIT_PATH_H_
+#define TILEC_SERVER_HIT_PATH_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "compiler/cache/disk_store.h"
+#include "compiler/cache/signing.h"
+#include "server/auth.h"
+#include "server/compile_core.h"
+#include "server/hit_server.h"
+#include "server/response_memo.h"
+#include "server/scheduler.h"
+#include "server/shared_tier.h"
+
+namespace tilec::server {
+
+struct HitPathDeps {
+  CompileCore* core = nullptr;
+  cache::DiskStore* store = nullptr;
+  SharedTier* shared = nullptr;           // may be null
+  ResponseMemo* memo = nullptr;           // may be null
+  const cache::Signer* signer = nullptr;  // may be null
+  const TokenAuth* auth = nullptr;        // null: no authentication
+  Scheduler* scheduler = nullptr;
+  std::atomic<int64_t>* hash_lookups = nullptr;  // may be null
+  std::atomic<int64_t>* hash_hits = nullptr;     // may be null
+  size_t blob_cache_bytes = size_t{256} << 20;   // the artifacts kept in memory
+};
+
+class HitPath {
+ public:
+  explicit HitPath(HitPathDeps deps) : deps_(std::move(deps)) {}
+  // Waits for the work it handed to the Scheduler (whose threads outlive
+  // it); their replies then go nowhere once the HitServer has stopped.
+  ~HitPath();
+
+  // The HitHandler of tilecd's HitServer.
+  std::optional<HitReply> Handle(const HitRequest& request, HitResponder later);
+
+  int64_t blobs_from_memory() const { return blobs_from_memory_.load(); }
+
+ private:
+  std::optional<HitReply> Compile(const HitRequest& request, absl::string_view hash,
+                                  HitResponder later);
+  std::optional<HitReply> Artifact(absl::string_view digest, HitResponder later);
+  // The artifact read (verified) from the disk store or the shared tier.
+  HitReply ReadArtifact(const std::string& digest);
+  std::shared_ptr<const std::string> Remembered(const std::string& digest);
+  void Remember(const std::string& digest, const std::string& stamp,
+                std::shared_ptr<const std::string> bytes);
+  std::optional<HitReply> Later(HitResponder later, std::function<HitReply()> work);
+
+  HitPathDeps deps_;
+  std::atomic<int64_t> blobs_from_memory_{0};
+  std::mutex pending_mu_;
+  std::condition_variable pending_done_;
+  int64_t pending_ = 0;  // tasks handed to the Scheduler, not yet finished
+
+  struct Blob {
+    std::string stamp;
+    std::shared_ptr<const std::string> bytes;
+    std::list<std::string>::iterator order;
+  };
+  std::mutex mu_;
+  std::list<std::string> lru_;  // most recent first
+  std::unordered_map<std::string, Blob> blobs_;
+  size_t blob_bytes_ = 0;
+};
+
+}  // namespace tilec::server
+
+#endif  // TILEC_SERVER_HIT_PATH_H_
