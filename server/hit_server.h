@@ -14,7 +14,10 @@
 // Only GET and HEAD; a request body, Transfer-Encoding, or a malformed
 // request is answered 4xx and the connection closed. A connection idle
 // (or sending its request) for idle_timeout is closed; past
-// max_connections, new connections are closed at once.
+// max_connections, new connections are closed at once. A connection whose
+// reply is being prepared elsewhere is kept until the reply is sent (a
+// client that half-closes after its request still gets it); a reset closes
+// it, and its reply, when it comes, goes nowhere.
 #ifndef TILEC_SERVER_HIT_SERVER_H_
 #define TILEC_SERVER_HIT_SERVER_H_
 

@@ -565,6 +565,13 @@ int main(int argc, char** argv) {
                  absl::GetFlag(FLAGS_tls_cert).empty() ? "--tls_cert" : "--tls_key");
     return 2;
   }
+  if (!absl::GetFlag(FLAGS_tls_cert).empty() && absl::GetFlag(FLAGS_http_port) >= 0) {
+    std::fprintf(stderr,
+                 "tilecd: --http_port serves plain HTTP and the server has TLS (--tls_cert): "
+                 "tokens and artifacts would cross the network unencrypted; serve the hit "
+                 "path behind a TLS proxy of its own, or leave it off\n");
+    return 2;
+  }
   if (!absl::GetFlag(FLAGS_tls_cert).empty()) {
     grpc::SslServerCredentialsOptions ssl;
     ssl.pem_key_cert_pairs.push_back({ReadFileOrDie("--tls_key", absl::GetFlag(FLAGS_tls_key)),
@@ -612,13 +619,6 @@ int main(int argc, char** argv) {
   std::unique_ptr<server::HitPath> hit_path;
   std::unique_ptr<server::HitServer> hit_server;
   if (absl::GetFlag(FLAGS_http_port) >= 0) {
-    if (!absl::GetFlag(FLAGS_tls_cert).empty()) {
-      std::fprintf(stderr,
-                   "tilecd: --http_port serves plain HTTP and the server has TLS (--tls_cert): "
-                   "tokens and artifacts would cross the network unencrypted; serve the hit "
-                   "path behind a TLS proxy of its own, or leave it off\n");
-      return 2;
-    }
     server::HitPathDeps h;
     h.core = &core;
     h.store = store->get();

@@ -22,14 +22,15 @@ build=${1:-$root/build-sanitize}
 unit=(lexer_test parser_test amdgpu_toolchain_test target_registry_test frontend_test ir_test verifier_test wire_test proto_convert_test
       hash_test interp_test layout_test layout_inference_test runtime_json_test
       runtime_artifact_test
-      auth_test scheduler_test service_test compile_core_test response_memo_test disk_store_test
+      auth_test scheduler_test hit_server_test service_test compile_core_test response_memo_test disk_store_test
       signing_test cache_key_test single_flight_test tuning_db_test shared_tier_test shared_tier_tls_test
       worker_artifact_cache_test worker_flags_test worker_session_test)
 # e2e test binary, then its gtest filter.
 e2e=("server_e2e_test" "-ServerE2E.CompileKilledByItsLimitFailsAlone"
      "crash_e2e_test" "*"
      "exhaustion_e2e_test" "*"
-     "security_e2e_test" "-SecurityMemoryE2E.*")
+     "security_e2e_test" "-SecurityMemoryE2E.*"
+     "hit_path_e2e_test" "*")
 targets=("${unit[@]}" tilecd tilec_load)
 for ((i = 0; i < ${#e2e[@]}; i += 2)); do targets+=("${e2e[i]}"); done
 CC=clang-19 CXX=clang++-19 cmake -S "$root" -B "$build" -G Ninja -DTILEC_SANITIZE=ON \

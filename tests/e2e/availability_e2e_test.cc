@@ -322,6 +322,9 @@ TEST(AvailabilityE2E, TlsFlagsNameWhatIsMissing) {
       {{"--tls_key=" + dir + "/cert.pem"}, "--tls_cert is missing"},
       {{"--tls_cert=" + dir + "/cert.pem", "--tls_key=" + dir + "/nope.pem"},
        "--tls_key: cannot read '" + dir + "/nope.pem': No such file"},
+      // The hit path is plain HTTP: not beside a server whose gRPC is TLS.
+      {{"--tls_cert=" + dir + "/cert.pem", "--tls_key=" + dir + "/cert.pem", "--http_port=0"},
+       "--http_port serves plain HTTP and the server has TLS"},
   };
   for (const Case& c : cases) {
     std::string cmd = absl::StrCat(TILECD_BINARY, " --cache_dir=", MakeTempDir("cache"),

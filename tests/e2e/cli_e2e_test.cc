@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "compiler/cache/digest.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/cli_process.h"
@@ -270,6 +271,48 @@ TEST(CliE2E, TlsWithTheServersRoot) {
   EXPECT_NE(stats.out.find("\"compiler_version\""), std::string::npos) << stats.out;
   RunResult plain = RunTilec({"health", "--server", d.address(), "--timeout_s", "5"});
   EXPECT_EQ(plain.code, 69) << plain.err;
+}
+
+// Asked by key over the hit path (tilecd --http_port) first, the second
+// compile is answered there: no gRPC lookup, the same cubin.
+TEST(CliE2E, CompileAsksTheHitPathFirst) {
+  Tilecd d;
+  d.hit_path = true;
+  ASSERT_TRUE(d.Start(MakeTempDir("hit_cache")));
+  const std::string out1 = MakeTempDir("hit_out1"), out2 = MakeTempDir("hit_out2");
+  auto run = [&](const std::string& out) {
+    return RunTilec({"compile",  "examples/gemm.py",
+                     "--fn",     "matmul",
+                     "-D",       "M=96",
+                     "-D",       "N=128",
+                     "-D",       "K=64",
+                     "-D",       "block_M=64",
+                     "-D",       "block_N=64",
+                     "-D",       "block_K=32",
+                     "--target", "sm_80",
+                     "--server", d.address(),
+                     "--hit",    d.http_address(),
+                     "--out",    out});
+  };
+  RunResult first = run(out1);
+  ASSERT_EQ(first.code, 0) << first.err;
+  const tilec::v1::StatsResponse before = Stats(d);
+  RunResult second = run(out2);
+  ASSERT_EQ(second.code, 0) << second.err;
+  const tilec::v1::StatsResponse after = Stats(d);
+  EXPECT_EQ(after.compiles(), 1);
+  // One lookup by key, answered: the hit path's (gRPC's would be a second).
+  EXPECT_EQ(after.hash_lookups() - before.hash_lookups(), 1);
+  EXPECT_EQ(after.hash_hits() - before.hash_hits(), 1);
+  EXPECT_FALSE(absl::StrContains(second.err, "hit path")) << second.err;
+  const std::string cubin1 = ReadFile(out1 + "/matmul.sm_80.cubin");
+  EXPECT_FALSE(cubin1.empty());
+  EXPECT_EQ(ReadFile(out2 + "/matmul.sm_80.cubin"), cubin1);
+  // --hit goes with compile and a server.
+  RunResult lone = RunTilec({"compile", "examples/gemm.py", "--fn", "matmul", "--target", "sm_80",
+                             "--hit", d.http_address()});
+  EXPECT_EQ(lone.code, 2) << lone.err;
+  EXPECT_TRUE(absl::StrContains(lone.err, "--hit")) << lone.err;
 }
 
 }  // namespace

@@ -42,11 +42,17 @@ class Tilecd {
     std::string port_file = work_ + "/port", metrics_file = work_ + "/metrics_port";
     ::unlink(port_file.c_str());
     ::unlink(metrics_file.c_str());
-    port_ = metrics_port_ = 0;
+    const std::string http_file = work_ + "/http_port";
+    ::unlink(http_file.c_str());
+    port_ = metrics_port_ = http_port_ = 0;
     std::vector<std::string> args = {TILECD_BINARY,      "--cache_dir=" + cache_dir,
                                      "--port=0",         "--port_file=" + port_file,
                                      "--metrics_port=0", "--metrics_port_file=" + metrics_file,
                                      "--host=127.0.0.1"};
+    if (hit_path) {
+      args.push_back("--http_port=0");
+      args.push_back("--http_port_file=" + http_file);
+    }
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -67,7 +73,8 @@ class Tilecd {
     }
     for (int i = 0; i < 600; ++i) {
       std::ifstream pf(port_file), mf(metrics_file);
-      if (pf >> port_ && mf >> metrics_port_) break;
+      std::ifstream hf(http_file);
+      if (pf >> port_ && mf >> metrics_port_ && (!hit_path || hf >> http_port_)) break;
       int status;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
@@ -117,6 +124,8 @@ class Tilecd {
   // Sends the server `signal` (false when it is not running).
   bool Signal(int signal) { return pid_ > 0 && ::kill(pid_, signal) == 0; }
 
+  // Serve the hit path (--http_port) too; set before Start.
+  bool hit_path = false;
   // RLIMIT_FSIZE of the server (0: none); set before Start.
   rlim_t fsize_limit = 0;
   // The server's TMPDIR and port files (a new temporary folder when empty);
@@ -128,10 +137,11 @@ class Tilecd {
   std::shared_ptr<grpc::Channel> channel() { return channel_; }
   const std::string& address() const { return address_; }
   int metrics_port() const { return metrics_port_; }
+  std::string http_address() const { return absl::StrCat("127.0.0.1:", http_port_); }
 
  private:
   pid_t pid_ = -1;
-  int port_ = 0, metrics_port_ = 0;
+  int port_ = 0, metrics_port_ = 0, http_port_ = 0;
   std::string work_, address_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<tilec::v1::Tilec::Stub> stub_;
