@@ -81,6 +81,7 @@ HitPath::~HitPath() {
 }
 
 std::optional<HitReply> HitPath::Handle(const HitRequest& request, HitResponder later) {
+  if (deps_.requests != nullptr) deps_.requests->fetch_add(1);
   absl::string_view path = request.path;
   if (absl::ConsumePrefix(&path, "/v1/compile/")) {
     return Compile(request, path, std::move(later));
@@ -117,6 +118,7 @@ std::optional<HitReply> HitPath::Compile(const HitRequest& request, absl::string
     key = ResponseMemo::KeyOf(by_hash.SerializeAsString());
     if (std::optional<std::string> bytes = deps_.memo->Get(key)) {
       if (deps_.hash_hits != nullptr) deps_.hash_hits->fetch_add(1);
+      if (deps_.from_memory != nullptr) deps_.from_memory->fetch_add(1);
       return Bytes(kProtobuf, std::make_shared<const std::string>(*std::move(bytes)));
     }
   }
@@ -136,7 +138,7 @@ std::optional<HitReply> HitPath::Artifact(absl::string_view digest, HitResponder
   }
   std::string name(digest);
   if (std::shared_ptr<const std::string> bytes = Remembered(name)) {
-    blobs_from_memory_.fetch_add(1);
+    if (deps_.from_memory != nullptr) deps_.from_memory->fetch_add(1);
     return Bytes("application/octet-stream", std::move(bytes));
   }
   return Later(std::move(later), [this, name] { return ReadArtifact(name); });

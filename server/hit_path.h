@@ -58,6 +58,10 @@ struct HitPathDeps {
   std::atomic<int64_t>* hash_lookups = nullptr;  // may be null
   std::atomic<int64_t>* hash_hits = nullptr;     // may be null
   size_t blob_cache_bytes = size_t{256} << 20;   // the artifacts kept in memory
+  // Requests handled, and those answered from memory on the loop thread;
+  // may be null.
+  std::atomic<int64_t>* requests = nullptr;
+  std::atomic<int64_t>* from_memory = nullptr;
 };
 
 class HitPath {
@@ -69,8 +73,6 @@ class HitPath {
 
   // The HitHandler of tilecd's HitServer.
   std::optional<HitReply> Handle(const HitRequest& request, HitResponder later);
-
-  int64_t blobs_from_memory() const { return blobs_from_memory_.load(); }
 
  private:
   std::optional<HitReply> Compile(const HitRequest& request, absl::string_view hash,
@@ -84,7 +86,6 @@ class HitPath {
   std::optional<HitReply> Later(HitResponder later, std::function<HitReply()> work);
 
   HitPathDeps deps_;
-  std::atomic<int64_t> blobs_from_memory_{0};
   std::mutex pending_mu_;
   std::condition_variable pending_done_;
   int64_t pending_ = 0;  // tasks handed to the Scheduler, not yet finished

@@ -445,6 +445,7 @@ int main(int argc, char** argv) {
   // compile queue while it drains.
   server::Scheduler scheduler(absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_queue));
 
+  std::atomic<int64_t> hit_path_requests{0}, hit_path_from_memory{0};
   auto snapshot = [&]() {
     cache::StoreStats st = (*store)->Stats();
     server::Snapshot s;
@@ -460,6 +461,8 @@ int main(int argc, char** argv) {
                     search_scheduler.queue_depth() + subprocess_ptr->waiting();
     s.single_flight_joined = single_flight.joined();
     s.memo_hits = memo.hits();
+    s.hit_path_requests = hit_path_requests.load();
+    s.hit_path_from_memory = hit_path_from_memory.load();
     const server::PoolCounters c = pool.counters();
     s.workers = c.workers;
     s.workers_busy = c.workers_busy;
@@ -629,6 +632,8 @@ int main(int argc, char** argv) {
     h.scheduler = &scheduler;
     h.hash_lookups = &hash_lookups;
     h.hash_hits = &hash_hits;
+    h.requests = &hit_path_requests;
+    h.from_memory = &hit_path_from_memory;
     h.blob_cache_bytes =
         static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_http_blob_cache_mb))) << 20;
     hit_path = std::make_unique<server::HitPath>(std::move(h));

@@ -62,6 +62,11 @@ class SnapshotCollector : public prometheus::Collectable {
     add("tilec_compile_memo_hits_total",
         "Compile requests answered from a remembered response (no frontend run).", T::Counter,
         s.memo_hits);
+    add("tilec_hit_path_requests_total", "Requests to the hit path (HTTP, --http_port).",
+        T::Counter, s.hit_path_requests);
+    add("tilec_hit_path_from_memory_total",
+        "Hit path requests answered from memory on its event loop (no disk read).", T::Counter,
+        s.hit_path_from_memory);
     add("tilec_workers", "GPU workers connected.", T::Gauge, s.workers);
     add("tilec_workers_busy", "GPU workers running a measurement job.", T::Gauge, s.workers_busy);
     add("tilec_workers_lost_total", "GPU workers dropped (disconnected or silent).", T::Counter,

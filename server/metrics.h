@@ -45,6 +45,8 @@ struct Snapshot {
   int64_t cache_store_errors = 0, cache_orphans_swept = 0;
   int64_t queue_depth = 0, single_flight_joined = 0;
   int64_t memo_hits = 0;  // Compile requests answered from remembered responses
+  // The hit path (server/hit_path.h): requests, and those answered from memory.
+  int64_t hit_path_requests = 0, hit_path_from_memory = 0;
   // GPU workers (WorkerPool) and the tuning database.
   int64_t workers = 0, workers_busy = 0, workers_lost = 0;
   int64_t jobs_submitted = 0, jobs_completed = 0, jobs_requeued = 0, jobs_poisoned = 0;

@@ -6,6 +6,7 @@
 // compiled (through the shared tier, no compile of its own). `tilec compile
 // --hit` is in cli_e2e_test.
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,14 @@ TEST(HitPathE2E, HitsByKeyAnswerWhatGrpcAnswers) {
   const tilec::v1::StatsResponse stats = Stats(d);
   EXPECT_EQ(stats.compiles(), 1);
   EXPECT_GE(stats.hash_hits(), 2);
+  // Counted: every request above; from memory the remembered response and
+  // the artifact's second and third reads.
+  const std::string metrics = HttpGet(d.metrics_port(), "/metrics");
+  const int requests = 2 + 3 + 4 + static_cast<int>(std::size(bad));
+  EXPECT_TRUE(
+      absl::StrContains(metrics, absl::StrCat("tilec_hit_path_requests_total ", requests, "\n")))
+      << metrics;
+  EXPECT_TRUE(absl::StrContains(metrics, "tilec_hit_path_from_memory_total 3\n")) << metrics;
 }
 
 TEST(HitPathE2E, TokensAreCheckedAsGrpcChecksThem) {
