@@ -5,16 +5,21 @@
 //
 // Starts a redis-server on 127.0.0.1 (no persistence) and three real tilecd
 // on 127.0.0.1 (fresh cache folders), all on free ports: A and B share the
-// Redis as a fleet (--redis), N has neither the fleet nor the remembered
-// responses (--memo_entries=0: every hit runs the frontend). Reports:
+// Redis as a fleet (--redis), A also serves the hit path (--http_port), N
+// has neither the fleet nor the remembered responses (--memo_entries=0:
+// every hit runs the frontend). Reports:
 // - cold compile latency: Compile of GEMMs not yet in the cache (each a new
 //   program), per target, through the whole pipeline in a child process;
 // - cache-hit latency p50/p99 and throughput at 1, 16 and 256 concurrent
 //   clients for (a) Compile of a cached program (frontend, hash, verified
 //   cache read) and (b) GetArtifact of its cubin (verified read, streamed);
+// - the same asked by key: Compile by program hash over gRPC, and over the
+//   hit path (HTTP/1.1) a compile by hash and the artifact;
 // - the same for Redis GET of a blob of the cubin's size (hiredis, one
 //   connection per client), and each tilecd row's throughput as a ratio of
 //   it;
+// - the hit path and Redis at 256 clients in an open loop (a fixed offered
+//   load, latency counted from when each request was due);
 // - the fleet: a program compiled through A, asked of B (a first hit there,
 //   served from the shared tier), with B's compile count (0 expected).
 // Every client is a thread with its own connection; latencies are per
@@ -91,9 +96,13 @@ double CpuSeconds(pid_t pid) {
 
 // Runs `op` from `clients` threads for `seconds`; `make` builds each
 // client's state (its connection) and returns its operation. `server` is
-// the process answering (for its CPU time).
+// the process answering (for its CPU time). With `offered` > 0 (requests
+// per second, all clients together), each client sends on a fixed schedule
+// instead of as soon as its last answer came (open loop), and a request's
+// latency counts from when it was due, so a server that falls behind is
+// charged for the wait.
 Sample Measure(int clients, double seconds, pid_t server,
-               const std::function<std::function<bool()>()>& make) {
+               const std::function<std::function<bool()>()>& make, double offered = 0) {
   std::vector<std::function<bool()>> ops;
   for (int i = 0; i < clients; ++i) ops.push_back(make());
   for (auto& op : ops) op();  // warm each connection
@@ -105,8 +114,17 @@ Sample Measure(int clients, double seconds, pid_t server,
   Clock::time_point start = Clock::now();
   for (int i = 0; i < clients; ++i) {
     threads.emplace_back([&, i] {
+      const auto every = std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(offered > 0 ? clients / offered : 0));
+      Clock::time_point due = start + every * i / clients;  // spread over one period
       while (!stop.load(std::memory_order_relaxed)) {
         Clock::time_point t0 = Clock::now();
+        if (offered > 0) {
+          std::this_thread::sleep_until(due);
+          if (stop.load(std::memory_order_relaxed)) break;
+          t0 = due;
+          due += every;
+        }
         bool ok = ops[i]();
         lat[i].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
         if (!ok) errors.fetch_add(1);
@@ -307,7 +325,47 @@ int main(int argc, char** argv) {
   std::printf("%-28s %8s %12s %12s %14s %10s %7s %11s %11s\n", "operation", "clients", "p50 us",
               "p99 us", "requests/s", "requests", "errors", "server cpu", "client cpu");
   std::printf("(cpu: microseconds of CPU per request, the server's process and the clients')\n");
+  // The hit path (server/hit_path.h): the same two answers over HTTP/1.1,
+  // one kept-alive connection per client. The artifact's bytes are not
+  // hashed here (tilec compile --hit does), as the Redis row's are not.
+  using MakeClient = std::function<std::function<bool()>()>;
+  const std::string http_address = "127.0.0.1:" + std::to_string(http_port);
+  const std::vector<std::string> hit_targets(hit_request.targets().begin(),
+                                             hit_request.targets().end());
+  const MakeClient http_compile_client = [&]() -> std::function<bool()> {
+    auto c = std::make_shared<tilec::cli::HitClient>(http_address, "");
+    return [c, &hit_hash, &hit_targets]() {
+      auto r = tilec::cli::HitCompile(*c, hit_hash, hit_targets, false, 0);
+      return r.ok() && r->results_size() == 1 && r->results(0).cache_hit();
+    };
+  };
+  const MakeClient http_get_client = [&]() -> std::function<bool()> {
+    auto c = std::make_shared<tilec::cli::HitClient>(http_address, "");
+    const std::string target = "/v1/artifacts/" + digest;
+    return [c, target, blob_size]() {
+      auto r = c->Get(target);
+      return r.ok() && r->status == 200 && static_cast<int64_t>(r->body.size()) == blob_size;
+    };
+  };
   std::vector<redisContext*> redis_conns;
+  const MakeClient redis_client = [&]() -> std::function<bool()> {
+    redisContext* c = redisConnect("127.0.0.1", redis_port);
+    redis_conns.push_back(c);
+    return [c, blob_size]() {
+      if (c == nullptr || c->err != 0) return false;
+      redisReply* reply = static_cast<redisReply*>(redisCommand(c, "GET tilec_blob"));
+      bool ok = reply != nullptr && reply->type == REDIS_REPLY_STRING &&
+                static_cast<int64_t>(reply->len) == blob_size;
+      if (reply != nullptr) freeReplyObject(reply);
+      return ok;
+    };
+  };
+  auto close_redis = [&] {
+    for (redisContext* c : redis_conns) {
+      if (c != nullptr) redisFree(c);
+    }
+    redis_conns.clear();
+  };
   for (int clients : {1, 16, 256}) {
     auto compile_hits = [&](const std::string& where, pid_t pid) {
       return Measure(clients, seconds, pid, [&]() -> std::function<bool()> {
@@ -353,41 +411,11 @@ int main(int argc, char** argv) {
       };
     });
     Row("tilecd GetArtifact", clients, get);
-    // The hit path (server/hit_path.h): the same two answers over HTTP/1.1,
-    // one kept-alive connection per client. The artifact's bytes are not
-    // hashed here (tilec compile --hit does), as the Redis row's are not.
-    const std::string http_address = "127.0.0.1:" + std::to_string(http_port);
-    const std::vector<std::string> hit_targets(hit_request.targets().begin(),
-                                               hit_request.targets().end());
-    Sample http_compile = Measure(clients, seconds, server, [&]() -> std::function<bool()> {
-      auto c = std::make_shared<tilec::cli::HitClient>(http_address, "");
-      return [c, &hit_hash, &hit_targets]() {
-        auto r = tilec::cli::HitCompile(*c, hit_hash, hit_targets, false, 0);
-        return r.ok() && r->results_size() == 1 && r->results(0).cache_hit();
-      };
-    });
+    Sample http_compile = Measure(clients, seconds, server, http_compile_client);
     Row("hit path compile by hash", clients, http_compile);
-    Sample http_get = Measure(clients, seconds, server, [&]() -> std::function<bool()> {
-      auto c = std::make_shared<tilec::cli::HitClient>(http_address, "");
-      const std::string target = "/v1/artifacts/" + digest;
-      return [c, target, blob_size]() {
-        auto r = c->Get(target);
-        return r.ok() && r->status == 200 && static_cast<int64_t>(r->body.size()) == blob_size;
-      };
-    });
+    Sample http_get = Measure(clients, seconds, server, http_get_client);
     Row("hit path artifact", clients, http_get);
-    Sample redis_get = Measure(clients, seconds, redis_pid, [&]() -> std::function<bool()> {
-      redisContext* c = redisConnect("127.0.0.1", redis_port);
-      redis_conns.push_back(c);
-      return [c, blob_size]() {
-        if (c == nullptr || c->err != 0) return false;
-        redisReply* reply = static_cast<redisReply*>(redisCommand(c, "GET tilec_blob"));
-        bool ok = reply != nullptr && reply->type == REDIS_REPLY_STRING &&
-                  static_cast<int64_t>(reply->len) == blob_size;
-        if (reply != nullptr) freeReplyObject(reply);
-        return ok;
-      };
-    });
+    Sample redis_get = Measure(clients, seconds, redis_pid, redis_client);
     Row("redis GET (same size)", clients, redis_get);
     auto ratio = [&](const Sample& s) {
       return redis_get.per_second > 0 ? s.per_second / redis_get.per_second : 0.0;
@@ -397,11 +425,19 @@ int main(int argc, char** argv) {
         "%.2fx, GetArtifact %.2fx; hit path: compile by hash %.2fx, artifact %.2fx\n",
         clients, ratio(compile_hit), ratio(compile_hit_b), ratio(compile_hit_n),
         ratio(compile_by_hash), ratio(get), ratio(http_compile), ratio(http_get));
-    for (redisContext* c : redis_conns) {
-      if (c != nullptr) redisFree(c);
-    }
-    redis_conns.clear();
+    close_redis();
   }
+
+  // Open loop: 256 clients sending on a schedule, together `offered` per
+  // second (about half what Redis answers here in the closed loop), each
+  // latency counted from when the request was due.
+  const double offered = 10000;
+  std::printf("\n256 clients, open loop at %.0f requests/s in all (latency from when due)\n",
+              offered);
+  Row("hit path compile by hash", 256, Measure(256, seconds, server, http_compile_client, offered));
+  Row("hit path artifact", 256, Measure(256, seconds, server, http_get_client, offered));
+  Row("redis GET (same size)", 256, Measure(256, seconds, redis_pid, redis_client, offered));
+  close_redis();
   stop_all();
   std::string rm = "rm -rf " + work;
   return std::system(rm.c_str()) == 0 ? 0 : 1;
