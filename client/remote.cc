@@ -66,7 +66,7 @@ int Usage(const std::string& msg) {
       "            --target sm_80|sm_90a ... [--profile P]\n"
       "            [--out DIR] [--json] [--line_info] [--max_registers N] [--verify_key PEM]\n"
       "            [--server HOST:PORT [--hit HOST:PORT] | --cache_dir DIR]\n"
-      "  tilec get DIGEST -o FILE --server HOST:PORT\n"
+      "  tilec get DIGEST -o FILE --server HOST:PORT [--hit HOST:PORT]\n"
       "  tilec autotune FILE --fn NAME [-D name=value ...] [-U name ...] --target PROFILE\n"
       "            [--top K] [--dim name=size ...] [--iterations N] [--warmup W]\n"
       "            [--seed S] [--retune] [--json] --server HOST:PORT\n"
@@ -445,9 +445,8 @@ int Compile(const RemoteFlags& f) {
 
 int Get(const RemoteFlags& f) {
   if (f.digest.empty() || f.out.empty()) return Usage("get needs DIGEST and -o FILE");
-  auto stub = tilec::v1::Tilec::NewStub(Connect(f));
   std::string bytes;
-  grpc::Status s = FetchArtifact(stub.get(), f, f.digest, &bytes);
+  grpc::Status s = RemoteBackend(f).fetch(f.digest, &bytes);  // the hit path first, with --hit
   if (!s.ok()) return Report(s);
   std::ofstream out(f.out, std::ios::binary);
   out << bytes;
@@ -777,8 +776,8 @@ int RemoteMain(const std::vector<std::string>& args) {
   if (f.server.empty() && f.command != "compile" && f.command != "warmup") {
     return Usage("no server: pass --server HOST:PORT or set TILEC_SERVER");
   }
-  if (!f.hit.empty() && (f.server.empty() || f.command != "compile")) {
-    return Usage("--hit (the server's hit path) goes with compile --server HOST:PORT");
+  if (!f.hit.empty() && (f.server.empty() || (f.command != "compile" && f.command != "get"))) {
+    return Usage("--hit (the server's hit path) goes with compile or get and --server HOST:PORT");
   }
   if (!token_file.empty() && !ReadToken(token_file, &f.token)) return 4;
   if (f.command == "compile") return Compile(f);

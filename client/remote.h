@@ -8,15 +8,15 @@
 //         [--target sm_80] [--profile P] [--out DIR] [--json] [--line_info]
 //         [--max_registers N] [--cache_dir DIR] [--verify_key PUB.pem]
 //         [--hit HOST:PORT]
-//   tilec get DIGEST -o FILE
+//   tilec get DIGEST -o FILE [--hit HOST:PORT]
 //   tilec stats [--json]
 //   tilec health
 // Common: --server HOST:PORT, --token_file F (bearer token, or
 // $TILEC_TOKEN), --tls_ca F (TLS with this root), --timeout_s S.
 //
-// --hit names the server's hit path (tilecd --http_port): the program's
-// hash is asked there first, and artifacts are read from it (checked
-// against their digests); a miss (404) goes to the server over gRPC as
+// --hit names the server's hit path (tilecd --http_port): compile asks it
+// for the program's hash first, and both commands read artifacts from it
+// (checked against their digests); a miss (404) goes to the server over gRPC as
 // usual, as does anything the hit path cannot answer (said on stderr).
 // --verify_key refuses (exit 77) a result not signed by that Ed25519 key
 // (the server's --signing_key; docs/fleet.md) and bytes that are not the

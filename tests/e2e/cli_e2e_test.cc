@@ -308,6 +308,20 @@ TEST(CliE2E, CompileAsksTheHitPathFirst) {
   const std::string cubin1 = ReadFile(out1 + "/matmul.sm_80.cubin");
   EXPECT_FALSE(cubin1.empty());
   EXPECT_EQ(ReadFile(out2 + "/matmul.sm_80.cubin"), cubin1);
+  // get by digest reads it from the hit path too (one request more there).
+  auto hit_requests = [&] {
+    const std::string m = HttpGet(d.metrics_port(), "/metrics");
+    const std::string name = "\ntilec_hit_path_requests_total ";  // not the HELP line
+    const size_t at = m.find(name);
+    return at == std::string::npos ? -1 : std::atoll(m.c_str() + at + name.size());
+  };
+  const long long requests_before = hit_requests();
+  const std::string got = out2 + "/got.cubin";
+  RunResult get = RunTilec({"get", cache::Sha256Hex(cubin1), "-o", got, "--server", d.address(),
+                            "--hit", d.http_address()});
+  ASSERT_EQ(get.code, 0) << get.err;
+  EXPECT_EQ(ReadFile(got), cubin1);
+  EXPECT_EQ(hit_requests(), requests_before + 1);
   // --hit goes with compile and a server.
   RunResult lone = RunTilec({"compile", "examples/gemm.py", "--fn", "matmul", "--target", "sm_80",
                              "--hit", d.http_address()});
