@@ -81,7 +81,7 @@ HitPath::~HitPath() {
 }
 
 std::optional<HitReply> HitPath::Handle(const HitRequest& request, HitResponder later) {
-  if (deps_.requests != nullptr) deps_.requests->fetch_add(1);
+  if (options_.requests != nullptr) options_.requests->fetch_add(1);
   absl::string_view path = request.path;
   if (absl::ConsumePrefix(&path, "/v1/compile/")) {
     return Compile(request, path, std::move(later));
@@ -118,7 +118,7 @@ std::optional<HitReply> HitPath::Compile(const HitRequest& request, absl::string
     key = ResponseMemo::KeyOf(by_hash.SerializeAsString());
     if (std::optional<std::string> bytes = deps_.memo->Get(key)) {
       if (deps_.hash_hits != nullptr) deps_.hash_hits->fetch_add(1);
-      if (deps_.from_memory != nullptr) deps_.from_memory->fetch_add(1);
+      if (options_.from_memory != nullptr) options_.from_memory->fetch_add(1);
       return Bytes(kProtobuf, std::make_shared<const std::string>(*std::move(bytes)));
     }
   }
@@ -138,27 +138,20 @@ std::optional<HitReply> HitPath::Artifact(absl::string_view digest, HitResponder
   }
   std::string name(digest);
   if (std::shared_ptr<const std::string> bytes = Remembered(name)) {
-    if (deps_.from_memory != nullptr) deps_.from_memory->fetch_add(1);
+    if (options_.from_memory != nullptr) options_.from_memory->fetch_add(1);
     return Bytes("application/octet-stream", std::move(bytes));
   }
-  return Later(std::move(later), [this, name] { return ReadArtifact(name); });
+  return Later(std::move(later), [this, name] { return ReadAndRemember(name); });
 }
 
-HitReply HitPath::ReadArtifact(const std::string& digest) {
+HitReply HitPath::ReadAndRemember(const std::string& digest) {
   const std::string stamp = deps_.store->BlobStamp(digest);
-  absl::StatusOr<std::string> blob = deps_.store->GetBlob(digest);  // verified
-  bool local = blob.ok();
-  if (!blob.ok() && blob.status().code() == absl::StatusCode::kNotFound &&
-      deps_.shared != nullptr && deps_.shared->available()) {
-    absl::StatusOr<std::string> s = deps_.shared->GetBlob(digest);  // verified
-    if (s.ok()) blob = std::move(s);
-  }
+  absl::StatusOr<std::string> blob = ReadArtifact(deps_, digest);
   if (!blob.ok()) return FromStatus(blob.status());
   auto bytes = std::make_shared<const std::string>(*std::move(blob));
-  // Kept only when the file verified is the one stamped before and after.
-  if (local && !stamp.empty() && deps_.store->BlobStamp(digest) == stamp) {
-    Remember(digest, stamp, bytes);
-  }
+  // Kept only when the disk's file was there, unchanged, before and after
+  // the verified read (not for bytes from the shared tier).
+  if (!stamp.empty() && deps_.store->BlobStamp(digest) == stamp) Remember(digest, stamp, bytes);
   return Bytes("application/octet-stream", std::move(bytes));
 }
 
@@ -185,7 +178,7 @@ std::shared_ptr<const std::string> HitPath::Remembered(const std::string& digest
 
 void HitPath::Remember(const std::string& digest, const std::string& stamp,
                        std::shared_ptr<const std::string> bytes) {
-  if (bytes->size() > deps_.blob_cache_bytes / 4) return;
+  if (bytes->size() > options_.blob_cache_bytes / 4) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = blobs_.find(digest); it != blobs_.end()) {
     blob_bytes_ -= it->second.bytes->size();
@@ -195,7 +188,7 @@ void HitPath::Remember(const std::string& digest, const std::string& stamp,
   lru_.push_front(digest);
   blob_bytes_ += bytes->size();
   blobs_[digest] = Blob{stamp, std::move(bytes), lru_.begin()};
-  while (blob_bytes_ > deps_.blob_cache_bytes && !lru_.empty()) {
+  while (blob_bytes_ > options_.blob_cache_bytes && !lru_.empty()) {
     auto it = blobs_.find(lru_.back());
     blob_bytes_ -= it->second.bytes->size();
     blobs_.erase(it);

@@ -36,28 +36,15 @@
 #include <string>
 #include <unordered_map>
 
-#include "compiler/cache/disk_store.h"
-#include "compiler/cache/signing.h"
-#include "server/auth.h"
-#include "server/compile_core.h"
 #include "server/hit_server.h"
-#include "server/response_memo.h"
-#include "server/scheduler.h"
-#include "server/shared_tier.h"
+#include "server/service.h"
 
 namespace tilec::server {
 
-struct HitPathDeps {
-  CompileCore* core = nullptr;
-  cache::DiskStore* store = nullptr;
-  SharedTier* shared = nullptr;           // may be null
-  ResponseMemo* memo = nullptr;           // may be null
-  const cache::Signer* signer = nullptr;  // may be null
-  const TokenAuth* auth = nullptr;        // null: no authentication
-  Scheduler* scheduler = nullptr;
-  std::atomic<int64_t>* hash_lookups = nullptr;  // may be null
-  std::atomic<int64_t>* hash_hits = nullptr;     // may be null
-  size_t blob_cache_bytes = size_t{256} << 20;   // the artifacts kept in memory
+// What the hit path adds to the gRPC service's parts (ServiceDeps: the core,
+// stores, memo, signer, tokens, request threads and lookup counters).
+struct HitPathOptions {
+  size_t blob_cache_bytes = size_t{256} << 20;  // the artifacts kept in memory
   // Requests handled, and those answered from memory on the loop thread;
   // may be null.
   std::atomic<int64_t>* requests = nullptr;
@@ -66,7 +53,7 @@ struct HitPathDeps {
 
 class HitPath {
  public:
-  explicit HitPath(HitPathDeps deps) : deps_(std::move(deps)) {}
+  HitPath(ServiceDeps deps, HitPathOptions options) : deps_(std::move(deps)), options_(options) {}
   // Waits for the work it handed to the Scheduler (whose threads outlive
   // it); their replies then go nowhere once the HitServer has stopped.
   ~HitPath();
@@ -78,14 +65,16 @@ class HitPath {
   std::optional<HitReply> Compile(const HitRequest& request, absl::string_view hash,
                                   HitResponder later);
   std::optional<HitReply> Artifact(absl::string_view digest, HitResponder later);
-  // The artifact read (verified) from the disk store or the shared tier.
-  HitReply ReadArtifact(const std::string& digest);
+  // The artifact read (verified) from the disk store or the shared tier,
+  // kept in memory when the disk's file is the one read.
+  HitReply ReadAndRemember(const std::string& digest);
   std::shared_ptr<const std::string> Remembered(const std::string& digest);
   void Remember(const std::string& digest, const std::string& stamp,
                 std::shared_ptr<const std::string> bytes);
   std::optional<HitReply> Later(HitResponder later, std::function<HitReply()> work);
 
-  HitPathDeps deps_;
+  ServiceDeps deps_;
+  HitPathOptions options_;
   std::mutex pending_mu_;
   std::condition_variable pending_done_;
   int64_t pending_ = 0;  // tasks handed to the Scheduler, not yet finished

@@ -77,9 +77,8 @@ Parsed ParseHead(absl::string_view head) {
     return Refuse(505, "only HTTP/1.1 and HTTP/1.0 are served");
   }
   if (first[0] != "GET" && first[0] != "HEAD") {
-    Parsed r = Refuse(405, absl::StrCat("method ", first[0].substr(0, 32),
-                                        " is not served: this endpoint is read-only (GET, HEAD)"));
-    return r;
+    return Refuse(405, absl::StrCat("method ", first[0].substr(0, 32),
+                                    " is not served: this endpoint is read-only (GET, HEAD)"));
   }
   if (first[1][0] != '/') return Refuse(400, "the request target must be a path (origin form)");
   p.request.method = std::string(first[0]);
@@ -324,10 +323,8 @@ class HitServer::Loop {
                 HitReply::Text(
                     431, absl::StrCat("the request line and headers exceed ", limit, " bytes")),
                 /*close=*/true);
-        } else if (c.events != EPOLLIN) {
-          Interest(c, EPOLLIN);
         }
-        return;
+        return;  // the rest of the request is still to come
       }
       Parsed p = ParseHead(absl::string_view(c.in).substr(0, end));
       c.in.erase(0, end + 4);

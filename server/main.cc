@@ -622,21 +622,12 @@ int main(int argc, char** argv) {
   std::unique_ptr<server::HitPath> hit_path;
   std::unique_ptr<server::HitServer> hit_server;
   if (absl::GetFlag(FLAGS_http_port) >= 0) {
-    server::HitPathDeps h;
-    h.core = &core;
-    h.store = store->get();
-    h.shared = shared.get();
-    h.memo = deps.memo;
-    h.signer = signer.get();
-    h.auth = auth.get();
-    h.scheduler = &scheduler;
-    h.hash_lookups = &hash_lookups;
-    h.hash_hits = &hash_hits;
-    h.requests = &hit_path_requests;
-    h.from_memory = &hit_path_from_memory;
+    server::HitPathOptions h;
     h.blob_cache_bytes =
         static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_http_blob_cache_mb))) << 20;
-    hit_path = std::make_unique<server::HitPath>(std::move(h));
+    h.requests = &hit_path_requests;
+    h.from_memory = &hit_path_from_memory;
+    hit_path = std::make_unique<server::HitPath>(deps, h);
     server::HitServerOptions o;
     o.host = absl::GetFlag(FLAGS_http_host).empty() ? absl::GetFlag(FLAGS_host)
                                                     : absl::GetFlag(FLAGS_http_host);

@@ -77,12 +77,7 @@ class ArtifactWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       return;
     }
     const tilec::v1::GetArtifactRequest* request = &parsed;
-    absl::StatusOr<std::string> blob = deps_.store->GetBlob(request->digest());
-    if (!blob.ok() && blob.status().code() == absl::StatusCode::kNotFound &&
-        deps_.shared != nullptr && deps_.shared->available()) {
-      absl::StatusOr<std::string> s = deps_.shared->GetBlob(request->digest());
-      if (s.ok()) blob = std::move(s);
-    }
+    absl::StatusOr<std::string> blob = ReadArtifact(deps_, request->digest());
     if (!blob.ok()) {
       Done(blob.status());
       return;
@@ -138,6 +133,16 @@ std::string ClipMessage(absl::string_view message) {
   constexpr size_t kHead = kMaxStatusMessageBytes - kTail - 64;
   return absl::StrCat(message.substr(0, kHead), "\n... (", message.size() - kHead - kTail,
                       " bytes omitted) ...\n", message.substr(message.size() - kTail));
+}
+
+absl::StatusOr<std::string> ReadArtifact(const ServiceDeps& deps, const std::string& digest) {
+  absl::StatusOr<std::string> blob = deps.store->GetBlob(digest);
+  if (!blob.ok() && blob.status().code() == absl::StatusCode::kNotFound && deps.shared != nullptr &&
+      deps.shared->available()) {
+    absl::StatusOr<std::string> s = deps.shared->GetBlob(digest);
+    if (s.ok()) blob = std::move(s);
+  }
+  return blob;
 }
 
 void SignResults(const cache::Signer* signer, tilec::v1::CompileResponse* response) {

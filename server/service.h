@@ -120,6 +120,10 @@ inline constexpr size_t kMaxStatusMessageBytes = 6000;
 // how much was left out.
 std::string ClipMessage(absl::string_view message);
 
+// The artifact named `digest`, verified: from the disk store, else (absent
+// there) from the shared tier while it is up. NOT_FOUND when neither has it.
+absl::StatusOr<std::string> ReadArtifact(const ServiceDeps& deps, const std::string& digest);
+
 // Signs every result of `response` with `signer` (null: leaves them).
 void SignResults(const cache::Signer* signer, tilec::v1::CompileResponse* response);
 
