@@ -196,6 +196,18 @@ class Builder {
   absl::Status GridSync(SourceLoc loc);
   // Inside a T.Parallel loop: each iteration is one thread's work.
   bool InParallel() const { return parallel_depth_ > 0; }
+  // The open kernel's random number generator state (tl_random.cc): the
+  // buffers T.rng_init seeds, null before the kernel's first T.rng_init.
+  struct RngState {
+    ir::Buffer words;     // uint32 counter, key, output block, position, normal flags
+    ir::Buffer normal;    // float32 [cached normal, result], made at the first float32 normal
+    ir::Buffer normal64;  // the same in float64
+  };
+  RngState& rng() { return rng_; }
+  // Places `s` (an Allocate of a thread-private buffer) at the top of the open
+  // kernel, before everything the kernel has emitted, so that every later
+  // statement of the kernel sees the buffer.
+  absl::Status EmitAtKernelTop(ir::Stmt s, SourceLoc loc, std::string_view what);
   // Views of global tensors made in kernels (views.h).
   ViewMap& views() { return views_; }
   // Reducers allocated with T.alloc_reducer, with their ops (reducers.h).
@@ -529,6 +541,7 @@ class Builder {
   std::unordered_map<std::string, ir::TensorView> tensor_views_;
   std::optional<DeviceFacts> device_;
   int parallel_depth_ = 0;  // T.Parallel loops open around the statement
+  RngState rng_;
   std::map<const FunctionDefStmt*, std::vector<std::pair<std::string, Value>>> tuned_args_;
   std::map<const ir::BufferNode*, int64_t> vector_vars_;
   std::vector<std::string> device_queries_;

@@ -315,6 +315,7 @@ absl::StatusOr<Flow> Builder::RunKernel(const KernelSpec& spec,
   ++kernel_depth_;
   kernel_block_id_ = CurrentBlockId();
   grid_syncs_.clear();
+  rng_ = RngState{};
   ValueList block_values;
   for (const std::string& name : names) {
     ir::Var var = ir::MakeVar(name, ir::DType::kInt32);
@@ -330,6 +331,7 @@ absl::StatusOr<Flow> Builder::RunKernel(const KernelSpec& spec,
   --kernel_depth_;
   std::vector<ir::Stmt> stmts = PopBlock();
   kernel_block_id_ = -1;
+  rng_ = RngState{};
   if (!flow.ok()) return flow;
   if (!grid_syncs_.empty()) {
     absl::StatusOr<std::vector<std::shared_ptr<ir::KernelNode>>> parts =
@@ -345,6 +347,17 @@ absl::StatusOr<Flow> Builder::RunKernel(const KernelSpec& spec,
   absl::Status st = Emit(std::move(kernel), loc, "T.Kernel");
   if (!st.ok()) return st;
   return Flow::kNormal;
+}
+
+absl::Status Builder::EmitAtKernelTop(ir::Stmt s, SourceLoc loc, std::string_view what) {
+  if (!InKernel()) return Err(loc, Cat(what, " must be inside a T.Kernel block"));
+  for (Block& block : blocks_) {
+    if (block.id != kernel_block_id_) continue;
+    block.stmts.insert(block.stmts.begin(), std::move(s));
+    for (size_t& at : grid_syncs_) ++at;
+    return absl::OkStatus();
+  }
+  return Err(loc, Cat(what, ": the kernel's top-level block is not open (a tilec bug)"));
 }
 
 absl::Status Builder::GridSync(SourceLoc loc) {

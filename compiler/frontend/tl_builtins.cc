@@ -135,6 +135,9 @@ constexpr std::string_view kLangFunctions[] = {
     "annotate_producer_reg_dealloc",
     "annotate_consumer_reg_alloc",
     "print",
+    "rng_init",
+    "rng_rand",
+    "rng_rand_float",
     "thread_binding",
     "comm_reducer",
     "attr",
@@ -519,6 +522,7 @@ absl::StatusOr<Value> CallBuiltin(Builder& b, const BuiltinValue& fn, CallArgs& 
     if (std::optional<absl::StatusOr<Value>> r = CallTlSimt(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlSync(b, name, args)) return *r;
     if (std::optional<absl::StatusOr<Value>> r = CallTlWarp(b, name, args)) return *r;
+    if (std::optional<absl::StatusOr<Value>> r = CallTlRandom(b, name, args)) return *r;
     return b.Err(args.loc, Cat("`", name, "` is not supported by tilec"));
   }
   return CallPython(b, name, args);

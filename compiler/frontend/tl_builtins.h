@@ -110,6 +110,11 @@ std::string ExtentsText(const std::vector<ir::Expr>& extents);
 // Warp shuffles and reductions in per-thread code (tl_warp.cc). Returns
 // nullopt when `name` is not one of them.
 std::optional<absl::StatusOr<Value>> CallTlWarp(Builder& b, std::string_view name, CallArgs& args);
+// Random numbers as curand's Philox4_32_10 generator draws them
+// (tl_random.cc): T.rng_init, T.rng_rand, T.rng_rand_float. Returns nullopt
+// when `name` is not one of them.
+std::optional<absl::StatusOr<Value>> CallTlRandom(Builder& b, std::string_view name,
+                                                  CallArgs& args);
 // A view of `base` in `shape` (views.h; tensor_params.cc): same dtype; a
 // view of a global tensor has no more elements than `base` where both are
 // known, a view of a shared or fragment buffer has exactly as many. A view

@@ -45,6 +45,38 @@ bool Float8Refused(const CudaTarget& target, ir::DType t) {
   return !target.amd || !target.info.supports_fp8_fnuz;
 }
 
+// The first float64 call of a function the AMD device library computes in
+// float32 only: LLVM lowers no float64 exp, log, sin... for amdgcn without a
+// device math library (docs/amdgpu.md), which tilec does not use.
+class Float64MathFinder : public ir::IRVisitor {
+ public:
+  std::string found;
+  void Visit(const ir::Expr& e) override {
+    if (const auto* c = e ? e->as<ir::CallNode>() : nullptr;
+        c && found.empty() && c->dtype == ir::DType::kFloat64 && !Float64Lowered(c->fn)) {
+      found = std::string(ir::CallFnName(c->fn));
+    }
+    ir::IRVisitor::Visit(e);
+  }
+  using ir::IRVisitor::Visit;
+
+ private:
+  static bool Float64Lowered(ir::CallFn fn) {
+    switch (fn) {
+      case ir::CallFn::kAbs:
+      case ir::CallFn::kSqrt:
+      case ir::CallFn::kFloor:
+      case ir::CallFn::kCeil:
+      case ir::CallFn::kRound:
+      case ir::CallFn::kTrunc:
+      case ir::CallFn::kFmod:
+      case ir::CallFn::kCopysign:
+      case ir::CallFn::kReinterpret: return true;
+      default: return false;
+    }
+  }
+};
+
 }  // namespace
 
 absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& target) {
@@ -53,6 +85,18 @@ absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& t
     if (p.tensor) f8.VisitBuffer(p.tensor);
   }
   if (program.body) f8.Visit(program.body);
+  if (f8.found.empty() && target.amd && program.body) {
+    Float64MathFinder math;
+    math.Visit(program.body);
+    if (!math.found.empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "float64 ", math.found, " not lowered for ", Sv(target.name()), ": AMD targets compute ",
+          math.found,
+          " in float32 only (float64 needs a device math library, which tilec does not use; "
+          "T.rng_rand_float(bit=64, dist=\"normal\") calls float64 log, sin and cos); cast "
+          "the operand to float32"));
+    }
+  }
   if (f8.found.empty()) return absl::OkStatus();
   std::string why;
   if (!target.amd) {
