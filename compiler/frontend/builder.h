@@ -204,6 +204,9 @@ class Builder {
     ir::Buffer normal64;  // the same in float64
   };
   RngState& rng() { return rng_; }
+  // A draw inside T.Parallel of a one-thread kernel: the loops around it run
+  // serially, in the order of their iterations (ExecIrLoop).
+  void NoteDrawInParallel() { ++parallel_draws_; }
   // Places `s` (an Allocate of a thread-private buffer) at the top of the open
   // kernel, before everything the kernel has emitted, so that every later
   // statement of the kernel sees the buffer.
@@ -542,6 +545,7 @@ class Builder {
   std::optional<DeviceFacts> device_;
   int parallel_depth_ = 0;  // T.Parallel loops open around the statement
   RngState rng_;
+  int64_t parallel_draws_ = 0;
   std::map<const FunctionDefStmt*, std::vector<std::pair<std::string, Value>>> tuned_args_;
   std::map<const ir::BufferNode*, int64_t> vector_vars_;
   std::vector<std::string> device_queries_;

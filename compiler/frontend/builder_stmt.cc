@@ -557,8 +557,13 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
                  ? ""
                  : Cat("a T.", kind_name, " loop"));
   parallel_depth_ += parallel;
+  const int64_t draws_before = parallel_draws_;
   absl::StatusOr<Flow> flow = ExecBlock(s.body);
   parallel_depth_ -= parallel;
+  // The one thread of its kernel draws random numbers in this T.Parallel:
+  // it runs the iterations in order, as a serial loop.
+  const ir::ForKind kind =
+      parallel && parallel_draws_ != draws_before ? ir::ForKind::kSerial : loop.kind;
   const LoopExit exit = CloseIrLoop();
   std::vector<ir::Stmt> stmts = PopBlock();
   if (!flow.ok()) return flow;
@@ -577,7 +582,7 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
   // (`T.Parallel(T.min(valid_len, 512))`): the loop runs to the bound and
   // its body is guarded by the extent.
   std::vector<ir::Expr> extents = loop.extents;
-  if (loop.kind == ir::ForKind::kParallel && !loop.step) {
+  if (kind == ir::ForKind::kParallel && !loop.step) {
     ir::Expr guard;
     for (size_t d = 0; d < n; ++d) {
       if (ir::AsConstInt(extents[d])) continue;
@@ -602,7 +607,7 @@ absl::StatusOr<Flow> Builder::ExecIrLoop(const ForStmt& s, const LoopSpec& loop)
     f->var = vars[d];
     f->min = loop.step ? ir::IntImm(0, vars[d]->dtype) : loop.mins[d];
     f->extent = extents[d];
-    f->kind = loop.kind;
+    f->kind = kind;
     if (d == 0) {
       f->num_stages = loop.num_stages;
       f->order = order;

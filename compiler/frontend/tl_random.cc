@@ -220,15 +220,20 @@ absl::Status EmitAll(Builder& b, Stmts stmts, SourceLoc loc, std::string_view wh
 
 // Where a generator call cannot be: outside a kernel, or in a T.Parallel
 // loop, whose iterations the threads share out in an order of the
-// compiler's choosing.
+// compiler's choosing, unless the kernel has one thread, which runs them in
+// order (the loops become serial).
 absl::Status CheckPlace(Builder& b, SourceLoc loc, std::string_view what) {
   if (!b.InKernel()) return b.Err(loc, Cat(what, " outside a T.Kernel"));
-  if (b.InParallel()) {
+  int64_t threads = 1;
+  for (int64_t d : b.kernel_thread_dims()) threads *= d;
+  if (b.InParallel() && threads == 1) {
+    b.NoteDrawInParallel();
+  } else if (b.InParallel()) {
     return b.Err(loc, Cat(what,
-                          " inside T.Parallel: which thread runs which iteration, and in what "
-                          "order, is the compiler's choice, so the draws would depend on it; "
-                          "draw in per-thread code (a T.serial loop over each thread's "
-                          "elements) instead"));
+                          " inside T.Parallel of a kernel of more than one thread: which thread "
+                          "runs which iteration, and in what order, is the compiler's choice, so "
+                          "the draws would depend on it; draw in per-thread code (a T.serial "
+                          "loop over each thread's elements) instead"));
   }
   if (b.InWarpGroupScope()) {
     return b.Err(loc, Cat(what,

@@ -4,6 +4,7 @@
 // written here from the algorithm (itself checked against Philox4x32-10's
 // published known-answer vectors), the emitted code on the SIMT emulator
 // against the interpreter.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -142,6 +143,22 @@ def serial(M, per, seed, base, threads=4):
                     D[idx] = T.rng_rand_float(dist="normal")
     return main
 
+def one_thread(M, seed, per=16):
+    @T.prim_func
+    def main(A: T.Tensor((M,), "uint32"), B: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, per), threads=1) as bx:
+            tx = T.get_thread_binding()
+            T.rng_init(seed, 0, bx * per + tx * per)
+            for i, j in T.Parallel(1, per):
+                idx = (bx + i) * per + j
+                if idx < M:
+                    A[idx] = T.rng_rand()
+            for i, j in T.Parallel(1, per):
+                idx = (bx + i) * per + j
+                if idx < M:
+                    B[idx] = T.rng_rand_float(dist="normal")
+    return main
+
 def grid2d(seed):
     @T.prim_func
     def main(Out: T.Tensor((3, 2, 2, 4), "uint32")):
@@ -252,6 +269,27 @@ TEST(ConformanceRandom, SerialDrawsCarryTheCounterAcrossItsWords) {
       a[t * per + j] = s.Next();
       d[t * per + j] = s.Normal();
     }
+  }
+  ExpectEqualInts(args[0], a);
+  ExpectClose(args[1], d, {.atol = 1e-6, .rtol = 1e-6});
+  ExpectAllTargetsMatch(p, seed);
+}
+
+TEST(ConformanceRandom, TheOneThreadOfAKernelDrawsInsideTParallelInOrder) {
+  // A one-thread kernel runs its T.Parallel iterations in order: block bx
+  // draws its words, then its normals, from offset bx * 16.
+  const int64_t m = 70, per = 16;
+  ir::Program p = Compile(kSource, "one_thread", {{"M", "70"}, {"seed", "5"}});
+  const uint64_t seed = Seed(605);
+  Tensors args = {Zeros(DType::kUInt32, {m}), Zeros(DType::kFloat32, {m})};
+  Interpret(p, args);
+  std::vector<int64_t> a(m);
+  std::vector<double> d(m);
+  for (int64_t bx = 0; bx * per < m; ++bx) {
+    Stream s(5, 0, static_cast<uint64_t>(bx * per));
+    const int64_t n = std::min(per, m - bx * per);
+    for (int64_t j = 0; j < n; ++j) a[bx * per + j] = s.Next();
+    for (int64_t j = 0; j < n; ++j) d[bx * per + j] = s.Normal();
   }
   ExpectEqualInts(args[0], a);
   ExpectClose(args[1], d, {.atol = 1e-6, .rtol = 1e-6});
