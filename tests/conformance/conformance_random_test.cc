@@ -348,6 +348,8 @@ TEST(ConformanceRandom, AmdTargetsRefuseFloat64Normals) {
   ASSERT_FALSE(src.ok());
   EXPECT_NE(src.status().message().find("float64 log not lowered for gfx942"), std::string::npos)
       << src.status();
+  EXPECT_NE(src.status().message().find("draw float32 normals (bit=32)"), std::string::npos)
+      << src.status();
 }
 
 }  // namespace

@@ -51,6 +51,13 @@ bool Float8Refused(const CudaTarget& target, ir::DType t) {
 class Float64MathFinder : public ir::IRVisitor {
  public:
   std::string found;
+  // The program draws float64 normals (the frontend's state buffer for
+  // them, tl_random.cc), which compute float64 log, sin and cos.
+  bool normal64 = false;
+  void VisitBuffer(const ir::Buffer& b) override {
+    if (b->name == "rng_normal64") normal64 = true;
+    ir::IRVisitor::VisitBuffer(b);
+  }
   void Visit(const ir::Expr& e) override {
     if (const auto* c = e ? e->as<ir::CallNode>() : nullptr;
         c && found.empty() && c->dtype == ir::DType::kFloat64 && !Float64Lowered(c->fn)) {
@@ -92,9 +99,10 @@ absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& t
       return absl::UnimplementedError(absl::StrCat(
           "float64 ", math.found, " not lowered for ", Sv(target.name()), ": AMD targets compute ",
           math.found,
-          " in float32 only (float64 needs a device math library, which tilec does not use; "
-          "T.rng_rand_float(bit=64, dist=\"normal\") calls float64 log, sin and cos); cast "
-          "the operand to float32"));
+          " in float32 only (float64 needs a device math library, which tilec does not use); ",
+          math.normal64 ? "T.rng_rand_float(bit=64, dist=\"normal\") computes float64 log, sin "
+                          "and cos: draw float32 normals (bit=32)"
+                        : "cast the operand to float32"));
     }
   }
   if (f8.found.empty()) return absl::OkStatus();
