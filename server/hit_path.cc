@@ -160,18 +160,15 @@ std::shared_ptr<const std::string> HitPath::Remembered(const std::string& digest
   std::shared_ptr<const std::string> bytes;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = blobs_.find(digest);
-    if (it == blobs_.end()) return nullptr;
-    stamp = it->second.stamp;
-    bytes = it->second.bytes;
-    lru_.splice(lru_.begin(), lru_, it->second.order);
+    const Blob* blob = blobs_.Find(digest);
+    if (blob == nullptr) return nullptr;
+    stamp = blob->stamp;
+    bytes = blob->bytes;
   }
   if (deps_.store->BlobStamp(digest) == stamp) return bytes;
   std::lock_guard<std::mutex> lock(mu_);  // replaced, modified or evicted on disk
-  if (auto it = blobs_.find(digest); it != blobs_.end() && it->second.stamp == stamp) {
-    blob_bytes_ -= it->second.bytes->size();
-    lru_.erase(it->second.order);
-    blobs_.erase(it);
+  if (const Blob* blob = blobs_.Find(digest); blob != nullptr && blob->stamp == stamp) {
+    blobs_.Erase(digest);
   }
   return nullptr;
 }
@@ -179,21 +176,9 @@ std::shared_ptr<const std::string> HitPath::Remembered(const std::string& digest
 void HitPath::Remember(const std::string& digest, const std::string& stamp,
                        std::shared_ptr<const std::string> bytes) {
   if (bytes->size() > options_.blob_cache_bytes / 4) return;
+  const size_t size = bytes->size();
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = blobs_.find(digest); it != blobs_.end()) {
-    blob_bytes_ -= it->second.bytes->size();
-    lru_.erase(it->second.order);
-    blobs_.erase(it);
-  }
-  lru_.push_front(digest);
-  blob_bytes_ += bytes->size();
-  blobs_[digest] = Blob{stamp, std::move(bytes), lru_.begin()};
-  while (blob_bytes_ > options_.blob_cache_bytes && !lru_.empty()) {
-    auto it = blobs_.find(lru_.back());
-    blob_bytes_ -= it->second.bytes->size();
-    blobs_.erase(it);
-    lru_.pop_back();
-  }
+  blobs_.Put(digest, Blob{stamp, std::move(bytes)}, size);
 }
 
 std::optional<HitReply> HitPath::Later(HitResponder later, std::function<HitReply()> work) {

@@ -29,14 +29,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include "server/hit_server.h"
+#include "server/lru_map.h"
 #include "server/service.h"
 
 namespace tilec::server {
@@ -53,7 +52,8 @@ struct HitPathOptions {
 
 class HitPath {
  public:
-  HitPath(ServiceDeps deps, HitPathOptions options) : deps_(std::move(deps)), options_(options) {}
+  HitPath(ServiceDeps deps, HitPathOptions options)
+      : deps_(std::move(deps)), options_(options), blobs_(options.blob_cache_bytes) {}
   // Waits for the work it handed to the Scheduler (whose threads outlive
   // it); their replies then go nowhere once the HitServer has stopped.
   ~HitPath();
@@ -82,12 +82,9 @@ class HitPath {
   struct Blob {
     std::string stamp;
     std::shared_ptr<const std::string> bytes;
-    std::list<std::string>::iterator order;
   };
   std::mutex mu_;
-  std::list<std::string> lru_;  // most recent first
-  std::unordered_map<std::string, Blob> blobs_;
-  size_t blob_bytes_ = 0;
+  LruMap<Blob> blobs_;  // within options_.blob_cache_bytes
 };
 
 }  // namespace tilec::server

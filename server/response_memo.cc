@@ -13,20 +13,15 @@ std::optional<std::string> ResponseMemo::Get(const std::string& key) {
   std::vector<Checked> results;
   {
     std::lock_guard<std::mutex> l(mu_);
-    auto it = slots_.find(key);
-    if (it == slots_.end()) return std::nullopt;
-    lru_.splice(lru_.begin(), lru_, it->second.order);
-    bytes = it->second.bytes;
-    results = it->second.results;
+    const Slot* slot = slots_.Find(key);
+    if (slot == nullptr) return std::nullopt;
+    bytes = slot->bytes;
+    results = slot->results;
   }
   for (const Checked& c : results) {
     if (stamp_(c.digest) != c.stamp || !touch_(c.cache_key)) {
       std::lock_guard<std::mutex> l(mu_);
-      auto it = slots_.find(key);
-      if (it != slots_.end()) {
-        lru_.erase(it->second.order);
-        slots_.erase(it);
-      }
+      slots_.Erase(key);
       return std::nullopt;
     }
   }
@@ -54,19 +49,7 @@ void ResponseMemo::Put(const std::string& key, const tilec::v1::CompileResponse&
   }
   std::string bytes = hit.SerializeAsString();
   std::lock_guard<std::mutex> l(mu_);
-  auto it = slots_.find(key);
-  if (it != slots_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second.order);
-    it->second.bytes = std::move(bytes);
-    it->second.results = std::move(results);
-    return;
-  }
-  lru_.push_front(key);
-  slots_[key] = Slot{std::move(bytes), std::move(results), lru_.begin()};
-  while (slots_.size() > capacity_) {
-    slots_.erase(lru_.back());
-    lru_.pop_back();
-  }
+  slots_.Put(key, Slot{std::move(bytes), std::move(results)}, 1);
 }
 
 }  // namespace tilec::server

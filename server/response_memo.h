@@ -22,14 +22,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "proto/tilec/v1/service.pb.h"
+#include "server/lru_map.h"
 
 namespace tilec::server {
 
@@ -39,7 +38,7 @@ class ResponseMemo {
   // `stamp(digest)`: the identity of the blob as stored, "" when absent.
   ResponseMemo(size_t capacity, std::function<bool(const std::string&)> touch,
                std::function<std::string(const std::string&)> stamp)
-      : capacity_(capacity), touch_(std::move(touch)), stamp_(std::move(stamp)) {}
+      : capacity_(capacity), touch_(std::move(touch)), stamp_(std::move(stamp)), slots_(capacity) {}
 
   // The memo key of a request: SHA-256 of its bytes as received.
   static std::string KeyOf(const std::string& request_bytes);
@@ -59,14 +58,12 @@ class ResponseMemo {
   struct Slot {
     std::string bytes;  // the response as a hit
     std::vector<Checked> results;
-    std::list<std::string>::iterator order;
   };
   size_t capacity_;
   std::function<bool(const std::string&)> touch_;
   std::function<std::string(const std::string&)> stamp_;
   std::mutex mu_;
-  std::list<std::string> lru_;  // most recent first
-  std::unordered_map<std::string, Slot> slots_;
+  LruMap<Slot> slots_;  // one unit of the capacity each
   std::atomic<int64_t> hits_{0};
 };
 
