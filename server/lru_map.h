@@ -52,6 +52,7 @@ class LruMap {
   }
 
   size_t size() const { return entries_.size(); }
+  size_t budget() const { return budget_; }
 
  private:
   struct Entry {

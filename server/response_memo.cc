@@ -30,7 +30,7 @@ std::optional<std::string> ResponseMemo::Get(const std::string& key) {
 }
 
 void ResponseMemo::Put(const std::string& key, const tilec::v1::CompileResponse& response) {
-  if (capacity_ == 0 || response.results().empty()) return;
+  if (slots_.budget() == 0 || response.results().empty()) return;
   std::vector<Checked> results;
   for (const tilec::v1::CompileResult& res : response.results()) {
     if (!res.store_error().empty() || !res.artifact().empty() || res.config_size() > 0 ||

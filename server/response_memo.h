@@ -38,7 +38,7 @@ class ResponseMemo {
   // `stamp(digest)`: the identity of the blob as stored, "" when absent.
   ResponseMemo(size_t capacity, std::function<bool(const std::string&)> touch,
                std::function<std::string(const std::string&)> stamp)
-      : capacity_(capacity), touch_(std::move(touch)), stamp_(std::move(stamp)), slots_(capacity) {}
+      : touch_(std::move(touch)), stamp_(std::move(stamp)), slots_(capacity) {}
 
   // The memo key of a request: SHA-256 of its bytes as received.
   static std::string KeyOf(const std::string& request_bytes);
@@ -59,7 +59,6 @@ class ResponseMemo {
     std::string bytes;  // the response as a hit
     std::vector<Checked> results;
   };
-  size_t capacity_;
   std::function<bool(const std::string&)> touch_;
   std::function<std::string(const std::string&)> stamp_;
   std::mutex mu_;

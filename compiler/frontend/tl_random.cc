@@ -211,6 +211,13 @@ class RngCode {
   const Builder::RngState& st_;
 };
 
+// The kernel's threads per block; 0 when that is not a constant.
+int64_t BlockThreads(const Builder& b) {
+  int64_t threads = 1;
+  for (int64_t d : b.kernel_thread_dims()) threads *= d;
+  return b.kernel_thread_dims().empty() ? 0 : threads;
+}
+
 absl::Status EmitAll(Builder& b, Stmts stmts, SourceLoc loc, std::string_view what) {
   for (ir::Stmt& s : stmts) {
     if (absl::Status st = b.Emit(std::move(s), loc, what); !st.ok()) return st;
@@ -224,9 +231,7 @@ absl::Status EmitAll(Builder& b, Stmts stmts, SourceLoc loc, std::string_view wh
 // order (the loops become serial).
 absl::Status CheckPlace(Builder& b, SourceLoc loc, std::string_view what) {
   if (!b.InKernel()) return b.Err(loc, Cat(what, " outside a T.Kernel"));
-  int64_t threads = 1;
-  for (int64_t d : b.kernel_thread_dims()) threads *= d;
-  if (b.InParallel() && threads == 1) {
+  if (b.InParallel() && BlockThreads(b) == 1) {
     b.NoteDrawInParallel();
   } else if (b.InParallel()) {
     return b.Err(loc, Cat(what,
@@ -247,14 +252,12 @@ absl::Status CheckPlace(Builder& b, SourceLoc loc, std::string_view what) {
 // threadIdx (x fastest) + threads per block * the linear block index
 // (blockIdx.x fastest).
 absl::StatusOr<ir::Expr> DefaultSeq(Builder& b, SourceLoc loc) {
-  const std::vector<int64_t>& dims = b.kernel_thread_dims();
-  if (dims.empty() || dims[0] == 0) {
+  const int64_t threads = BlockThreads(b);
+  if (threads == 0) {
     return b.Err(loc,
                  "T.rng_init() without seq= needs the kernel's thread count to be a constant "
                  "(the default seq numbers every thread of the launch)");
   }
-  int64_t threads = 1;
-  for (int64_t d : dims) threads *= d;
   auto u64 = [](const ir::Expr& e) { return ir::Cast(DType::kUInt64, e); };
   ir::Expr block = U64(0), below = U64(1);
   for (size_t d = 0; d < b.kernel_block_vars().size(); ++d) {

@@ -84,6 +84,22 @@ class Float64MathFinder : public ir::IRVisitor {
   }
 };
 
+// AMD targets refuse float64 calls of the functions their device library
+// computes in float32 only, naming the function, before clang sees them.
+absl::Status CheckFloat64Math(const ir::Program& program, const CudaTarget& target) {
+  if (!target.amd || !program.body) return absl::OkStatus();
+  Float64MathFinder math;
+  math.Visit(program.body);
+  if (math.found.empty()) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      "float64 ", math.found, " not lowered for ", Sv(target.name()), ": AMD targets compute ",
+      math.found,
+      " in float32 only (float64 needs a device math library, which tilec does not use); ",
+      math.normal64 ? "T.rng_rand_float(bit=64, dist=\"normal\") computes float64 log, sin "
+                      "and cos: draw float32 normals (bit=32)"
+                    : "cast the operand to float32"));
+}
+
 }  // namespace
 
 absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& target) {
@@ -92,20 +108,7 @@ absl::Status CheckTypesForTarget(const ir::Program& program, const CudaTarget& t
     if (p.tensor) f8.VisitBuffer(p.tensor);
   }
   if (program.body) f8.Visit(program.body);
-  if (f8.found.empty() && target.amd && program.body) {
-    Float64MathFinder math;
-    math.Visit(program.body);
-    if (!math.found.empty()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "float64 ", math.found, " not lowered for ", Sv(target.name()), ": AMD targets compute ",
-          math.found,
-          " in float32 only (float64 needs a device math library, which tilec does not use); ",
-          math.normal64 ? "T.rng_rand_float(bit=64, dist=\"normal\") computes float64 log, sin "
-                          "and cos: draw float32 normals (bit=32)"
-                        : "cast the operand to float32"));
-    }
-  }
-  if (f8.found.empty()) return absl::OkStatus();
+  if (f8.found.empty()) return CheckFloat64Math(program, target);
   std::string why;
   if (!target.amd) {
     why = "float8_e4m3fnuz and float8_e5m2fnuz are AMD's float8 (MI300); NVIDIA targets take "
