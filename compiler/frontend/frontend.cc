@@ -14,6 +14,7 @@
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 #include "compiler/ir/limits.h"
+#include "compiler/ir/names.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
 
@@ -587,7 +588,7 @@ class UsedVars : public ir::IRVisitor {
 
 absl::StatusOr<ir::Program> Compiler::Assemble() {
   ir::Program program;
-  program.name = def_.name;
+  program.name = ir::SpellNonAscii(def_.name);
   program.device_queries = b_.device_queries();
   for (const std::string& name : abi_) {
     auto t = b_.tensor_params().find(name);
@@ -685,6 +686,8 @@ absl::StatusOr<ir::Program> CompileTileLang(const SourceFile& file, std::string_
                                             ir::kMaxNameLength, " characters"));
     }
   }
+  // One budget for the whole call, the second try below included.
+  StagingBudget budget(bindings.staging);
   absl::StatusOr<std::unique_ptr<Module>> module = Parse(file);
   if (!module.ok()) return module.status();
   if (!*module) return Builder::Internal("the parser returned no module");

@@ -34,6 +34,7 @@
 #include <optional>
 
 #include "compiler/frontend/index_simplify.h"
+#include "compiler/ir/names.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 #include "compiler/frontend/value_ops.h"
@@ -366,7 +367,11 @@ absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& ar
 }
 
 absl::StatusOr<Value> Symbol(Builder& b, const std::string& name, ParamInfo::Kind kind,
-                             ir::DType t) {
+                             ir::DType t, SourceLoc loc) {
+  // The name becomes a parameter's name, which must be an identifier.
+  if (std::string problem = ir::NameProblem(ir::SpellNonAscii(name)); !problem.empty()) {
+    return b.Err(loc, Cat("the symbol name '", ir::QuoteName(name), "' ", problem));
+  }
   for (size_t id = 0; id < b.params().size(); ++id) {
     const ParamInfo& p = b.params()[id];
     if (p.name == name && p.kind == kind) return b.ParamValue(static_cast<int>(id));
@@ -619,7 +624,7 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
       if (!ir::IsInt(*d)) return b.Err((*a)[1]->loc, "a symbolic size must have an integer dtype");
       t = *d;
     }
-    return Symbol(b, *n, ParamInfo::Kind::kDynamicSymbol, t);
+    return Symbol(b, *n, ParamInfo::Kind::kDynamicSymbol, t, (*a)[0]->loc);
   }
   if (name == "T.const") {
     absl::StatusOr<Args> a = BindArgs(b, args, name, {"names", "dtype"}, 1);
@@ -628,7 +633,8 @@ std::optional<absl::StatusOr<Value>> CallTlLang(Builder& b, std::string_view nam
     if (!n.ok()) return n.status();
     ValueList values;
     for (const std::string& part : SplitAny(*n, ", \t")) {
-      absl::StatusOr<Value> v = Symbol(b, part, ParamInfo::Kind::kConstSymbol, ir::DType::kInt32);
+      absl::StatusOr<Value> v =
+          Symbol(b, part, ParamInfo::Kind::kConstSymbol, ir::DType::kInt32, (*a)[0]->loc);
       if (!v.ok()) return v.status();
       values.push_back(*v);
     }

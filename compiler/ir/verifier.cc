@@ -5,15 +5,13 @@
 
 #include "absl/strings/str_format.h"
 #include "compiler/ir/inline_source.h"
+#include "compiler/ir/names.h"
 #include "compiler/ir/verifier_internal.h"
 
 namespace tilec::ir {
 namespace verifier_internal {
 
-std::string ShortName(std::string_view name) {
-  if (name.size() <= 40) return std::string(name);
-  return absl::StrCat(Sv(name.substr(0, 40)), "... (", name.size(), " characters)");
-}
+std::string ShortName(std::string_view name) { return QuoteName(name); }
 
 FloatRange RangeOf(DType t) {
   switch (t) {
@@ -70,9 +68,9 @@ bool Verifier::TooDeep() {
 }
 
 bool Verifier::CheckName(const std::string& name, std::string_view what) {
-  if (name.size() <= kMaxNameLength) return true;
-  return Fail(absl::StrCat("the name of ", Sv(what), " '", ShortName(name), "' is ", name.size(),
-                           " characters long; names are at most ", kMaxNameLength, " characters"));
+  std::string problem = NameProblem(name);
+  if (problem.empty()) return true;
+  return Fail(absl::StrCat("the name of ", Sv(what), " '", ShortName(name), "' ", problem));
 }
 
 bool Verifier::CheckLaunchInvariant(const Expr& e, std::string_view what) {
@@ -602,7 +600,10 @@ bool Verifier::CheckIf(const IfNode* n) {
 absl::Status Verifier::Run() {
   counters_.emplace_back();
   Frame frame(this);
-  if (!CheckName(program_.name, "the program")) return absl::InvalidArgumentError(error_);
+  // An unnamed program is allowed (the emitters name its kernels).
+  if (!program_.name.empty() && !CheckName(program_.name, "the program")) {
+    return absl::InvalidArgumentError(error_);
+  }
   if (program_.device_queries.size() > kMaxDeviceQueries) {
     return absl::InvalidArgumentError(absl::StrCat("the program records ",
                                                    program_.device_queries.size(),

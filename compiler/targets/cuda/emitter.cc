@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "compiler/inference/index_expr.h"
 #include "compiler/inference/shared_plan.h"
+#include "compiler/ir/names.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
 #include "compiler/targets/cuda/emitter_internal.h"
@@ -711,6 +712,9 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
 absl::StatusOr<CudaSource> EmitCuda(const ir::Program& input, const inference::LayoutPlan& plan,
                                     const CudaTarget& target) {
   const ir::Program& program = inference::PlannedProgram(plan, input);
+  // Names are written into the source (as identifiers, and in comments): the
+  // verifier accepts only identifiers; checked again here, where it matters.
+  if (absl::Status st = ir::CheckNames(program); !st.ok()) return st;
   if (absl::Status st = CheckTypesForTarget(program, target); !st.ok()) return st;
   for (const ir::TileParam& t : program.tile_params) {
     if (!t.value) {
