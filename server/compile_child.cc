@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -52,9 +53,10 @@ absl::Status ClassifyMemoryLimit(const absl::Status& status) {
     return status;
   }
   absl::string_view m = status.message();
-  bool out_of_memory = m.find("out of memory") != absl::string_view::npos ||
-                       m.find("failed to map segment") != absl::string_view::npos ||
-                       m.find("Cannot allocate memory") != absl::string_view::npos;
+  const std::string lower = absl::AsciiStrToLower(m);
+  bool out_of_memory = absl::StrContains(lower, "out of memory") ||
+                       absl::StrContains(lower, "failed to map segment") ||
+                       absl::StrContains(lower, "cannot allocate memory");
   if (!out_of_memory) return status;
   absl::string_view first_line = m.substr(0, m.find('\n'));
   if (first_line.size() > 300) first_line = first_line.substr(0, 300);

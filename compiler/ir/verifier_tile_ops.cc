@@ -14,6 +14,23 @@ bool Verifier::CheckGemmOperand(const Region& r, std::string_view role, Expr* ro
                              role == "C" ? "fragment or local" : "shared or fragment",
                              " memory, not ", Sv(ScopeName(s))));
   }
+  // A window of an on-chip buffer must lie inside it where its bounds are
+  // known here (a window starting at a loop variable is checked where it is
+  // indexed).
+  for (size_t d = 0; d < r.extents.size(); ++d) {
+    std::optional<int64_t> size = AsConstInt(r.buffer->shape[d]);
+    std::optional<int64_t> lo = AsConstInt(r.mins[d]);
+    std::optional<int64_t> len = AsConstInt(r.extents[d]);
+    if (!size || !len) continue;
+    const bool outside = *len > *size || (lo && (*lo < 0 || *lo > *size - *len));
+    if (!outside) continue;
+    std::string covers = lo ? absl::StrCat("covers ", *lo, " to ", *lo + *len - 1)
+                            : absl::StrCat("is ", *len, " long");
+    return Fail(absl::StrCat("T.gemm operand ", Sv(role), " window ", Describe(r),
+                             " lies outside its ", Sv(ScopeName(s)), " buffer ",
+                             Describe(r.buffer), ": dim ", d, " ", covers, ", the buffer has ",
+                             *size));
+  }
   std::vector<Expr> ext = r.extents;
   while (ext.size() > 2 && AsConstInt(ext[0]) == 1) ext.erase(ext.begin());
   if (ext.size() != 2) {

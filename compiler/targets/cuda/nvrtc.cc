@@ -40,6 +40,7 @@ constexpr NvrtcResultCode kNvrtcSuccess = 0;
 
 struct NvrtcApi {
   std::string error;        // why loading failed; empty when loaded
+  bool out_of_memory = false;  // loading failed for lack of memory, not of a toolkit
   std::string library;      // the path or soname that loaded
   std::string include_dir;  // the toolkit's include folder, or empty
   const char* (*GetErrorString)(NvrtcResultCode) = nullptr;
@@ -106,6 +107,19 @@ NvrtcApi* LoadNvrtc() {
     failures.push_back(why != nullptr ? why : c);
   }
   if (handle == nullptr) {
+    // A library that is there but cannot be mapped: the process ran out of
+    // memory (an address-space limit), and no toolkit path would help.
+    for (const std::string& f : failures) {
+      const std::string lower = absl::AsciiStrToLower(f);
+      if (absl::StrContains(lower, "failed to map segment") ||
+          absl::StrContains(lower, "cannot allocate memory") ||
+          absl::StrContains(lower, "cannot map zero-fill pages")) {
+        api->out_of_memory = true;
+        api->error = absl::StrCat("cannot load NVRTC: out of memory mapping the library (", f,
+                                  "); the process's memory limit is too small for NVRTC");
+        return api;
+      }
+    }
     api->error = absl::StrCat(
         "cannot load NVRTC (libnvrtc.so); set CUDA_HOME to a CUDA toolkit (12 or 13). Tried: ",
         absl::StrJoin(failures, "; "));
@@ -461,7 +475,10 @@ std::vector<std::string> KernelsWithErrors(std::string_view source_in,
 absl::StatusOr<NvrtcResult> CompileCuda(const std::string& source, const std::string& name,
                                         CudaArch arch, const NvrtcOptions& options) {
   const NvrtcApi& api = Api();
-  if (!api.error.empty()) return absl::FailedPreconditionError(api.error);
+  if (!api.error.empty()) {
+    return api.out_of_memory ? absl::ResourceExhaustedError(api.error)
+                             : absl::FailedPreconditionError(api.error);
+  }
   if (options.max_registers < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_registers must be >= 0, got ", options.max_registers));

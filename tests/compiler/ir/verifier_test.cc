@@ -602,6 +602,60 @@ TEST_F(VerifierTest, LongNamesAreRefused) {
   EXPECT_TRUE(Verify(InKernel({MakeFor(k, I(2), ForKind::kSerial, Seq({}))})).ok());
 }
 
+// Names end up in generated CUDA and HIP source: only identifiers are
+// accepted, wherever the name is, and the message quotes the name escaped.
+TEST_F(VerifierTest, NamesThatAreNotIdentifiersAreRefused) {
+  using namespace std::string_literals;
+  for (const std::string& bad :
+       {"k\n__device__ int marker = 42;\n//"s, "a\"b"s, "x*/y"s, "#include"s, "a\0b"s, "k\\"s,
+        "a b"s, "1x"s}) {
+    Program p = GemmProgram();
+    p.name = bad;
+    std::string e = Error(p);
+    EXPECT_NE(e.find("is not an identifier"), std::string::npos) << e;
+    EXPECT_EQ(e.find_first_of("\n\r"s + '\0'), std::string::npos) << e;
+
+    Buffer s = Alloc(bad, kF32, {4}, Scope::kShared);
+    e = Error(InKernel({Allocate(s)}));
+    EXPECT_NE(e.find("the name of buffer"), std::string::npos) << e;
+
+    Program q = GemmProgram();
+    q.params.push_back({nullptr, MakeVar(bad)});
+    e = Error(q);
+    EXPECT_NE(e.find("the name of scalar parameter"), std::string::npos) << e;
+
+    Var i = MakeVar(bad);
+    e = Error(InKernel({MakeFor(i, I(2), ForKind::kSerial, Seq({}))}));
+    EXPECT_NE(e.find("is not an identifier"), std::string::npos) << e;
+  }
+  // Non-ASCII names are spelled as identifiers by MakeVar and MakeBuffer.
+  Buffer s = Alloc("\xce\xb1", kF32, {4}, Scope::kShared);
+  EXPECT_TRUE(Verify(InKernel({Allocate(s)})).ok());
+  Program p = GemmProgram();
+  p.name = "caf\xc3\xa9";  // a raw string, not through MakeVar: refused
+  EXPECT_NE(Error(p).find("(not ASCII)"), std::string::npos);
+}
+
+TEST_F(VerifierTest, GemmWindowsMustLieInsideTheirOnChipBuffers) {
+  Buffer as = Alloc("A_shared", kF16, {128, 32}, Scope::kShared);
+  Buffer bs = Alloc("B_shared", kF16, {32, 128}, Scope::kShared);
+  Buffer cl = Alloc("C_local", kF32, {128, 128}, Scope::kFragment);
+  auto gemm = [&](Region a) {
+    return InKernel({Allocate(as), Allocate(bs), Allocate(cl),
+                     MakeGemm(std::move(a), FullRegion(bs), FullRegion(cl))});
+  };
+  EXPECT_TRUE(Verify(gemm(FullRegion(as))).ok());
+  std::string e = Error(gemm(Slice(as, {{I(0), I(128)}, {I(16), I(32)}})));
+  EXPECT_NE(e.find("T.gemm operand A window"), std::string::npos) << e;
+  EXPECT_NE(e.find("lies outside its shared buffer A_shared [128, 32]: dim 1 covers 16 to 47, the "
+                   "buffer has 32"),
+            std::string::npos)
+      << e;
+  // A window longer than the buffer, wherever it starts.
+  e = Error(gemm(Slice(as, {{I(0), I(256)}, {I(0), I(32)}})));
+  EXPECT_NE(e.find("dim 0 covers 0 to 255"), std::string::npos) << e;
+}
+
 TEST_F(VerifierTest, FloatLiteralsMustBeFiniteAndNonzeroInTheirDtype) {
   Buffer f32 = Alloc("X", kF32, {4}, Scope::kLocal);
   Buffer f16 = Alloc("H", kF16, {4}, Scope::kLocal);
