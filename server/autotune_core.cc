@@ -184,7 +184,8 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
   const frontend::DeviceFacts device = recommend::DeviceFactsOf(*profile);
   absl::StatusOr<ir::Program> program =
       RequestProgram(request.has_source() ? &request.source() : nullptr,
-                     request.has_program() ? &request.program() : nullptr, deps_.limits, &device);
+                     request.has_program() ? &request.program() : nullptr, deps_.limits, &device,
+                     StagingStop{deadline, cancelled});
   if (!program.ok()) return program.status();
   if (!recommend::HasUnboundTileParams(*program)) {
     return absl::InvalidArgumentError(

@@ -53,7 +53,8 @@ absl::StatusOr<ir::Program> Checked(absl::StatusOr<ir::Program> p, const CoreLim
 absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* source,
                                            const tilec::v1::Program* program,
                                            const CoreLimits& limits,
-                                           const frontend::DeviceFacts* device) {
+                                           const frontend::DeviceFacts* device,
+                                           const StagingStop& when) {
   if (source != nullptr) {
     const tilec::v1::TileLangSource& src = *source;
     if (static_cast<int64_t>(src.text().size()) > limits.max_source_bytes) {
@@ -68,6 +69,17 @@ absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* sour
     for (const tilec::v1::Binding& b : src.bindings()) bindings.Set(b.name(), b.value());
     for (const std::string& name : src.unbound()) bindings.unbound.insert(name);
     if (device != nullptr) bindings.device = *device;
+    const absl::Time own = absl::Now() + limits.staging_timeout;
+    if (own <= when.deadline) {
+      bindings.staging.deadline = own;
+      bindings.staging.deadline_reason =
+          absl::StrCat("this server stages a program for at most ",
+                       absl::FormatDuration(limits.staging_timeout), " (--staging_timeout_s)");
+    } else {
+      bindings.staging.deadline = when.deadline;
+      bindings.staging.deadline_reason = "the call's deadline passed";
+    }
+    bindings.staging.stop = when.stop;
     frontend::SourceFile file{src.path().empty() ? "<request>" : src.path(), src.text()};
     return Checked(frontend::CompileTileLang(file, src.function(), bindings), limits);
   }

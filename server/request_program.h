@@ -13,6 +13,7 @@
 #define TILEC_SERVER_REQUEST_PROGRAM_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -29,14 +30,27 @@ struct CoreLimits {
   // The longest a recommendation search may run (Recommend, and Compile of a
   // program with unbound tile parameters), whatever the call's deadline.
   absl::Duration search_timeout = absl::Seconds(60);
+  // The longest staging (running the TileLang builder in the frontend) may
+  // take, whatever the call's deadline (tilecd --staging_timeout_s).
+  absl::Duration staging_timeout = absl::Seconds(10);
+};
+
+// When staging a request's source must stop: its call's deadline, and a
+// question whether the call was cancelled or the server is shutting down.
+struct StagingStop {
+  absl::Time deadline = absl::InfiniteFuture();
+  std::function<bool()> stop;
 };
 
 // The program of a request: its source through the frontend (which answers
 // queries of the device from `device`, when given), or its wire form.
+// Staging stops at the earlier of `when.deadline` and limits.staging_timeout
+// from now (DEADLINE_EXCEEDED), and when `when.stop` says so (CANCELLED).
 absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* source,
                                            const tilec::v1::Program* program,
                                            const CoreLimits& limits,
-                                           const frontend::DeviceFacts* device = nullptr);
+                                           const frontend::DeviceFacts* device = nullptr,
+                                           const StagingStop& when = {});
 
 }  // namespace tilec::server
 

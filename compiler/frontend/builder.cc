@@ -16,7 +16,6 @@ namespace tilec::frontend {
 namespace {
 
 constexpr int kMaxCallDepth = 100;
-constexpr int64_t kWorkBudget = 2'000'000;
 constexpr int kMaxDepth = 1000;
 
 // Variables and loads of an expression, in order of first appearance.
@@ -73,6 +72,10 @@ std::vector<std::pair<std::string, Value>> Env::LocalItems() const {
 // Builder
 
 Builder::Builder(const Module& module, const SourceFile& file) : module_(module), file_(file) {
+  // CompileTileLang installs the budget of the whole call; a builder made
+  // elsewhere gets the step budget alone.
+  static const StagingLimits kStepsOnly;
+  if (StagingBudget::Current() == nullptr) own_budget_.emplace(kStepsOnly);
   IndexModule();
 }
 
@@ -99,12 +102,7 @@ Env* Builder::NewEnv(Env* parent) {
   return envs_.back().get();
 }
 
-absl::Status Builder::Tick(SourceLoc loc) {
-  if (++work_ > kWorkBudget) {
-    return Err(loc, "staging evaluation exceeded its step budget (an endless loop?)");
-  }
-  return absl::OkStatus();
-}
+absl::Status Builder::Tick(SourceLoc loc) { return At(ChargeStaging(1), loc); }
 
 Builder::DepthGuard::DepthGuard(Builder& b, SourceLoc loc) : b_(b) {
   if (++b_.depth_ > kMaxDepth) {

@@ -42,6 +42,7 @@
 #include "compiler/frontend/reducers.h"
 #include "compiler/frontend/safe_access.h"
 #include "compiler/frontend/source.h"
+#include "compiler/frontend/staging_budget.h"
 #include "compiler/frontend/value.h"
 #include "compiler/frontend/views.h"
 #include "compiler/ir/ir.h"
@@ -372,7 +373,8 @@ class Builder {
   // A new scope, owned by the builder.
   Env* NewEnv(Env* parent);
 
-  // Counts one unit of staging work; fails when the budget is exhausted.
+  // Counts one step of staging work against the thread's StagingBudget
+  // (staging_budget.h); fails, located at `loc`, when it is spent.
   absl::Status Tick(SourceLoc loc);
 
   // Bounds the nesting of evaluation (expressions, statements and calls
@@ -537,8 +539,8 @@ class Builder {
   bool eager_ = false;
   bool names_as_strings_ = false;
   std::string name_hint_;
-  int64_t work_ = 0;
   int depth_ = 0;
+  std::optional<StagingBudget> own_budget_;
   std::unordered_map<std::string, ir::Buffer> tensor_params_;
   std::unordered_map<std::string, ir::Var> scalar_params_;
   std::unordered_map<std::string, ir::TensorView> tensor_views_;

@@ -50,6 +50,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/frontend/source.h"
+#include "compiler/frontend/staging_budget.h"
 #include "compiler/ir/ir.h"
 
 namespace tilec::frontend {
@@ -87,6 +88,8 @@ struct Bindings {
   // The device the program is built for; a query of the device without it
   // is refused, naming the query.
   std::optional<DeviceFacts> device;
+  // Time and stop bounds on staging, beyond its step budget.
+  StagingLimits staging;
 
   // Sets `name` to `value`, replacing an earlier binding of the same name.
   void Set(std::string name, std::string value);

@@ -398,7 +398,13 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     if (absl::Status s = need(0, 1); !s.ok()) return s;
     if (args.positional.empty()) return Value::Str("");
     const Value& x = pos(0);
-    return Value::Str(x.kind == ValueKind::kStr ? x.s : ValueRepr(x));
+    if (x.kind == ValueKind::kStr) return x;
+    std::string text = ValueRepr(x);
+    if (text.size() > kMaxStagingItems) {
+      return b.Err(loc, Cat("str() of a value whose text is over ", kMaxStagingItems,
+                            " characters"));
+    }
+    return Value::Str(std::move(text));
   }
   if (name == "tuple" || name == "list" || name == "reversed" || name == "sorted") {
     if (args.positional.size() > 1 || (name != "sorted" && !args.keywords.empty())) {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
+#include "compiler/frontend/staging_budget.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 #include "compiler/frontend/value_ops.h"
@@ -185,6 +186,7 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
       absl::StatusOr<std::string> sep = str_arg(0, "str.split separator");
       if (!sep.ok()) return sep.status();
       if (sep->empty()) return b.Err(loc, "empty separator");
+      if (absl::Status c = b.At(ChargeSearch(self.s.size(), sep->size()), loc); !c.ok()) return c;
       size_t pos = 0;
       for (size_t at; (at = self.s.find(*sep, pos)) != std::string::npos; pos = at + sep->size()) {
         out.push_back(Value::Str(self.s.substr(pos, at - pos)));
@@ -204,6 +206,7 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
       if (v.kind != ValueKind::kStr) return b.Err(loc, "str.join() needs strings");
       if (k) out += self.s;
       out += v.s;
+      if (out.size() > kMaxStagingItems) return b.Err(loc, "the string is too large");
     }
     return Value::Str(out);
   }
@@ -231,6 +234,7 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
     if (absl::Status s = argc(1, 1); !s.ok()) return s;
     absl::StatusOr<std::string> sub = str_arg(0, name);
     if (!sub.ok()) return sub.status();
+    if (absl::Status c = b.At(ChargeSearch(self.s.size(), sub->size()), loc); !c.ok()) return c;
     if (name == "str.find") {
       size_t at = self.s.find(*sub);
       return Value::Int(at == std::string::npos ? -1 : static_cast<int64_t>(at));
@@ -256,6 +260,7 @@ absl::StatusOr<Value> CallMethod(Builder& b, std::string_view name, const Value&
     absl::StatusOr<std::string> to = str_arg(1, "str.replace()");
     if (!to.ok()) return to.status();
     if (from->empty()) return b.Err(loc, "str.replace() with an empty pattern is not supported");
+    if (absl::Status c = b.At(ChargeSearch(self.s.size(), from->size()), loc); !c.ok()) return c;
     std::string out;
     size_t pos = 0;
     for (size_t at; (at = self.s.find(*from, pos)) != std::string::npos; pos = at + from->size()) {

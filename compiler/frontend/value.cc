@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "absl/strings/str_join.h"
+#include "compiler/frontend/staging_budget.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/ir/printer.h"
 
@@ -47,6 +48,9 @@ Value Value::Float(double v, ParamSet params) {
 }
 
 Value Value::Str(std::string v) {
+  // Building a value charges the staging budget for its size; a budget spent
+  // here fails the builder's next step.
+  (void)ChargeStaging(static_cast<int64_t>(v.size() / 16));
   Value r;
   r.kind = ValueKind::kStr;
   r.s = std::move(v);
@@ -54,6 +58,7 @@ Value Value::Str(std::string v) {
 }
 
 Value Value::Tuple(ValueList items) {
+  (void)ChargeStaging(static_cast<int64_t>(items.size()));
   Value r;
   r.kind = ValueKind::kTuple;
   r.tuple = std::make_shared<const ValueList>(std::move(items));
@@ -61,6 +66,7 @@ Value Value::Tuple(ValueList items) {
 }
 
 Value Value::List(ValueList items) {
+  (void)ChargeStaging(static_cast<int64_t>(items.size()));
   Value r;
   r.kind = ValueKind::kList;
   r.list = std::make_shared<ValueList>(std::move(items));
@@ -68,6 +74,7 @@ Value Value::List(ValueList items) {
 }
 
 Value Value::Dict(DictItems items) {
+  (void)ChargeStaging(static_cast<int64_t>(items.size()));
   Value r;
   r.kind = ValueKind::kDict;
   r.dict = std::make_shared<DictItems>(std::move(items));
@@ -302,14 +309,52 @@ std::string StrRepr(const std::string& s) {
   return out + "'";
 }
 
-std::string JoinRepr(const ValueList& items) {
-  std::string out;
-  for (size_t k = 0; k < items.size(); ++k) {
+// Reprs stop growing past this many characters: a nested value can stand
+// for billions of items (a list of one list, repeated). ValueRepr marks the
+// cut with "...".
+constexpr size_t kReprCap = (size_t{1} << 16) + 16;
+
+void AppendRepr(const Value& v, std::string& out);
+std::string ScalarRepr(const Value& v);
+
+void AppendItems(const ValueList& items, std::string& out) {
+  for (size_t k = 0; k < items.size() && out.size() <= kReprCap; ++k) {
     if (k) out += ", ";
-    out += ValueRepr(items[k]);
+    AppendRepr(items[k], out);
   }
-  return out;
 }
+
+void AppendRepr(const Value& v, std::string& out) {
+  if (out.size() > kReprCap) return;
+  switch (v.kind) {
+    case ValueKind::kTuple: {
+      const ValueList& items = v.Items();
+      out += "(";
+      AppendItems(items, out);
+      out += items.size() == 1 ? ",)" : ")";
+      return;
+    }
+    case ValueKind::kList:
+      out += "[";
+      AppendItems(v.Items(), out);
+      out += "]";
+      return;
+    case ValueKind::kDict:
+      out += "{";
+      if (v.dict) {
+        for (size_t k = 0; k < v.dict->size() && out.size() <= kReprCap; ++k) {
+          if (k) out += ", ";
+          AppendRepr((*v.dict)[k].first, out);
+          out += ": ";
+          AppendRepr((*v.dict)[k].second, out);
+        }
+      }
+      out += "}";
+      return;
+    default: out += ScalarRepr(v); return;
+  }
+}
+
 
 }  // namespace
 
@@ -362,27 +407,24 @@ std::string DescribeValue(const Value& v) {
 }
 
 std::string ValueRepr(const Value& v) {
+  std::string out;
+  AppendRepr(v, out);
+  if (out.size() > kReprCap) {
+    out.resize(kReprCap);
+    out += "...";
+  }
+  return out;
+}
+
+namespace {
+
+std::string ScalarRepr(const Value& v) {
   switch (v.kind) {
     case ValueKind::kNone: return "None";
     case ValueKind::kBool: return v.b ? "True" : "False";
     case ValueKind::kInt: return Cat(v.i);
     case ValueKind::kFloat: return FloatRepr(v.f);
     case ValueKind::kStr: return StrRepr(v.s);
-    case ValueKind::kTuple: {
-      const ValueList& items = v.Items();
-      return Cat("(", JoinRepr(items), items.size() == 1 ? ",)" : ")");
-    }
-    case ValueKind::kList: return Cat("[", JoinRepr(v.Items()), "]");
-    case ValueKind::kDict: {
-      std::string out = "{";
-      if (v.dict) {
-        for (size_t k = 0; k < v.dict->size(); ++k) {
-          if (k) out += ", ";
-          out += Cat(ValueRepr((*v.dict)[k].first), ": ", ValueRepr((*v.dict)[k].second));
-        }
-      }
-      return out + "}";
-    }
     case ValueKind::kDType: return std::string(ir::DTypeName(v.dtype));
     case ValueKind::kExpr: return v.expr ? ir::PrintExpr(v.expr) : "<null>";
     case ValueKind::kRange:
@@ -393,6 +435,8 @@ std::string ValueRepr(const Value& v) {
     default: return DescribeValue(v);
   }
 }
+
+}  // namespace
 
 std::optional<bool> Truthy(const Value& v) {
   switch (v.kind) {
@@ -462,6 +506,9 @@ std::optional<ir::DType> AsDType(const Value& v) {
 }
 
 std::optional<bool> StagingEquals(const Value& a, const Value& b) {
+  // One step per pair compared; once the budget is spent the answer is
+  // unknown and the caller's budget check reports why (ApplyCompare).
+  if (!ChargeStaging(1).ok()) return std::nullopt;
   if (a.IsNumber() && b.IsNumber()) {
     if (a.kind == ValueKind::kFloat || b.kind == ValueKind::kFloat) {
       return a.AsFloat() == b.AsFloat();

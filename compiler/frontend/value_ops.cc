@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "compiler/frontend/staging_budget.h"
 #include "compiler/frontend/str_util.h"
 
 namespace tilec::frontend {
@@ -460,7 +461,22 @@ absl::StatusOr<Value> ApplyUnaryOp(UnaryOpKind op, const Value& a) {
   return Error("bad unary operator");
 }
 
+namespace {
+absl::StatusOr<Value> CompareValues(CmpOpKind op, const Value& a, const Value& b);
+}  // namespace
+
 absl::StatusOr<Value> ApplyCompare(CmpOpKind op, const Value& a, const Value& b) {
+  // One step per comparison. Comparing sequences also charges item by item
+  // (StagingEquals) and gives up once the budget is spent: then the budget's
+  // error is the answer, before and after.
+  if (absl::Status spent = ChargeStaging(1); !spent.ok()) return spent;
+  absl::StatusOr<Value> r = CompareValues(op, a, b);
+  if (absl::Status spent = ChargeStaging(0); !spent.ok()) return spent;
+  return r;
+}
+
+namespace {
+absl::StatusOr<Value> CompareValues(CmpOpKind op, const Value& a, const Value& b) {
   if (op == CmpOpKind::kIs || op == CmpOpKind::kIsNot) {
     bool same;
     if (a.kind == ValueKind::kNone || b.kind == ValueKind::kNone) {
@@ -482,6 +498,7 @@ absl::StatusOr<Value> ApplyCompare(CmpOpKind op, const Value& a, const Value& b)
   if (op == CmpOpKind::kIn || op == CmpOpKind::kNotIn) {
     bool found = false;
     if (b.kind == ValueKind::kStr && a.kind == ValueKind::kStr) {
+      if (absl::Status c = ChargeSearch(b.s.size(), a.s.size()); !c.ok()) return c;
       found = b.s.find(a.s) != std::string::npos;
     } else if (b.IsSequence() || b.kind == ValueKind::kDict || b.kind == ValueKind::kSet) {
       if (b.kind == ValueKind::kSet) {
@@ -589,5 +606,7 @@ absl::StatusOr<Value> ApplyCompare(CmpOpKind op, const Value& a, const Value& b)
   }
   return Error("bad comparison operator");
 }
+
+}  // namespace
 
 }  // namespace tilec::frontend
