@@ -45,7 +45,14 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(const Prepared& 
 absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Lookup(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
     std::shared_ptr<const cache::Cancellation> cancel, std::shared_ptr<const Prepared>* prepared) {
-  absl::StatusOr<std::shared_ptr<const Prepared>> p = Prepare(request, deadline, std::move(cancel));
+  absl::StatusOr<std::shared_ptr<const Parsed>> parsed = Parse(request, deadline, std::move(cancel));
+  if (!parsed.ok()) return parsed.status();
+  return Lookup(**parsed, prepared);
+}
+
+absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Lookup(
+    const Parsed& parsed, std::shared_ptr<const Prepared>* prepared) {
+  absl::StatusOr<std::shared_ptr<const Prepared>> p = Bind(parsed);
   if (!p.ok()) return p.status();
   *prepared = *p;
   if (!lookup_) return std::nullopt;
@@ -93,6 +100,14 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::LookupByHash(
 absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepare(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
     std::shared_ptr<const cache::Cancellation> cancel) {
+  absl::StatusOr<std::shared_ptr<const Parsed>> parsed = Parse(request, deadline, std::move(cancel));
+  if (!parsed.ok()) return parsed.status();
+  return Bind(**parsed);
+}
+
+absl::StatusOr<std::shared_ptr<const CompileCore::Parsed>> CompileCore::Parse(
+    const tilec::v1::CompileRequest& request, absl::Time deadline,
+    std::shared_ptr<const cache::Cancellation> cancel) const {
   if (request.targets().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("the request names no target (",
                                                    targets::TargetNames(),
@@ -118,44 +133,66 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepar
   }
   absl::StatusOr<ir::Program> program = RequestProgram(
       request.has_source() ? &request.source() : nullptr,
-      request.has_program() ? &request.program() : nullptr, limits_, device ? &*device : nullptr);
+      request.has_program() ? &request.program() : nullptr, limits_, device ? &*device : nullptr,
+      StagingStop{deadline, [cancel] { return cancel != nullptr && cancel->cancelled(); }});
   if (!program.ok()) return program.status();
   if (!program->device_queries.empty() && request.targets_size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the source asks the device (", program->device_queries[0],
         "), whose answer depends on the target: compile it for one target per request"));
   }
-  auto prepared = std::make_shared<Prepared>();
-  prepared->program_hash = ir::ProgramHash(*program);
-  const bool unbound = recommend::HasUnboundTileParams(*program);
-  auto shared = std::make_shared<const ir::Program>(*std::move(program));
+  auto parsed = std::make_shared<Parsed>();
+  parsed->request = &request;
+  parsed->deadline = deadline;
+  parsed->cancel = std::move(cancel);
+  parsed->program_hash = ir::ProgramHash(*program);
+  parsed->unbound = recommend::HasUnboundTileParams(*program);
+  parsed->program = std::make_shared<const ir::Program>(*std::move(program));
   for (const std::string& target : request.targets()) {
+    Parsed::Target t;
+    t.name = target;
+    if (parsed->unbound) {
+      absl::StatusOr<recommend::HardwareProfile> profile =
+          recommend::ProfileForTarget(profiles_, target, request.options().profile());
+      if (!profile.ok()) return WithTarget(target, profile.status());
+      t.profile = *std::move(profile);
+      if (tuned_) t.tuned = tuned_(parsed->program_hash, t.profile.id());
+      parsed->needs_search |= !t.tuned.has_value();
+    }
+    parsed->targets.push_back(std::move(t));
+  }
+  return parsed;
+}
+
+absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Bind(
+    const Parsed& parsed) const {
+  const tilec::v1::CompileRequest& request = *parsed.request;
+  auto prepared = std::make_shared<Prepared>();
+  prepared->program_hash = parsed.program_hash;
+  const std::shared_ptr<const ir::Program>& shared = parsed.program;
+  const std::shared_ptr<const cache::Cancellation>& cancel = parsed.cancel;
+  for (const Parsed::Target& t : parsed.targets) {
+    const std::string& target = t.name;
     cache::CompileJob job;
     job.program = shared;
     job.program_hash = prepared->program_hash;
     recommend::AutoBinding binding;
     std::string source;
     double measured_ms = 0;
-    std::optional<Tuned> tuned;
-    absl::StatusOr<recommend::HardwareProfile> profile =
-        unbound ? recommend::ProfileForTarget(profiles_, target, request.options().profile())
-                : absl::StatusOr<recommend::HardwareProfile>(recommend::HardwareProfile());
-    if (!profile.ok()) return WithTarget(target, profile.status());
-    if (unbound && tuned_) tuned = tuned_(prepared->program_hash, profile->id());
-    if (tuned) {
-      absl::StatusOr<ir::Program> bound = recommend::BindTileParams(*shared, tuned->config);
+    if (t.tuned) {
+      absl::StatusOr<ir::Program> bound = recommend::BindTileParams(*shared, t.tuned->config);
       if (!bound.ok()) return WithTarget(target, bound.status());
       binding.program = *std::move(bound);
-      binding.config = tuned->config;
-      binding.profile_id = profile->id();
+      binding.config = t.tuned->config;
+      binding.profile_id = t.profile.id();
       source = "autotune";
-      measured_ms = tuned->measured_ms;
+      measured_ms = t.tuned->measured_ms;
       job.program = std::make_shared<const ir::Program>(std::move(binding.program));
       job.program_hash = ir::ProgramHash(*job.program);
-    } else if (unbound) {
+    } else if (parsed.unbound) {
       source = "recommendation";
       absl::StatusOr<recommend::AutoBinding> bound = recommend::BindTopRecommendation(
-          *shared, *profile, std::min(deadline, absl::Now() + limits_.search_timeout),
+          *shared, t.profile, std::min(parsed.deadline, absl::Now() + limits_.search_timeout),
           [cancel] { return cancel != nullptr && cancel->cancelled(); });
       if (!bound.ok()) return WithTarget(target, bound.status());
       binding = *std::move(bound);
@@ -165,7 +202,7 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepar
     job.target = target;
     job.options.line_info = request.options().line_info();
     job.options.max_registers = request.options().max_registers();
-    job.deadline = deadline;
+    job.deadline = parsed.deadline;
     job.cancel = cancel;
     prepared->jobs.push_back(std::move(job));
     prepared->bindings.push_back(

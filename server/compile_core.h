@@ -92,6 +92,33 @@ class CompileCore {
   absl::StatusOr<std::optional<tilec::v1::CompileResponse>> Lookup(
       const tilec::v1::CompileRequest& request, absl::Time deadline,
       std::shared_ptr<const cache::Cancellation> cancel, std::shared_ptr<const Prepared>* prepared);
+
+  // Lookup in two steps, so that a server can run the second, which may
+  // search, on its search threads: Parse checks the request, runs the
+  // frontend (under limits.staging_timeout), hashes, and finds each target's
+  // profile and tuning record; Lookup(Parsed) binds unbound tile parameters
+  // (searching where no tuning record answers: needs_search) and asks the
+  // cache. `request` must outlive the Parsed.
+  struct Parsed {
+    struct Target {
+      std::string name;
+      recommend::HardwareProfile profile;  // set when unbound
+      std::optional<Tuned> tuned;
+    };
+    const tilec::v1::CompileRequest* request = nullptr;
+    absl::Time deadline;
+    std::shared_ptr<const cache::Cancellation> cancel;
+    std::string program_hash;
+    std::shared_ptr<const ir::Program> program;
+    bool unbound = false;
+    bool needs_search = false;
+    std::vector<Target> targets;
+  };
+  absl::StatusOr<std::shared_ptr<const Parsed>> Parse(
+      const tilec::v1::CompileRequest& request, absl::Time deadline,
+      std::shared_ptr<const cache::Cancellation> cancel) const;
+  absl::StatusOr<std::optional<tilec::v1::CompileResponse>> Lookup(
+      const Parsed& parsed, std::shared_ptr<const Prepared>* prepared);
   absl::StatusOr<tilec::v1::CompileResponse> Compile(const Prepared& prepared);
 
   // A request that names its program by hash (CompileRequest.program_hash):
@@ -104,6 +131,7 @@ class CompileCore {
   absl::StatusOr<std::shared_ptr<const Prepared>> Prepare(
       const tilec::v1::CompileRequest& request, absl::Time deadline,
       std::shared_ptr<const cache::Cancellation> cancel);
+  absl::StatusOr<std::shared_ptr<const Prepared>> Bind(const Parsed& parsed) const;
   absl::StatusOr<std::optional<tilec::v1::CompileResponse>> Finish(const Prepared& prepared,
                                                                    bool lookup_only);
 

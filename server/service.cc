@@ -16,6 +16,20 @@
 namespace tilec::server {
 namespace {
 
+// Whether a search taken from the queue is still wanted: CANCELLED for a call
+// cancelled meanwhile (or a server stopping), DEADLINE_EXCEEDED past the
+// call's deadline; OK to search.
+absl::Status LateForItsSearch(const CallCancellation& cancel, absl::Time deadline) {
+  if (cancel.cancelled()) {
+    return absl::CancelledError("the call was cancelled while it waited for a search thread");
+  }
+  if (absl::Now() >= deadline) {
+    return absl::DeadlineExceededError("the call's deadline passed while it waited for a search "
+                                       "thread; the server is busy, retry later");
+  }
+  return absl::OkStatus();
+}
+
 // A unary call's reactor that owns the parsed request and the response,
 // records metrics, relays cancellation and deletes itself when done.
 template <class Request, class Response>
@@ -212,34 +226,53 @@ grpc::ServerUnaryReactor* TilecService::Compile(grpc::CallbackServerContext* con
     }
     return reactor;
   }
-  // A request thread answers what the cache holds; a miss moves to the
-  // compile queue with its prepared jobs, so request threads never wait for
-  // a compile slot, a hit never waits behind a miss, and nothing is parsed
-  // or searched twice.
+  // A request thread parses the request and answers what the cache holds; a
+  // request that must search first (unbound tile parameters, no tuning
+  // record) waits in the search queue, in order with Recommend's searches,
+  // or is refused at once when that queue is full; a miss moves to the
+  // compile queue with its prepared jobs. So request threads never search
+  // or wait for a compile slot, a hit never waits behind a miss, and nothing
+  // is parsed or searched twice.
+  Scheduler* searches =
+      deps_.search_scheduler != nullptr ? deps_.search_scheduler : deps_.scheduler;
   absl::Status queued = deps_.scheduler->Submit([=] {
-    if (compiles == nullptr) {
-      absl::StatusOr<tilec::v1::CompileResponse> r =
-          core->Compile(*request, deadline, reactor->cancel());
-      if (r.ok()) return deliver(*std::move(r));
-      reactor->FinishWith(r.status());
+    absl::StatusOr<std::shared_ptr<const CompileCore::Parsed>> parsed =
+        core->Parse(*request, deadline, reactor->cancel());
+    if (!parsed.ok()) {
+      reactor->FinishWith(parsed.status());
       return;
     }
-    std::shared_ptr<const CompileCore::Prepared> prepared;
-    absl::StatusOr<std::optional<tilec::v1::CompileResponse>> hit =
-        core->Lookup(*request, deadline, reactor->cancel(), &prepared);
-    if (hit.ok() && hit->has_value()) return deliver(**std::move(hit));
-    if (!hit.ok()) {
-      reactor->FinishWith(hit.status());
-      return;
-    }
-    absl::Status compile_queued = compiles->Submit([=] {
-      absl::StatusOr<tilec::v1::CompileResponse> r = core->Compile(*prepared);
-      if (r.ok()) return deliver(*std::move(r));
-      reactor->FinishWith(r.status());
-    });
-    if (!compile_queued.ok()) {
+    auto bind_and_lookup = [=, parsed = *parsed] {
+      // Waited past its deadline, or cancelled meanwhile: no search for nobody.
+      if (absl::Status late = LateForItsSearch(*reactor->cancel(), deadline); !late.ok()) {
+        reactor->FinishWith(late);
+        return;
+      }
+      std::shared_ptr<const CompileCore::Prepared> prepared;
+      absl::StatusOr<std::optional<tilec::v1::CompileResponse>> hit =
+          core->Lookup(*parsed, &prepared);
+      if (hit.ok() && hit->has_value()) return deliver(**std::move(hit));
+      if (!hit.ok()) {
+        reactor->FinishWith(hit.status());
+        return;
+      }
+      auto compile = [=] {
+        absl::StatusOr<tilec::v1::CompileResponse> r = core->Compile(*prepared);
+        if (r.ok()) return deliver(*std::move(r));
+        reactor->FinishWith(r.status());
+      };
+      if (compiles == nullptr) return compile();
+      absl::Status compile_queued = compiles->Submit(compile);
+      if (!compile_queued.ok()) {
+        context->AddTrailingMetadata("grpc-retry-pushback-ms", kRetryPushbackMs);
+        reactor->FinishWith(compile_queued);
+      }
+    };
+    if (!parsed.value()->needs_search) return bind_and_lookup();
+    absl::Status search_queued = searches->Submit(bind_and_lookup);
+    if (!search_queued.ok()) {
       context->AddTrailingMetadata("grpc-retry-pushback-ms", kRetryPushbackMs);
-      reactor->FinishWith(compile_queued);
+      reactor->FinishWith(search_queued);
     }
   });
   if (!queued.ok()) {
@@ -278,6 +311,10 @@ grpc::ServerUnaryReactor* TilecService::Recommend(grpc::CallbackServerContext* c
       deps_.search_scheduler != nullptr ? deps_.search_scheduler : deps_.scheduler;
   absl::Status queued = searches->Submit([=] {
     std::shared_ptr<CallCancellation> cancel = reactor->cancel();
+    if (absl::Status late = LateForItsSearch(*cancel, deadline); !late.ok()) {
+      reactor->FinishWith(late);
+      return;
+    }
     absl::StatusOr<tilec::v1::RecommendResponse> r =
         core->Recommend(*request, deadline, [cancel] { return cancel->cancelled(); });
     if (r.ok() && autotune != nullptr) {
