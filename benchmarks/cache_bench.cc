@@ -197,6 +197,8 @@ int main(int argc, char** argv) {
              "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"},
             /*quiet=*/true);
   const std::string redis_flag = "--redis=127.0.0.1:" + std::to_string(redis_port);
+  // The figures compare serving paths; signatures are off as before.
+  const std::string unsigned_flag = "--allow_unsigned_shared_tier";
   auto start = [&](int p, const std::string& cache, std::vector<std::string> extra) {
     std::vector<std::string> args = {tilecd,
                                      "--cache_dir=" + work + "/" + cache,
@@ -208,8 +210,9 @@ int main(int argc, char** argv) {
     args.insert(args.end(), extra.begin(), extra.end());
     return Spawn(args, /*quiet=*/true);
   };
-  pid_t server = start(port, "cache_a", {redis_flag, "--http_port=" + std::to_string(http_port)});
-  pid_t server_b = start(port_b, "cache_b", {redis_flag});
+  pid_t server = start(port, "cache_a",
+                       {redis_flag, unsigned_flag, "--http_port=" + std::to_string(http_port)});
+  pid_t server_b = start(port_b, "cache_b", {redis_flag, unsigned_flag});
   pid_t server_n = start(port_n, "cache_n", {"--memo_entries=0"});
   auto stop_all = [&] {
     for (pid_t p : {server, server_b, server_n, redis_pid}) Stop(p);

@@ -5,6 +5,7 @@
 //          [--tokens_file F] [--tls_cert F --tls_key F] [--reflection]
 //          [--jobs N] [--threads N] [--queue N] [--compile_queue N]
 //          [--search_timeout_s S] [--search_threads N] [--search_queue N]
+//          [--staging_timeout_s S]
 //          [--max_streams N] [--max_memory_mb M] [--max_connection_age_s S]
 //          [--compile_timeout_s S] [--compile_memory_mb M] [--cache_bytes B]
 //          [--profiles DIR] [--allow_prelude] [--compile_user nobody]
@@ -125,6 +126,9 @@ ABSL_FLAG(int64_t, max_message_bytes, 8 << 20, "largest request message accepted
 ABSL_FLAG(double, search_timeout_s, 60,
           "longest recommendation search (Recommend, Compile with unbound tile parameters), "
           "whatever the call's deadline");
+ABSL_FLAG(double, staging_timeout_s, 10,
+          "longest a request's TileLang builder may run in the frontend (staging), whatever the "
+          "call's deadline");
 ABSL_FLAG(double, shutdown_grace_s, 1,
           "on SIGTERM, how long gRPC may take to deliver the answers of the calls being "
           "cancelled and close connections");
@@ -187,6 +191,10 @@ ABSL_FLAG(std::vector<std::string>, verify_keys, {},
           "more Ed25519 keys (PEM, public or private; comma-separated files) whose signatures "
           "the shared tier accepts (key rotation); any --signing_key or --verify_keys makes the "
           "tier refuse unsigned entries");
+ABSL_FLAG(bool, allow_unsigned_shared_tier, false,
+          "with --redis and neither --signing_key nor --verify_keys, accept entries of the shared "
+          "tier that no key signed (anyone who can write to that Redis can then hand this "
+          "server's clients an artifact); without this flag such a server refuses to start");
 
 namespace {
 
@@ -330,6 +338,15 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<server::SharedTier> shared;
   server::SharedTierCompiler* shared_ptr = nullptr;
+  if (!absl::GetFlag(FLAGS_redis).empty() && verifier == nullptr &&
+      !absl::GetFlag(FLAGS_allow_unsigned_shared_tier)) {
+    std::fprintf(stderr,
+                 "tilecd: --redis without --signing_key or --verify_keys would serve whatever "
+                 "the shared tier holds, unsigned and possibly forged; give a key, or "
+                 "--allow_unsigned_shared_tier to accept unsigned entries knowingly\n");
+    return 2;
+  }
+  const char* shared_signing = verifier != nullptr ? "signed entries only" : "unsigned accepted";
   if (!absl::GetFlag(FLAGS_redis).empty()) {
     server::SharedTierOptions o;
     o.signer = signer.get();
@@ -385,6 +402,7 @@ int main(int argc, char** argv) {
   limits.max_source_bytes = absl::GetFlag(FLAGS_max_source_bytes);
   limits.max_program_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   limits.search_timeout = absl::Seconds(absl::GetFlag(FLAGS_search_timeout_s));
+  limits.staging_timeout = absl::Seconds(absl::GetFlag(FLAGS_staging_timeout_s));
   limits.allow_prelude = absl::GetFlag(FLAGS_allow_prelude);
   server::CompileCore core(&single_flight, limits, *profiles);
   server::ResponseMemo memo(
@@ -527,6 +545,7 @@ int main(int argc, char** argv) {
     r.set_hash_hits(hash_hits.load());
     if (s.shared) {
       r.set_shared_tier(s.shared->up ? "up" : "degraded");
+      r.set_shared_tier_signing(shared_signing);
       r.set_shared_tier_hits(s.shared->hits);
       r.set_shared_tier_misses(s.shared->misses);
       r.set_shared_tier_corrupt(s.shared->corrupt);
@@ -651,11 +670,12 @@ int main(int argc, char** argv) {
   WritePortFile(absl::GetFlag(FLAGS_metrics_port_file), metrics_port);
   WritePortFile(absl::GetFlag(FLAGS_port_file), port);
   std::fprintf(stderr,
-               "tilecd: listening on %s:%d (metrics on %d, hit path on %d), cache %s%s%s, "
+               "tilecd: listening on %s:%d (metrics on %d, hit path on %d), cache %s%s%s%s%s, "
                "compiler %s, up to %llu open files\n",
                absl::GetFlag(FLAGS_host).c_str(), port, metrics_port,
                hit_server ? hit_server->port() : -1, cache_dir.c_str(), shared ? " + shared " : "",
-               shared ? shared->Describe().c_str() : "", tools.compiler_version.c_str(),
+               shared ? shared->Describe().c_str() : "", shared ? ", " : "",
+               shared ? shared_signing : "", tools.compiler_version.c_str(),
                static_cast<unsigned long long>(files.rlim_cur));
   // Health: "" (the server) is SERVING while it runs; with --redis,
   // "tilec.SharedTier" is SERVING while Redis answers and NOT_SERVING while

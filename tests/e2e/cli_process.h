@@ -23,9 +23,9 @@ struct RunResult {
   std::string out, err;
 };
 
-// Runs the tilec binary with `args` (no shell), TILEC_SERVER and TILEC_TOKEN
-// unset, from the source folder so example paths are relative.
-inline RunResult RunTilec(const std::vector<std::string>& args) {
+// Runs `binary` with `args` (no shell), TILEC_SERVER and TILEC_TOKEN unset,
+// from the source folder so example paths are relative.
+inline RunResult RunBinary(const std::string& binary, const std::vector<std::string>& args) {
   std::string dir = MakeTempDir("run");
   std::string out_path = dir + "/out", err_path = dir + "/err";
   pid_t pid = ::fork();
@@ -36,7 +36,7 @@ inline RunResult RunTilec(const std::vector<std::string>& args) {
     std::FILE* o = std::freopen(out_path.c_str(), "w", stdout);
     std::FILE* e = std::freopen(err_path.c_str(), "w", stderr);
     if (o == nullptr || e == nullptr) ::_exit(126);
-    std::vector<std::string> full = {TILEC_BINARY};
+    std::vector<std::string> full = {binary};
     full.insert(full.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : full) argv.push_back(a.data());
@@ -51,6 +51,11 @@ inline RunResult RunTilec(const std::vector<std::string>& args) {
   r.out = ReadFile(out_path);
   r.err = ReadFile(err_path);
   return r;
+}
+
+// Runs the tilec CLI as RunBinary does.
+inline RunResult RunTilec(const std::vector<std::string>& args) {
+  return RunBinary(TILEC_BINARY, args);
 }
 
 // True when `err` starts with "<path>:<line>:<col>".

@@ -55,7 +55,9 @@ class Fleet : public ::testing::Test {
       ASSERT_TRUE(d->Start(MakeTempDir("fleet_cache"), flags));
     }
   }
-  virtual std::vector<std::string> ExtraFlags() { return {}; }
+  // Unsigned unless a fixture gives a key (tilecd refuses --redis without
+  // one unless told to accept unsigned entries).
+  virtual std::vector<std::string> ExtraFlags() { return {"--allow_unsigned_shared_tier"}; }
   Tilecd& A() { return *servers_[0]; }
   Tilecd& B() { return *servers_[1]; }
   Tilecd& C() { return *servers_[2]; }
@@ -216,6 +218,25 @@ class SignedFleet : public Fleet {
   }
   std::string keys_;
 };
+
+// By default a server does not trust a shared tier that nobody signs: with
+// --redis and no key it refuses to start, saying what to give; accepting
+// unsigned entries is an explicit choice that Stats reports.
+TEST_F(Fleet, WithoutAKeyTheSharedTierIsRefusedUnlessUnsignedIsAccepted) {
+  const std::string redis_flag = absl::StrCat("--redis=127.0.0.1:", redis_->port());
+  RunResult r = RunBinary(TILECD_BINARY, {"--cache_dir=" + MakeTempDir("unsigned"), redis_flag,
+                                          "--port=0", "--metrics_port=-1", "--host=127.0.0.1"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--signing_key"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--allow_unsigned_shared_tier"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("listening"), std::string::npos) << r.err;
+  // The fleet of this fixture accepted unsigned entries knowingly.
+  EXPECT_EQ(Stats(A()).shared_tier_signing(), "unsigned accepted");
+}
+
+TEST_F(SignedFleet, StatsSayOnlySignedEntriesAreAccepted) {
+  EXPECT_EQ(Stats(A()).shared_tier_signing(), "signed entries only");
+}
 
 TEST_F(SignedFleet, AForgedEntryIsRefusedAndClientsVerify) {
   tilec::v1::CompileResponse first;

@@ -36,6 +36,7 @@ TEST(FleetTls, ServersShareThroughRedisOverTls) {
                                     "--redis_tls_key=" + pki.client_key(),
                                     "--redis_timeout_ms=500",
                                     "--redis_retry_s=0.2",
+                                    "--allow_unsigned_shared_tier",
                                     "--jobs=2"};
   };
   Tilecd a, b, stranger;
