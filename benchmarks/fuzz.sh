@@ -2,7 +2,7 @@
 # Runs tilec's fuzz targets (tests/fuzz/) with libFuzzer, ASan and UBSan, and
 # reports executions and findings (docs/security.md "Fuzzing"):
 #
-#   benchmarks/fuzz.sh [SECONDS_PER_TARGET] [TARGET ...]     (default 60, all five)
+#   benchmarks/fuzz.sh [SECONDS_PER_TARGET] [TARGET ...]     (default 60, all eight)
 #
 # Builds build-fuzz/ with clang-19 (-DTILEC_FUZZ=ON) when it is missing, the
 # seed corpora from examples/cases.txt with the ordinary build's fuzz_corpus
@@ -18,7 +18,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(frontend wire npy artifact request code_object)
+[[ ${#targets[@]} -gt 0 ]] || targets=(frontend wire npy artifact request code_object names staging)
 out=$root/out/fuzz
 jobs=${JOBS:-2}
 

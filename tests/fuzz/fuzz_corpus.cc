@@ -8,6 +8,10 @@
 //                           and <case>.program one with the wire-form program
 // OUT_DIR/npy/<case>.<i>    the case's random inputs as .npy files (dtype,
 //                           shape and contents of every tensor parameter)
+// OUT_DIR/names/<case>      fuzz_names's input: the program's name "k"
+//                           (slot 0, length 1) before the case's wire form
+// OUT_DIR/staging/<case>    the frontend seed, and staging/<name> builders
+//                           that make Python builtins work per element
 // (artifact metadata seeds come from `tilec compile`: benchmarks/fuzz.sh).
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +27,30 @@
 
 namespace {
 
+// Builders whose staging leans on builtins that work per element.
+constexpr const char* kBuilders[][2] = {
+    {"sorted", "    xs = list(range(n))\n    for _ in range(50):\n        ys = sorted(xs)\n"},
+    {"sums", "    xs = list(range(n))\n    t = sum(xs) + max(xs) - min(xs)\n"},
+    {"nested", "    row = list(range(n))\n    grid = [row] * 64\n    same = grid == [row] * 64\n"},
+    {"contains", "    xs = list(range(n))\n    found = [i in xs for i in range(64)]\n"},
+    {"strings",
+     "    s = 'ab' * (n // 2)\n    k = s.find('ba' * 8 + 'c')\n    parts = s.split('b')\n"
+     "    t = '-'.join(parts[:100]).replace('a', 'xy')\n"},
+    {"concat", "    xs = []\n    for i in range(64):\n        xs = xs + [i] * 64\n"},
+};
+
+std::string BuilderSeed(const char* body) {
+  return std::string("fn=build n=4096\n") +
+         "import tilelang.language as T\n"
+         "def build(n):\n" +
+         body +
+         "    @T.prim_func\n"
+         "    def k(A: T.Tensor((4,), \"float32\")):\n"
+         "        with T.Kernel(1, threads=32) as bx:\n"
+         "            A[0] = 1.0\n"
+         "    return k\n";
+}
+
 bool Write(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out << bytes;
@@ -37,7 +65,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path out = argv[1];
-  for (const char* d : {"frontend", "wire", "request", "npy"}) {
+  for (const char* d : {"frontend", "wire", "request", "npy", "names", "staging"}) {
     std::filesystem::create_directories(out / d);
   }
   auto cases = tilec::testing::LoadExampleCases();
@@ -68,11 +96,13 @@ int main(int argc, char** argv) {
     }
     request.add_targets("sm_90a");
     bool ok = Write(out / "frontend" / c.name, header + "\n" + *text) &&
+              Write(out / "staging" / c.name, header + "\n" + *text) &&
               Write(out / "request" / c.name, request.SerializeAsString());
     auto program = tilec::frontend::CompileTileLang({c.file, *text}, c.function, bindings);
     if (program.ok()) {
       const std::string wire = tilec::ir::ToProto(*program).SerializeAsString();
       ok = ok && Write(out / "wire" / c.name, wire);
+      ok = ok && Write(out / "names" / c.name, std::string("\0\1k", 3) + wire);
       tilec::v1::CompileRequest by_program;
       *by_program.mutable_program() = tilec::ir::ToProto(*program);
       by_program.add_targets("sm_90a");
@@ -90,6 +120,12 @@ int main(int argc, char** argv) {
       return 1;
     }
     ++written;
+  }
+  for (const auto& [name, body] : kBuilders) {
+    if (!Write(out / "staging" / name, BuilderSeed(body))) {
+      std::fprintf(stderr, "fuzz_corpus: cannot write under %s\n", out.c_str());
+      return 1;
+    }
   }
   std::printf("fuzz_corpus: seeds of %d example cases under %s\n", written, out.c_str());
   return 0;
