@@ -12,12 +12,23 @@
       and volumes, and the Kubernetes objects hold together (selectors,
       volumes, probe ports), when PyYAML is installed (skipped, saying so,
       without).
+  (e) The front door (docs/security.md, "HTTP/2 floods"): every default
+      recipe (systemd/, the Containerfile's default command, compose.yaml,
+      k8s/) runs each tilecd on loopback behind a haproxy with
+      deploy/haproxy/tilecd.cfg, and no compose port or Kubernetes Service
+      reaches tilecd's own gRPC port; `haproxy -c` checks the file with each
+      recipe's environment. These checks live in check_front_door.py (its
+      docstring says what they read and require; haproxy -c, and compose and
+      Kubernetes without PyYAML, are skipped, saying so). Its flag rule, no
+      recipe passes --allow_unsigned_shared_tier, is checked here with (a)
+      (FORBIDDEN).
 
 Recipes read: systemd/*.service (Exec*= lines), compose.yaml and k8s/*.yaml
 (lists under command:, args:, entrypoint:, test:), container/Containerfile
-(ENTRYPOINT, CMD, HEALTHCHECK). A command list that starts with a flag
-belongs to the command: or entrypoint: beside it, else to the image's
-ENTRYPOINT (tilecd).
+(ENTRYPOINT, CMD, HEALTHCHECK; an ENTRYPOINT of `sh -c SCRIPT ARG0` is read
+as the script's commands, "$@" standing for CMD). A command list that starts
+with a flag belongs to the command: or entrypoint: beside it, else to the
+command of the image's ENTRYPOINT that receives the arguments (tilecd).
 
 Usage: check_recipes.py --tilecd PATH --worker PATH --fleet-test PATH [--promtool PATH]
 Exit status: 0 all checks pass, 1 a check failed (each failure names the file,
@@ -34,18 +45,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-DEPLOY = Path(__file__).resolve().parent
-ROOT = DEPLOY.parent
-TILECD, WORKER = "tilecd", "tilec-worker"
+# The modules beside this one, whatever the working directory.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_front_door  # noqa: E402  (e), the front door
+from recipes_common import (DEPLOY, SHELLS, TILECD, WORKER,  # noqa: E402
+                            argv_commands, rel, shell_commands)
+
 KNOWN = {TILECD, WORKER, "tilec"}
 COMMAND_KEYS = ("command", "args", "entrypoint", "test")
-
-
-def rel(path):
-    try:
-        return str(Path(path).resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
 
 
 class Invocation:
@@ -203,9 +210,41 @@ def yaml_invocations(path, default_binary):
 
 # --- Containerfile ----------------------------------------------------------
 
-def containerfile(path):
-    """The invocations of ENTRYPOINT + CMD and HEALTHCHECK, and ENTRYPOINT's binary."""
-    invocations, entry, cmd, entrypoint_binary = [], None, None, None
+class Image:
+    """The Containerfile's final stage: what a container of the image runs."""
+
+    def __init__(self, path):
+        self.path = path
+        self.entrypoint, self.cmd = [], []   # [(word, line)]
+        self.env = {}                         # ENV of the final stage
+        self.cfg_copies = set()               # where COPY put deploy/haproxy/tilecd.cfg
+        self.healthchecks = []                # [(line, words)]
+        self.shell_entrypoint = False         # ENTRYPOINT in shell form: CMD is ignored
+
+    def default_argv(self):
+        return self.entrypoint + ([] if self.shell_entrypoint else self.cmd)
+
+    def argv_with(self, entrypoint=None, cmd=None):
+        """The argv of a container that overrides ENTRYPOINT and/or CMD (None:
+        the image's). A new ENTRYPOINT drops the image's CMD, as engines do."""
+        if entrypoint is not None:
+            return entrypoint + (cmd or [])
+        return self.entrypoint + (cmd if cmd is not None else self.cmd)
+
+    def args_binary(self):
+        """The command of ENTRYPOINT that receives a container's arguments."""
+        if (len(self.entrypoint) >= 3 and os.path.basename(self.entrypoint[0][0]) in SHELLS
+                and self.entrypoint[1][0] == "-c"):
+            sentinel = [("\0args", 0)]
+            for _, words in shell_commands(self.entrypoint[2], sentinel):
+                if ("\0args", 0) in words:
+                    return os.path.basename(words[0][0])
+            return None
+        return os.path.basename(self.entrypoint[0][0]) if self.entrypoint else None
+
+
+def read_image(path):
+    image = Image(path)
     logical, start = "", 0
     for n, raw in enumerate(path.read_text().splitlines() + ["FROM end"], 1):
         if not logical and raw.lstrip().startswith("#"):
@@ -218,28 +257,65 @@ def containerfile(path):
         logical += raw
         text, logical = logical.strip(), ""
         word = text.split(None, 1)[0].upper() if text else ""
+        value = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
         if word == "FROM":
-            if entry:
-                inv = Invocation(path, entry[0], os.path.basename(entry[1][0]))
-                invocations.append(inv)
-                entrypoint_binary = inv.binary
-                rest = entry[1][1:] + (cmd[1] if cmd and cmd[1] and cmd[1][0].startswith("-") else [])
-                feed(invocations, inv, rest, entry[0], path)
-            entry = cmd = None
+            if value != "end":  # a new stage: only the last one's settings count
+                image = Image(path)
         elif word in ("ENTRYPOINT", "CMD"):
-            value = text.split(None, 1)[1]
             words = json.loads(value) if value.startswith("[") else ["sh", "-c", value]
+            words = [(w, start) for w in words]
             if word == "ENTRYPOINT":
-                entry = (start, words)
+                image.entrypoint = words
+                image.shell_entrypoint = not value.startswith("[")
             else:
-                cmd = (start, words)
+                image.cmd = words
+        elif word == "ENV":
+            words = shlex.split(value)
+            if words and "=" not in words[0]:
+                image.env[words[0]] = " ".join(words[1:])  # ENV NAME value
+            else:
+                for w in words:
+                    k, _, v = w.partition("=")
+                    image.env[k] = v
+        elif word == "COPY":
+            words = [w for w in shlex.split(value) if not w.startswith("--")]
+            if len(words) >= 2:
+                for src in words[:-1]:
+                    if src.rstrip("/").endswith("deploy/haproxy/tilecd.cfg"):
+                        dest = words[-1]
+                        if dest.endswith("/"):
+                            dest += "tilecd.cfg"
+                        image.cfg_copies.add(dest)
         elif word == "HEALTHCHECK":
             m = re.search(r"\bCMD\s+(.*)$", text)
             if m:
-                value = m.group(1)
-                words = json.loads(value) if value.startswith("[") else ["sh", "-c", value]
-                feed(invocations, None, words, start, path)
-    return invocations, entrypoint_binary
+                v = m.group(1)
+                image.healthchecks.append(
+                    (start, json.loads(v) if v.startswith("[") else ["sh", "-c", v]))
+    return image
+
+
+def invocations_of(commands, path):
+    """Invocations (for the flag checks) of argv_commands' commands."""
+    invocations = []
+    for _, words in commands:
+        binary = os.path.basename(words[0][0])
+        inv = Invocation(path, words[0][1], binary)
+        invocations.append(inv)
+        for w, line in words[1:]:
+            if flag_name(w):
+                inv.flags.append((flag_name(w), line))
+    return invocations
+
+
+def containerfile(path):
+    """The invocations of the default command (ENTRYPOINT + CMD) and
+    HEALTHCHECK, the binary a command list of flags belongs to, the image."""
+    image = read_image(path)
+    invocations = invocations_of(argv_commands(image.default_argv()), path)
+    for line, words in image.healthchecks:
+        feed(invocations, None, words, line, path)
+    return invocations, image.args_binary(), image
 
 
 # --- the binaries' flags ----------------------------------------------------
@@ -257,8 +333,9 @@ def run_help(binary):
     return p.stdout + p.stderr
 
 
-def tilecd_flags(binary):
-    """(flags, required) from tilecd's abseil help: `    --name (help); default: ...`."""
+def tilecd_flags(binary, defaults=None):
+    """(flags, required) from tilecd's abseil help: `    --name (help); default: ...`;
+    each flag's default into `defaults`."""
     text = run_help(binary)
     flags, required = set(), set()
     entries = re.split(r"\n(?=    --)", text)
@@ -268,6 +345,9 @@ def tilecd_flags(binary):
             flags.add(m.group(1))
             if "(required)" in e:
                 required.add(m.group(1))
+            d = re.search(r"; default: (\"[^\"]*\"|[^;]*);\s*$", e)
+            if d is not None and defaults is not None:
+                defaults[m.group(1)] = d.group(1).strip('"')
     if not flags:
         die(f"found no flags in `{binary} --help`:\n{text}")
     return flags, required, set()
@@ -300,6 +380,14 @@ def fleet_flags(test_file):
 
 # --- checks -----------------------------------------------------------------
 
+# Flags no recipe may pass, and why.
+FORBIDDEN = {
+    (TILECD, "allow_unsigned_shared_tier"):
+        "lets anyone who can write to Redis hand this server's clients an artifact; "
+        "the recipes pass --signing_key",
+}
+
+
 def check_flags(invocations, known, failures):
     for inv in invocations:
         if inv.binary not in known:
@@ -312,6 +400,9 @@ def check_flags(invocations, known, failures):
                 base = name[2:]  # abseil's --nofoo for a bool flag
             if base in test_only:
                 failures.append(f"{inv.where(line)}: --{name} is a test-only flag of {inv.binary}")
+            elif (inv.binary, base) in FORBIDDEN:
+                failures.append(f"{inv.where(line)}: no recipe passes --{name}: "
+                                f"{FORBIDDEN[(inv.binary, base)]}")
             elif base not in flags:
                 failures.append(f"{inv.where(line)}: {inv.binary} has no flag --{name}")
             given.add(base)
@@ -427,7 +518,8 @@ def main():
     ap.add_argument("--promtool", default="")
     args = ap.parse_args()
 
-    known = {TILECD: tilecd_flags(args.tilecd), WORKER: worker_flags(args.worker)}
+    defaults = {}
+    known = {TILECD: tilecd_flags(args.tilecd, defaults), WORKER: worker_flags(args.worker)}
     wanted = fleet_flags(args.fleet_test)
     failures = []
     if not wanted:
@@ -438,7 +530,7 @@ def main():
             failures.append(f"{rel(args.fleet_test)}: runs tilecd with --{name}, which "
                             "`tilecd --help` does not list")
 
-    container, entrypoint = containerfile(DEPLOY / "container" / "Containerfile")
+    container, entrypoint, image = containerfile(DEPLOY / "container" / "Containerfile")
     default = entrypoint or TILECD
     systemd_files = sorted((DEPLOY / "systemd").glob("*.service"))
     compose = DEPLOY / "compose.yaml"
@@ -470,6 +562,9 @@ def main():
     check_promtool(promtool, failures)
     check_yaml([compose] + k8s_files + [DEPLOY / "prometheus" / "alerts.yml",
                                         DEPLOY / "prometheus" / "alerts_test.yml"], failures)
+
+    # (e) the front door.
+    check_front_door.check(image, compose, k8s_files, defaults, failures)
 
     sys.stdout.flush()
     if failures:

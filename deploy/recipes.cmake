@@ -1,8 +1,12 @@
 # The ctest deploy_recipes (deploy/check_recipes.py): every flag the deploy
 # recipes give tilecd and tilec-worker is one of theirs, every tilecd of the
-# fleet recipes passes the --redis flags the fleet e2e test runs with, and
-# the Prometheus rules check and pass their unit tests (promtool, skipped
-# where it is missing). Include it once the targets exist:
+# fleet recipes passes the --redis flags the fleet e2e test runs with, the
+# Prometheus rules check and pass their unit tests (promtool, skipped where
+# it is missing), the YAML parses and its references resolve (PyYAML), and
+# the front door (deploy/check_front_door.py): every default recipe runs
+# tilecd on loopback behind HAProxy with deploy/haproxy/tilecd.cfg, which
+# `haproxy -c` accepts (skipped where haproxy is missing). Include it once
+# the targets exist:
 #
 #   include(${PROJECT_SOURCE_DIR}/deploy/recipes.cmake)
 if(TARGET tilecd AND TARGET tilec-worker)
