@@ -45,7 +45,8 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::Compile(const Prepared& 
 absl::StatusOr<std::optional<tilec::v1::CompileResponse>> CompileCore::Lookup(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
     std::shared_ptr<const cache::Cancellation> cancel, std::shared_ptr<const Prepared>* prepared) {
-  absl::StatusOr<std::shared_ptr<const Parsed>> parsed = Parse(request, deadline, std::move(cancel));
+  absl::StatusOr<std::shared_ptr<const Parsed>> parsed =
+      Parse(request, deadline, std::move(cancel));
   if (!parsed.ok()) return parsed.status();
   return Lookup(**parsed, prepared);
 }
@@ -100,7 +101,8 @@ absl::StatusOr<tilec::v1::CompileResponse> CompileCore::LookupByHash(
 absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Prepare(
     const tilec::v1::CompileRequest& request, absl::Time deadline,
     std::shared_ptr<const cache::Cancellation> cancel) {
-  absl::StatusOr<std::shared_ptr<const Parsed>> parsed = Parse(request, deadline, std::move(cancel));
+  absl::StatusOr<std::shared_ptr<const Parsed>> parsed =
+      Parse(request, deadline, std::move(cancel));
   if (!parsed.ok()) return parsed.status();
   return Bind(**parsed);
 }

@@ -24,8 +24,9 @@ absl::Status LateForItsSearch(const CallCancellation& cancel, absl::Time deadlin
     return absl::CancelledError("the call was cancelled while it waited for a search thread");
   }
   if (absl::Now() >= deadline) {
-    return absl::DeadlineExceededError("the call's deadline passed while it waited for a search "
-                                       "thread; the server is busy, retry later");
+    return absl::DeadlineExceededError(
+        "the call's deadline passed while it waited for a search "
+        "thread; the server is busy, retry later");
   }
   return absl::OkStatus();
 }

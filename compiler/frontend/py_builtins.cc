@@ -401,8 +401,8 @@ absl::StatusOr<Value> CallPython(Builder& b, const std::string& name, CallArgs& 
     if (x.kind == ValueKind::kStr) return x;
     std::string text = ValueRepr(x);
     if (text.size() > kMaxStagingItems) {
-      return b.Err(loc, Cat("str() of a value whose text is over ", kMaxStagingItems,
-                            " characters"));
+      return b.Err(loc,
+                   Cat("str() of a value whose text is over ", kMaxStagingItems, " characters"));
     }
     return Value::Str(std::move(text));
   }

@@ -39,8 +39,9 @@ absl::Status StagingBudget::Charge(int64_t steps) {
 
 absl::Status StagingBudget::Check() {
   if (limits_.stop && limits_.stop()) {
-    return absl::CancelledError("staging the program was stopped: the call was cancelled or the "
-                                "server is shutting down");
+    return absl::CancelledError(
+        "staging the program was stopped: the call was cancelled or the "
+        "server is shutting down");
   }
   if (absl::Now() > limits_.deadline) {
     return absl::DeadlineExceededError(absl::StrCat(

@@ -34,10 +34,10 @@
 #include <optional>
 
 #include "compiler/frontend/index_simplify.h"
-#include "compiler/ir/names.h"
 #include "compiler/frontend/str_util.h"
 #include "compiler/frontend/tl_builtins.h"
 #include "compiler/frontend/value_ops.h"
+#include "compiler/ir/names.h"
 
 namespace tilec::frontend {
 namespace {
@@ -366,8 +366,8 @@ absl::StatusOr<Value> TensorType(Builder& b, std::string_view name, CallArgs& ar
   return Value::TensorType(std::move(dims), t, std::move(strides));
 }
 
-absl::StatusOr<Value> Symbol(Builder& b, const std::string& name, ParamInfo::Kind kind,
-                             ir::DType t, SourceLoc loc) {
+absl::StatusOr<Value> Symbol(Builder& b, const std::string& name, ParamInfo::Kind kind, ir::DType t,
+                             SourceLoc loc) {
   // The name becomes a parameter's name, which must be an identifier.
   if (std::string problem = ir::NameProblem(ir::SpellNonAscii(name)); !problem.empty()) {
     return b.Err(loc, Cat("the symbol name '", ir::QuoteName(name), "' ", problem));

@@ -355,7 +355,6 @@ void AppendRepr(const Value& v, std::string& out) {
   }
 }
 
-
 }  // namespace
 
 std::string DescribeValue(const Value& v) {

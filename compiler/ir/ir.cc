@@ -1,8 +1,8 @@
 #include "compiler/ir/ir.h"
 
-#include "compiler/ir/names.h"
-
 #include <limits>
+
+#include "compiler/ir/names.h"
 
 namespace tilec::ir {
 
@@ -140,9 +140,7 @@ Expr IntImm(int64_t v, DType t) { return std::make_shared<IntImmNode>(t, v); }
 Expr BoolImm(bool v) { return std::make_shared<IntImmNode>(DType::kBool, v ? 1 : 0); }
 Expr FloatImm(double v, DType t) { return std::make_shared<FloatImmNode>(t, v); }
 Expr Infinity(DType t) { return FloatImm(std::numeric_limits<double>::infinity(), t); }
-Var MakeVar(std::string name, DType t) {
-  return std::make_shared<VarNode>(t, SpellNonAscii(name));
-}
+Var MakeVar(std::string name, DType t) { return std::make_shared<VarNode>(t, SpellNonAscii(name)); }
 
 Expr Binary(BinaryOp op, Expr a, Expr b) {
   DType t = (IsComparison(op) || IsLogical(op)) ? DType::kBool : a->dtype;

@@ -57,8 +57,8 @@ bool IsIdentifier(std::string_view name) { return NameProblem(name).empty(); }
 
 std::string NameProblem(std::string_view name) {
   if (name.size() > kMaxNameLength) {
-    return absl::StrCat("is ", name.size(), " characters long; names are at most ",
-                        kMaxNameLength, " characters");
+    return absl::StrCat("is ", name.size(), " characters long; names are at most ", kMaxNameLength,
+                        " characters");
   }
   return CharacterProblem(name);
 }

@@ -185,7 +185,8 @@ class Reader {
   absl::Status ReadTables() {
     for (int i = 0; i < p_.vars_size(); ++i) {
       const v1::Var& v = p_.vars(i);
-      At at(this, absl::StrCat("var table entry ", i, " (id ", v.id(), ", '", QuoteName(v.name()), "')"));
+      At at(this,
+            absl::StrCat("var table entry ", i, " (id ", v.id(), ", '", QuoteName(v.name()), "')"));
       if (v.id() == 0) return Error("var id 0 is reserved for 'not set'");
       PC_ASSIGN_OR_RETURN(DType t, Enum(kDTypes, v.dtype(), "var dtype"));
       if (!vars_.try_emplace(v.id(), MakeVar(v.name(), t)).second) {
@@ -196,7 +197,8 @@ class Reader {
     resolving_.resize(p_.buffers_size());
     for (int i = 0; i < p_.buffers_size(); ++i) {
       const v1::Buffer& b = p_.buffers(i);
-      At at(this, absl::StrCat("buffer table entry ", i, " (id ", b.id(), ", '", QuoteName(b.name()), "')"));
+      At at(this, absl::StrCat("buffer table entry ", i, " (id ", b.id(), ", '",
+                               QuoteName(b.name()), "')"));
       if (b.id() == 0) return Error("buffer id 0 is reserved for 'not set'");
       if (!buffer_index_.try_emplace(b.id(), i).second) {
         return Error(absl::StrCat("buffer id ", b.id(), " appears twice in the buffer table"));

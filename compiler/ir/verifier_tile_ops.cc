@@ -27,9 +27,8 @@ bool Verifier::CheckGemmOperand(const Region& r, std::string_view role, Expr* ro
     std::string covers = lo ? absl::StrCat("covers ", *lo, " to ", *lo + *len - 1)
                             : absl::StrCat("is ", *len, " long");
     return Fail(absl::StrCat("T.gemm operand ", Sv(role), " window ", Describe(r),
-                             " lies outside its ", Sv(ScopeName(s)), " buffer ",
-                             Describe(r.buffer), ": dim ", d, " ", covers, ", the buffer has ",
-                             *size));
+                             " lies outside its ", Sv(ScopeName(s)), " buffer ", Describe(r.buffer),
+                             ": dim ", d, " ", covers, ", the buffer has ", *size));
   }
   std::vector<Expr> ext = r.extents;
   while (ext.size() > 2 && AsConstInt(ext[0]) == 1) ext.erase(ext.begin());

@@ -26,21 +26,21 @@ const std::vector<std::string> kTargets = {"sm_80", "sm_90a", "gfx942"};
 // unbound where `unbound` says) as a program in wire form.
 ir::Program Gemm(int m, std::set<std::string> unbound = {}) {
   frontend::Bindings b;
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"M", std::to_string(m)},
-           {"N", "128"},
-           {"K", "64"},
-           {"block_M", "64"},
-           {"block_N", "64"},
-           {"block_K", "32"},
-           {"num_stages", "2"},
-           {"threads", "128"}}) {
+  for (const auto& [k, v] :
+       std::vector<std::pair<std::string, std::string>>{{"M", std::to_string(m)},
+                                                        {"N", "128"},
+                                                        {"K", "64"},
+                                                        {"block_M", "64"},
+                                                        {"block_N", "64"},
+                                                        {"block_K", "32"},
+                                                        {"num_stages", "2"},
+                                                        {"threads", "128"}}) {
     if (!unbound.count(k)) b.Set(k, v);
   }
   b.unbound = std::move(unbound);
   absl::StatusOr<ir::Program> p = frontend::CompileTileLang(
-      {"examples/gemm.py", ReadFile(std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py")},
-      "matmul", b);
+      {"examples/gemm.py", ReadFile(std::string(TILEC_SOURCE_DIR) + "/examples/gemm.py")}, "matmul",
+      b);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *p : ir::Program{};
 }
@@ -67,15 +67,13 @@ const std::string kMarker = "__device__ int marker = 42;";
 // Names a client might send, each with something that would mean more than
 // a name in C++ source.
 std::vector<std::string> HostileNames() {
-  return {"k\n" + kMarker + "\n//", "k\r" + kMarker, "a\"b", "x*/" + kMarker + "/*",
-          "#include </etc/passwd>", std::string("k\0x", 3), "k\\", "a b"};
+  return {"k\n" + kMarker + "\n//", "k\r" + kMarker,        "a\"b", "x*/" + kMarker + "/*",
+          "#include </etc/passwd>", std::string("k\0x", 3), "k\\",  "a b"};
 }
 
 class HardeningE2E : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(d_.Start(MakeTempDir("cache"), {"--allow_prelude=false"}));
-  }
+  void SetUp() override { ASSERT_TRUE(d_.Start(MakeTempDir("cache"), {"--allow_prelude=false"})); }
   Tilecd d_;
 };
 
@@ -113,15 +111,16 @@ TEST_F(HardeningE2E, NamesThatAreNotIdentifiersAreRefusedOnEveryTarget) {
   // a string can give.
   for (const std::string& target : kTargets) {
     tilec::v1::CompileResponse resp;
-    grpc::Status s = Compile(
-        d_,
-        SourceRequest("import tilelang.language as T\n"
-                      "@T.prim_func\n"
-                      "def k(A: T.Tensor((T.dynamic(\"n\\n" + kMarker + "\\n//\"),), \"float32\")):\n"
-                      "    with T.Kernel(1, threads=32) as bx:\n"
-                      "        A[0] = 1.0\n",
-                      "k", target),
-        &resp);
+    grpc::Status s = Compile(d_,
+                             SourceRequest("import tilelang.language as T\n"
+                                           "@T.prim_func\n"
+                                           "def k(A: T.Tensor((T.dynamic(\"n\\n" +
+                                               kMarker +
+                                               "\\n//\"),), \"float32\")):\n"
+                                               "    with T.Kernel(1, threads=32) as bx:\n"
+                                               "        A[0] = 1.0\n",
+                                           "k", target),
+                             &resp);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
     EXPECT_TRUE(absl::StrContains(s.error_message(), "probe.py:3:")) << s.error_message();
     EXPECT_TRUE(absl::StrContains(s.error_message(), "is not an identifier")) << s.error_message();
@@ -133,10 +132,13 @@ TEST_F(HardeningE2E, NonAsciiNamesAreSpelledAndNoByteOfThemIsInTheArtifact) {
   const std::string text =
       "import tilelang.language as T\n"
       "@T.prim_func\n"
-      "def k" + alpha + "(" + alpha + ": T.Tensor((256,), \"float32\")):\n"
+      "def k" +
+      alpha + "(" + alpha +
+      ": T.Tensor((256,), \"float32\")):\n"
       "    with T.Kernel(2, threads=128) as bx:\n"
       "        for i in T.Parallel(128):\n"
-      "            " + alpha + "[bx * 128 + i] = " + alpha + "[bx * 128 + i] * 2.0\n";
+      "            " +
+      alpha + "[bx * 128 + i] = " + alpha + "[bx * 128 + i] * 2.0\n";
   for (const std::string& target : kTargets) {
     tilec::v1::CompileResponse resp;
     grpc::Status s = Compile(d_, SourceRequest(text, "k" + alpha, target), &resp);
@@ -240,9 +242,10 @@ TEST(HardeningStagingE2E, WhileSortingBuildersStageHealthAnswersAndSigtermStops)
     slowest = std::max(slowest, absl::ToDoubleSeconds(absl::Now() - asked));
     EXPECT_EQ(health.code, 0) << health.out << health.err;
   }
-  std::printf("health beside 8 sorting builders: slowest %.3f s; %d answered so far, %d by the "
-              "step budget\n",
-              slowest, answered.load(), refused_by_budget.load());
+  std::printf(
+      "health beside 8 sorting builders: slowest %.3f s; %d answered so far, %d by the "
+      "step budget\n",
+      slowest, answered.load(), refused_by_budget.load());
   EXPECT_LT(slowest, 1.0);
   EXPECT_GT(refused_by_budget.load(), 0);
   const double exit_s = d.Terminate(absl::Seconds(30));
@@ -287,8 +290,8 @@ TEST(HardeningOverloadE2E, SeventyUnboundCompilesCompleteOrAreRefusedWithARetryH
       status[i] = stub->Compile(&ctx, requests[i], &resp);
       seconds[i] = absl::ToDoubleSeconds(absl::Now() - start);
       auto t = ctx.GetServerTrailingMetadata().find("grpc-retry-pushback-ms");
-      if (t != ctx.GetServerTrailingMetadata().end()) pushback[i] = std::string(t->second.data(),
-                                                                                t->second.size());
+      if (t != ctx.GetServerTrailingMetadata().end())
+        pushback[i] = std::string(t->second.data(), t->second.size());
     });
   }
   for (auto& c : clients) c.join();
@@ -309,9 +312,10 @@ TEST(HardeningOverloadE2E, SeventyUnboundCompilesCompleteOrAreRefusedWithARetryH
         << status[i].error_message();
     EXPECT_EQ(pushback[i], "2000") << i;
   }
-  std::printf("70 unbound compiles: %d compiled (last after %.2f s), %d refused (slowest "
-              "refusal %.2f s)\n",
-              ok, last_done, refused, slowest_refusal);
+  std::printf(
+      "70 unbound compiles: %d compiled (last after %.2f s), %d refused (slowest "
+      "refusal %.2f s)\n",
+      ok, last_done, refused, slowest_refusal);
   EXPECT_GE(ok, 9);  // the one searching and the eight waiting
   EXPECT_GT(refused, 0);
   EXPECT_EQ(ok + refused, kCalls);

@@ -170,8 +170,7 @@ TEST(HitPathE2E, AFleetServerAnswersByKeyWhatAnotherCompiled) {
   testing::Redis redis(testing::FreePort(), REDIS_SERVER_BINARY);
   ASSERT_TRUE(redis.Start()) << "redis-server did not start";
   const std::vector<std::string> flags = {absl::StrCat("--redis=127.0.0.1:", redis.port()),
-                                          "--redis_timeout_ms=500",
-                                          "--allow_unsigned_shared_tier"};
+                                          "--redis_timeout_ms=500", "--allow_unsigned_shared_tier"};
   Tilecd a, b;
   b.hit_path = true;
   ASSERT_TRUE(a.Start(MakeTempDir("fleet_a"), flags));

@@ -93,8 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   static const char* const kTargets[] = {"sm_80", "sm_90a", "gfx942"};
   const char* target_name = kTargets[(name.empty() ? 0 : static_cast<uint8_t>(name[0])) % 3];
-  absl::StatusOr<tilec::cuda::CudaTarget> target =
-      tilec::cuda::CudaTarget::FromName(target_name);
+  absl::StatusOr<tilec::cuda::CudaTarget> target = tilec::cuda::CudaTarget::FromName(target_name);
   if (!target.ok()) Fail("no target", target_name);
   absl::StatusOr<tilec::inference::LayoutPlan> plan =
       tilec::inference::InferLayouts(*program, target->info);

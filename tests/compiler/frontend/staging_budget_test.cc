@@ -18,8 +18,7 @@ using test_util::kPrelude;
 // A builder that runs `loop` (Python statements, 4-space indented) at
 // staging time, then returns a one-element kernel.
 std::string Builder(const std::string& loop) {
-  return std::string(kPrelude) +
-         "def build(n):\n" + loop +
+  return std::string(kPrelude) + "def build(n):\n" + loop +
          "    @T.prim_func\n"
          "    def k(A: T.Tensor((4,), \"float32\")):\n"
          "        with T.Kernel(1, threads=4) as bx:\n"
@@ -105,11 +104,11 @@ TEST(StagingBudgetTest, TheDeadlineStopsStaging) {
   limits.deadline = absl::Now() + absl::Milliseconds(50);
   limits.deadline_reason = "the test's 50 ms";
   const absl::Time start = absl::Now();
-  absl::StatusOr<ir::Program> p = Stage(Builder(
-      "    x = 0\n"
-      "    for i in range(1000):\n"
-      "        for j in range(1000):\n"
-      "            x = x + 1\n"), limits);
+  absl::StatusOr<ir::Program> p = Stage(Builder("    x = 0\n"
+                                                "    for i in range(1000):\n"
+                                                "        for j in range(1000):\n"
+                                                "            x = x + 1\n"),
+                                        limits);
   ASSERT_TRUE(absl::IsDeadlineExceeded(p.status())) << p.status();
   EXPECT_NE(p.status().message().find("the test's 50 ms"), absl::string_view::npos);
   EXPECT_LT(absl::Now() - start, absl::Seconds(1));
@@ -119,19 +118,19 @@ TEST(StagingBudgetTest, StopSaysCancelled) {
   std::atomic<int> asked{0};
   StagingLimits limits;
   limits.stop = [&] { return ++asked > 3; };
-  absl::StatusOr<ir::Program> p = Stage(Builder(
-      "    x = 0\n"
-      "    for i in range(300):\n"
-      "        for j in range(300):\n"
-      "            x = x + j\n"), limits);
+  absl::StatusOr<ir::Program> p = Stage(Builder("    x = 0\n"
+                                                "    for i in range(300):\n"
+                                                "        for j in range(300):\n"
+                                                "            x = x + j\n"),
+                                        limits);
   ASSERT_TRUE(absl::IsCancelled(p.status())) << p.status();
   EXPECT_GT(asked.load(), 3);
 }
 
 TEST(StagingBudgetTest, OrdinaryBuildersFitEasily) {
-  absl::StatusOr<ir::Program> p = Stage(Builder(
-      "    xs = sorted(list(range(n)))\n"
-      "    total = sum(xs[:100])\n"));
+  absl::StatusOr<ir::Program> p =
+      Stage(Builder("    xs = sorted(list(range(n)))\n"
+                    "    total = sum(xs[:100])\n"));
   EXPECT_TRUE(p.ok()) << p.status();
 }
 

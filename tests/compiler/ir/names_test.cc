@@ -51,8 +51,7 @@ TEST(NamesTest, NonAsciiBytesAreSpelledAsIdentifierCharacters) {
   EXPECT_EQ(SpellNonAscii("a\n\xff"), "a\n_xff");
   // MakeVar and MakeBuffer spell them.
   EXPECT_EQ(MakeVar("\xce\xb1")->name, "_xce_xb1");
-  EXPECT_EQ(MakeBuffer("\xce\xb2", DType::kFloat32, {IntImm(4)}, Scope::kShared)->name,
-            "_xce_xb2");
+  EXPECT_EQ(MakeBuffer("\xce\xb2", DType::kFloat32, {IntImm(4)}, Scope::kShared)->name, "_xce_xb2");
 }
 
 TEST(NamesTest, CheckNamesFindsABadNameAnywhereInTheProgram) {
@@ -62,8 +61,8 @@ TEST(NamesTest, CheckNamesFindsABadNameAnywhereInTheProgram) {
   p.params.push_back({a, nullptr});
   Var i = MakeVar("i\n#include </etc/passwd>");
   Buffer s = MakeBuffer("S", DType::kFloat32, {IntImm(4)}, Scope::kShared);
-  p.body = Seq({Allocate(s), For(i, IntImm(0), IntImm(4), ForKind::kSerial,
-                                 Store(a, {i}, Load(s, {i})))});
+  p.body = Seq(
+      {Allocate(s), For(i, IntImm(0), IntImm(4), ForKind::kSerial, Store(a, {i}, Load(s, {i})))});
   absl::Status st = CheckNames(p);
   ASSERT_TRUE(absl::IsInvalidArgument(st)) << st;
   EXPECT_NE(st.message().find("variable 'i\\x0a#include </etc/passwd>'"), absl::string_view::npos)

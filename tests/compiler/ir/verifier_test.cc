@@ -606,9 +606,8 @@ TEST_F(VerifierTest, LongNamesAreRefused) {
 // accepted, wherever the name is, and the message quotes the name escaped.
 TEST_F(VerifierTest, NamesThatAreNotIdentifiersAreRefused) {
   using namespace std::string_literals;
-  for (const std::string& bad :
-       {"k\n__device__ int marker = 42;\n//"s, "a\"b"s, "x*/y"s, "#include"s, "a\0b"s, "k\\"s,
-        "a b"s, "1x"s}) {
+  for (const std::string& bad : {"k\n__device__ int marker = 42;\n//"s, "a\"b"s, "x*/y"s,
+                                 "#include"s, "a\0b"s, "k\\"s, "a b"s, "1x"s}) {
     Program p = GemmProgram();
     p.name = bad;
     std::string e = Error(p);

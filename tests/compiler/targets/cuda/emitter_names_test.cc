@@ -43,8 +43,10 @@ bool AllAscii(const std::string& s) {
 }
 
 TEST(EmitterNames, NonAsciiIdentifiersAreSpelledInAsciiOnEveryTarget) {
-  absl::StatusOr<ir::Program> p =
-      CompileSource("names.py", kNonAscii, "d\xc3\xa9" "bit", {{"N", "100"}});
+  absl::StatusOr<ir::Program> p = CompileSource("names.py", kNonAscii,
+                                                "d\xc3\xa9"
+                                                "bit",
+                                                {{"N", "100"}});
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->name, "d_xc3_xa9bit");
   for (const std::string& t : kTargets) {
