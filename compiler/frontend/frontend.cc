@@ -122,6 +122,8 @@ absl::StatusOr<Value> Compiler::ParseBinding(const std::string& name, const std:
   b_.set_names_as_strings(false);
   b_.PopFrame();
   if (!v.ok()) {
+    // Staging stopped (its deadline, a cancelled call): not the binding's fault.
+    if (absl::IsDeadlineExceeded(v.status()) || absl::IsCancelled(v.status())) return v.status();
     if (std::optional<Value> s = as_string()) return *s;
     return fail(SV(v.status().message()));
   }

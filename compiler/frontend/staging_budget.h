@@ -34,6 +34,10 @@ struct StagingLimits {
 
 // Steps one CompileTileLang call may take.
 inline constexpr int64_t kStagingSteps = 2'000'000;
+// Steps an item of a list, tuple or dict costs when it is built. A staging
+// value is about 370 bytes, so one staging holds at most 500,000 built
+// items (about 190 MB) however it keeps them.
+inline constexpr int64_t kStepsPerItemBuilt = 4;
 
 class StagingBudget {
  public:

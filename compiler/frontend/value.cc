@@ -58,7 +58,7 @@ Value Value::Str(std::string v) {
 }
 
 Value Value::Tuple(ValueList items) {
-  (void)ChargeStaging(static_cast<int64_t>(items.size()));
+  (void)ChargeStaging(kStepsPerItemBuilt * static_cast<int64_t>(items.size()));
   Value r;
   r.kind = ValueKind::kTuple;
   r.tuple = std::make_shared<const ValueList>(std::move(items));
@@ -66,7 +66,7 @@ Value Value::Tuple(ValueList items) {
 }
 
 Value Value::List(ValueList items) {
-  (void)ChargeStaging(static_cast<int64_t>(items.size()));
+  (void)ChargeStaging(kStepsPerItemBuilt * static_cast<int64_t>(items.size()));
   Value r;
   r.kind = ValueKind::kList;
   r.list = std::make_shared<ValueList>(std::move(items));
@@ -74,7 +74,7 @@ Value Value::List(ValueList items) {
 }
 
 Value Value::Dict(DictItems items) {
-  (void)ChargeStaging(static_cast<int64_t>(items.size()));
+  (void)ChargeStaging(kStepsPerItemBuilt * static_cast<int64_t>(items.size()));
   Value r;
   r.kind = ValueKind::kDict;
   r.dict = std::make_shared<DictItems>(std::move(items));
