@@ -3,8 +3,9 @@
 # UndefinedBehaviorSanitizer, undefined behaviour fatal, and run; part of the
 # README's test command (docs/security.md "Sanitizers"):
 # - the unit tests of the parts that take input from outside: the frontend's
-#   lexer, parser and builder, the IR's wire form, verifier and hash, the
-#   interpreter, layout inference, the runtime's JSON and artifact readers;
+#   lexer, parser, builder and staging budget, the IR's names, wire form,
+#   verifier and hash, the interpreter, layout inference, the runtime's JSON
+#   and artifact readers;
 #   and of the server and worker: tokens, the scheduler, the service and its
 #   compile core, remembered responses, the disk store, signing, cache keys,
 #   single flight, the tuning database, the Redis tier, the worker's
@@ -19,7 +20,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build-sanitize}
-unit=(lexer_test parser_test amdgpu_toolchain_test target_registry_test frontend_test ir_test verifier_test wire_test proto_convert_test
+unit=(lexer_test parser_test amdgpu_toolchain_test target_registry_test frontend_test staging_budget_test
+      ir_test names_test verifier_test wire_test proto_convert_test
       hash_test interp_test layout_test layout_inference_test runtime_json_test
       runtime_artifact_test
       auth_test scheduler_test hit_server_test service_test compile_core_test response_memo_test disk_store_test
