@@ -232,9 +232,11 @@ TEST(HardeningStagingE2E, WhileSortingBuildersStageHealthAnswersAndSigtermStops)
       }
     });
   }
-  // Long enough for the first round of stagings to end on 2 cores (each
-  // takes about 0.8 s alone); the clients go on staging.
-  absl::SleepFor(absl::Seconds(4));
+  // Until the first stagings have been refused by their budget (each takes
+  // about 0.8 s alone; eight share the cores); the clients go on staging.
+  for (int i = 0; i < 600 && refused_by_budget.load() == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
   double slowest = 0;
   for (int i = 0; i < 3; ++i) {
     const absl::Time asked = absl::Now();
