@@ -11,7 +11,8 @@
 #   single flight, the tuning database, the Redis tier, the worker's
 #   artifact cache, flags and session;
 # - end to end, a sanitized tilecd (and its compile children) under the e2e
-#   tests of the server, crashes, exhaustion and security, and the load tool
+#   tests of the server, crashes, exhaustion, security, the hit path and
+#   hardening (names, staging budgets, overload), and the load tool
 #   (100 clients, idle and unread connections). Left out: the tests of the
 #   compile memory limit (AddressSanitizer's shadow fits no RLIMIT_AS), the
 #   CLI and fleet e2e tests, and the emulator's (see docs/security.md).
@@ -32,7 +33,8 @@ e2e=("server_e2e_test" "-ServerE2E.CompileKilledByItsLimitFailsAlone"
      "crash_e2e_test" "*"
      "exhaustion_e2e_test" "*"
      "security_e2e_test" "-SecurityMemoryE2E.*"
-     "hit_path_e2e_test" "*")
+     "hit_path_e2e_test" "*"
+     "hardening_e2e_test" "*")
 targets=("${unit[@]}" tilecd tilec_load)
 for ((i = 0; i < ${#e2e[@]}; i += 2)); do targets+=("${e2e[i]}"); done
 CC=clang-19 CXX=clang++-19 cmake -S "$root" -B "$build" -G Ninja -DTILEC_SANITIZE=ON \
