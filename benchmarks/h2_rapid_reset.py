@@ -27,9 +27,10 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+
+from bench_tilecd import start_tilecd
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0x0, 0x1, 0x3, 0x4, 0x6, 0x7
@@ -151,19 +152,8 @@ def main():
                     help="source address of the flood (the health checks come from 127.0.0.1)")
     ap.add_argument("tilecd_flags", nargs="*")
     args = ap.parse_args()
-    tilecd = os.path.join(args.build, "server", "tilecd")
     tilec = os.path.join(args.build, "client", "tilec")
-    work = tempfile.mkdtemp(prefix="h2flood")
-    port_file = os.path.join(work, "port")
-    server = subprocess.Popen(
-        [tilecd, "--cache_dir=" + os.path.join(work, "cache"), "--port=0",
-         "--port_file=" + port_file, "--metrics_port=-1"] + args.tilecd_flags,
-        stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(port_file):
-            break
-        time.sleep(0.05)
-    port = int(open(port_file).read())
+    server, port = start_tilecd(args.build, args.tilecd_flags, "h2flood")
     proxy = None
     if args.proxy:
         s = socket.socket()

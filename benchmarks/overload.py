@@ -24,8 +24,9 @@ import concurrent.futures
 import json
 import os
 import subprocess
-import tempfile
 import time
+
+from bench_tilecd import start_tilecd
 
 UNBOUND = ["block_M", "block_N", "block_K", "num_stages", "threads"]
 
@@ -39,19 +40,9 @@ def main():
     ap.add_argument("tilecd_flags", nargs="*")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    tilecd = os.path.join(args.build, "server", "tilecd")
     tilec = os.path.join(args.build, "client", "tilec")
-    work = tempfile.mkdtemp(prefix="overload")
-    port_file = os.path.join(work, "port")
-    server = subprocess.Popen(
-        [tilecd, "--cache_dir=" + os.path.join(work, "cache"), "--port=0",
-         "--port_file=" + port_file, "--metrics_port=-1"] + args.tilecd_flags,
-        stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(port_file) and open(port_file).read().strip():
-            break
-        time.sleep(0.05)
-    address = "127.0.0.1:%s" % open(port_file).read().strip()
+    server, port = start_tilecd(args.build, args.tilecd_flags, "overload")
+    address = "127.0.0.1:%d" % port
     next_m = [1024]
 
     def one(m):

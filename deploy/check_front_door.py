@@ -31,7 +31,7 @@ import shlex
 import shutil
 import subprocess
 
-from recipes_common import DEPLOY, TILECD, argv_commands, rel
+from recipes_common import DEPLOY, TILECD, argv_commands, rel, systemd_settings
 
 PROXY_CFG = DEPLOY / "haproxy" / "tilecd.cfg"
 HAPROXY = "haproxy"
@@ -235,24 +235,12 @@ def systemd_units(directory):
     for f in sorted(directory.glob("*.service")):
         u = {"path": f, "env": {}, "wants": set(), "wanted_by": set(), "execs": [],
              "copies": set()}
-        logical, start = "", 0
-        for n, raw in enumerate(f.read_text().splitlines(), 1):
-            if not logical and raw.lstrip().startswith(("#", ";")):
-                m = re.search(r"\binstall\b.*?(\S*deploy/haproxy/tilecd\.cfg)\s+(\S+)", raw)
+        for start, key, value in systemd_settings(f):
+            if key is None:  # a comment: `install ... tilecd.cfg DEST` copies the config
+                m = re.search(r"\binstall\b.*?(\S*deploy/haproxy/tilecd\.cfg)\s+(\S+)", value)
                 if m:
                     u["copies"].add(m.group(2))
                 continue
-            if not logical:
-                start = n
-            if raw.endswith("\\"):
-                logical += raw[:-1] + " "
-                continue
-            logical += raw
-            m = re.match(r"\s*([A-Za-z]+)\s*=\s*(.*)", logical)
-            logical = ""
-            if not m:
-                continue
-            key, value = m.group(1), m.group(2).strip()
             if key == "Environment":
                 for w in shlex.split(value):
                     k, _, v = w.partition("=")

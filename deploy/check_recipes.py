@@ -49,7 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import check_front_door  # noqa: E402  (e), the front door
 from recipes_common import (DEPLOY, SHELLS, TILECD, WORKER,  # noqa: E402
-                            argv_commands, rel, shell_commands)
+                            argv_commands, rel, shell_commands, systemd_settings)
 
 KNOWN = {TILECD, WORKER, "tilec"}
 COMMAND_KEYS = ("command", "args", "entrypoint", "test")
@@ -104,21 +104,10 @@ def feed(invocations, current, tokens, line, path):
 
 def systemd_invocations(path):
     invocations = []
-    logical, start = "", 0
-    for n, raw in enumerate(path.read_text().splitlines(), 1):
-        if not logical and raw.lstrip().startswith(("#", ";")):
+    for line, key, value in systemd_settings(path):
+        if key is None or not key.startswith("Exec") or not value:
             continue
-        if not logical:
-            start = n
-        if raw.endswith("\\"):
-            logical += raw[:-1] + " "
-            continue
-        logical += raw
-        m = re.match(r"\s*(Exec\w+)\s*=\s*(.*)", logical)
-        logical, line = "", start
-        if not m or not m.group(2).strip():
-            continue
-        words = shlex.split(m.group(2))
+        words = shlex.split(value)
         if words:
             words[0] = words[0].lstrip("@-:+!|")
         feed(invocations, None, words, line, path)

@@ -20,6 +20,32 @@ def rel(path):
         return str(path)
 
 
+# --- systemd unit files -----------------------------------------------------
+
+SETTING_RE = re.compile(r"\s*([A-Za-z]+)\s*=\s*(.*)")
+
+
+def systemd_settings(path):
+    """The settings of a unit file, continued lines joined, as (line, key,
+    value) with `line` where the setting starts; comment lines outside a
+    setting as (line, None, the comment)."""
+    logical, start = "", 0
+    for n, raw in enumerate(Path(path).read_text().splitlines(), 1):
+        if not logical and raw.lstrip().startswith(("#", ";")):
+            yield n, None, raw
+            continue
+        if not logical:
+            start = n
+        if raw.endswith("\\"):
+            logical += raw[:-1] + " "
+            continue
+        logical += raw
+        m = SETTING_RE.match(logical)
+        logical = ""
+        if m:
+            yield start, m.group(1), m.group(2).strip()
+
+
 # --- shell scripts (sh -c) --------------------------------------------------
 
 SHELLS = ("sh", "bash", "dash")

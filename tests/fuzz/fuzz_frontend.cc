@@ -13,32 +13,15 @@
 #include "compiler/frontend/parser.h"
 #include "compiler/ir/hash.h"
 #include "compiler/ir/verifier.h"
+#include "tests/fuzz/fuzz_header.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::string_view input(reinterpret_cast<const char*>(data), size);
-  const size_t eol = input.find('\n');
-  std::string_view header = input.substr(0, eol == std::string_view::npos ? input.size() : eol);
-  tilec::frontend::SourceFile file{"fuzz.py",
-                                   std::string(eol == std::string_view::npos
-                                                   ? std::string_view()
-                                                   : input.substr(eol + 1))};
+  tilec::fuzz::FuzzInput in = tilec::fuzz::ParseFuzzInput(
+      std::string_view(reinterpret_cast<const char*>(data), size), "main");
+  tilec::frontend::SourceFile file{"fuzz.py", std::move(in.source)};
   (void)tilec::frontend::Parse(file);
-  std::string function = "main";
-  tilec::frontend::Bindings bindings;
-  while (!header.empty()) {
-    const size_t space = header.find(' ');
-    const std::string_view word = header.substr(0, space);
-    header = space == std::string_view::npos ? std::string_view() : header.substr(space + 1);
-    const size_t eq = word.find('=');
-    if (eq == std::string_view::npos) continue;
-    if (word.substr(0, eq) == "fn") {
-      function = std::string(word.substr(eq + 1));
-    } else {
-      bindings.Set(std::string(word.substr(0, eq)), std::string(word.substr(eq + 1)));
-    }
-  }
   absl::StatusOr<tilec::ir::Program> program =
-      tilec::frontend::CompileTileLang(file, function, bindings);
+      tilec::frontend::CompileTileLang(file, in.function, in.bindings);
   if (program.ok()) {
     (void)tilec::ir::Verify(*program);
     (void)tilec::ir::ProgramHash(*program);

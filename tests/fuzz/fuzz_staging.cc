@@ -18,37 +18,21 @@
 #include "absl/time/clock.h"
 #include "compiler/frontend/frontend.h"
 #include "compiler/ir/verifier.h"
+#include "tests/fuzz/fuzz_header.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::string_view input(reinterpret_cast<const char*>(data), size);
-  const size_t eol = input.find('\n');
-  std::string_view header = input.substr(0, eol == std::string_view::npos ? input.size() : eol);
-  tilec::frontend::SourceFile file{
-      "builder.py",
-      std::string(eol == std::string_view::npos ? std::string_view() : input.substr(eol + 1))};
-  std::string function = "build";
-  tilec::frontend::Bindings bindings;
-  while (!header.empty()) {
-    const size_t space = header.find(' ');
-    const std::string_view word = header.substr(0, space);
-    header = space == std::string_view::npos ? std::string_view() : header.substr(space + 1);
-    const size_t eq = word.find('=');
-    if (eq == std::string_view::npos) continue;
-    if (word.substr(0, eq) == "fn") {
-      function = std::string(word.substr(eq + 1));
-    } else {
-      bindings.Set(std::string(word.substr(0, eq)), std::string(word.substr(eq + 1)));
-    }
-  }
+  tilec::fuzz::FuzzInput in = tilec::fuzz::ParseFuzzInput(
+      std::string_view(reinterpret_cast<const char*>(data), size), "build");
+  tilec::frontend::SourceFile file{"builder.py", std::move(in.source)};
   constexpr absl::Duration kDeadline = absl::Seconds(2);
   // Sanitizers slow staging several times over; the check is for work that
   // never stops, not for a slow machine.
   constexpr absl::Duration kAllowed = absl::Seconds(10);
-  bindings.staging.deadline = absl::Now() + kDeadline;
-  bindings.staging.deadline_reason = "the fuzzer's 2 s";
+  in.bindings.staging.deadline = absl::Now() + kDeadline;
+  in.bindings.staging.deadline_reason = "the fuzzer's 2 s";
   const absl::Time start = absl::Now();
   absl::StatusOr<tilec::ir::Program> program =
-      tilec::frontend::CompileTileLang(file, function, bindings);
+      tilec::frontend::CompileTileLang(file, in.function, in.bindings);
   const absl::Duration took = absl::Now() - start;
   if (took > kAllowed) {
     std::fprintf(stderr, "fuzz_staging: staging took %s past a %s deadline\n",
