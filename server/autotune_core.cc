@@ -185,7 +185,7 @@ absl::Status AutotuneCore::Autotune(const tilec::v1::AutotuneRequest& request, a
   absl::StatusOr<ir::Program> program =
       RequestProgram(request.has_source() ? &request.source() : nullptr,
                      request.has_program() ? &request.program() : nullptr, deps_.limits, &device,
-                     StagingStop{deadline, cancelled});
+                     {.deadline = deadline, .stop = cancelled});
   if (!program.ok()) return program.status();
   if (!recommend::HasUnboundTileParams(*program)) {
     return absl::InvalidArgumentError(

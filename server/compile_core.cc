@@ -19,6 +19,12 @@ namespace {
 
 constexpr int kMaxTargets = 8;
 
+// Asked by staging and searches: whether the call was cancelled (or the
+// server is stopping).
+std::function<bool()> StopOf(std::shared_ptr<const cache::Cancellation> cancel) {
+  return [cancel = std::move(cancel)] { return cancel != nullptr && cancel->cancelled(); };
+}
+
 absl::Status WithTarget(const std::string& target, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(target, ": ", s.message()));
 }
@@ -136,7 +142,7 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Parsed>> CompileCore::Parse(
   absl::StatusOr<ir::Program> program = RequestProgram(
       request.has_source() ? &request.source() : nullptr,
       request.has_program() ? &request.program() : nullptr, limits_, device ? &*device : nullptr,
-      StagingStop{deadline, [cancel] { return cancel != nullptr && cancel->cancelled(); }});
+      {.deadline = deadline, .stop = StopOf(cancel)});
   if (!program.ok()) return program.status();
   if (!program->device_queries.empty() && request.targets_size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -195,7 +201,7 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Prepared>> CompileCore::Bind(
       source = "recommendation";
       absl::StatusOr<recommend::AutoBinding> bound = recommend::BindTopRecommendation(
           *shared, t.profile, std::min(parsed.deadline, absl::Now() + limits_.search_timeout),
-          [cancel] { return cancel != nullptr && cancel->cancelled(); });
+          StopOf(cancel));
       if (!bound.ok()) return WithTarget(target, bound.status());
       binding = *std::move(bound);
       job.program = std::make_shared<const ir::Program>(std::move(binding.program));

@@ -93,7 +93,7 @@ absl::StatusOr<tilec::v1::RecommendResponse> RecommendCore::Recommend(
   absl::StatusOr<ir::Program> program =
       RequestProgram(request.has_source() ? &request.source() : nullptr,
                      request.has_program() ? &request.program() : nullptr, limits_, &device,
-                     StagingStop{deadline, options.cancelled});
+                     {.deadline = deadline, .stop = options.cancelled});
   if (!program.ok()) return program.status();
   absl::StatusOr<recommend::RecommendReport> report =
       recommend::RecommendWithReport(*program, *profile, options);

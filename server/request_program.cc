@@ -54,7 +54,7 @@ absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* sour
                                            const tilec::v1::Program* program,
                                            const CoreLimits& limits,
                                            const frontend::DeviceFacts* device,
-                                           const StagingStop& when) {
+                                           const frontend::StagingLimits& call) {
   if (source != nullptr) {
     const tilec::v1::TileLangSource& src = *source;
     if (static_cast<int64_t>(src.text().size()) > limits.max_source_bytes) {
@@ -69,17 +69,14 @@ absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* sour
     for (const tilec::v1::Binding& b : src.bindings()) bindings.Set(b.name(), b.value());
     for (const std::string& name : src.unbound()) bindings.unbound.insert(name);
     if (device != nullptr) bindings.device = *device;
-    const absl::Time own = absl::Now() + limits.staging_timeout;
-    if (own <= when.deadline) {
+    bindings.staging = call;
+    bindings.staging.deadline_reason = "the call's deadline passed";
+    if (const absl::Time own = absl::Now() + limits.staging_timeout; own <= call.deadline) {
       bindings.staging.deadline = own;
       bindings.staging.deadline_reason =
           absl::StrCat("this server stages a program for at most ",
                        absl::FormatDuration(limits.staging_timeout), " (--staging_timeout_s)");
-    } else {
-      bindings.staging.deadline = when.deadline;
-      bindings.staging.deadline_reason = "the call's deadline passed";
     }
-    bindings.staging.stop = when.stop;
     frontend::SourceFile file{src.path().empty() ? "<request>" : src.path(), src.text()};
     return Checked(frontend::CompileTileLang(file, src.function(), bindings), limits);
   }

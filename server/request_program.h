@@ -13,7 +13,6 @@
 #define TILEC_SERVER_REQUEST_PROGRAM_H_
 
 #include <cstdint>
-#include <functional>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -35,22 +34,18 @@ struct CoreLimits {
   absl::Duration staging_timeout = absl::Seconds(10);
 };
 
-// When staging a request's source must stop: its call's deadline, and a
-// question whether the call was cancelled or the server is shutting down.
-struct StagingStop {
-  absl::Time deadline = absl::InfiniteFuture();
-  std::function<bool()> stop;
-};
 
 // The program of a request: its source through the frontend (which answers
 // queries of the device from `device`, when given), or its wire form.
-// Staging stops at the earlier of `when.deadline` and limits.staging_timeout
-// from now (DEADLINE_EXCEEDED), and when `when.stop` says so (CANCELLED).
+// Staging stops at the earlier of the call's deadline (`call.deadline`) and
+// limits.staging_timeout from now (DEADLINE_EXCEEDED, saying which), and
+// when `call.stop` says so (CANCELLED: the call was cancelled or the server
+// is shutting down).
 absl::StatusOr<ir::Program> RequestProgram(const tilec::v1::TileLangSource* source,
                                            const tilec::v1::Program* program,
                                            const CoreLimits& limits,
                                            const frontend::DeviceFacts* device = nullptr,
-                                           const StagingStop& when = {});
+                                           const frontend::StagingLimits& call = {});
 
 }  // namespace tilec::server
 

@@ -27,9 +27,9 @@ struct StagingLimits {
   absl::Time deadline = absl::InfiniteFuture();
   // Says why the deadline is what it is, for the message
   // ("this server stages a program for at most 10 s (--staging_timeout_s)").
-  std::string deadline_reason;
+  std::string deadline_reason = {};
   // Asked every few thousand steps; true stops staging with CANCELLED.
-  std::function<bool()> stop;
+  std::function<bool()> stop = {};
 };
 
 // Steps one CompileTileLang call may take.

@@ -90,11 +90,11 @@ std::string QuoteName(std::string_view name) {
   return out;
 }
 
-std::string SpellNonAscii(std::string_view name) {
+std::string SpellNonAscii(std::string name) {
   size_t i = 0;
   while (i < name.size() && static_cast<unsigned char>(name[i]) < 0x80) ++i;
-  if (i == name.size()) return std::string(name);
-  std::string out(name.substr(0, i));
+  if (i == name.size()) return name;
+  std::string out = name.substr(0, i);
   for (; i < name.size(); ++i) {
     const auto c = static_cast<unsigned char>(name[i]);
     if (c < 0x80) {
@@ -109,10 +109,8 @@ std::string SpellNonAscii(std::string_view name) {
 absl::Status CheckNames(const Program& program) {
   NameFinder finder;
   if (!program.name.empty()) finder.Note(program.name, "the program");
-  for (const Param& p : program.params) {
-    if (p.tensor) finder.Note(p.tensor->name, "tensor parameter");
-    if (p.scalar) finder.Note(p.scalar->name, "scalar parameter");
-  }
+  // Dims and tile parameters may appear nowhere below; parameters and the
+  // body are visited.
   for (const Var& v : program.dyn_dims) {
     if (v) finder.Note(v->name, "dynamic dim");
   }

@@ -36,7 +36,7 @@ std::string QuoteName(std::string_view name);
 
 // `name` with every byte outside ASCII spelled `_xHH` (lowercase hex);
 // ASCII names are returned unchanged.
-std::string SpellNonAscii(std::string_view name);
+std::string SpellNonAscii(std::string name);
 
 // INVALID_ARGUMENT naming the first name of `program` (its own, a
 // parameter's, a buffer's or a variable's) that is not made of identifier

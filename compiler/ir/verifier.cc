@@ -11,8 +11,6 @@
 namespace tilec::ir {
 namespace verifier_internal {
 
-std::string ShortName(std::string_view name) { return QuoteName(name); }
-
 FloatRange RangeOf(DType t) {
   switch (t) {
     case DType::kFloat8E4M3: return {448.0, std::ldexp(1.0, -9)};
@@ -52,9 +50,9 @@ bool Verifier::Fail(const std::string& msg) {
         if (i == 3) path.push_back(absl::StrCat("(", path_.size() - 8, " more)"));
         continue;
       }
-      path.push_back(ShortName(path_[i]));
+      path.push_back(QuoteName(path_[i]));
     }
-    std::string where = path.empty() ? absl::StrCat("program ", ShortName(program_.name))
+    std::string where = path.empty() ? absl::StrCat("program ", QuoteName(program_.name))
                                      : absl::StrJoin(path, " > ");
     error_ = absl::StrCat(where, ": ", msg);
   }
@@ -70,7 +68,7 @@ bool Verifier::TooDeep() {
 bool Verifier::CheckName(const std::string& name, std::string_view what) {
   std::string problem = NameProblem(name);
   if (problem.empty()) return true;
-  return Fail(absl::StrCat("the name of ", Sv(what), " '", ShortName(name), "' ", problem));
+  return Fail(absl::StrCat("the name of ", Sv(what), " '", QuoteName(name), "' ", problem));
 }
 
 bool Verifier::CheckLaunchInvariant(const Expr& e, std::string_view what) {
@@ -81,7 +79,7 @@ bool Verifier::CheckLaunchInvariant(const Expr& e, std::string_view what) {
     case ExprKind::kVar: {
       const auto* v = e->as<VarNode>();
       if (launch_invariant_.count(v)) return true;
-      return Fail(absl::StrCat(Sv(what), " depends on '", ShortName(v->name),
+      return Fail(absl::StrCat(Sv(what), " depends on '", QuoteName(v->name),
                                "', which changes while the kernel runs; region extents must be "
                                "known when the kernel is launched (constants, dynamic dims, "
                                "scalar and tile parameters)"));
@@ -108,7 +106,7 @@ bool Verifier::CheckLaunchInvariant(const Expr& e, std::string_view what) {
       }
       return true;
     case ExprKind::kLoad:
-      return Fail(absl::StrCat(Sv(what), " loads from ", ShortName(e->as<LoadNode>()->buffer->name),
+      return Fail(absl::StrCat(Sv(what), " loads from ", QuoteName(e->as<LoadNode>()->buffer->name),
                                "; region extents must be known when the kernel is launched"));
   }
   return true;

@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/ir/ir.h"
 #include "compiler/ir/limits.h"
+#include "compiler/ir/names.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/sv.h"
 
@@ -83,9 +84,6 @@ FloatRange RangeOf(DType t);
 // Empty when the float literal `v` keeps a finite, nonzero-when-nonzero
 // value in dtype `t`; otherwise what is wrong ("is out of range for ...").
 std::string FloatLiteralProblem(double v, DType t);
-
-// A name as messages show it: cut to 40 characters when longer.
-std::string ShortName(std::string_view name);
 
 inline bool NeedsFloat(CallFn fn) {
   switch (fn) {

@@ -153,39 +153,45 @@ TEST_F(HardeningE2E, NonAsciiNamesAreSpelledAndNoByteOfThemIsInTheArtifact) {
   }
 }
 
+// A builder that runs `loop` (4-space indented) at staging time, then
+// returns a one-element kernel.
+std::string BuilderSource(const std::string& loop) {
+  return "import tilelang.language as T\n"
+         "def build():\n" +
+         loop +
+         "    @T.prim_func\n"
+         "    def k(A: T.Tensor((4,), \"float32\")):\n"
+         "        with T.Kernel(1, threads=32) as bx:\n"
+         "            A[0] = 1.0\n"
+         "    return k\n";
+}
+
 // sorted() of 60,000 items a thousand times: one step each before, minutes
 // of one core; now it pays per element and stops within the budget.
-constexpr char kSortingBuilder[] =
-    "import tilelang.language as T\n"
-    "def build():\n"
+const std::string kSortingBuilder = BuilderSource(
     "    xs = list(range(60000))\n"
     "    for _ in range(1000):\n"
-    "        ys = sorted(xs)\n"
-    "    @T.prim_func\n"
-    "    def k(A: T.Tensor((4,), \"float32\")):\n"
-    "        with T.Kernel(1, threads=32) as bx:\n"
-    "            A[0] = 1.0\n"
-    "    return k\n";
+    "        ys = sorted(xs)\n");
 
 // Within the step budget, but long: a loop of plain arithmetic.
-constexpr char kSlowBuilder[] =
-    "import tilelang.language as T\n"
-    "def build():\n"
+const std::string kSlowBuilder = BuilderSource(
     "    x = 0\n"
     "    for i in range(400):\n"
     "        for j in range(1000):\n"
-    "            x = (x + i * j) % 7\n"
-    "    @T.prim_func\n"
-    "    def k(A: T.Tensor((4,), \"float32\")):\n"
-    "        with T.Kernel(1, threads=32) as bx:\n"
-    "            A[0] = 1.0\n"
-    "    return k\n";
+    "            x = (x + i * j) % 7\n");
 
-TEST_F(HardeningE2E, ABuilderThatSortsOverAndOverStopsWithinItsBudget) {
+// Compile's status, and in `*seconds` how long the call took.
+grpc::Status TimedCompile(Tilecd& d, const tilec::v1::CompileRequest& req, double* seconds) {
   tilec::v1::CompileResponse resp;
   const absl::Time start = absl::Now();
-  grpc::Status s = Compile(d_, SourceRequest(kSortingBuilder, "build", "sm_80"), &resp);
-  const double took = absl::ToDoubleSeconds(absl::Now() - start);
+  grpc::Status s = Compile(d, req, &resp);
+  *seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  return s;
+}
+
+TEST_F(HardeningE2E, ABuilderThatSortsOverAndOverStopsWithinItsBudget) {
+  double took = 0;
+  grpc::Status s = TimedCompile(d_, SourceRequest(kSortingBuilder, "build", "sm_80"), &took);
   std::printf("sorted() builder refused in %.3f s\n", took);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
   EXPECT_TRUE(absl::StrContains(s.error_message(), "step budget")) << s.error_message();
@@ -197,10 +203,8 @@ TEST(HardeningStagingE2E, StagingStopsAtTheServersTime) {
   ASSERT_TRUE(d.Start(MakeTempDir("cache"), {"--staging_timeout_s=0.05"}));
   // A builder that stages for a few hundred milliseconds within its step
   // budget, over the server's 50 ms: DEADLINE_EXCEEDED naming the flag.
-  tilec::v1::CompileResponse resp;
-  const absl::Time start = absl::Now();
-  grpc::Status s = Compile(d, SourceRequest(kSlowBuilder, "build", "sm_80"), &resp);
-  const double took = absl::ToDoubleSeconds(absl::Now() - start);
+  double took = 0;
+  grpc::Status s = TimedCompile(d, SourceRequest(kSlowBuilder, "build", "sm_80"), &took);
   std::printf("slow builder under --staging_timeout_s=0.05: %.3f s\n", took);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
   EXPECT_TRUE(absl::StrContains(s.error_message(), "--staging_timeout_s")) << s.error_message();

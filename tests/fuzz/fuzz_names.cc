@@ -85,9 +85,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!verified.ok()) return 0;
   // What the verifier accepted has identifier names only (the name as
   // MakeVar and MakeBuffer spell it: non-ASCII bytes become _xHH).
-  if (!name.empty() && slot == 0 && !tilec::ir::IsIdentifier(name)) {
-    Fail("a program name that is not an identifier verified", tilec::ir::QuoteName(name));
-  }
   if (absl::Status names = tilec::ir::CheckNames(*program); !names.ok()) {
     Fail("a program whose names are not identifiers verified", names.message());
   }
