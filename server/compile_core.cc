@@ -139,10 +139,10 @@ absl::StatusOr<std::shared_ptr<const CompileCore::Parsed>> CompileCore::Parse(
         recommend::ProfileForTarget(profiles_, request.targets(0), request.options().profile());
     if (first.ok()) device = recommend::DeviceFactsOf(*first);
   }
-  absl::StatusOr<ir::Program> program = RequestProgram(
-      request.has_source() ? &request.source() : nullptr,
-      request.has_program() ? &request.program() : nullptr, limits_, device ? &*device : nullptr,
-      {.deadline = deadline, .stop = StopOf(cancel)});
+  absl::StatusOr<ir::Program> program =
+      RequestProgram(request.has_source() ? &request.source() : nullptr,
+                     request.has_program() ? &request.program() : nullptr, limits_,
+                     device ? &*device : nullptr, {.deadline = deadline, .stop = StopOf(cancel)});
   if (!program.ok()) return program.status();
   if (!program->device_queries.empty() && request.targets_size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(

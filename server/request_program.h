@@ -34,7 +34,6 @@ struct CoreLimits {
   absl::Duration staging_timeout = absl::Seconds(10);
 };
 
-
 // The program of a request: its source through the frontend (which answers
 // queries of the device from `device`, when given), or its wire form.
 // Staging stops at the earlier of the call's deadline (`call.deadline`) and

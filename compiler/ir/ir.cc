@@ -140,7 +140,9 @@ Expr IntImm(int64_t v, DType t) { return std::make_shared<IntImmNode>(t, v); }
 Expr BoolImm(bool v) { return std::make_shared<IntImmNode>(DType::kBool, v ? 1 : 0); }
 Expr FloatImm(double v, DType t) { return std::make_shared<FloatImmNode>(t, v); }
 Expr Infinity(DType t) { return FloatImm(std::numeric_limits<double>::infinity(), t); }
-Var MakeVar(std::string name, DType t) { return std::make_shared<VarNode>(t, SpellNonAscii(std::move(name))); }
+Var MakeVar(std::string name, DType t) {
+  return std::make_shared<VarNode>(t, SpellNonAscii(std::move(name)));
+}
 
 Expr Binary(BinaryOp op, Expr a, Expr b) {
   DType t = (IsComparison(op) || IsLogical(op)) ? DType::kBool : a->dtype;
@@ -181,7 +183,8 @@ std::string_view ScopeName(Scope s) {
 }
 
 Buffer MakeBuffer(std::string name, DType t, std::vector<Expr> shape, Scope scope) {
-  return std::make_shared<BufferNode>(BufferNode{SpellNonAscii(std::move(name)), t, std::move(shape), scope});
+  return std::make_shared<BufferNode>(
+      BufferNode{SpellNonAscii(std::move(name)), t, std::move(shape), scope});
 }
 
 Region FullRegion(const Buffer& b) {
