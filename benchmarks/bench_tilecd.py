@@ -1,7 +1,9 @@
 """A tilecd for the Python benchmarks (h2_rapid_reset.py, overload.py): on a
 fresh cache in a temporary folder, a free port, no metrics port."""
 
+import atexit
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -11,6 +13,7 @@ def start_tilecd(build, flags, prefix):
     """Starts build/server/tilecd with `flags` and waits until it listens.
     Returns (process, port)."""
     work = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
     port_file = os.path.join(work, "port")
     server = subprocess.Popen(
         [os.path.join(build, "server", "tilecd"), "--cache_dir=" + os.path.join(work, "cache"),

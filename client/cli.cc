@@ -36,9 +36,10 @@ std::string Usage() {
          "            [--timeout_s S]\n"
          "  tilec compile FILE --fn NAME [-D name=value ...] [-U name ...]\n"
          "            --target sm_80|sm_90a|gfx942|gfx90a\n"
-         "            --local -o DIR [--profile P] [--profiles DIR] [--json]\n"
+         "            --local -o DIR [--profile P] [--profiles DIR] [--json] [--explain]\n"
          "            (in this process, no cache; writes .cubin .cu .json,\n"
-         "            or .hsaco .hip .json for AMD)\n"
+         "            or .hsaco .hip .json for AMD; --explain: each kernel's schedule,\n"
+         "            warp-specialised or which condition failed)\n"
          "  tilec bench FILE --fn NAME [-D name=value ...] [-U name ...] [--device cuda:0|emulator]\n"
          "            [--target sm_80|sm_90a|gfx942|gfx90a] [--dim name=size ...] [--seed S]\n"
          "            [--warmup W]\n"
@@ -107,6 +108,8 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       f.timeout_given = true;
     } else if (a == "--print") {
       f.print = true;
+    } else if (a == "--explain") {
+      f.explain = true;
     } else if (a == "--json") {
       f.json = true;
     } else if (a == "--interp") {

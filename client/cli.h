@@ -32,6 +32,7 @@ struct Flags {
   std::vector<std::string> unbound;  // -U name: leave a parameter with a default unbound
   bool print = false;
   bool json = false;
+  bool explain = false;  // compile: print each kernel's schedule (warp specialisation)
   // run: --interp (reference interpreter), --emulate --target sm_80|sm_90a
   // (the emitted CUDA on the SIMT emulator), --compare (both, then compare)
   bool interp = false;

@@ -93,6 +93,7 @@ int CompileCommand(const Flags& flags) {
                 static_cast<long long>(k.smem_bytes), p.registers,
                 static_cast<long long>(p.spill_store_bytes),
                 static_cast<long long>(p.spill_load_bytes));
+    if (flags.explain && !k.schedule.empty()) std::printf("    %s\n", k.schedule.c_str());
   }
   return kOk;
 }

@@ -594,22 +594,6 @@ absl::StatusOr<Value> Builder::EvalModuleEntry(const std::string& name, ModuleEn
 
 // ---- Functions --------------------------------------------------------------
 
-absl::StatusOr<FunctionFlavor> Builder::DecoratorFlavor(const FunctionDefStmt& def, Env* closure) {
-  FunctionFlavor flavor = FunctionFlavor::kPython;
-  for (const ExprPtr& d : def.decorators) {
-    const Expr* callee = d.get();
-    if (const auto* call = d->as<CallExpr>()) callee = call->func.get();
-    // Decorators tilec does not know (functools.cache, torch.compile, ...)
-    // do not change what the kernel computes: evaluating them is skipped.
-    absl::StatusOr<Value> v = Eval(*callee);
-    if (!v.ok() || v->kind != ValueKind::kBuiltin) continue;
-    const std::string& n = v->builtin->name;
-    if (n == "T.prim_func") flavor = FunctionFlavor::kPrimFunc;
-    if (n == "T.macro") flavor = FunctionFlavor::kMacro;
-  }
-  return flavor;
-}
-
 absl::StatusOr<Value> Builder::MakeFunction(const FunctionDefStmt& def, Env* closure) {
   FunctionValue fn;
   fn.def = &def;

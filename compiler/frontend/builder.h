@@ -294,6 +294,18 @@ class Builder {
   absl::StatusOr<std::optional<Value>> ModuleGlobal(const std::string& name, SourceLoc loc);
   // The flavor a def's decorators give it (prim_func, macro, or plain).
   absl::StatusOr<FunctionFlavor> DecoratorFlavor(const FunctionDefStmt& def, Env* closure);
+  // What the pass_configs of a compilation decorator of `def`
+  // (@tilelang.jit(...), @tilelang.autotune(...)) ask for: fast math
+  // (TL_ENABLE_FAST_MATH, also spelled "tl.enable_fast_math") and no warp
+  // specialisation (TL_DISABLE_WARP_SPECIALIZED, "tl.disable_warp_specialized").
+  // A pass_configs that evaluates to something other than a dict is an error
+  // at its place; one tilec cannot evaluate asks for nothing; other keys
+  // change nothing tilec does.
+  struct PassConfigs {
+    bool fast_math = false;
+    bool disable_warp_specialized = false;
+  };
+  absl::StatusOr<PassConfigs> DecoratorPassConfigs(const FunctionDefStmt& def);
 
   // What encloses the statement being run (Frame::loops).
   enum class Enclosing : uint8_t { kPythonLoop, kIrLoop, kBranch, kKernel };

@@ -61,6 +61,7 @@ class Compiler {
   const FunctionDefStmt& def_;
   Builder b_;
   Style style_ = Style::kGenerator;
+  Builder::PassConfigs pass_configs_;  // what the decorator's pass_configs ask for
   // Tensor and scalar parameters, in ABI order, by name.
   std::vector<std::string> abi_;
   std::set<std::string> pointers_;  // parameters annotated T.ptr
@@ -302,8 +303,13 @@ absl::StatusOr<ir::Program> Compiler::Run(const Bindings& bindings) {
     absl::Status pushed = b_.PushFrame(std::move(f), def_.loc);
     if (!pushed.ok()) return pushed;
     absl::StatusOr<FunctionFlavor> flavor = b_.DecoratorFlavor(def_, nullptr);
+    absl::StatusOr<Builder::PassConfigs> configs =
+        flavor.ok() ? b_.DecoratorPassConfigs(def_)
+                    : absl::StatusOr<Builder::PassConfigs>(Builder::PassConfigs{});
     b_.PopFrame();
     if (!flavor.ok()) return flavor.status();
+    if (!configs.ok()) return configs.status();
+    pass_configs_ = *configs;
     if (IsSignatureGenerator(def_)) {
       style_ = Style::kSignature;
     } else if (*flavor == FunctionFlavor::kPrimFunc) {
@@ -592,6 +598,8 @@ absl::StatusOr<ir::Program> Compiler::Assemble() {
   ir::Program program;
   program.name = ir::SpellNonAscii(def_.name);
   program.device_queries = b_.device_queries();
+  program.fast_math = pass_configs_.fast_math;
+  program.disable_warp_specialized = pass_configs_.disable_warp_specialized;
   for (const std::string& name : abi_) {
     auto t = b_.tensor_params().find(name);
     if (t != b_.tensor_params().end()) {

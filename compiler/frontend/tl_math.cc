@@ -88,8 +88,10 @@ absl::StatusOr<Value> MathCall(Builder& b, ir::CallFn fn, std::string_view name,
 }
 
 // T.isnan / T.isinf / T.isfinite of a float value (false for integers, as
-// TVM's): x != x; |x| == inf; neither. NVRTC and the host build never get
-// fast-math, so the comparisons keep their IEEE meaning.
+// TVM's): x != x; |x| == inf; neither. The host build never gets fast-math
+// and NVRTC's --use_fast_math (a kernel's pass_configs) approximates
+// arithmetic without assuming finite values, so the comparisons keep their
+// IEEE meaning.
 absl::StatusOr<Value> FloatClass(Builder& b, std::string_view name, CallArgs& args) {
   absl::StatusOr<Args> a = BindArgs(b, args, name, {"x"}, 1);
   if (!a.ok()) return a.status();

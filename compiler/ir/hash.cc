@@ -24,6 +24,8 @@ enum class Tag : uint8_t {
   kDynDim = 5,
   kTileParam = 6,
   kList = 7,
+  kFastMath = 8,
+  kNoWarpSpecialization = 9,
   // Expressions
   kIntImm = 16,
   kFloatImm = 17,
@@ -692,6 +694,9 @@ std::string ProgramHash(const Program& program) {
       enc.Str(r.message);
     }
   }
+  // Likewise: programs without fast math hash as before.
+  if (program.fast_math) enc.T(Tag::kFastMath);
+  if (program.disable_warp_specialized) enc.T(Tag::kNoWarpSpecialization);
   return Sha256Hex(enc.bytes());
 }
 

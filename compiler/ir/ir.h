@@ -557,6 +557,14 @@ struct Program {
   // frontend gave from the target's hardware profile and built into the
   // body: "driver.get_num_sms() = 132 (profile h100_sxm)".
   std::vector<std::string> device_queries;
+  // The kernel asked for fast math (TileLang's pass_configs
+  // TL_ENABLE_FAST_MATH): division, square roots and the exp/log family
+  // may use the hardware's approximations, and float32 denormals flush to
+  // zero. It changes the code, so it is part of the program's hash.
+  bool fast_math = false;
+  // The kernel's pass_configs turn warp specialisation off
+  // (TL_DISABLE_WARP_SPECIALIZED): every kernel keeps one role.
+  bool disable_warp_specialized = false;
 };
 
 }  // namespace tilec::ir

@@ -563,6 +563,10 @@ void Printer::Program(const ir::Program& p) {
                          ", ", Tuple(ViewStrides(param.tensor, *param.view)), ") in its storage"));
   }
   for (const std::string& q : p.device_queries) Line(0, absl::StrCat("# device query: ", q));
+  if (p.fast_math) Line(0, "# fast math (pass_configs TL_ENABLE_FAST_MATH)");
+  if (p.disable_warp_specialized) {
+    Line(0, "# no warp specialisation (pass_configs TL_DISABLE_WARP_SPECIALIZED)");
+  }
   Line(0, "@T.prim_func");
   std::vector<std::string> params;
   for (const Param& param : p.params) {

@@ -294,6 +294,8 @@ v1::Program ToProto(const Program& program) {
   }
   if (program.body) w.WriteStmt(program.body, out.mutable_body());
   for (const std::string& q : program.device_queries) out.add_device_queries(q);
+  out.set_fast_math(program.fast_math);
+  out.set_disable_warp_specialized(program.disable_warp_specialized);
   for (const Requirement& r : program.requirements) {
     v1::Requirement* req = out.add_requirements();
     w.WriteExpr(r.cond, req->mutable_cond());

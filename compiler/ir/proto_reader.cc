@@ -115,6 +115,8 @@ class Reader {
       out.tile_params.push_back(std::move(tp));
     }
     for (const std::string& q : p_.device_queries()) out.device_queries.push_back(q);
+    out.fast_math = p_.fast_math();
+    out.disable_warp_specialized = p_.disable_warp_specialized();
     for (int i = 0; i < p_.requirements_size(); ++i) {
       At at(this, absl::StrCat("requirement ", i));
       Requirement r;

@@ -66,6 +66,16 @@ TEST(ExhaustionE2E, ACacheOnAFullFileSystem) {
                  << "): needs root; the RLIMIT_FSIZE version is AvailabilityE2E.AFullDisk...";
   }
   const std::string mnt = MakeTempDir("full_fs");
+  // The mount point is a folder of the real file system: removed at the end
+  // (after the server below, which is destroyed first).
+  struct RemoveMountPoint {
+    std::string dir;
+    ~RemoveMountPoint() {
+      ::umount2(dir.c_str(), MNT_DETACH);
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove_mount_point{mnt};
   ASSERT_EQ(::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=256k"), 0) << strerror(errno);
   const std::string cache = mnt + "/cache";
   Tilecd d;

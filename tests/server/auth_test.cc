@@ -1,5 +1,6 @@
 #include "server/auth.h"
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -47,6 +48,10 @@ TEST(TokenAuthTest, MalformedFilesNameTheLine) {
 
 TEST(TokenAuthTest, ReloadReplacesTheTokensAndKeepsThemOnABadFile) {
   const std::string path = ::testing::TempDir() + "/tokens_reload";
+  struct Remove {
+    std::string path;
+    ~Remove() { std::remove(path.c_str()); }
+  } remove{path};
   std::ofstream(path) << "old-token\n";
   auto auth = TokenAuth::FromFile(path);
   ASSERT_TRUE(auth.ok()) << auth.status();

@@ -186,7 +186,12 @@ absl::StatusOr<CudaArtifact> BuildCudaArtifact(const ir::Program& program, const
     if (!st.ok()) return st;
   } else {
     const std::string file_name = absl::StrCat(program.name, ".cu");
-    absl::StatusOr<NvrtcResult> nvrtc = CompileCuda(source->code, file_name, target.arch, options);
+    // The kernel's fast math (pass_configs): approximate division, square
+    // root and exp/log, float32 denormals flushed, as TileLang's nvcc does.
+    NvrtcOptions nvrtc_options = options;
+    if (program.fast_math) nvrtc_options.extra_options.push_back("--use_fast_math");
+    absl::StatusOr<NvrtcResult> nvrtc =
+        CompileCuda(source->code, file_name, target.arch, nvrtc_options);
     if (!nvrtc.ok()) return BlamePrelude(program, source->code, file_name, nvrtc.status());
     a.nvrtc_version = nvrtc->nvrtc_version;
     a.cubin = std::move(nvrtc->cubin);
@@ -288,6 +293,7 @@ std::string CudaArtifactMetadataJson(const CudaArtifact& a) {
         info.spill_load_bytes, ", \"stack_frame_bytes\": ", info.stack_frame_bytes,
         ", \"params\": [", absl::StrJoin(kparams, ", "), "], \"mma\": [", absl::StrJoin(mma, ", "),
         "], \"shared\": [", absl::StrJoin(shared, ", "), "]",
+        k.schedule.empty() ? "" : absl::StrCat(", \"schedule\": ", JsonQuote(k.schedule)),
         maps.empty() ? "" : absl::StrCat(", \"tensor_maps\": [", absl::StrJoin(maps, ", "), "]"),
         "}"));
   }

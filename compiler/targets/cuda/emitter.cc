@@ -196,6 +196,12 @@ void EmitContext::SetRange(const ir::Var& v, int64_t lo, int64_t hi) {
   ranges_[v.get()] = {lo, hi};
 }
 
+void EmitContext::SetLoopRange(const ir::Var& v, const ir::Expr& min, const ir::Expr& extent) {
+  const auto lo = Range(min), n = Range(extent);
+  // Inside the body the loop ran at least once: 1 <= extent <= n->second.
+  if (lo && n && n->second > 0) SetRange(v, lo->first, lo->second + n->second - 1);
+}
+
 BufferInfo* EmitContext::Info(const ir::BufferNode* b) {
   auto it = buffers_.find(b);
   return it == buffers_.end() ? nullptr : &it->second;
@@ -597,7 +603,11 @@ absl::Status EmitKernel(EmitContext& ctx, const ir::KernelNode& k, int index,
   // Body, after the producer warpgroup's branch in a warp-specialised kernel.
   CodeWriter body;
   CodeWriter* outer = ctx.SetWriter(&body);
-  std::optional<WarpSpecialization> ws = PlanWarpSpecialization(ctx, k, *threads, offset);
+  std::string not_ws;
+  std::optional<WarpSpecialization> ws = PlanWarpSpecialization(ctx, k, *threads, offset, not_ws);
+  out.schedule =
+      ws ? DescribeWarpSpecialization(*ws) : absl::StrCat("not warp-specialised: ", not_ws);
+  if (!ws) ctx.w().Line(absl::StrCat("// ", out.schedule));
   absl::Status st;
   if (ws) {
     st = EmitProducerBranch(ctx, *ws);

@@ -80,6 +80,10 @@ struct CudaKernel {
   // The tensor-core instructions the kernel's T.gemm calls use, in order of
   // first use ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", ...).
   std::vector<std::string> mma;
+  // The schedule's structure in words ("warp-specialised: ..." or "not
+  // warp-specialised: <the condition that failed>"), for `tilec compile
+  // --explain`.
+  std::string schedule;
   // The shared-memory plan (inference/shared_plan.h): where each shared
   // buffer lives and in which top-level statements of the kernel body it is
   // live (-1 when never accessed); buffers may share bytes when their live

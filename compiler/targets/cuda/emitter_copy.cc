@@ -459,6 +459,7 @@ bool TmaStoreCopy(EmitContext& ctx, const ir::CopyNode* c) {
 }  // namespace
 
 absl::Status LowerCopy(EmitContext& ctx, const ir::Stmt& s) {
+  if (WaitForPrologueCopy(ctx, s.get())) return ctx.status();
   return LowerCopyAs(ctx, *s->as<ir::CopyNode>(), s.get());
 }
 

@@ -223,11 +223,31 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
     case ir::ExprKind::kVar: return {VarName(e->as<ir::VarNode>()), 0};
     case ir::ExprKind::kBinary: {
       const auto* n = e->as<ir::BinaryNode>();
+      // Conditions the ranges decide (bounds checks that always hold) are
+      // constants; an and/or keeps only its undecided operand.
+      if (n->op == BinaryOp::kAnd || n->op == BinaryOp::kOr) {
+        const bool is_and = n->op == BinaryOp::kAnd;
+        const std::optional<bool> x = Decide(n->a), y = Decide(n->b);
+        if (x == !is_and || y == !is_and) return {is_and ? "false" : "true", 0};
+        if (x == is_and) return Emit(n->b);
+        if (y == is_and) return Emit(n->a);
+      } else if (std::optional<bool> d = Decide(e)) {
+        return {*d ? "true" : "false", 0};
+      }
       const DType t = n->a->dtype;
       CExpr a = Emit(n->a);
       CExpr b = Emit(n->b);
       const BinaryOp op = n->op;
       if (ir::IsFloat(t)) {
+        // float16 and bfloat16 + - * in their own instructions (the same
+        // value as through float: tl/arith.h).
+        if ((t == DType::kFloat16 || t == DType::kBFloat16) &&
+            (op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul)) {
+          return Call(op == BinaryOp::kAdd   ? "tl::hadd"
+                      : op == BinaryOp::kSub ? "tl::hsub"
+                                             : "tl::hmul",
+                      {a, b});
+        }
         const bool narrow = IsNarrowFloat(t);
         CExpr fa = narrow ? AsFloat(a) : a;
         CExpr fb = narrow ? AsFloat(b) : b;
@@ -303,6 +323,7 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
     }
     case ir::ExprKind::kSelect: {
       const auto* n = e->as<ir::SelectNode>();
+      if (std::optional<bool> d = Decide(n->cond)) return Emit(*d ? n->t : n->f);
       CExpr c = Emit(n->cond);
       CExpr t = Emit(n->t);
       CExpr f = Emit(n->f);
@@ -316,7 +337,7 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
       const auto* n = e->as<ir::CallNode>();
       // The thread index is `tx` (`const int tx = threadIdx.x;` at kernel
       // entry; the slot loops name it the same way).
-      if (n->fn == ir::CallFn::kThreadIndex) return {"tx", 0};
+      if (n->fn == ir::CallFn::kThreadIndex) return {thread_index_, 0};
       if (n->fn == ir::CallFn::kReinterpret) {
         return {absl::StrCat("tl::bit_cast<", CType(e->dtype), ", ", CType(n->args[0]->dtype), ">(",
                              Emit(n->args[0]).text, ")"),
@@ -406,6 +427,23 @@ std::optional<int64_t> ConstProduct(const std::vector<ir::Expr>& extents) {
 }
 
 std::optional<std::pair<int64_t, int64_t>> EmitContext::Range(const ir::Expr& e) {
+  std::optional<std::pair<int64_t, int64_t>> r = RangeInMath(e);
+  if (!r) return r;
+  // The C arithmetic of the expression's type wraps (unsigned) or overflows
+  // (signed) outside its values: a range beyond them says nothing.
+  const int bits = ir::DTypeBits(e->dtype);
+  if (bits < 64) {
+    const bool is_signed = ir::IsSigned(e->dtype);
+    const int64_t lo = is_signed ? -(int64_t{1} << (bits - 1)) : 0;
+    const int64_t hi = is_signed ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+    if (r->first < lo || r->second > hi) return std::nullopt;
+  } else if (!ir::IsSigned(e->dtype) && r->first < 0) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::optional<std::pair<int64_t, int64_t>> EmitContext::RangeInMath(const ir::Expr& e) {
   using R = std::pair<int64_t, int64_t>;
   if (!e || !ir::IsInt(e->dtype)) return std::nullopt;
   if (const auto* i = e->as<ir::IntImmNode>()) return R{i->value, i->value};
@@ -422,6 +460,15 @@ std::optional<std::pair<int64_t, int64_t>> EmitContext::Range(const ir::Expr& e)
   }
   if (const auto* c = e->as<ir::CallNode>(); c && c->fn == ir::CallFn::kThreadIndex) {
     return R{0, threads_ - 1};
+  }
+  if (const auto* c = e->as<ir::CallNode>();
+      c && c->fn == ir::CallFn::kCeilDiv && c->args.size() == 2) {
+    const auto ra = Range(c->args[0]), rb = Range(c->args[1]);
+    if (!ra || !rb || rb->first != rb->second || rb->first <= 0 || ra->first < 0) {
+      return std::nullopt;
+    }
+    const int64_t d = rb->first;
+    return R{(ra->first + d - 1) / d, (ra->second + d - 1) / d};
   }
   const auto* b = e->as<ir::BinaryNode>();
   if (!b) return std::nullopt;
@@ -454,6 +501,60 @@ std::optional<std::pair<int64_t, int64_t>> EmitContext::Range(const ir::Expr& e)
     case BinaryOp::kMax: return R{std::max(ra->first, rb->first), std::max(ra->second, rb->second)};
     default: return std::nullopt;
   }
+}
+
+std::optional<bool> EmitContext::Decide(const ir::Expr& e) {
+  if (!e || e->dtype != DType::kBool) return std::nullopt;
+  if (const auto* i = e->as<ir::IntImmNode>()) return i->value != 0;
+  if (const auto* u = e->as<ir::UnaryNode>(); u && u->op == ir::UnaryOp::kNot) {
+    std::optional<bool> a = Decide(u->a);
+    if (a) return !*a;
+    return std::nullopt;
+  }
+  const auto* b = e->as<ir::BinaryNode>();
+  if (!b) return std::nullopt;
+  if (b->op == BinaryOp::kAnd || b->op == BinaryOp::kOr) {
+    const bool is_and = b->op == BinaryOp::kAnd;
+    std::optional<bool> x = Decide(b->a), y = Decide(b->b);
+    // A false operand decides `and`, a true one `or`.
+    if (x == !is_and || y == !is_and) return !is_and;
+    if (x && y) return is_and;
+    return std::nullopt;
+  }
+  if (!ir::IsComparison(b->op) || !ir::IsInt(b->a->dtype) || !ir::IsInt(b->b->dtype)) {
+    return std::nullopt;
+  }
+  const auto x = Range(b->a), y = Range(b->b);
+  if (!x || !y) return std::nullopt;
+  const auto [xl, xh] = *x;
+  const auto [yl, yh] = *y;
+  switch (b->op) {
+    case BinaryOp::kLt:
+      if (xh < yl) return true;
+      if (xl >= yh) return false;
+      break;
+    case BinaryOp::kLe:
+      if (xh <= yl) return true;
+      if (xl > yh) return false;
+      break;
+    case BinaryOp::kGt:
+      if (xl > yh) return true;
+      if (xh <= yl) return false;
+      break;
+    case BinaryOp::kGe:
+      if (xl >= yh) return true;
+      if (xh < yl) return false;
+      break;
+    case BinaryOp::kEq:
+    case BinaryOp::kNe: {
+      const bool ne = b->op == BinaryOp::kNe;
+      if (xh < yl || yh < xl) return ne;
+      if (xl == xh && yl == yh) return !ne;  // the same single value
+      break;
+    }
+    default: break;
+  }
+  return std::nullopt;
 }
 
 bool EmitContext::NonNegative(const ir::Expr& e) {

@@ -29,6 +29,7 @@
 #include "compiler/inference/tma_plan.h"
 #include "compiler/ir/ir.h"
 #include "compiler/ir/thread_dependence.h"
+#include "compiler/ir/visitor.h"
 #include "compiler/targets/cuda/emitter.h"
 #include "compiler/targets/cuda/target.h"
 
@@ -183,8 +184,17 @@ class EmitContext {
   // builds only.)
   void MarkNonNegative(const ir::Var& v);
   void SetRange(const ir::Var& v, int64_t lo, int64_t hi);
+  // The range of the variable of a loop from `min` over `extent`
+  // iterations, from their ranges (an extent known only at launch may
+  // still be bounded: min(n, ceildiv((bx + 1) * 128, 128)) with bx's).
+  void SetLoopRange(const ir::Var& v, const ir::Expr& min, const ir::Expr& extent);
+  // The value of a bool expression when the ranges of its integers decide
+  // it (k * 128 + j < 4096 with k <= 31 and j <= 127: true); nullopt
+  // otherwise. Comparisons, and/or/not of them.
+  std::optional<bool> Decide(const ir::Expr& e);
   // The inclusive range of an integer expression, when every variable in it
-  // has one (+ - * / % min max and casts).
+  // has one (+ - * / % min max ceildiv and casts) and every value it takes
+  // is one its type holds (no wrap or overflow in the emitted C).
   std::optional<std::pair<int64_t, int64_t>> Range(const ir::Expr& e);
   CExpr Emit(const ir::Expr& e);
   std::string Expr(const ir::Expr& e) { return Emit(e).text; }
@@ -252,6 +262,8 @@ class EmitContext {
   void SetSharedAliases(std::map<const void*, std::set<const void*>> aliases) {
     aliases_ = std::move(aliases);
   }
+  // `keys` and every buffer sharing bytes with one of them.
+  std::set<const void*> SharingBytes(const std::set<const void*>& keys) const;
   // Set while emitting a kernel that reads the thread index: its per-thread
   // statements are emitted as units, with one barrier decision before each
   // and none inside (their control may diverge between threads).
@@ -296,6 +308,11 @@ class EmitContext {
   // consumers' named barrier), after tl::fence_proxy_async() when
   // uses_wgmma().
   void WriteBarrier();
+  // The C++ name of the thread index (`tx`; the producer warpgroup's part of
+  // a copy planned for the consumers names the consumer thread it stands
+  // for otherwise).
+  const std::string& thread_index() const { return thread_index_; }
+  void set_thread_index(std::string name) { thread_index_ = std::move(name); }
   // The kernel's warp specialisation, or null.
   const WarpSpecialization* ws() const { return ws_; }
   void set_ws(const WarpSpecialization* ws) { ws_ = ws; }
@@ -387,11 +404,14 @@ class EmitContext {
   std::map<const ir::BufferNode*, std::string> stage_index_;
   std::vector<TensorMapParam> tensor_maps_;
   const WarpSpecialization* ws_ = nullptr;
+  std::string thread_index_ = "tx";
   int64_t mbarrier_count_ = 0;
   std::string mbarrier_array_;
   std::vector<std::string> mma_;
   std::set<int64_t> wgmma_n_, wgmma_rs_n_;
   std::string wgmma_group_;
+  // Range before the type check: the mathematical values.
+  std::optional<std::pair<int64_t, int64_t>> RangeInMath(const ir::Expr& e);
   std::vector<ir::Var> pinned_;
   std::set<const ir::VarNode*> nonneg_vars_;
   std::map<const ir::VarNode*, std::pair<int64_t, int64_t>> ranges_;
@@ -414,6 +434,13 @@ struct PipelineInfo {
 std::optional<PipelineInfo> AnalyzePipeline(const ir::ForNode& loop, const ir::Stmt& kernel_body,
                                             const CudaTarget& target);
 absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const PipelineInfo& info);
+// Variables an expression uses, and whether it loads from a buffer.
+struct ExprUses : ir::IRVisitor {
+  std::set<const ir::VarNode*> vars;
+  bool loads = false;
+  using IRVisitor::Visit;
+  void Visit(const ir::Expr& e) override;
+};
 // The statements of a (nested) sequence, in order.
 void FlattenBody(const ir::Stmt& s, std::vector<ir::Stmt>& out);
 // The producers of `body` that TMA loads (inference/tma_plan.h) on a target
@@ -458,7 +485,27 @@ struct WarpSpecialization {
   int64_t producer_regs = 0;  // setmaxnreg of the producer / consumer
   int64_t consumer_regs = 0;  // warpgroups (0: none)
   int64_t blocks_per_sm = 1;  // __launch_bounds__'s minimum resident blocks
-  std::string full, empty;    // the barrier arrays (C++), one of each per stage
+  // One "loaded" barrier array (one barrier per stage) per TMA producer
+  // copy, in the body's order: the consumers wait for each copy right
+  // before the first statement that reads what it loads (QK^T need not
+  // wait for V). One "read" array: the consumers release a whole stage.
+  struct Full {
+    const ir::CopyNode* copy = nullptr;
+    std::string name;
+    // Loaded by the producer warpgroup with cp.async (TMA cannot: rows
+    // narrower than 16 bytes), 128 arrivals; otherwise one TMA load.
+    bool cp_async = false;
+  };
+  std::vector<Full> full;
+  std::string empty;
+  // Copies before the loop the producer loads with TMA (attention's Q),
+  // first, on one barrier (1 arrival + bytes) the consumers wait for where
+  // each copy stood (WaitForPrologueCopy).
+  std::map<const ir::StmtNode*, inference::TmaCopyPlan> prologue;
+  std::string prologue_full;
+  // The kernel's top-level lets before the loop that the producer thread
+  // computes too (inlined: it runs none of the kernel's statements).
+  std::vector<std::pair<const ir::VarNode*, ir::Expr>> top_lets;
 };
 // The registers a thread of a warp-specialised kernel has: `launch`, what
 // __launch_bounds__((consumer_groups + 1) * 128, blocks_per_sm) leaves it
@@ -471,14 +518,19 @@ struct WsRegisters {
   int64_t consumer = 0;
 };
 WsRegisters WarpSpecializedRegisters(int64_t consumer_groups, int64_t blocks_per_sm);
-// nullopt unless the kernel qualifies.
-std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx,
-                                                         const ir::KernelNode& k,
-                                                         int64_t threads,
-                                                         int64_t shared_bytes);
+// nullopt unless the kernel qualifies; then `why` says which condition
+// failed.
+std::optional<WarpSpecialization> PlanWarpSpecialization(EmitContext& ctx, const ir::KernelNode& k,
+                                                         int64_t threads, int64_t shared_bytes,
+                                                         std::string& why);
+// "warp-specialised: ..." in words: what the producer loads, and how.
+std::string DescribeWarpSpecialization(const WarpSpecialization& ws);
 // The barriers' initialisation and the producer branch, ending in
 // `} else {` (the consumer branch: the kernel body, then one Close()).
 absl::Status EmitProducerBranch(EmitContext& ctx, WarpSpecialization& ws);
+// In place of a copy the producer loaded before the loop (ws.prologue):
+// the consumers wait for its barrier. False for any other statement.
+bool WaitForPrologueCopy(EmitContext& ctx, const ir::StmtNode* s);
 // The consumer side of the specialised loop.
 absl::Status EmitConsumerLoop(EmitContext& ctx, const ir::ForNode* f,
                               const WarpSpecialization& ws);

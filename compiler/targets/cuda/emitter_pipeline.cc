@@ -49,19 +49,14 @@ void FlattenBody(const ir::Stmt& s, std::vector<ir::Stmt>& out) {
   }
 }
 
-namespace {
+void ExprUses::Visit(const ir::Expr& e) {
+  if (!e) return;
+  if (const auto* v = e->as<ir::VarNode>()) vars.insert(v);
+  if (e->kind == ir::ExprKind::kLoad) loads = true;
+  IRVisitor::Visit(e);
+}
 
-// Variables and loads an expression uses.
-struct ExprUses : ir::IRVisitor {
-  std::set<const ir::VarNode*> vars;
-  bool loads = false;
-  void Visit(const ir::Expr& e) override {
-    if (!e) return;
-    if (const auto* v = e->as<ir::VarNode>()) vars.insert(v);
-    if (e->kind == ir::ExprKind::kLoad) loads = true;
-    IRVisitor::Visit(e);
-  }
-};
+namespace {
 
 // Every statement that writes a buffer, and every statement that mentions it
 // at all, keyed by buffer.
@@ -391,7 +386,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   ir::Var p = ir::MakeVar("stage");
   const std::string pn = ctx.DeclareVar(p);
   ctx.MarkNonNegative(p);
-  const std::optional<int64_t> cmin = ConstValue(f->min), cn = ConstValue(f->extent);
+  const std::optional<int64_t> cn = ConstValue(f->extent);
   if (cn && *cn > 0) ctx.SetRange(p, 0, std::min(D - 1, *cn - 1));
   ctx.w().Line("#pragma unroll");
   ctx.w().Open(absl::StrCat("for (int ", pn, " = 0; ", pn, " < ", D, "; ++", pn, ")"));
@@ -407,7 +402,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   // Main loop.
   const std::string k = ctx.DeclareVar(f->var);
   if (ctx.NonNegative(f->min)) ctx.MarkNonNegative(f->var);
-  if (cmin && cn && *cn > 0) ctx.SetRange(f->var, *cmin, *cmin + *cn - 1);
+  ctx.SetLoopRange(f->var, f->min, f->extent);
   const std::string rel = zero_min ? k : absl::StrCat("(", k, " - ", min, ")");
   ctx.w().Open(absl::StrCat("for (int ", k, " = ", min, "; ", k, " < ",
                             zero_min ? n : absl::StrCat(min, " + ", n), "; ++", k, ")"));
@@ -420,7 +415,7 @@ absl::Status EmitPipelinedLoop(EmitContext& ctx, const ir::ForNode* f, const Pip
   ctx.BindVarText(ahead, absl::StrCat("(", k, " + ", D, ")"));
   ctx.MarkNonNegative(ahead);
   // Guarded by k - min + D < n: the iteration fetched ahead is in range.
-  if (cmin && cn && *cn > 0) ctx.SetRange(ahead, *cmin, *cmin + *cn - 1);
+  ctx.SetLoopRange(ahead, f->min, f->extent);
   if (absl::Status st = producers(ahead, absl::StrCat("((", rel, " + ", D, ") % ", S, ")"));
       !st.ok()) {
     return st;

@@ -362,9 +362,9 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     std::string buf = ctx.Fresh(absl::StrCat(red, "_smem"));
     ctx.w().Line(
         absl::StrCat(act, "* ", buf, " = ", area.pointer, ";  // [", ls, "][", slots, "]"));
-    std::string store = absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ",
-                                     buf, "[", kk, " * ", slots, " + ",
-                                     CompactIndexText("tx", lane_mask), "] = ", red, "[", kk, "];");
+    std::string store = absl::StrCat(
+        "for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", buf, "[", kk, " * ", slots,
+        " + ", CompactIndexText(ctx.thread_index(), lane_mask), "] = ", red, "[", kk, "];");
     if (lane_mask != 0) {
       ctx.w().Open(absl::StrCat("if ((tx & ", lane_mask, ") == 0)"));
       ctx.w().Line("#pragma unroll");

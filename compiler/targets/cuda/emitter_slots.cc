@@ -53,7 +53,7 @@ std::string EmitContext::LayoutExprText(const inference::FragmentLayout& layout,
   std::map<const ir::VarNode*, ir::Expr> map;
   ir::Var tx = ir::MakeVar("tx");
   ir::Var s = ir::MakeVar(slot);
-  BindVarText(tx, "tx");
+  BindVarText(tx, thread_index_);
   BindVarText(s, slot);
   MarkNonNegative(tx);
   MarkNonNegative(s);

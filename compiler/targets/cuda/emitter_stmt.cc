@@ -193,19 +193,20 @@ void EmitContext::Barrier() {
   loaded_since_barrier_.clear();
 }
 
+std::set<const void*> EmitContext::SharingBytes(const std::set<const void*>& keys) const {
+  std::set<const void*> out = keys;
+  for (const void* k : keys) {
+    auto it = aliases_.find(k);
+    if (it != aliases_.end()) out.insert(it->second.begin(), it->second.end());
+  }
+  return out;
+}
+
 void EmitContext::BeforeShared(const Access2& a) {
   // Inside a per-thread loop or a per-thread statement: never a barrier.
   if (!slot_loops_.empty() || per_thread_depth_ > 0) return;
   // Buffers placed on the same bytes conflict as if they were one.
-  auto expand = [&](const std::set<const void*>& keys) {
-    std::set<const void*> out = keys;
-    for (const void* k : keys) {
-      auto it = aliases_.find(k);
-      if (it != aliases_.end()) out.insert(it->second.begin(), it->second.end());
-    }
-    return out;
-  };
-  const std::set<const void*> reads = expand(a.reads), writes = expand(a.writes);
+  const std::set<const void*> reads = SharingBytes(a.reads), writes = SharingBytes(a.writes);
   if (Intersects(reads, written_) || Intersects(writes, written_) || Intersects(writes, read_)) {
     Barrier();
   }
@@ -479,9 +480,7 @@ absl::Status EmitContext::EmitStmt(const ir::Stmt& s) {
       // A per-thread loop (inside a slot loop) or a block-uniform loop.
       std::string name = DeclareVar(f->var);
       if (NonNegative(f->min)) MarkNonNegative(f->var);
-      if (auto lo = ConstValue(f->min), n = ConstValue(f->extent); lo && n && *n > 0) {
-        SetRange(f->var, *lo, *lo + *n - 1);
-      }
+      SetLoopRange(f->var, f->min, f->extent);
       const bool pipelined = f->kind == ir::ForKind::kPipelined && block_level;
       if (f->kind == ir::ForKind::kUnrolled || f->kind == ir::ForKind::kVectorized) {
         w().Line("#pragma unroll");

@@ -9,6 +9,16 @@
 //   ceildiv(a, b)                  -floordiv(-a, b); for unsigned T, the
 //                                  quotient rounded up
 //   imin imax iabs                 integer min / max / abs
+//   hadd hsub hmul(a, b)           a + b, a - b, a * b of two half_t or two
+//                                  bfloat16_t, rounded once to the type:
+//                                  the half-precision instructions on CUDA
+//                                  (the _rn forms: never contracted into an
+//                                  fma, which would round once for two);
+//                                  elsewhere float arithmetic rounded to the
+//                                  type, which is the same value (float has
+//                                  at least 2p + 2 bits for both types'
+//                                  p-bit significands, so rounding twice
+//                                  never differs from rounding once)
 //   quiet_nan<T>()                 a quiet NaN of float or double
 //   is_aligned<N>(p)               p is a multiple of N bytes
 //   copy_vec<N>(dst, src)          one N-byte (4, 8 or 16) load and store;
@@ -44,6 +54,36 @@ __device__ __forceinline__ To bit_cast(From x) {
 #endif
   return y;
 }
+
+#if defined(__CUDACC__)
+#define TL_HALF_OP(name, intrinsic)                                        \
+  __device__ __forceinline__ half_t name(half_t a, half_t b) {             \
+    half_t r;                                                              \
+    r.storage = intrinsic(a.storage, b.storage);                           \
+    return r;                                                              \
+  }                                                                        \
+  __device__ __forceinline__ bfloat16_t name(bfloat16_t a, bfloat16_t b) { \
+    bfloat16_t r;                                                          \
+    r.storage = intrinsic(a.storage, b.storage);                           \
+    return r;                                                              \
+  }
+TL_HALF_OP(hadd, __hadd_rn)
+TL_HALF_OP(hsub, __hsub_rn)
+TL_HALF_OP(hmul, __hmul_rn)
+#undef TL_HALF_OP
+#else
+#define TL_HALF_OP(name, op)                                               \
+  __device__ __forceinline__ half_t name(half_t a, half_t b) {             \
+    return half_t(float(a) op float(b));                                   \
+  }                                                                        \
+  __device__ __forceinline__ bfloat16_t name(bfloat16_t a, bfloat16_t b) { \
+    return bfloat16_t(float(a) op float(b));                               \
+  }
+TL_HALF_OP(hadd, +)
+TL_HALF_OP(hsub, -)
+TL_HALF_OP(hmul, *)
+#undef TL_HALF_OP
+#endif
 
 template <typename T>
 __device__ __forceinline__ T floordiv(T a, T b) {

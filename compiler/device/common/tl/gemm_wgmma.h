@@ -98,6 +98,16 @@ __device__ __forceinline__ uint64_t wgmma_desc(const void* p) {
          (kMode << 62);
 }
 
+// The descriptor of the operand `bytes` past the one `base` describes: the
+// start address field (bits 0-13) advanced by bytes >> 4, a 32-bit add (a
+// shared address is below 2^18, so the field never carries), where making
+// each descriptor from its pointer costs a conversion, a mask, a shift and
+// an or.
+__device__ __forceinline__ uint64_t wgmma_desc_advance(uint64_t base, uint32_t bytes) {
+  const uint32_t lo = static_cast<uint32_t>(base) + (bytes >> 4);
+  return (base & 0xFFFFFFFF00000000ull) | lo;
+}
+
 }  // namespace detail
 
 template <int M, int N, int K, int WgM, int WgN, bool TransA, bool TransB, typename LayoutA,
@@ -124,16 +134,18 @@ __device__ __forceinline__ void gemm_ss_wgmma_issue(const AT* A_smem, const BT* 
   constexpr int kRegs = MI * WGN / 2;
   wgmma_fence_operand<kRegs>(C_frag);
   wgmma_fence();
+  const uint64_t desc_a0 = detail::wgmma_desc<LayoutA, TransA>(A_smem);
+  const uint64_t desc_b0 = detail::wgmma_desc<LayoutB, !TransB>(B_smem);
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += KStep) {
     // B: K-major when stored [N, K]; MN-major (columns contiguous) stored [K, N].
-    const BT* b = B_smem + (TransB ? LayoutB::offset(n_base, k0) : LayoutB::offset(k0, n_base));
-    const uint64_t desc_b = detail::wgmma_desc<LayoutB, !TransB>(b);
+    const int b_offset = TransB ? LayoutB::offset(n_base, k0) : LayoutB::offset(k0, n_base);
+    const uint64_t desc_b = detail::wgmma_desc_advance(desc_b0, b_offset * sizeof(BT));
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
       const int m0 = m_base + mi * 64;
-      const AT* a = A_smem + (TransA ? LayoutA::offset(k0, m0) : LayoutA::offset(m0, k0));
-      const uint64_t desc_a = detail::wgmma_desc<LayoutA, TransA>(a);
+      const int a_offset = TransA ? LayoutA::offset(k0, m0) : LayoutA::offset(m0, k0);
+      const uint64_t desc_a = detail::wgmma_desc_advance(desc_a0, a_offset * sizeof(AT));
       wgmma_ss<WGN, kKind, TransA ? 1 : 0, TransB ? 0 : 1>(group, C_frag + mi * (WGN / 2), desc_a,
                                                            desc_b, 1u);
     }
@@ -171,19 +183,28 @@ __device__ __forceinline__ void gemm_rs_wgmma(const AT* A_frag, const BT* B_smem
                 "tl::gemm_rs_wgmma: LayoutB's column count must be B's stored column count");
   const int wg = static_cast<int>(threadIdx.x) / 128 % (WgM * WgN);
   const int n_base = (wg / WgM) * WGN;
-  WgmmaGroup group;
-  wgmma_fence_operand<WGN / 2>(C_frag);
-  wgmma_fence();
+  // Every k-step's A registers are packed before the first wgmma: packing
+  // between them (registers defined while wgmma runs) makes ptxas wait for
+  // each wgmma before issuing the next.
+  uint32_t a_all[K / 16][4];
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) {
-    uint32_t a[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      a[j] = detail::pack_b16x2(A_frag[k0 / 2 + 2 * j], A_frag[k0 / 2 + 2 * j + 1]);
+      a_all[k0 / 16][j] = detail::pack_b16x2(A_frag[k0 / 2 + 2 * j], A_frag[k0 / 2 + 2 * j + 1]);
     }
-    const BT* b = B_smem + (TransB ? LayoutB::offset(n_base, k0) : LayoutB::offset(k0, n_base));
-    wgmma_rs<WGN, kKind, TransB ? 0 : 1>(group, C_frag, a, detail::wgmma_desc<LayoutB, !TransB>(b),
-                                         1u);
+  }
+  WgmmaGroup group;
+  wgmma_fence_operand<K / 16 * 4>(&a_all[0][0]);
+  wgmma_fence_operand<WGN / 2>(C_frag);
+  wgmma_fence();
+  const uint64_t desc_b0 = detail::wgmma_desc<LayoutB, !TransB>(B_smem);
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    const uint32_t(&a)[4] = a_all[k0 / 16];
+    const int b_offset = TransB ? LayoutB::offset(n_base, k0) : LayoutB::offset(k0, n_base);
+    wgmma_rs<WGN, kKind, TransB ? 0 : 1>(
+        group, C_frag, a, detail::wgmma_desc_advance(desc_b0, b_offset * sizeof(BT)), 1u);
   }
   wgmma_commit(group);
   wgmma_wait<0>(group);

@@ -1,6 +1,7 @@
 // Math functions generated code calls, on float and double, with the CUDA
-// math library's IEEE-conforming implementations (NVRTC is never given
-// --use_fast_math, so sqrt and division are correctly rounded).
+// math library's IEEE-conforming implementations: NVRTC gets --use_fast_math
+// only for a kernel whose pass_configs ask for fast math (ir::Program::
+// fast_math); otherwise sqrt and division are correctly rounded.
 //
 //   exp exp2 log log2 sqrt rsqrt tanh sigmoid sin cos erf floor ceil
 //   round (half to even) pow fabs fmax fmin, tan asin acos atan sinh cosh

@@ -6,7 +6,9 @@
 // the CUDA type it wraps bit-for-bit (member `storage`), is constructed from
 // float only explicitly (round-to-nearest-even; fp8 saturates to the largest
 // finite value), and converts to float implicitly. Arithmetic goes through
-// float: `tl::half_t(float(a) + float(b))`. `bits()` / `from_bits()` give the
+// float: `tl::half_t(float(a) + float(b))`, or for + - * of float16 and
+// bfloat16 their own instructions (tl::hadd, tl::hsub, tl::hmul in
+// tl/arith.h), which give the same value. `bits()` / `from_bits()` give the
 // raw encoding.
 #ifndef TILEC_DEVICE_CUDA_TL_TYPES_H_
 #define TILEC_DEVICE_CUDA_TL_TYPES_H_

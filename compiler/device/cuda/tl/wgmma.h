@@ -55,6 +55,11 @@ __device__ __forceinline__ void wgmma_fence_operand(float* d) {
 #pragma unroll
   for (int i = 0; i < Count; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+template <int Count>
+__device__ __forceinline__ void wgmma_fence_operand(uint32_t* a) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
 
 template <int N, int Kind, int TransA, int TransB>
 __device__ __forceinline__ void wgmma_ss(WgmmaGroup&, float* d, uint64_t desc_a, uint64_t desc_b,

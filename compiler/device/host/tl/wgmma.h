@@ -60,6 +60,8 @@ inline void wgmma_fence() {}
 
 template <int Count>
 inline void wgmma_fence_operand(float*) {}
+template <int Count>
+inline void wgmma_fence_operand(uint32_t*) {}
 
 inline void wgmma_commit(WgmmaGroup& g) {
   g.committed.push_back(std::move(g.open));

@@ -61,10 +61,16 @@ TEST_F(CompileCommand, WritesCubinSourceAndMetadataAndPrintsEachKernel) {
       "compile ", file,
       " --fn gqa_decode -D batch=1 -D heads=8 -D groups=2 -D seqlen_kv=128 -D dim=32",
       " -D num_split=2 -D block_N=32 -D block_H=16 -D num_stages=2 --target sm_90a --local -o ",
-      dir_));
+      dir_, " --explain"));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("gqa_decode for sm_90a (NVRTC " + NvrtcVersion()));
-  EXPECT_THAT(r.out, HasSubstr("  gqa_decode_k0  grid (1, 2, 2)  block 128  smem "));
+  // The split pass: 128 threads and a producer warpgroup.
+  EXPECT_THAT(r.out, HasSubstr("  gqa_decode_k0  grid (1, 2, 2)  block 256  smem "));
+  EXPECT_THAT(r.out, HasSubstr("\n    warp-specialised: a producer warpgroup loads the 2 stages "
+                               "of the T.Pipelined loop over k (TMA: K_shared, V_shared) and, "
+                               "before it, Q_shared (TMA)\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n    not warp-specialised: the kernel has 0 T.Pipelined loops "
+                               "(one is needed)\n"));
   EXPECT_THAT(r.out, HasSubstr("  gqa_decode_k1  grid (8, 1, 1)  block 128  smem 0 B"));
   EXPECT_THAT(r.out, HasSubstr("spills 0/0 B"));
   const std::string cubin = ReadAll(dir_ + "/gqa_decode.cubin");

@@ -80,5 +80,36 @@ TEST(EmitterFacts, FloorModOfAVectorLaneStaysFloorMod) {
   }
 }
 
+// Conditions the value ranges decide are constants (the bounds test of a
+// tile that divides its tensor), but only where the C arithmetic of the
+// type computes the values the ranges say: i - 200 of a uint32 wraps to
+// more than 32, though mathematically it is below 0.
+constexpr char kDecided[] = R"(
+import tilelang.language as T
+
+def decided(N=128):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32"),
+             Z: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(N):
+                Y[i] = T.if_then_else(i < N, X[i], 0.0)
+                Z[i] = T.if_then_else(T.cast(i, "uint32") - T.cast(200, "uint32") < T.cast(32, "uint32"), X[i], 1.0)
+    return main
+)";
+
+TEST(EmitterFacts, RangesDecideConditionsOnlyWhereTheTypeHoldsTheValues) {
+  absl::StatusOr<ir::Program> p = CompileSource("decided.py", kDecided, "decided");
+  ASSERT_TRUE(p.ok()) << p.status();
+  for (CudaArch arch : {CudaArch::kSm80, CudaArch::kSm90a}) {
+    absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, arch);
+    ASSERT_TRUE(src.ok()) << src.status();
+    EXPECT_THAT(src->code, Not(HasSubstr("< 128 ?"))) << src->code;
+    EXPECT_THAT(src->code, HasSubstr("< uint32_t(32)")) << src->code;
+    ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+        *p, *src, {.seed = ::tilec::testing::TestSeed(20261207), .written = {"Y", "Z"}});
+  }
+}
+
 }  // namespace
 }  // namespace tilec::cuda

@@ -69,10 +69,13 @@ absl::StatusOr<ir::Program> Compile(const char* text, const std::string& fn,
 }
 
 // A plain pipelined GEMM: with 4 or more stages on sm_90a its wgmma run one
-// group behind the loop.
+// group behind the loop. Its pass_configs keep it on one role (no producer
+// warpgroup), the schedule these tests are about.
 constexpr char kStagedGemm[] = R"(
+import tilelang
 import tilelang.language as T
 
+@tilelang.jit(pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True})
 def gemm(M, N, K, stages, block_M=128, block_N=64, block_K=32, threads=128):
     @T.prim_func
     def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
@@ -90,8 +93,8 @@ def gemm(M, N, K, stages, block_M=128, block_N=64, block_K=32, threads=128):
     return main
 )";
 
-// Without warp specialisation (A's rows of 196 halves are 392 bytes, which
-// TMA cannot stride, so A stays on cp.async and the loop on one role).
+// Without warp specialisation (the pass_configs; A's rows of 196 halves are
+// 392 bytes, which TMA cannot stride, so A stays on cp.async).
 TEST(PipelinedWgmma, RunsOneGroupBehindWithFourOrMoreStages) {
   for (const char* stages : {"3", "4", "5"}) {
     SCOPED_TRACE(stages);
@@ -99,8 +102,12 @@ TEST(PipelinedWgmma, RunsOneGroupBehindWithFourOrMoreStages) {
     absl::StatusOr<ir::Program> p =
         Compile(kStagedGemm, "gemm", {{"M", "136"}, {"N", "72"}, {"K", "196"}, {"stages", stages}});
     ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_TRUE(p->disable_warp_specialized);
     absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
     ASSERT_TRUE(src.ok()) << src.status();
+    EXPECT_EQ(src->kernels[0].schedule,
+              "not warp-specialised: the kernel's pass_configs turn it off "
+              "(TL_DISABLE_WARP_SPECIALIZED)");
     const int s = std::stoi(stages);
     if (s < 4) {
       EXPECT_THAT(src->code, HasSubstr("tl::gemm_ss_wgmma<128, 64, 32"));
@@ -249,9 +256,8 @@ TEST(PipelinedTma, LoopsRunAgainReinitialiseTheirBarriers) {
   }
 }
 
-// T.copy(..., disable_tma=True) keeps that copy on cp.async (and the loop
-// off warp specialisation); the flag is part of the program: printed, kept
-// by the wire form, and in the hash.
+// T.copy(..., disable_tma=True) keeps that copy on cp.async; the flag is part of the program:
+// printed, kept by the wire form, and in the hash.
 TEST(PipelinedTma, DisableTmaKeepsACopyOnCpAsync) {
   std::string text = kStagedGemm;
   const std::string copy_a = "T.copy(A[by * block_M, ko * block_K], A_shared)";

@@ -58,8 +58,8 @@ TEST(ElementwiseExample, MovesWholeRunsWithVectors) {
                               "tl::load_vec<tl::bfloat16_t, 8>(&A[(by * 32 + i0) * 72 + "
                               "(bx * 64 + j0)]);"));
   EXPECT_THAT(code, HasSubstr("tl::load_vec<tl::bfloat16_t, 8>(&B["));
-  EXPECT_THAT(code, HasSubstr("C_vec.v[e] = tl::half_t(float(tl::bfloat16_t(float(A_vec.v[e]) + "
-                              "float(B_vec.v[e]))));"));
+  EXPECT_THAT(code, HasSubstr("C_vec.v[e] = tl::half_t(float(tl::hadd(A_vec.v[e], "
+                              "B_vec.v[e])));"));
   EXPECT_THAT(code, HasSubstr("tl::store_vec<tl::half_t, 8>(&C[(by * 32 + i0) * 72 + "
                               "(bx * 64 + j0)], C_vec);"));
   // Alignment is proven (72 and 64 are multiples of 8): no run-time test.

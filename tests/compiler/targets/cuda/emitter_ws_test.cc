@@ -6,6 +6,7 @@
 // give wrong numbers on the emulator.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/interp/compare.h"
@@ -98,7 +99,7 @@ absl::StatusOr<ir::Program> Gemm(const std::string& stages, const std::string& t
 // One consumer warpgroup alone on an SM leaves the tensor cores idle between
 // its k-steps: where two blocks fit, the kernel asks for them (128 registers
 // a thread at launch) and the producer's registers go to the consumers.
-TEST(WarpSpecialized, OneConsumerWarpgroupRunsTwoBlocksAnSmAndCopiesTmaCannotDoStay) {
+TEST(WarpSpecialized, OneConsumerWarpgroupRunsTwoBlocksAnSm) {
   absl::StatusOr<ir::Program> p = Gemm("3", "128");
   ASSERT_TRUE(p.ok()) << p.status();
   absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
@@ -108,14 +109,58 @@ TEST(WarpSpecialized, OneConsumerWarpgroupRunsTwoBlocksAnSmAndCopiesTmaCannotDoS
   EXPECT_THAT(src->code, HasSubstr("if (tx >= 128) {\n    tl::setmaxnreg_dec<40>();"));
   EXPECT_THAT(src->code, HasSubstr("tl::setmaxnreg_inc<216>();"));
   ExpectMatchesAsTmaLandsLateAndEarly(*p, *src, 20261128);
-  // K = 100: A's rows are 200 bytes, which TMA cannot stride; no specialisation.
-  p = Gemm("3", "256", "100");
+}
+
+// K = 100: A's rows are 200 bytes, which TMA cannot stride. The producer
+// warpgroup copies A with cp.async (each thread its part, then it arrives:
+// 128 arrivals) and B with TMA; with N = 100 too, no copy is a TMA load and
+// the kernel is not specialised, saying why.
+TEST(WarpSpecialized, TheProducerCopiesWhatTmaCannotWhileTmaLoadsTheRest) {
+  absl::StatusOr<ir::Program> p = Gemm("3", "256", "100");
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_EQ(src->kernels[0].threads, 384);
+  EXPECT_THAT(src->code, HasSubstr("tl::mbarrier_init(&A_shared_full[s], 128);"));
+  EXPECT_THAT(src->code, HasSubstr("tl::mbarrier_init(&B_shared_full[s], 1);"));
+  EXPECT_THAT(src->code, HasSubstr("const int tx_part = tx - 256 + part * 128;"));
+  EXPECT_THAT(src->code, HasSubstr("tl::cp_async_8(&A_shared_fill["));
+  EXPECT_THAT(src->code, HasSubstr("tl::tma_load(&B_shared_fill[0], B_tmap"));
+  ExpectMatchesAsTmaLandsLateAndEarly(*p, *src, 20261207);
+  p = ::tilec::testing::CompileSource(
+      "ws.py", kGemm, "gemm",
+      {{"M", "200"}, {"N", "100"}, {"K", "100"}, {"stages", "3"}, {"threads", "256"}});
   ASSERT_TRUE(p.ok()) << p.status();
   src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_EQ(src->kernels[0].threads, 256);
-  EXPECT_THAT(src->code, Not(HasSubstr("tx >= 256")));
+  EXPECT_EQ(src->kernels[0].schedule,
+            "not warp-specialised: no copy in the T.Pipelined loop can be a TMA load");
+  EXPECT_THAT(src->code, HasSubstr("// not warp-specialised: no copy in the T.Pipelined loop"));
   EXPECT_THAT(src->code, HasSubstr("cp.async, not TMA"));
+}
+
+// The producer issues its loads from the kernel's start: a kernel that
+// writes global memory before its loop (which the loads might read) keeps one
+// role, and says so.
+TEST(WarpSpecialized, AGlobalWriteBeforeTheLoopKeepsOneRole) {
+  std::string text = kGemm;
+  const std::string clear = "T.clear(C_local)";
+  text.replace(text.find(clear), clear.size(),
+               "T.clear(C_local)\n            T.copy(C_local, C[by * block_M, bx * block_N])");
+  absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource(
+      "ws.py", text, "gemm",
+      {{"M", "200"}, {"N", "136"}, {"K", "232"}, {"stages", "3"}, {"threads", "256"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_EQ(src->kernels[0].threads, 256);
+  EXPECT_EQ(src->kernels[0].schedule,
+            "not warp-specialised: a statement before the T.Pipelined loop writes global memory, "
+            "which the producer's loads (issued from the kernel's start) could read before it is "
+            "written");
+  ::tilec::testing::ExpectEmulatorMatchesInterpreter(
+      *p, *src, {.seed = ::tilec::testing::TestSeed(20261208)});
 }
 
 // One block an SM, the registers left to ptxas, where two would not fit: by
@@ -281,20 +326,26 @@ TEST(WarpSpecialized, StagesReleasedTooEarlyOrReadBeforeTheirLoadGiveWrongNumber
   ASSERT_TRUE(Matches(*p, *src, code, true));
   ASSERT_TRUE(Matches(*p, *src, code, false));
   // The consumers release the stage whose wgmma group may still run.
-  const std::string release = "if (ko > 0) tl::mbarrier_arrive(&empty[(ko - 1) % 2]);";
+  const std::string release = "if (ko > 0) tl::mbarrier_arrive(&empty[((ko - 1) % 2)]);";
   size_t at = code.find(release);
   ASSERT_NE(at, std::string::npos) << code;
   std::string early_release = code;
-  early_release.replace(at, release.size(), "tl::mbarrier_arrive(&empty[ko % 2]);");
+  early_release.replace(at, release.size(), "tl::mbarrier_arrive(&empty[(ko % 2)]);");
   EXPECT_FALSE(Matches(*p, *src, early_release, true))
       << "a stage refilled while its wgmma group reads it";
-  // The consumers do not wait for the stage's load.
-  const std::string wait = "tl::mbarrier_wait_parity(&full[ko % 2], (ko / 2) & 1);";
-  at = code.find(wait);
-  ASSERT_NE(at, std::string::npos) << code;
-  std::string no_wait = code;
-  no_wait.erase(at, wait.size());
-  EXPECT_FALSE(Matches(*p, *src, no_wait, false)) << "stages read before their loads land";
+  // The consumers do not wait for a stage's loads: for A's, for B's, or for
+  // either.
+  const std::string wait_a = "tl::mbarrier_wait_parity(&A_shared_full[(ko % 2)], ((ko / 2) & 1));";
+  const std::string wait_b = "tl::mbarrier_wait_parity(&B_shared_full[(ko % 2)], ((ko / 2) & 1));";
+  ASSERT_NE(code.find(wait_a), std::string::npos) << code;
+  ASSERT_NE(code.find(wait_b), std::string::npos) << code;
+  for (const std::vector<std::string>& dropped :
+       std::vector<std::vector<std::string>>{{wait_a}, {wait_b}, {wait_a, wait_b}}) {
+    std::string no_wait = code;
+    for (const std::string& wait : dropped) no_wait.erase(no_wait.find(wait), wait.size());
+    EXPECT_FALSE(Matches(*p, *src, no_wait, false))
+        << "stages read before their loads land: " << dropped[0];
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "compiler/targets/cuda/nvrtc.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -178,6 +179,10 @@ TEST(NvrtcTest, DiagnosticsQuoteNoOtherFile) {
   // A file the generated source should never reach; if it does, its text
   // must not come back in the message.
   const std::string path = ::testing::TempDir() + "/tilec_nvrtc_other_file.txt";
+  struct Remove {
+    std::string path;
+    ~Remove() { std::remove(path.c_str()); }
+  } remove{path};
   {
     std::ofstream out(path);
     out << "SECRET_LINE_42 is not C++\n";
