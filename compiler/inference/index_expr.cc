@@ -221,6 +221,13 @@ int64_t KnownPow2Divisor(const Expr& e, const std::map<const ir::VarNode*, int64
       if (!c || *c <= 0 || LowestPow2(*c) != *c || da % *c != 0) return 1;
       return std::max<int64_t>(da / *c, 1);
     }
+    case BinaryOp::kMod:
+    case BinaryOp::kFloorMod: {
+      // a - q * c: what divides a and c divides it.
+      auto c = ir::AsConstInt(b->b);
+      if (!c || *c <= 0) return 1;
+      return std::min(da, LowestPow2(*c));
+    }
     default: return 1;
   }
 }

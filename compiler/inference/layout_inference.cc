@@ -190,6 +190,8 @@ class KernelInference {
             n->dst.buffer->scope == ir::Scope::kShared && ir::DTypeBits(n->dst.buffer->dtype) == 16) {
           swizzle_.insert(n->dst.buffer.get());
         }
+        AccessHint(n->src, n->dst);
+        AccessHint(n->dst, n->src);
         int src = WholeFragmentNode(n->src, "T.copy"), dst = WholeFragmentNode(n->dst, "T.copy");
         if (src >= 0 && dst >= 0 && solver_.nodes()[src].shape == solver_.nodes()[dst].shape) {
           solver_.Copy(src, dst, Where());
@@ -426,6 +428,15 @@ class KernelInference {
   // The node of a fragment region covering its whole buffer, or -1. A
   // fragment region that covers only part of its buffer makes the fragment
   // replicated (when `op` is given: every thread can then reach any part).
+  // A T.copy between fragment `frag` and global or shared `mem`.
+  void AccessHint(const ir::Region& frag, const ir::Region& mem) {
+    auto it = frag_node_.find(frag.buffer.get());
+    if (it == frag_node_.end() || frag.buffer->scope != ir::Scope::kFragment) return;
+    if (mem.buffer->scope != ir::Scope::kGlobal && mem.buffer->scope != ir::Scope::kShared) return;
+    if (mem.buffer->dtype == ir::DType::kInt4) return;
+    solver_.Access(it->second, std::max(1, ir::DTypeBits(mem.buffer->dtype) / 8));
+  }
+
   int WholeFragmentNode(const ir::Region& r, const char* op) {
     if (r.buffer->scope != ir::Scope::kFragment) return -1;
     auto it = frag_node_.find(r.buffer.get());

@@ -17,6 +17,11 @@ int64_t Elements(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
+void LayoutSolver::Access(int node, int64_t bytes) {
+  int64_t& b = nodes_[node].access_bytes;
+  b = b == 0 ? bytes : std::min(b, bytes);
+}
+
 int LayoutSolver::AddFragment(const ir::Buffer& buffer, std::vector<int64_t> shape) {
   Node n;
   n.name = absl::StrCat("fragment ", buffer->name);
@@ -199,8 +204,12 @@ absl::StatusOr<bool> LayoutSolver::DefaultOne() {
   if (n.nest != nullptr) {
     n.layout = DefaultNestLayout(*n.nest, threads_, target_);
   } else {
-    n.layout = DefaultFragmentLayout(n.shape, std::max(1, ir::DTypeBits(n.buffer->dtype) / 8),
-                                     threads_, target_);
+    // Runs of 16 bytes of the memory side of its copies (8 float16 into a
+    // float32 fragment: one 16-byte load each, and a 256-wide row within a
+    // warp), else of its own elements.
+    int64_t bytes = std::max(1, ir::DTypeBits(n.buffer->dtype) / 8);
+    if (n.access_bytes > 0) bytes = std::min(bytes, n.access_bytes);
+    n.layout = DefaultFragmentLayout(n.shape, bytes, threads_, target_);
   }
   n.origin = "the default for what nothing constrains";
   return true;

@@ -42,6 +42,9 @@ class LayoutSolver {
   // the calls.
   int AddFragment(const ir::Buffer& buffer, std::vector<int64_t> shape);
   int AddNest(const ParallelNest* nest, std::string where);
+  // A T.copy moves elements of `bytes` between global or shared memory and
+  // fragment `node`.
+  void Access(int node, int64_t bytes);
 
   // `layout` is imposed on `node` by `origin` (which names the statement).
   void Strict(int node, FragmentLayout layout, std::string origin);
@@ -69,6 +72,10 @@ class LayoutSolver {
     const ParallelNest* nest = nullptr;  // nests
     std::optional<FragmentLayout> layout;
     std::string origin;  // why it has its layout
+    // The narrowest element of global or shared memory a T.copy moves into
+    // or out of this fragment (0: none): its default layout gives each
+    // thread runs of a vector of those.
+    int64_t access_bytes = 0;
   };
   const std::vector<Node>& nodes() const { return nodes_; }
 

@@ -70,7 +70,9 @@ int CountWord(const std::string& text, const std::string& name) {
 }  // namespace
 
 void CodeWriter::DropUnusedConstInts() {
-  static constexpr absl::string_view kPrefix = "const int ";
+  // int index arithmetic, and the bool conditions of lets whose uses a
+  // vector path replaced (a guarded gather's padding test).
+  static constexpr absl::string_view kPrefixes[] = {"const int ", "const bool "};
   for (bool changed = true; changed;) {
     changed = false;
     std::vector<std::string> lines = absl::StrSplit(out_, '\n');
@@ -78,10 +80,14 @@ void CodeWriter::DropUnusedConstInts() {
     for (const std::string& line : lines) {
       size_t start = line.find_first_not_of(' ');
       bool drop = false;
-      if (start != std::string::npos &&
-          absl::string_view(line).substr(start, kPrefix.size()) == kPrefix && !line.empty() &&
-          line.back() == ';') {
-        size_t name_start = start + kPrefix.size();
+      absl::string_view prefix;
+      if (start != std::string::npos) {
+        for (absl::string_view p : kPrefixes) {
+          if (absl::string_view(line).substr(start, p.size()) == p) prefix = p;
+        }
+      }
+      if (!prefix.empty() && line.back() == ';') {
+        size_t name_start = start + prefix.size();
         size_t name_end = name_start;
         while (name_end < line.size() && IsIdentChar(line[name_end])) ++name_end;
         const std::string name = line.substr(name_start, name_end - name_start);

@@ -1,6 +1,7 @@
 // Expressions of generated CUDA C++: element types, literals, arithmetic with
 // the IR's semantics, conversions and buffer addressing.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -272,15 +273,32 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
         if (narrow && !ir::IsComparison(op)) return {absl::StrCat(CType(t), "(", r.text, ")"), 0};
         return r;
       }
-      // Integers and bool. Floor division of non-negative values is C's.
+      // Integers and bool. Floor division of non-negative values is C's;
+      // by a power of two it is a shift and a mask, which also tells the
+      // CUDA compiler the low bits (so (8 * x + e) % 2 folds to e % 2).
       CExpr r;
       const bool nonneg = NonNegative(n->a) && NonNegative(n->b);
+      const std::optional<int64_t> divisor = ir::AsConstInt(n->b);
+      const bool pow2 = nonneg && divisor && *divisor > 0 && (*divisor & (*divisor - 1)) == 0;
+      // The operand keeps its parentheses unless it is tighter than * (a
+      // shift or a mask of a sum reads wrongly and draws warnings).
+      auto div = [&]() -> CExpr {
+        if (!pow2) return Infix(a, BinaryOp::kDiv, b);
+        return {absl::StrCat(P(a, 2), " >> ", std::countr_zero(uint64_t(*divisor))),
+                BinaryPrec(BinaryOp::kShr)};
+      };
+      auto mod = [&]() -> CExpr {
+        if (!pow2) return Infix(a, BinaryOp::kMod, b);
+        return {absl::StrCat(P(a, 2), " & ", *divisor - 1), BinaryPrec(BinaryOp::kBitAnd)};
+      };
       switch (op) {
         case BinaryOp::kMin: r = Call("tl::imin", {a, b}); break;
         case BinaryOp::kMax: r = Call("tl::imax", {a, b}); break;
+        case BinaryOp::kDiv: r = div(); break;
+        case BinaryOp::kMod: r = mod(); break;
         case BinaryOp::kFloorDiv:
           if (nonneg) {
-            r = Infix(a, BinaryOp::kDiv, b);
+            r = div();
             break;
           }
           r = Call(IsNarrowInt(t) ? absl::StrCat("tl::floordiv<", CType(t), ">") : "tl::floordiv",
@@ -288,7 +306,7 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
           break;
         case BinaryOp::kFloorMod:
           if (nonneg) {
-            r = Infix(a, BinaryOp::kMod, b);
+            r = mod();
             break;
           }
           r = Call(IsNarrowInt(t) ? absl::StrCat("tl::floormod<", CType(t), ">") : "tl::floormod",

@@ -50,8 +50,9 @@ class CodeWriter {
   // to this writer's level.
   void Splice(const CodeWriter& other);
   const std::string& text() const { return out_; }
-  // Removes `const int name = ...;` lines whose name is used nowhere else in
-  // the text (index variables a loop body turned out not to need).
+  // Removes `const int name = ...;` and `const bool name = ...;` lines whose
+  // name is used nowhere else in the text (index variables and conditions a
+  // loop body turned out not to need).
   void DropUnusedConstInts();
   bool empty() const { return out_.empty(); }
 

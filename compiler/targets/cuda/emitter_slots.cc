@@ -59,7 +59,11 @@ std::string EmitContext::LayoutExprText(const inference::FragmentLayout& layout,
   MarkNonNegative(s);
   map[layout.thread_var.get()] = tx;
   map[layout.local_var.get()] = s;
-  std::string text = Expr(Substitute(e, map));
+  // Callers put the text beside + and && (`i0 + min`, `valid && guard`):
+  // a shift, a mask or an || keeps its parentheses.
+  const CExpr c = Emit(Substitute(e, map));
+  const bool loose = c.prec == 5 || (c.prec >= 8 && c.prec <= 10) || c.prec == 12;
+  std::string text = loose ? absl::StrCat("(", c.text, ")") : c.text;
   var_names_.erase(tx.get());
   var_names_.erase(s.get());
   nonneg_vars().erase(tx.get());
@@ -76,7 +80,7 @@ std::vector<std::string> EmitContext::LogicalText(const inference::FragmentLayou
 
 std::string EmitContext::ReplicaGuard(const inference::FragmentLayout& layout) {
   if (layout.replicate <= 1) return "";
-  return absl::StrCat(LayoutExprText(layout, layout.replica, "0"), " == 0");
+  return LayoutExprText(layout, ir::Binary(ir::BinaryOp::kEq, layout.replica, ir::IntImm(0)), "0");
 }
 
 void EmitContext::SlotLoopOver(const inference::FragmentLayout& layout, SlotLoop& loop,

@@ -33,14 +33,24 @@
 // are 16-byte aligned, shared buffers 128-byte), else tested at run time
 // with tl::is_aligned; a swizzled shared buffer needs a proven alignment.
 //
+// A load whose last index is x / c with x contiguous in j (packed int4
+// weights at k / 2, a group's scale at k / group_size) moves as one
+// tl::load_vec of v / c elements when c divides v, of one element when v
+// divides c, provided the run's first x is known to be a multiple of c,
+// respectively of v (PlanSubRate); element e of the run reads its element
+// e / c, respectively its only one.
+//
 // Order: a run's vector loads happen before its elements, its vector stores
 // after them. A buffer the body stores to is vectorized only when the body
 // stores it once, every access of it qualifies with the same index and no
 // load of it comes after the store; otherwise all of its accesses stay
 // element accesses. Distinct tensors do not alias (they are __restrict__).
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -173,13 +183,21 @@ struct BodyAccess {
   const ir::StmtNode* store = nullptr;
   bool unconditional = false;  // made for every element of a run the guards admit
   int order = 0;               // program order within an element
+  // The load is T.if_then_else(guard, load, otherwise) with a guard that
+  // has one value on the whole run (lets substituted).
+  ir::Expr guard;
+  const ir::SelectNode* select = nullptr;
 };
 
 // Collects the body's accesses and guards. Anything the vector path cannot
 // reorder safely makes ok() false.
 class BodyScan {
  public:
-  explicit BodyScan(const ir::VarNode* j) : j_(j) {}
+  // `decide`: a condition's value where the ranges decide it; `uniform`:
+  // whether an expression has one value on every run.
+  BodyScan(const ir::VarNode* j, std::function<std::optional<bool>(const ir::Expr&)> decide,
+           std::function<bool(const ir::Expr&)> uniform)
+      : j_(j), decide_(std::move(decide)), uniform_(std::move(uniform)) {}
   bool ok() const { return ok_; }
   const std::vector<BodyAccess>& accesses() const { return accesses_; }
   const std::vector<RunCheck>& checks() const { return checks_; }
@@ -253,6 +271,25 @@ class BodyScan {
       case ir::ExprKind::kSelect: {
         const auto* s = e->as<ir::SelectNode>();
         Expr(s->cond, conditional);
+        const ir::Expr cond = Substitute(s->cond, lets_);
+        // A branch the ranges rule out is not emitted (EmitContext::Emit).
+        if (std::optional<bool> d = decide_(cond)) {
+          Expr(*d ? s->t : s->f, conditional);
+          return;
+        }
+        // T.if_then_else(cond, load, constant) with cond the same on the
+        // whole run (the im2col gather's padding test): the run loads its
+        // vector when cond holds.
+        const auto* t = s->t->as<ir::LoadNode>();
+        const bool memory =
+            t && (t->buffer->scope == ir::Scope::kGlobal || t->buffer->scope == ir::Scope::kShared);
+        if (!conditional && memory && !HasLoad(cond) && !HasLoad(s->f) && uniform_(cond)) {
+          for (const ir::Expr& i : t->indices) Expr(i, true);
+          Record(t->buffer, t->indices, t, nullptr, false);
+          accesses_.back().guard = cond;
+          accesses_.back().select = s;
+          return;
+        }
         Expr(s->t, true);
         Expr(s->f, true);
         return;
@@ -286,6 +323,8 @@ class BodyScan {
   }
 
   const ir::VarNode* j_;
+  std::function<std::optional<bool>(const ir::Expr&)> decide_;
+  std::function<bool(const ir::Expr&)> uniform_;
   bool ok_ = true;
   std::map<const ir::VarNode*, ir::Expr> lets_;
   std::vector<BodyAccess> accesses_;
@@ -326,23 +365,38 @@ struct RunVector {
   std::string name;   // C++ name of the tl::Vec
   std::string vtype;  // tl::Vec<T, v>
   std::string ptr;    // C++ address of the first element
-  ir::Var element;    // a load's stand-in in the vector path: name.v[e]
+  ir::Var element;    // a load's stand-in in the vector path: name.v[e >> shift]
+  int64_t width = 0;  // elements moved: v, or v / c for a load at j / c
+  int shift = 0;      // element e of the run reads element e >> shift
+  ir::Expr guard;     // a guarded load's guard at the run's start: else zeros
 };
 
-// Replaces the vectorized loads by their vector element.
+// Replaces the vectorized loads by their vector element, and a guarded
+// load's T.if_then_else by what stands for it.
 class LoadRewriter : public ir::IRMutator {
  public:
-  explicit LoadRewriter(const std::map<const ir::ExprNode*, ir::Var>& loads) : loads_(loads) {}
+  LoadRewriter(const std::map<const ir::ExprNode*, ir::Var>& loads,
+               const std::map<const ir::ExprNode*, ir::Expr>& selects)
+      : loads_(loads), selects_(selects) {}
   ir::Expr Mutate(const ir::Expr& e) override {
     auto it = loads_.find(e.get());
     if (it != loads_.end()) return it->second;
+    auto s = selects_.find(e.get());
+    if (s != selects_.end()) return s->second;
     return ir::IRMutator::Mutate(e);
   }
   using ir::IRMutator::Mutate;
 
  private:
   const std::map<const ir::ExprNode*, ir::Var>& loads_;
+  const std::map<const ir::ExprNode*, ir::Expr>& selects_;
 };
+
+bool IsZero(const ir::Expr& e) {
+  if (auto c = ir::AsConstInt(e)) return *c == 0;
+  const auto* f = e->as<ir::FloatImmNode>();
+  return f && f->value == 0.0 && !std::signbit(f->value);
+}
 
 std::string IndexKey(const std::vector<ir::Expr>& indices) {
   std::vector<std::string> parts;
@@ -360,7 +414,9 @@ class NestVectorizer {
         mins_(mins),
         v_(p.vector),
         j_(p.loop_vars.back().get()),
-        scan_(j_) {}
+        scan_(
+            j_, [this](const ir::Expr& c) { return ctx_.Decide(c); },
+            [this](const ir::Expr& e) { return Uniform(e); }) {}
 
   // Chooses the vectors; false when the nest does not qualify.
   bool Plan() {
@@ -368,16 +424,20 @@ class NestVectorizer {
     if (v_ < 2 || rank == 0 || layout_.local_size % v_ != 0) return false;
     bool starts_aligned = false;
     if (!RunsAreContiguous(layout_, v_, &starts_aligned)) return false;
-    scan_.Stmt(p_.body, false);
-    if (!scan_.ok()) return false;
     for (size_t d = 0; d < rank; ++d) {
       base_.push_back(ir::MakeVar(absl::StrCat(p_.loop_vars[d]->name, "0")));
       ctx_.KeepAlive(base_.back());
       at_start_[p_.loop_vars[d].get()] = base_[d];
       at_end_[p_.loop_vars[d].get()] = base_[d];
+      // The ranges the element loop gives the nest's variables, for the
+      // conditions the scan asks Decide about.
+      if (mins_[d] >= 0) ctx_.MarkNonNegative(p_.loop_vars[d]);
+      ctx_.SetRange(p_.loop_vars[d], mins_[d], mins_[d] + layout_.shape[d] - 1);
     }
     at_end_[j_] = AddI(base_.back(), ir::IntImm(v_ - 1));
     j0_divisor_ = starts_aligned && mins_.back() % v_ == 0 ? v_ : 1;
+    scan_.Stmt(p_.body, false);
+    if (!scan_.ok()) return false;
 
     std::map<const ir::BufferNode*, std::vector<const BodyAccess*>> by_buffer;
     std::vector<const ir::BufferNode*> order;
@@ -424,7 +484,7 @@ class NestVectorizer {
     }
     for (RunVector& rv : vectors_) {
       rv.ptr = ctx_.Address(rv.buffer, rv.start);
-      const int64_t bytes = v_ * ElemBytes(rv.buffer->dtype);
+      const int64_t bytes = rv.width * ElemBytes(rv.buffer->dtype);
       if (rv.test_alignment)
         conds.push_back(absl::StrCat("tl::is_aligned<", bytes, ">(", rv.ptr, ")"));
     }
@@ -465,21 +525,35 @@ class NestVectorizer {
     if (store) {
       const std::string key = IndexKey(store->indices);
       for (const BodyAccess* a : accesses) {
-        if (!Qualifies(*a) || IndexKey(a->indices) != key || a->order > store->order) return;
+        if (!Qualifies(*a) || a->guard || IndexKey(a->indices) != key || a->order > store->order)
+          return;
       }
     }
-    std::map<std::string, size_t> loads;  // index key -> vectors_ entry
+    std::map<std::string, size_t> loads;  // index key (and guard) -> vectors_ entry
     for (const BodyAccess* a : accesses) {
-      if (!Qualifies(*a)) continue;
-      const std::string key = IndexKey(a->indices);
+      if (!Qualifies(*a)) {
+        if (!store && a->load && !a->guard) PlanSubRate(*a, &loads);
+        continue;
+      }
+      std::string key = IndexKey(a->indices);
+      if (a->guard) key = absl::StrCat(key, " if ", ir::PrintExpr(a->guard));
       if (a->load) {
         auto it = loads.find(key);
         if (it == loads.end()) {
-          it = loads.emplace(key, AddVector(*a, false)).first;
+          it = loads.emplace(key, AddVector(a->buffer, Start(*a), false, v_, 0)).first;
+          if (a->guard) vectors_[it->second].guard = Substitute(a->guard, at_start_);
         }
         load_elements_[a->load] = vectors_[it->second].element;
+        if (a->select) {
+          // The vector is zero where the guard fails: a zero `otherwise`
+          // needs no select per element.
+          const ir::Var& element = vectors_[it->second].element;
+          selects_[a->select] = IsZero(a->select->f)
+                                    ? ir::Expr(element)
+                                    : ir::Select(vectors_[it->second].guard, element, a->select->f);
+        }
       } else {
-        store_vectors_[a->store] = AddVector(*a, true);
+        store_vectors_[a->store] = AddVector(a->buffer, Start(*a), true, v_, 0);
       }
     }
   }
@@ -494,7 +568,7 @@ class NestVectorizer {
     for (const ir::Expr& i : a.indices) {
       if (HasLoad(i)) return false;
     }
-    if (!inference::ContiguousIn(a.indices, j_)) return false;
+    if (!RunContiguous(a.indices)) return false;
     if (b->scope == ir::Scope::kShared) {
       BufferInfo* info = ctx_.Info(b.get());
       if (!info || !info->shared) return false;
@@ -508,6 +582,121 @@ class NestVectorizer {
     return true;
   }
 
+  // Where x + j0 is known to be a multiple of, x contiguous in j.
+  int64_t StartDivisor(const ir::Expr& x) const {
+    return inference::KnownPow2Divisor(Substitute(x, at_start_), Divisors());
+  }
+
+  // Whether x / c (x % c) of x = base + j keeps its value on a run
+  // (moves with j on it): c a multiple of v and the run's first x one.
+  bool RunAligned(const ir::BinaryNode& b, bool mod) const {
+    const bool floor = mod ? b.op == BinaryOp::kFloorMod : b.op == BinaryOp::kFloorDiv;
+    const bool trunc = mod ? b.op == BinaryOp::kMod : b.op == BinaryOp::kDiv;
+    if (!floor && !(trunc && ctx_.NonNegative(b.a))) return false;
+    const std::optional<int64_t> c = ir::AsConstInt(b.b);
+    return c && *c > 0 && *c % v_ == 0 && inference::ContiguousIn({b.a}, j_) &&
+           StartDivisor(b.a) % v_ == 0;
+  }
+
+  // Whether `e` (lets substituted) has one value on each run: j appears
+  // only in x / c of RunAligned, or in a condition the ranges decide.
+  bool Uniform(const ir::Expr& e) const {
+    if (!UsesVar(e, j_) || ctx_.Decide(e)) return true;
+    switch (e->kind) {
+      case ir::ExprKind::kBinary: {
+        const auto* b = e->as<ir::BinaryNode>();
+        if (RunAligned(*b, /*mod=*/false) || UniformComparison(*b)) return true;
+        return Uniform(b->a) && Uniform(b->b);
+      }
+      case ir::ExprKind::kUnary: return Uniform(e->as<ir::UnaryNode>()->a);
+      case ir::ExprKind::kCast: return Uniform(e->as<ir::CastNode>()->value);
+      case ir::ExprKind::kSelect: {
+        const auto* s = e->as<ir::SelectNode>();
+        return Uniform(s->cond) && Uniform(s->t) && Uniform(s->f);
+      }
+      default: return false;
+    }
+  }
+
+  // x < B, x >= B, x <= B - 1 or x > B - 1 (either side) with x = base + j
+  // and the run's first x multiples of v: the run's x lie between two
+  // multiples of v, so B is not strictly among them.
+  bool UniformComparison(const ir::BinaryNode& b) const {
+    int64_t shift = 0;
+    switch (b.op) {
+      case BinaryOp::kLt:
+      case BinaryOp::kGe: shift = 0; break;
+      case BinaryOp::kLe:
+      case BinaryOp::kGt: shift = 1; break;
+      default: return false;
+    }
+    const bool left = !UsesVar(b.b, j_);
+    const ir::Expr& x = left ? b.a : b.b;
+    const ir::Expr& bound = left ? b.b : b.a;
+    if (UsesVar(bound, j_) || !inference::ContiguousIn({x}, j_) || StartDivisor(x) % v_ != 0) {
+      return false;
+    }
+    // x < B and B > x (B <= x and x >= B) put the cut at B; x <= B and
+    // B >= x (x > B and B < x) at B + 1.
+    const bool at_plus_one = left ? shift == 1 : shift == 0;
+    const ir::Expr cut = at_plus_one ? AddI(bound, ir::IntImm(1, bound->dtype)) : bound;
+    return inference::KnownPow2Divisor(cut, Divisors()) % v_ == 0;
+  }
+
+  // Whether the element at `indices` moves by one with j on a run, the
+  // other indices fixed: the last index is base + j, or x % c of
+  // RunAligned (the im2col gather's channel k % C); the others Uniform.
+  bool RunContiguous(const std::vector<ir::Expr>& indices) const {
+    if (indices.empty()) return false;
+    if (inference::ContiguousIn(indices, j_)) return true;
+    for (size_t d = 0; d + 1 < indices.size(); ++d) {
+      if (!Uniform(indices[d])) return false;
+    }
+    if (inference::ContiguousIn({indices.back()}, j_)) return true;
+    const auto* m = indices.back()->as<ir::BinaryNode>();
+    return m && RunAligned(*m, /*mod=*/true);
+  }
+
+  // A load whose last index is x / c with x = base + j: a run of v reads
+  // v / c consecutive elements when c divides v (element e is the
+  // (e / c)-th; the packed-int4 weights at k / 2), one element when v
+  // divides c (a group's scale at k / group_size), provided the run's
+  // first x is a multiple of c, respectively of v: then x / c moves by
+  // one every c elements of the run, respectively not at all.
+  void PlanSubRate(const BodyAccess& a, std::map<std::string, size_t>* loads) {
+    const ir::Buffer& b = a.buffer;
+    if (!a.unconditional || b->dtype == DType::kInt4 || a.indices.size() != b->shape.size()) return;
+    for (size_t d = 0; d < a.indices.size(); ++d) {
+      if (HasLoad(a.indices[d]) || (d + 1 < a.indices.size() && UsesVar(a.indices[d], j_))) return;
+    }
+    const auto* div = a.indices.back()->as<ir::BinaryNode>();
+    if (!div || (div->op != BinaryOp::kFloorDiv &&
+                 (div->op != BinaryOp::kDiv || !ctx_.NonNegative(div->a)))) {
+      return;
+    }
+    const std::optional<int64_t> c = ir::AsConstInt(div->b);
+    if (!c || *c < 2 || !inference::ContiguousIn({div->a}, j_)) return;
+    if (*c < v_ ? v_ % *c != 0 : *c % v_ != 0) return;
+    const ir::Expr x0 = Substitute(div->a, at_start_);
+    if (inference::KnownPow2Divisor(x0, Divisors()) % std::min(*c, v_) != 0) return;
+    if (b->scope == ir::Scope::kShared) {
+      BufferInfo* info = ctx_.Info(b.get());
+      if (!info || !info->shared || info->shared->kind == inference::SharedLayout::Kind::kSwizzled)
+        return;
+    }
+    const int64_t width = *c < v_ ? v_ / *c : 1;
+    if (width * ElemBytes(b->dtype) > 16) return;
+    const std::string key = IndexKey(a.indices);
+    auto it = loads->find(key);
+    if (it == loads->end()) {
+      std::vector<ir::Expr> start = Start(a);
+      start.back() = ir::Binary(div->op, x0, div->b);
+      const int shift = *c < v_ ? std::countr_zero(uint64_t(*c)) : 0;
+      it = loads->emplace(key, AddVector(a.buffer, std::move(start), false, width, shift)).first;
+    }
+    load_elements_[a.load] = vectors_[it->second].element;
+  }
+
   std::vector<ir::Expr> Start(const BodyAccess& a) const {
     std::vector<ir::Expr> start;
     for (const ir::Expr& i : a.indices) start.push_back(Substitute(i, at_start_));
@@ -518,21 +707,24 @@ class NestVectorizer {
     return {{base_.back().get(), j0_divisor_}};
   }
 
-  size_t AddVector(const BodyAccess& a, bool store) {
+  size_t AddVector(const ir::Buffer& buffer, std::vector<ir::Expr> start, bool store, int64_t width,
+                   int shift) {
     RunVector rv;
-    rv.buffer = a.buffer;
-    rv.start = Start(a);
+    rv.buffer = buffer;
+    rv.start = std::move(start);
     rv.store = store;
+    rv.width = width;
+    rv.shift = shift;
     const int64_t known =
-        inference::KnownPow2Divisor(EmitContext::RowMajorIndex(a.buffer, rv.start), Divisors());
+        inference::KnownPow2Divisor(EmitContext::RowMajorIndex(buffer, rv.start), Divisors());
     const bool swizzled =
-        a.buffer->scope == ir::Scope::kShared &&
-        ctx_.Info(a.buffer.get())->shared->kind == inference::SharedLayout::Kind::kSwizzled;
-    rv.test_alignment = !swizzled && known % v_ != 0;
-    rv.name = ctx_.Fresh(absl::StrCat(a.buffer->name, "_vec"));
-    rv.vtype = absl::StrCat("tl::Vec<", CType(a.buffer->dtype), ", ", v_, ">");
+        buffer->scope == ir::Scope::kShared &&
+        ctx_.Info(buffer.get())->shared->kind == inference::SharedLayout::Kind::kSwizzled;
+    rv.test_alignment = !swizzled && known % width != 0;
+    rv.name = ctx_.Fresh(absl::StrCat(buffer->name, "_vec"));
+    rv.vtype = absl::StrCat("tl::Vec<", CType(buffer->dtype), ", ", width, ">");
     if (!store) {
-      rv.element = ir::MakeVar(rv.name, a.buffer->dtype);
+      rv.element = ir::MakeVar(rv.name, buffer->dtype);
       ctx_.KeepAlive(rv.element);
     }
     vectors_.push_back(std::move(rv));
@@ -585,11 +777,19 @@ class NestVectorizer {
         ctx_.w().Line(absl::StrCat(rv.vtype, " ", rv.name, ";"));
         continue;
       }
-      ctx_.BindVarText(rv.element, absl::StrCat(rv.name, ".v[", e_, "]"));
-      ctx_.w().Line(absl::StrCat("const ", rv.vtype, " ", rv.name, " = tl::load_vec<",
-                                 CType(rv.buffer->dtype), ", ", v_, ">(", rv.ptr, ");"));
+      const std::string at = rv.width == 1   ? "0"
+                             : rv.shift == 0 ? e_
+                                             : absl::StrCat(e_, " >> ", rv.shift);
+      ctx_.BindVarText(rv.element, absl::StrCat(rv.name, ".v[", at, "]"));
+      std::string load =
+          absl::StrCat("tl::load_vec<", CType(rv.buffer->dtype), ", ", rv.width, ">(", rv.ptr, ")");
+      if (rv.guard) {
+        load = absl::StrCat(ctx_.Operand(rv.guard, 13), " ? ", load, " : tl::vec_zero<",
+                            CType(rv.buffer->dtype), ", ", rv.width, ">()");
+      }
+      ctx_.w().Line(absl::StrCat("const ", rv.vtype, " ", rv.name, " = ", load, ";"));
     }
-    LoadRewriter rewrite(loads);
+    LoadRewriter rewrite(loads, selects_);
     absl::Status st = RunLoop([&]() { return VectorBody(p_.body, rewrite); });
     const std::string guard = ctx_.ReplicaGuard(layout_);
     for (const RunVector& rv : vectors_) {
@@ -640,6 +840,7 @@ class NestVectorizer {
   int64_t j0_divisor_ = 1;
   std::vector<RunVector> vectors_;
   std::map<const ir::ExprNode*, ir::Var> load_elements_;
+  std::map<const ir::ExprNode*, ir::Expr> selects_;
   std::map<const ir::StmtNode*, size_t> store_vectors_;
   std::string s0_, e_;
 };

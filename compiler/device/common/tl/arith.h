@@ -24,7 +24,7 @@
 //   copy_vec<N>(dst, src)          one N-byte (4, 8 or 16) load and store;
 //   zero_vec<N>(dst)               one N-byte store of zeros; both addresses
 //                                  must be N-byte aligned
-//   Vec<T, N>, load_vec<T, N>(p), store_vec<T, N>(p, v)
+//   Vec<T, N>, load_vec<T, N>(p), store_vec<T, N>(p, v), vec_zero<T, N>()
 //                                  N elements of T moved as one access of
 //                                  N * sizeof(T) bytes (a power of two up to
 //                                  16; p aligned to it), kept in registers
@@ -171,6 +171,16 @@ struct alignas(sizeof(T) * N) Vec {
 template <typename T, int N>
 __device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
   return *reinterpret_cast<const Vec<T, N>*>(p);
+}
+
+// A Vec whose bits are all zero: 0 of every integer and floating type.
+template <typename T, int N>
+__device__ __forceinline__ Vec<T, N> vec_zero() {
+  Vec<T, N> r;
+  unsigned char* bytes = reinterpret_cast<unsigned char*>(&r);
+#pragma unroll
+  for (int i = 0; i < static_cast<int>(sizeof(r)); ++i) bytes[i] = 0;
+  return r;
 }
 
 // The N elements of x as one unsigned integer of their total width W <= 8

@@ -148,6 +148,45 @@ def staged(M, block=32):
                 if bx * block + i < M:
                     C[bx * block + i, j] = T.cast(S[i, j], "float32") + 1.0
     return main
+
+# An im2col-style gather: row m, column k = (tap, c) of a padded 1-D
+# convolution over L positions with C channels. Where C is a multiple of
+# the run length the run's tap, its padding test and its k < 3 * C test
+# hold for all of its elements: one guarded vector load of X per run,
+# zeros outside.
+def gather(L, C, block_M=16, block_K=32):
+    @T.prim_func
+    def main(X: T.Tensor((L, C), "float16"), Y: T.Tensor((L, 3 * C), "float16")):
+        with T.Kernel(T.ceildiv(3 * C, block_K), T.ceildiv(L, block_M), threads=128) as (bx, by):
+            S = T.alloc_shared((block_M, block_K), "float16")
+            for i, j in T.Parallel(block_M, block_K):
+                m = by * block_M + i
+                k = bx * block_K + j
+                pos = m + k // C - 1
+                S[i, j] = T.if_then_else(pos >= 0 and pos < L and k < 3 * C, X[pos, k % C], 0)
+            for i, j in T.Parallel(block_M, block_K):
+                if by * block_M + i < L and bx * block_K + j < 3 * C:
+                    Y[by * block_M + i, bx * block_K + j] = S[i, j]
+    return main
+
+# Two 4-bit values per byte and one scale per group of k: a run of 8 reads
+# its 4 bytes at k // 2 with one load and its one scale at k // group.
+def unpack(N, K, group=32, block_N=16, block_K=64):
+    @T.prim_func
+    def main(B: T.Tensor((N, K // 2), "uint8"), Sc: T.Tensor((N, K // group), "float16"),
+             W: T.Tensor((N, K), "float16")):
+        with T.Kernel(T.ceildiv(N, block_N), threads=128) as bx:
+            Bs = T.alloc_shared((block_N, block_K // 2), "uint8")
+            Ss = T.alloc_shared((block_N, block_K // group), "float16")
+            for ko in T.serial(K // block_K):
+                T.copy(B[bx * block_N, ko * (block_K // 2)], Bs)
+                T.copy(Sc[bx * block_N, ko * (block_K // group)], Ss)
+                for j, k in T.Parallel(block_N, block_K):
+                    nib = (Bs[j, k // 2] >> (4 * (k % 2))) & 15
+                    if bx * block_N + j < N:
+                        W[bx * block_N + j, ko * block_K + k] = (
+                            T.cast(nib, "float16") - T.float16(8)) * Ss[j, k // group]
+    return main
 )";
 
 TEST(DynamicRows, RunTimeAlignmentTestsAndRaggedRowsMatchTheInterpreter) {
@@ -197,6 +236,40 @@ TEST(SharedMemory, NestsThroughSharedMemoryUseVectors) {
   EXPECT_THAT(src->code, HasSubstr("tl::store_vec<tl::bfloat16_t, 8>(&S["));
   EXPECT_THAT(src->code, HasSubstr("tl::load_vec<tl::bfloat16_t, 4>(&S["));
   for (int64_t m : {64, 45}) ExpectMatchesInterpreter(*program, {{"M", m}});
+}
+
+TEST(Gather, AGuardOneOnEachRunLoadsItsVectorOrZeros) {
+  for (const char* c : {"12", "10"}) {
+    SCOPED_TRACE(absl::StrCat("C=", c));
+    absl::StatusOr<ir::Program> program =
+        CompileSource("kernels.py", kKernels, "gather", {{"L", "37"}, {"C", c}});
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
+    ASSERT_TRUE(src.ok()) << src.status();
+    // Runs of 4 (16 x 32 elements over 128 threads).
+    if (std::string(c) == "12") {
+      EXPECT_THAT(src->code, HasSubstr("? tl::load_vec<tl::half_t, 4>(&X["));
+      EXPECT_THAT(src->code, HasSubstr(": tl::vec_zero<tl::half_t, 4>();"));
+    } else {
+      // 10 channels: a run can cross a tap, so X stays element by element.
+      EXPECT_THAT(src->code, Not(HasSubstr("(&X[")));
+    }
+    ExpectMatchesInterpreter(*program, {});
+  }
+}
+
+TEST(SubRate, PackedBytesAndGroupScalesLoadOncePerRun) {
+  absl::StatusOr<ir::Program> program =
+      CompileSource("kernels.py", kKernels, "unpack", {{"N", "37"}, {"K", "128"}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_THAT(src->code, HasSubstr("tl::load_vec<uint8_t, 4>(&Bs["));
+  EXPECT_THAT(src->code, HasSubstr("tl::load_vec<tl::half_t, 1>(&Ss["));
+  EXPECT_THAT(src->code, ::testing::ContainsRegex(R"(Bs_vec\.v\[e(_[0-9]+)? >> 1\])"));
+  // k // 2 and k % 2 of the non-negative k are a shift and a mask.
+  EXPECT_THAT(src->code, HasSubstr("k & 1"));
+  ExpectMatchesInterpreter(*program, {});
 }
 
 }  // namespace
