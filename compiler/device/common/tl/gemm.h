@@ -202,21 +202,43 @@ __device__ __forceinline__ void gemm_ss(const AT* A_smem, const AT* B_smem, CT* 
   const int r = lane % 8;
   const int m_half = (lane / 8) & 1;
   const int k_half = (lane / 8) >> 1;
-#pragma unroll
-  for (int k0 = 0; k0 < K; k0 += 16) {
+  // One k-step of 16 from A and B (each at its k-block's start).
+  auto step = [&](const AT* A, const AT* B, int k0) {
     uint32_t a[MI][4];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
       const int m0 = m_base + mi * 16;
       if constexpr (TransA) {
-        ldmatrix_x4_trans(a[mi], A_smem + LayoutA::offset(k0 + k_half * 8 + r, m0 + m_half * 8));
+        ldmatrix_x4_trans(a[mi], A + LayoutA::offset(k0 + k_half * 8 + r, m0 + m_half * 8));
       } else {
-        ldmatrix_x4(a[mi], A_smem + LayoutA::offset(m0 + m_half * 8 + r, k0 + k_half * 8));
+        ldmatrix_x4(a[mi], A + LayoutA::offset(m0 + m_half * 8 + r, k0 + k_half * 8));
       }
     }
     uint32_t b[NI][2];
-    detail::load_b_row<NI, TransB, LayoutB>(B_smem, n_base, k0, lane, b);
+    detail::load_b_row<NI, TransB, LayoutB>(B, n_base, k0, lane, b);
     detail::mma_tile<MI, NI, AT>(a, b, C_frag);
+  };
+  // A long k (more than 16 steps: MLA's 512-deep scores) unrolled whole
+  // keeps every step's fragments in flight and spills; where both operands
+  // run along k in their columns and repeat with a column period, the steps
+  // go one period block at a time (the block unrolled, its start advanced by
+  // the period's constant shift).
+  using PA = ColumnPeriod<LayoutA>;
+  using PB = ColumnPeriod<LayoutB>;
+  constexpr int kBlockK =
+      PA::kCols > PB::kCols ? (PA::kCols > 16 ? PA::kCols : 16) : (PB::kCols > 16 ? PB::kCols : 16);
+  if constexpr (!TransA && TransB && PA::kCols > 0 && PB::kCols > 0 && K > 256 &&
+                K % kBlockK == 0 && kBlockK % PA::kCols == 0 && kBlockK % PB::kCols == 0) {
+#pragma unroll 1
+    for (int kb = 0; kb < K / kBlockK; ++kb) {
+      const AT* A = A_smem + kb * (kBlockK / PA::kCols) * PA::kShift;
+      const AT* B = B_smem + kb * (kBlockK / PB::kCols) * PB::kShift;
+#pragma unroll
+      for (int k0 = 0; k0 < kBlockK; k0 += 16) step(A, B, k0);
+    }
+  } else {
+#pragma unroll
+    for (int k0 = 0; k0 < K; k0 += 16) step(A_smem, B_smem, k0);
   }
 }
 

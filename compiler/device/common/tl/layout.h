@@ -100,6 +100,29 @@ struct SwizzleOf<Swizzled<R, C, E, TR>> {
 template <typename L, int R0, int C0, int Rows, int Cols>
 struct SwizzleOf<Window<L, R0, C0, Rows, Cols>> : SwizzleOf<L> {};
 
+// A column period of a layout: offset(r, c + kCols) == offset(r, c) + kShift
+// for every r and c (kCols == 0: none shorter than a row). A swizzled row
+// wider than 128 bytes repeats every 128 bytes of columns, one column block
+// (kBlockBytes) further on.
+template <typename L>
+struct ColumnPeriod {
+  static constexpr int kCols = 0;
+  static constexpr int kShift = 0;
+};
+template <int R, int C>
+struct ColumnPeriod<RowMajor<R, C>> {
+  static constexpr int kCols = 1;
+  static constexpr int kShift = 1;
+};
+template <int R, int C, int E, int TR>
+struct ColumnPeriod<Swizzled<R, C, E, TR>> {
+  static constexpr bool kWide = Swizzled<R, C, E, TR>::kRowBytes > 128;
+  static constexpr int kCols = kWide ? 128 / E : 0;
+  static constexpr int kShift = kWide ? Swizzled<R, C, E, TR>::kBlockBytes / E : 0;
+};
+template <typename L, int R0, int C0, int Rows, int Cols>
+struct ColumnPeriod<Window<L, R0, C0, Rows, Cols>> : ColumnPeriod<L> {};
+
 }  // namespace tl
 
 #endif  // TILEC_DEVICE_COMMON_TL_LAYOUT_H_

@@ -43,7 +43,18 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 namespace detail {
 
 // 32-bit .shared window address of a generic pointer into shared memory.
+// The compiler's own conversion, which it sees through: the address of
+// p + a constant is the address of p plus that constant, so a loop's
+// ldmatrix and cp.async addresses share one base.
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// The same through inline PTX, which the compiler does not see through:
+// wgmma descriptors are built from it once per call and advanced by
+// constants (tl::wgmma_desc_advance); seen through, the compiler rebuilds
+// each descriptor's address bits from the pointer instead.
+__device__ __forceinline__ uint32_t smem_addr_opaque(const void* p) {
   uint32_t a;
   asm("{\n\t.reg .u64 t;\n\tcvta.to.shared.u64 t, %1;\n\tcvt.u32.u64 %0, t;\n\t}"
       : "=r"(a)

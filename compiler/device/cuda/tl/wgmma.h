@@ -31,7 +31,9 @@ namespace tl {
 
 struct WgmmaGroup {};
 
-__device__ __forceinline__ uint32_t wgmma_smem_addr(const void* p) { return detail::smem_addr(p); }
+__device__ __forceinline__ uint32_t wgmma_smem_addr(const void* p) {
+  return detail::smem_addr_opaque(p);
+}
 
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");

@@ -115,6 +115,27 @@ TEST_P(ExampleKernel, IsWarpSpecialisedWithTmaAndWgmmaAndDoesNotSpill) {
   EXPECT_GE(CountOpcode(main->text, "HGMMA"), 1);
 }
 
+// MLA decode (benchmarks/gpu/cases.py's bindings: 512-deep scores on
+// mma.sync, two consumer warpgroups): warp-specialised and no spills. Its
+// score gemm unrolled whole kept every k-step's fragments in flight and
+// spilled (12 B at 232 registers); tl::gemm_ss now goes one swizzle block
+// of k at a time.
+TEST(KernelStructure, MlaDecodeIsWarpSpecialisedAndDoesNotSpill) {
+  ASSERT_TRUE(FindCuobjdump().ok()) << FindCuobjdump().status();
+  const Built b = Build({"mla_decode", "mla_decode.py", "mla_decode",
+                         Bind("batch=64 heads=128 seqlen_kv=8192 dim=512 pe_dim=64 block_N=64 "
+                              "block_H=32 num_stages=2 threads=256 dtype=float16 "
+                              "accum_dtype=float32")});
+  ASSERT_GE(b.artifact.source.kernels.size(), 1u);
+  EXPECT_THAT(b.artifact.source.kernels[0].schedule, StartsWith("warp-specialised: "));
+  ASSERT_GE(b.artifact.ptxas.size(), 1u);
+  EXPECT_EQ(b.artifact.ptxas[0].spill_store_bytes, 0);
+  EXPECT_EQ(b.artifact.ptxas[0].spill_load_bytes, 0);
+  EXPECT_FALSE(CountLocalMemoryTraffic(b.sass).any());
+  EXPECT_GE(CountOpcode(b.sass, "HMMA"), 1);
+  EXPECT_GE(CountOpcode(b.sass, "UTMALDG"), 1);
+}
+
 // Each gemm of attention's loop is one wgmma group: one WARPGROUP.ARRIVE
 // before its instructions, which ptxas issues back to back. (Packing P's
 // registers between the P.V wgmmas made ptxas wait for each one.)
