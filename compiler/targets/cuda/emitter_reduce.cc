@@ -8,10 +8,11 @@
 //     consecutive lanes);
 //  3. when the rows also span warps, partials go through the scratch area:
 //     one lane of each group the shuffles made equal writes its partials
-//     (indexed by its thread index without those lane bits), a barrier, and
-//     each thread combines
-//     its partner warps' values in ascending thread order, so every replica
-//     of an element ends with the same bits;
+//     (at [k][its thread index without the lane and warp bits][its warp
+//     bits], so a row's partials are adjacent), a barrier, and each thread
+//     reads them in vectors of up to 16 bytes and combines its partner
+//     warps' values in ascending thread order, so every replica of an
+//     element ends with the same bits;
 //  4. the result is stored (combined with the old value when clear=False).
 // The emitter checks, by enumerating every thread, that this covers each
 // source element of a row exactly once; a layout it cannot reduce this way is
@@ -265,7 +266,7 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
   const std::string ct = CType(dt), act = CType(at);
   const std::string red = ctx.Fresh(absl::StrCat(r->dst->name, "_red"));
   // Loop and temporary names of this reduction.
-  const std::string kk = ctx.Fresh("k"), pp = ctx.Fresh("p"), vv = ctx.Fresh("v");
+  const std::string kk = ctx.Fresh("k"), vv = ctx.Fresh("v");
   const int64_t ls = g->local_size;
   BufferInfo* si = ctx.Info(r->src.get());
   BufferInfo* di = ctx.Info(r->dst.get());
@@ -349,22 +350,32 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
       partners.push_back(absl::StrCat(o));
     }
     // After the shuffles, the lanes that differ only in lane bits hold the
-    // same partials: the one with those bits clear writes them, at its
-    // thread index with the lane bits taken out.
+    // same partials: the one with those bits clear writes them. Partials
+    // are laid out [k][the thread's other bits][its warp bits], so the W
+    // partials of a row are adjacent and each thread reads them in vectors
+    // of up to 16 bytes, in ascending partner order.
     int64_t lane_mask = 0;
     for (int b : lane_bits) lane_mask |= int64_t{1} << b;
-    const int64_t slots = CompactIndex(threads - 1, lane_mask) + 1;
+    const int64_t W = static_cast<int64_t>(partners.size());
+    const int64_t keep_warp_bits = ~mask & 0xffffffff;  // drop all but the warp bits
+    int64_t groups = 0;
+    for (int64_t t = 0; t < threads; ++t) {
+      groups = std::max(groups, CompactIndex(t, lane_mask | mask) + 1);
+    }
+    const int64_t slots = groups * W;
     const EmitContext::ScratchArea area = ctx.Scratch(ls * slots * ElemBytes(at), act);
     EmitContext::Access2 w, rd;
     w.writes.insert(area.key);
     rd.reads.insert(area.key);
     ctx.BeforeShared(w);
     std::string buf = ctx.Fresh(absl::StrCat(red, "_smem"));
-    ctx.w().Line(
-        absl::StrCat(act, "* ", buf, " = ", area.pointer, ";  // [", ls, "][", slots, "]"));
-    std::string store = absl::StrCat(
-        "for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ", buf, "[", kk, " * ", slots,
-        " + ", CompactIndexText(ctx.thread_index(), lane_mask), "] = ", red, "[", kk, "];");
+    ctx.w().Line(absl::StrCat(act, "* ", buf, " = ", area.pointer, ";  // [", ls, "][", groups,
+                              "][", W, "]"));
+    const std::string group = CompactIndexText(ctx.thread_index(), lane_mask | mask);
+    std::string store = absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ") ",
+                                     buf, "[", kk, " * ", slots, " + ", group, " * ", W, " + ",
+                                     CompactIndexText(ctx.thread_index(), keep_warp_bits),
+                                     "] = ", red, "[", kk, "];");
     if (lane_mask != 0) {
       ctx.w().Open(absl::StrCat("if ((tx & ", lane_mask, ") == 0)"));
       ctx.w().Line("#pragma unroll");
@@ -376,21 +387,39 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     }
     ctx.AfterShared(w);
     ctx.BeforeShared(rd);
-    std::string list = ctx.Fresh("partner");
-    ctx.w().Line(absl::StrCat("constexpr int ", list, "[", partners.size(), "] = {",
-                              absl::StrJoin(partners, ", "), "};  // warps sharing a row"));
-    auto partner = [&](const std::string& p) {
-      return absl::StrCat(
-          buf, "[", kk, " * ", slots, " + ",
-          CompactIndexText(absl::StrCat("((tx & ~", mask, ") | ", list, "[", p, "])"), lane_mask),
-          "]");
+    // Vectors of V partials: the scratch area is 16-byte aligned and each
+    // row of W starts at a multiple of W elements.
+    int64_t V = 1;
+    while (V * 2 <= W && W % (V * 2) == 0 && V * 2 * ElemBytes(at) <= 16) V *= 2;
+    const std::string vtype = absl::StrCat("tl::Vec<", act, ", ", V, ">");
+    const std::string row = ctx.Fresh(absl::StrCat(red, "_row"));
+    auto chunk = [&](const std::string& q) {
+      return absl::StrCat("tl::load_vec<", act, ", ", V, ">(&", row, "[", q, " * ", V, "])");
     };
+    const std::string w0 = ctx.Fresh("w"), wq = ctx.Fresh("w"), qq = ctx.Fresh("q"),
+                      ee = ctx.Fresh("e");
     ctx.w().Line("#pragma unroll");
     ctx.w().Open(absl::StrCat("for (int ", kk, " = 0; ", kk, " < ", ls, "; ++", kk, ")"));
-    ctx.w().Line(absl::StrCat(act, " ", vv, " = ", partner("0"), ";"));
-    ctx.w().Line("#pragma unroll");
-    ctx.w().Line(absl::StrCat("for (int ", pp, " = 1; ", pp, " < ", partners.size(), "; ++", pp,
-                              ") ", vv, " = ", Combine(merge, at, vv, partner(pp)), ";"));
+    ctx.w().Line(absl::StrCat("const ", act, "* ", row, " = ", buf, " + ", kk, " * ", slots, " + ",
+                              group, " * ", W, ";"));
+    ctx.w().Line(absl::StrCat("const ", vtype, " ", w0, " = ", chunk("0"), ";"));
+    ctx.w().Line(absl::StrCat(act, " ", vv, " = ", w0, ".v[0];"));
+    if (V > 1) {
+      ctx.w().Line("#pragma unroll");
+      ctx.w().Line(absl::StrCat("for (int ", ee, " = 1; ", ee, " < ", V, "; ++", ee, ") ", vv,
+                                " = ", Combine(merge, at, vv, absl::StrCat(w0, ".v[", ee, "]")),
+                                ";"));
+    }
+    if (W > V) {
+      ctx.w().Line("#pragma unroll");
+      ctx.w().Open(absl::StrCat("for (int ", qq, " = 1; ", qq, " < ", W / V, "; ++", qq, ")"));
+      ctx.w().Line(absl::StrCat("const ", vtype, " ", wq, " = ", chunk(qq), ";"));
+      ctx.w().Line("#pragma unroll");
+      ctx.w().Line(absl::StrCat("for (int ", ee, " = 0; ", ee, " < ", V, "; ++", ee, ") ", vv,
+                                " = ", Combine(merge, at, vv, absl::StrCat(wq, ".v[", ee, "]")),
+                                ";"));
+      ctx.w().Close();
+    }
     ctx.w().Line(absl::StrCat(red, "[", kk, "] = ", vv, ";"));
     ctx.w().Close();
     ctx.AfterShared(rd);
