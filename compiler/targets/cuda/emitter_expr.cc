@@ -279,7 +279,9 @@ CExpr EmitContext::Emit(const ir::Expr& e) {
       CExpr r;
       const bool nonneg = NonNegative(n->a) && NonNegative(n->b);
       const std::optional<int64_t> divisor = ir::AsConstInt(n->b);
-      const bool pow2 = nonneg && divisor && *divisor > 0 && (*divisor & (*divisor - 1)) == 0;
+      // A shift by the operand's width or more is undefined: those stay / and %.
+      const bool pow2 = nonneg && divisor && *divisor > 0 && (*divisor & (*divisor - 1)) == 0 &&
+                        std::countr_zero(uint64_t(*divisor)) < ir::DTypeBits(t);
       // The operand keeps its parentheses unless it is tighter than * (a
       // shift or a mask of a sum reads wrongly and draws warnings).
       auto div = [&]() -> CExpr {

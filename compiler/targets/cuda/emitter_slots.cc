@@ -60,9 +60,9 @@ std::string EmitContext::LayoutExprText(const inference::FragmentLayout& layout,
   map[layout.thread_var.get()] = tx;
   map[layout.local_var.get()] = s;
   // Callers put the text beside + and && (`i0 + min`, `valid && guard`):
-  // a shift, a mask or an || keeps its parentheses.
+  // a shift, a mask, an || or a ?: keeps its parentheses.
   const CExpr c = Emit(Substitute(e, map));
-  const bool loose = c.prec == 5 || (c.prec >= 8 && c.prec <= 10) || c.prec == 12;
+  const bool loose = c.prec == 5 || (c.prec >= 8 && c.prec <= 10) || c.prec >= 12;
   std::string text = loose ? absl::StrCat("(", c.text, ")") : c.text;
   var_names_.erase(tx.get());
   var_names_.erase(s.get());

@@ -490,7 +490,8 @@ class NestVectorizer {
     }
     e_ = ctx_.Fresh("e");
     const NameTable names = ctx_.names();
-    if (!conds.empty()) ctx_.w().Open(absl::StrCat("if (", absl::StrJoin(conds, " && "), ")"));
+    // JoinConds: a guard with || or ?: keeps its grouping beside the others.
+    if (!conds.empty()) ctx_.w().Open(absl::StrCat("if (", JoinConds(conds), ")"));
     absl::Status st = VectorPath();
     if (!conds.empty()) {
       ctx_.names() = names;  // the element path is a sibling scope

@@ -416,7 +416,9 @@ absl::Status EmitProducerBranch(EmitContext& ctx, WarpSpecialization& ws) {
   const std::string min = ctx.Operand(min_expr, 4);
   const bool zero_min = ConstValue(min_expr) == 0;
   const ir::Expr extent_expr = Substitute(f->extent, map);
-  const std::string n = ctx.Expr(extent_expr);
+  // An operand of `min + n` and `k < n`: a shift (K // 64) keeps its
+  // parentheses.
+  const std::string n = ctx.Operand(extent_expr, 4);
   if (ctx.NonNegative(min_expr)) ctx.MarkNonNegative(kp);
   ctx.SetLoopRange(kp, min_expr, extent_expr);
   const std::string rel = zero_min ? k : absl::StrCat("(", k, " - ", min, ")");

@@ -149,6 +149,19 @@ def staged(M, block=32):
                     C[bx * block + i, j] = T.cast(S[i, j], "float32") + 1.0
     return main
 
+# A guard with || beside the run's bounds: the vector path's condition
+# keeps its grouping, so runs that cross N take the element path.
+def either(M, N, block_M=16, block_N=64):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                y = by * block_M + i
+                x = bx * block_N + j
+                if (by < 1 or bx < 1) and y < M and x < N:
+                    C[y, x] = A[y, x] + 1.0
+    return main
+
 # An im2col-style gather: row m, column k = (tap, c) of a padded 1-D
 # convolution over L positions with C channels. Where C is a multiple of
 # the run length the run's tap, its padding test and its k < 3 * C test
@@ -236,6 +249,16 @@ TEST(SharedMemory, NestsThroughSharedMemoryUseVectors) {
   EXPECT_THAT(src->code, HasSubstr("tl::store_vec<tl::bfloat16_t, 8>(&S["));
   EXPECT_THAT(src->code, HasSubstr("tl::load_vec<tl::bfloat16_t, 4>(&S["));
   for (int64_t m : {64, 45}) ExpectMatchesInterpreter(*program, {{"M", m}});
+}
+
+TEST(Conditions, AGuardWithAnOrKeepsItsGroupingInTheVectorTest) {
+  // Dynamic M and N: rows of 99 put a run across N.
+  absl::StatusOr<ir::Program> program = CompileSource("kernels.py", kKernels, "either");
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CudaSource> src = EmitFor(*program, CudaArch::kSm80);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_THAT(src->code, HasSubstr("if ((by < 1 || bx < 1) && "));
+  for (int64_t n : {99, 64}) ExpectMatchesInterpreter(*program, {{"M", 37}, {"N", n}});
 }
 
 TEST(Gather, AGuardOneOnEachRunLoadsItsVectorOrZeros) {

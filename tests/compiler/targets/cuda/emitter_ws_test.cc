@@ -45,6 +45,28 @@ def gemm(M, N, K, stages, threads, block_M=128, block_N=128, block_K=32):
     return main
 )";
 
+// Each block sums its own band of k-tiles: the loop starts at by and runs
+// (bx + 2) // 2 tiles, so the producer's bound is `by + ((bx + 2) >> 1)`.
+constexpr char kBandGemm[] = R"(
+import tilelang.language as T
+
+def band(M, N, K, block_M=128, block_N=128, block_K=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), "float16")
+            B_shared = T.alloc_shared((block_K, block_N), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_local)
+            for ko in T.Pipelined(by, by + (bx + 2) // 2, num_stages=3):
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+                T.copy(B[ko * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+    return main
+)";
+
 absl::StatusOr<ir::Program> Gemm(const std::string& stages, const std::string& threads,
                                  const std::string& k = "232") {
   return ::tilec::testing::CompileSource("ws.py", kGemm, "gemm",
@@ -94,6 +116,20 @@ absl::StatusOr<ir::Program> Gemm(const std::string& stages, const std::string& t
       "ws.py", kGemm, "gemm",
       {{"M", "200"}, {"N", "136"}, {"K", "232"}, {"stages", stages}, {"threads", threads},
        {"block_N", block_N}, {"block_K", block_K}});
+}
+
+// The producer's loop bound is `min + extent` with an extent that is a
+// shift: it keeps its parentheses (`by + (bx + 2) >> 1` would be
+// (by + bx + 2) >> 1, a trip count the consumers do not share).
+TEST(WarpSpecialized, AShiftedExtentKeepsItsParenthesesInTheProducerBound) {
+  absl::StatusOr<ir::Program> p = ::tilec::testing::CompileSource(
+      "band.py", kBandGemm, "band", {{"M", "200"}, {"N", "136"}, {"K", "256"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CudaSource> src = ::tilec::testing::EmitFor(*p, CudaArch::kSm90a);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_EQ(src->kernels[0].threads, 384) << "warp-specialised";
+  EXPECT_THAT(src->code, HasSubstr("ko_load < by + ((bx + 2) >> 1);"));
+  ExpectMatchesAsTmaLandsLateAndEarly(*p, *src, 20261208);
 }
 
 // One consumer warpgroup alone on an SM leaves the tensor cores idle between
