@@ -69,7 +69,7 @@ int CountWord(const std::string& text, const std::string& name) {
 
 }  // namespace
 
-void CodeWriter::DropUnusedConstInts() {
+void CodeWriter::DropUnusedConstLets() {
   // int index arithmetic, and the bool conditions of lets whose uses a
   // vector path replaced (a guarded gather's padding test).
   static constexpr absl::string_view kPrefixes[] = {"const int ", "const bool "};

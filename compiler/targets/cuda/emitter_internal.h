@@ -53,7 +53,7 @@ class CodeWriter {
   // Removes `const int name = ...;` and `const bool name = ...;` lines whose
   // name is used nowhere else in the text (index variables and conditions a
   // loop body turned out not to need).
-  void DropUnusedConstInts();
+  void DropUnusedConstLets();
   bool empty() const { return out_.empty(); }
 
  private:

@@ -341,14 +341,6 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
                                                            : kind;
     int64_t mask = 0;
     for (int b : warp_bits) mask |= int64_t{1} << b;
-    std::vector<std::string> partners;
-    for (int64_t m = 0; m < (int64_t{1} << warp_bits.size()); ++m) {
-      int64_t o = 0;
-      for (size_t i = 0; i < warp_bits.size(); ++i) {
-        if (m >> i & 1) o |= int64_t{1} << warp_bits[i];
-      }
-      partners.push_back(absl::StrCat(o));
-    }
     // After the shuffles, the lanes that differ only in lane bits hold the
     // same partials: the one with those bits clear writes them. Partials
     // are laid out [k][the thread's other bits][its warp bits], so the W
@@ -356,7 +348,7 @@ absl::Status FragmentReduce(EmitContext& ctx, const ir::ReduceNode* r) {
     // of up to 16 bytes, in ascending partner order.
     int64_t lane_mask = 0;
     for (int b : lane_bits) lane_mask |= int64_t{1} << b;
-    const int64_t W = static_cast<int64_t>(partners.size());
+    const int64_t W = int64_t{1} << warp_bits.size();   // warps sharing a row
     const int64_t keep_warp_bits = ~mask & 0xffffffff;  // drop all but the warp bits
     int64_t groups = 0;
     for (int64_t t = 0; t < threads; ++t) {

@@ -102,7 +102,7 @@ void EmitContext::SlotLoopOver(const inference::FragmentLayout& layout, SlotLoop
   }
   slot_loops_.pop_back();
   SetWriter(outer);
-  inner.DropUnusedConstInts();
+  inner.DropUnusedConstLets();
   for (const std::string& d : loop.decls) w().Line(d);
   w().Line(UnrollPragma(layout.local_size));
   w().Open(absl::StrCat("for (int ", loop.slot, " = 0; ", loop.slot, " < ", layout.local_size,

@@ -62,276 +62,18 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/visitor.h"
 #include "compiler/targets/cuda/emitter_internal.h"
+#include "compiler/targets/cuda/emitter_vector_body.h"
 
 namespace tilec::cuda {
 namespace {
 
 using ir::BinaryOp;
 using ir::DType;
-
-bool UsesVar(const ir::Expr& e, const ir::VarNode* v) {
-  struct Finder : ir::IRVisitor {
-    const ir::VarNode* var = nullptr;
-    bool found = false;
-    void Visit(const ir::Expr& x) override {
-      if (!x || found) return;
-      if (x.get() == var) found = true;
-      ir::IRVisitor::Visit(x);
-    }
-    using ir::IRVisitor::Visit;
-  } f;
-  f.var = v;
-  f.Visit(e);
-  return f.found;
-}
-
-bool HasLoad(const ir::Expr& e) {
-  struct Finder : ir::IRVisitor {
-    bool found = false;
-    void Visit(const ir::Expr& x) override {
-      if (!x || found) return;
-      if (x->kind == ir::ExprKind::kLoad) found = true;
-      ir::IRVisitor::Visit(x);
-    }
-    using ir::IRVisitor::Visit;
-  } f;
-  f.Visit(e);
-  return f.found;
-}
-
-// How an expression changes as j grows.
-enum class Dir { kConst, kUp, kDown, kUnknown };
-
-Dir Flip(Dir d) {
-  if (d == Dir::kUp) return Dir::kDown;
-  if (d == Dir::kDown) return Dir::kUp;
-  return d;
-}
-
-Dir Join(Dir a, Dir b) {
-  if (a == Dir::kConst) return b;
-  if (b == Dir::kConst || a == b) return a;
-  return Dir::kUnknown;
-}
-
-Dir Direction(const ir::Expr& e, const ir::VarNode* j) {
-  if (!UsesVar(e, j)) return Dir::kConst;
-  if (e.get() == j) return Dir::kUp;
-  if (const auto* c = e->as<ir::CastNode>()) {
-    const DType t = c->dtype;
-    const bool wide =
-        t == DType::kInt32 || t == DType::kInt64 || t == DType::kFloat32 || t == DType::kFloat64;
-    return wide && ir::IsInt(c->value->dtype) ? Direction(c->value, j) : Dir::kUnknown;
-  }
-  const auto* b = e->as<ir::BinaryNode>();
-  if (!b || !ir::IsInt(b->dtype)) return Dir::kUnknown;
-  const Dir da = Direction(b->a, j), db = Direction(b->b, j);
-  auto scaled = [](Dir d, int64_t c) { return c > 0 ? d : c < 0 ? Flip(d) : Dir::kConst; };
-  switch (b->op) {
-    case BinaryOp::kAdd:
-    case BinaryOp::kMin:
-    case BinaryOp::kMax: return Join(da, db);
-    case BinaryOp::kSub: return Join(da, Flip(db));
-    case BinaryOp::kMul:
-      if (auto c = ir::AsConstInt(b->b)) return scaled(da, *c);
-      if (auto c = ir::AsConstInt(b->a)) return scaled(db, *c);
-      return Dir::kUnknown;
-    case BinaryOp::kDiv:
-    case BinaryOp::kFloorDiv: {
-      auto c = ir::AsConstInt(b->b);
-      return c && *c > 0 ? da : Dir::kUnknown;
-    }
-    default: return Dir::kUnknown;
-  }
-}
-
-// A guard condition checked at one end of the run (false: its start, true:
-// its end).
-struct RunCheck {
-  ir::Expr cond;
-  bool at_end = false;
-};
-
-// Whether `cond` (lets substituted) holds on the whole run when the checks
-// appended to `out` hold.
-bool RunGuard(const ir::Expr& cond, const ir::VarNode* j, std::vector<RunCheck>* out) {
-  if (HasLoad(cond)) return false;
-  if (!UsesVar(cond, j)) {
-    out->push_back({cond, false});
-    return true;
-  }
-  const auto* b = cond->as<ir::BinaryNode>();
-  if (!b) return false;
-  if (b->op == BinaryOp::kAnd) return RunGuard(b->a, j, out) && RunGuard(b->b, j, out);
-  // The direction of a - b.
-  const Dir d = Join(Direction(b->a, j), Flip(Direction(b->b, j)));
-  if (d == Dir::kUnknown) return false;
-  switch (b->op) {
-    case BinaryOp::kLt:
-    case BinaryOp::kLe: out->push_back({cond, d == Dir::kUp}); return true;
-    case BinaryOp::kGt:
-    case BinaryOp::kGe: out->push_back({cond, d == Dir::kDown}); return true;
-    default: return false;
-  }
-}
-
-// One global or shared access of the body.
-struct BodyAccess {
-  ir::Buffer buffer;
-  std::vector<ir::Expr> indices;  // lets substituted: over the nest's variables
-  const ir::ExprNode* load = nullptr;
-  const ir::StmtNode* store = nullptr;
-  bool unconditional = false;  // made for every element of a run the guards admit
-  int order = 0;               // program order within an element
-  // The load is T.if_then_else(guard, load, otherwise) with a guard that
-  // has one value on the whole run (lets substituted).
-  ir::Expr guard;
-  const ir::SelectNode* select = nullptr;
-};
-
-// Collects the body's accesses and guards. Anything the vector path cannot
-// reorder safely makes ok() false.
-class BodyScan {
- public:
-  // `decide`: a condition's value where the ranges decide it; `uniform`:
-  // whether an expression has one value on every run.
-  BodyScan(const ir::VarNode* j, std::function<std::optional<bool>(const ir::Expr&)> decide,
-           std::function<bool(const ir::Expr&)> uniform)
-      : j_(j), decide_(std::move(decide)), uniform_(std::move(uniform)) {}
-  bool ok() const { return ok_; }
-  const std::vector<BodyAccess>& accesses() const { return accesses_; }
-  const std::vector<RunCheck>& checks() const { return checks_; }
-  const std::set<const ir::StmtNode*>& guards() const { return guards_; }
-
-  void Stmt(const ir::Stmt& s, bool conditional) {
-    if (!s || !ok_) return;
-    switch (s->kind) {
-      case ir::StmtKind::kSeq:
-        for (const ir::Stmt& x : s->as<ir::SeqNode>()->stmts) Stmt(x, conditional);
-        return;
-      case ir::StmtKind::kLet: {
-        const auto* l = s->as<ir::LetNode>();
-        Expr(l->value, conditional);
-        lets_[l->var.get()] = Substitute(l->value, lets_);
-        return;
-      }
-      case ir::StmtKind::kStore: {
-        const auto* st = s->as<ir::StoreNode>();
-        for (const ir::Expr& i : st->indices) Expr(i, conditional);
-        Expr(st->value, conditional);
-        Record(st->buffer, st->indices, nullptr, s.get(), conditional);
-        return;
-      }
-      case ir::StmtKind::kIf: {
-        const auto* i = s->as<ir::IfNode>();
-        Expr(i->cond, conditional);
-        std::vector<RunCheck> checks;
-        if (!conditional && RunGuard(Substitute(i->cond, lets_), j_, &checks)) {
-          guards_.insert(s.get());
-          checks_.insert(checks_.end(), checks.begin(), checks.end());
-          Stmt(i->then_case, false);
-        } else {
-          Stmt(i->then_case, true);
-        }
-        Stmt(i->else_case, true);
-        return;
-      }
-      case ir::StmtKind::kFor: {
-        const auto* f = s->as<ir::ForNode>();
-        Expr(f->min, conditional);
-        Expr(f->extent, conditional);
-        Stmt(f->body, true);
-        return;
-      }
-      case ir::StmtKind::kAtomicAdd: {
-        const auto* a = s->as<ir::AtomicAddNode>();
-        if (a->src) {
-          ok_ = false;
-          return;
-        }
-        for (const ir::Expr& m : a->dst.mins) Expr(m, conditional);
-        Expr(a->value, conditional);
-        Record(a->dst.buffer, a->dst.mins, nullptr, s.get(), /*conditional=*/true);
-        return;
-      }
-      default: ok_ = false; return;
-    }
-  }
-
- private:
-  void Expr(const ir::Expr& e, bool conditional) {
-    if (!e) return;
-    switch (e->kind) {
-      case ir::ExprKind::kLoad: {
-        const auto* l = e->as<ir::LoadNode>();
-        for (const ir::Expr& i : l->indices) Expr(i, conditional);
-        Record(l->buffer, l->indices, l, nullptr, conditional);
-        return;
-      }
-      case ir::ExprKind::kSelect: {
-        const auto* s = e->as<ir::SelectNode>();
-        Expr(s->cond, conditional);
-        const ir::Expr cond = Substitute(s->cond, lets_);
-        // A branch the ranges rule out is not emitted (EmitContext::Emit).
-        if (std::optional<bool> d = decide_(cond)) {
-          Expr(*d ? s->t : s->f, conditional);
-          return;
-        }
-        // T.if_then_else(cond, load, constant) with cond the same on the
-        // whole run (the im2col gather's padding test): the run loads its
-        // vector when cond holds.
-        const auto* t = s->t->as<ir::LoadNode>();
-        const bool memory =
-            t && (t->buffer->scope == ir::Scope::kGlobal || t->buffer->scope == ir::Scope::kShared);
-        if (!conditional && memory && !HasLoad(cond) && !HasLoad(s->f) && uniform_(cond)) {
-          for (const ir::Expr& i : t->indices) Expr(i, true);
-          Record(t->buffer, t->indices, t, nullptr, false);
-          accesses_.back().guard = cond;
-          accesses_.back().select = s;
-          return;
-        }
-        Expr(s->t, true);
-        Expr(s->f, true);
-        return;
-      }
-      case ir::ExprKind::kBinary: {
-        const auto* b = e->as<ir::BinaryNode>();
-        Expr(b->a, conditional);
-        Expr(b->b, conditional || b->op == BinaryOp::kAnd || b->op == BinaryOp::kOr);
-        return;
-      }
-      case ir::ExprKind::kUnary: Expr(e->as<ir::UnaryNode>()->a, conditional); return;
-      case ir::ExprKind::kCast: Expr(e->as<ir::CastNode>()->value, conditional); return;
-      case ir::ExprKind::kCall:
-        for (const ir::Expr& a : e->as<ir::CallNode>()->args) Expr(a, conditional);
-        return;
-      default: return;
-    }
-  }
-
-  void Record(const ir::Buffer& b, const std::vector<ir::Expr>& indices, const ir::ExprNode* load,
-              const ir::StmtNode* store, bool conditional) {
-    if (b->scope != ir::Scope::kGlobal && b->scope != ir::Scope::kShared) return;
-    BodyAccess a;
-    a.buffer = b;
-    for (const ir::Expr& i : indices) a.indices.push_back(Substitute(i, lets_));
-    a.load = load;
-    a.store = store;
-    a.unconditional = !conditional;
-    a.order = order_++;
-    accesses_.push_back(std::move(a));
-  }
-
-  const ir::VarNode* j_;
-  std::function<std::optional<bool>(const ir::Expr&)> decide_;
-  std::function<bool(const ir::Expr&)> uniform_;
-  bool ok_ = true;
-  std::map<const ir::VarNode*, ir::Expr> lets_;
-  std::vector<BodyAccess> accesses_;
-  std::vector<RunCheck> checks_;
-  std::set<const ir::StmtNode*> guards_;
-  int order_ = 0;
-};
+using vector_body::BodyAccess;
+using vector_body::BodyScan;
+using vector_body::HasLoad;
+using vector_body::RunCheck;
+using vector_body::UsesVar;
 
 // Whether every run of v slots (s0 = 0, v, 2v, ...) of every thread holds
 // consecutive values of the last logical index, the other indices fixed, and
@@ -502,7 +244,7 @@ class NestVectorizer {
     }
     if (layout_.valid) ctx_.w().Close();
     ctx_.SetWriter(outer);
-    group.DropUnusedConstInts();
+    group.DropUnusedConstLets();
     ctx_.w().Splice(group);
     ctx_.w().Close();
     for (const RunVector& rv : vectors_) {
@@ -559,17 +301,23 @@ class NestVectorizer {
     }
   }
 
-  bool Qualifies(const BodyAccess& a) {
+  // Whether `width` elements of the access can move as one tl::Vec: made for
+  // every element of the run, at most 16 bytes, indices without loads.
+  static bool Movable(const BodyAccess& a, int64_t width) {
     const ir::Buffer& b = a.buffer;
-    const int64_t bytes = v_ * ElemBytes(b->dtype);
-    if (!a.unconditional || b->dtype == DType::kInt4 || bytes > 16 ||
+    if (!a.unconditional || b->dtype == DType::kInt4 || width * ElemBytes(b->dtype) > 16 ||
         a.indices.size() != b->shape.size()) {
       return false;
     }
     for (const ir::Expr& i : a.indices) {
       if (HasLoad(i)) return false;
     }
-    if (!RunContiguous(a.indices)) return false;
+    return true;
+  }
+
+  bool Qualifies(const BodyAccess& a) {
+    const ir::Buffer& b = a.buffer;
+    if (!Movable(a, v_) || !RunContiguous(a.indices)) return false;
     if (b->scope == ir::Scope::kShared) {
       BufferInfo* info = ctx_.Info(b.get());
       if (!info || !info->shared) return false;
@@ -583,6 +331,14 @@ class NestVectorizer {
     return true;
   }
 
+  // Whether b is floor division (floor remainder when `mod`), or the
+  // truncating one of a non-negative value, which is the same.
+  bool FloorOp(const ir::BinaryNode& b, bool mod) const {
+    const bool floor = mod ? b.op == BinaryOp::kFloorMod : b.op == BinaryOp::kFloorDiv;
+    const bool trunc = mod ? b.op == BinaryOp::kMod : b.op == BinaryOp::kDiv;
+    return floor || (trunc && ctx_.NonNegative(b.a));
+  }
+
   // Where x + j0 is known to be a multiple of, x contiguous in j.
   int64_t StartDivisor(const ir::Expr& x) const {
     return inference::KnownPow2Divisor(Substitute(x, at_start_), Divisors());
@@ -591,9 +347,7 @@ class NestVectorizer {
   // Whether x / c (x % c) of x = base + j keeps its value on a run
   // (moves with j on it): c a multiple of v and the run's first x one.
   bool RunAligned(const ir::BinaryNode& b, bool mod) const {
-    const bool floor = mod ? b.op == BinaryOp::kFloorMod : b.op == BinaryOp::kFloorDiv;
-    const bool trunc = mod ? b.op == BinaryOp::kMod : b.op == BinaryOp::kDiv;
-    if (!floor && !(trunc && ctx_.NonNegative(b.a))) return false;
+    if (!FloorOp(b, mod)) return false;
     const std::optional<int64_t> c = ir::AsConstInt(b.b);
     return c && *c > 0 && *c % v_ == 0 && inference::ContiguousIn({b.a}, j_) &&
            StartDivisor(b.a) % v_ == 0;
@@ -666,32 +420,26 @@ class NestVectorizer {
   // one every c elements of the run, respectively not at all.
   void PlanSubRate(const BodyAccess& a, std::map<std::string, size_t>* loads) {
     const ir::Buffer& b = a.buffer;
-    if (!a.unconditional || b->dtype == DType::kInt4 || a.indices.size() != b->shape.size()) return;
-    for (size_t d = 0; d < a.indices.size(); ++d) {
-      if (HasLoad(a.indices[d]) || (d + 1 < a.indices.size() && UsesVar(a.indices[d], j_))) return;
+    for (size_t d = 0; d + 1 < a.indices.size(); ++d) {
+      if (UsesVar(a.indices[d], j_)) return;
     }
-    const auto* div = a.indices.back()->as<ir::BinaryNode>();
-    if (!div || (div->op != BinaryOp::kFloorDiv &&
-                 (div->op != BinaryOp::kDiv || !ctx_.NonNegative(div->a)))) {
-      return;
-    }
+    const auto* div = a.indices.empty() ? nullptr : a.indices.back()->as<ir::BinaryNode>();
+    if (!div || !FloorOp(*div, /*mod=*/false)) return;
     const std::optional<int64_t> c = ir::AsConstInt(div->b);
     if (!c || *c < 2 || !inference::ContiguousIn({div->a}, j_)) return;
     if (*c < v_ ? v_ % *c != 0 : *c % v_ != 0) return;
-    const ir::Expr x0 = Substitute(div->a, at_start_);
-    if (inference::KnownPow2Divisor(x0, Divisors()) % std::min(*c, v_) != 0) return;
+    const int64_t width = *c < v_ ? v_ / *c : 1;
+    if (!Movable(a, width) || StartDivisor(div->a) % std::min(*c, v_) != 0) return;
     if (b->scope == ir::Scope::kShared) {
       BufferInfo* info = ctx_.Info(b.get());
       if (!info || !info->shared || info->shared->kind == inference::SharedLayout::Kind::kSwizzled)
         return;
     }
-    const int64_t width = *c < v_ ? v_ / *c : 1;
-    if (width * ElemBytes(b->dtype) > 16) return;
     const std::string key = IndexKey(a.indices);
     auto it = loads->find(key);
     if (it == loads->end()) {
       std::vector<ir::Expr> start = Start(a);
-      start.back() = ir::Binary(div->op, x0, div->b);
+      start.back() = ir::Binary(div->op, Substitute(div->a, at_start_), div->b);
       const int shift = *c < v_ ? std::countr_zero(uint64_t(*c)) : 0;
       it = loads->emplace(key, AddVector(a.buffer, std::move(start), false, width, shift)).first;
     }
@@ -761,7 +509,7 @@ class NestVectorizer {
     absl::Status st = body();
     ctx_.slot_loops().pop_back();
     ctx_.SetWriter(outer);
-    inner.DropUnusedConstInts();
+    inner.DropUnusedConstLets();
     for (const std::string& decl : loop.decls) ctx_.w().Line(decl);
     ctx_.w().Line("#pragma unroll");
     ctx_.w().Open(absl::StrCat("for (int ", e_, " = 0; ", e_, " < ", v_, "; ++", e_, ")"));
